@@ -1,0 +1,126 @@
+/* analyze.c: fills each operator's Model, the facts region formation reasons with: state and key,
+ * selectivity, which attributes pass through unchanged, punctuation. Built-in kinds have fixed
+ * models refined by their parameters (FORMAT.md's table); Custom operators declare theirs, and
+ * without a declaration we assume the worst. Runs after check, so expressions are typed. */
+#include "sf.h"
+
+#include <string.h>
+
+static void forward(Graph *g, Model *m, const char *name) {
+  for (int i = 0; i < m->nforwards; i++)
+    if (!strcmp(m->forwards[i], name)) return;
+  const char **items = arena_alloc(g->arena, sizeof(char *) * (size_t)(m->nforwards + 1));
+  if (m->nforwards) memcpy(items, m->forwards, sizeof(char *) * (size_t)m->nforwards);
+  items[m->nforwards++] = name;
+  m->forwards = items;
+}
+
+/* Functor and FlatMap: an output attribute is forwarded when it is not set and the input has it with
+ * the same type, or when it is set to exactly the same-named input attribute. */
+static void forwards_of_sets(Graph *g, Op *op) {
+  Schema *in = op_input_schema(op), *out = op_output_schema(op);
+  if (!in || !out) return;
+  for (int a = 0; a < out->nattrs; a++) {
+    const Attr *at = &out->attrs[a];
+    int k = schema_find_attr(in, at->name);
+    if (k < 0 || in->attrs[k].type != at->type) continue;
+    const Set *set = NULL;
+    for (int s = 0; s < op->nsets; s++)
+      if (op->sets[s].slot == a) set = &op->sets[s];
+    int slot;
+    if (!set || (set->expr && expr_is_attr(set->expr, &slot) && slot == k)) forward(g, &op->model, at->name);
+  }
+}
+
+static void forwards_all(Graph *g, Op *op) {
+  Schema *in = op_input_schema(op), *out = op_output_schema(op);
+  if (!in || !out) return;
+  for (int a = 0; a < out->nattrs; a++) {
+    int k = schema_find_attr(in, out->attrs[a].name);
+    if (k >= 0 && in->attrs[k].type == out->attrs[a].type) forward(g, &op->model, out->attrs[a].name);
+  }
+}
+
+static void partition_by(Graph *g, Op *op) {
+  op->model.keys = names_split(g->arena, op_param(op, "partitionBy"), &op->model.nkeys);
+  op->model.state = op->model.nkeys > 0 ? STATE_PARTITIONED : STATE_UNKNOWN;
+}
+
+static void analyze_op(Graph *g, Op *op) {
+  Model *m = &op->model;
+  m->is_source = op->ninputs == 0;
+  m->is_sink = op->noutputs == 0;
+  if (op->kind == KIND_CUSTOM) {
+    if (!m->declared) {
+      m->state = STATE_UNKNOWN;
+      m->sel = SEL_MANY;
+      m->punct = PUNCT_NONE;
+    } else if (m->forwards_all) {
+      m->forwards_all = false;
+      forwards_all(g, op);
+    }
+    return;
+  }
+  m->state = STATE_NONE;
+  m->sel = SEL_ONE;
+  m->punct = PUNCT_NONE;
+  switch (op->kind) {
+  case KIND_BEACON:
+  case KIND_FILESOURCE:
+  case KIND_FILESINK:
+    m->sel = SEL_NONE;
+    break;
+  case KIND_FUNCTOR:
+    if (op->nstates > 0) partition_by(g, op);
+    if (op_param(op, "where")) m->sel = SEL_ATMOSTONE;
+    forwards_of_sets(g, op);
+    break;
+  case KIND_FILTER:
+    m->sel = SEL_ATMOSTONE;
+    forwards_all(g, op);
+    break;
+  case KIND_FLATMAP:
+    m->sel = SEL_MANY;
+    forwards_of_sets(g, op);
+    break;
+  case KIND_AGGREGATE: {
+    partition_by(g, op);
+    const char *w = op_param(op, "window");
+    m->sel = w && !strncmp(w, "sliding", 7) ? SEL_ONE : SEL_ATMOSTONE;
+    Schema *in = op_input_schema(op), *out = op_output_schema(op);
+    for (int k = 0; k < m->nkeys && in && out; k++) {
+      int a = schema_find_attr(in, m->keys[k]), b = schema_find_attr(out, m->keys[k]);
+      bool set = false;
+      for (int s = 0; s < op->nsets; s++)
+        if (b >= 0 && op->sets[s].slot == b) {
+          int slot;
+          set = !(op->sets[s].expr && expr_is_attr(op->sets[s].expr, &slot) && slot == a);
+        }
+      if (a >= 0 && b >= 0 && !set && in->attrs[a].type == out->attrs[b].type) forward(g, m, m->keys[k]);
+    }
+    break;
+  }
+  case KIND_DEDUP:
+    partition_by(g, op);
+    m->sel = SEL_ATMOSTONE;
+    forwards_all(g, op);
+    break;
+  case KIND_WORK:
+  case KIND_SPLIT:
+  case KIND_MERGE:
+    forwards_all(g, op);
+    break;
+  default:
+    break;
+  }
+}
+
+void graph_analyze(Graph *g) {
+  for (int i = 0; i < g->nops; i++) analyze_op(g, g->ops[i]);
+}
+
+bool model_forwards(const Op *op, const char *name) {
+  for (int i = 0; i < op->model.nforwards; i++)
+    if (!strcmp(op->model.forwards[i], name)) return true;
+  return false;
+}

@@ -1,0 +1,490 @@
+/* check.c: the semantic checks that graph.xsd cannot express, run after validation:
+ * unique names, streams linked to one producer, ports and parameters per kind (FORMAT.md's table),
+ * acyclicity, and every expression parsed and type-checked against the right schema, with output
+ * schemas fully produced. Every problem is reported; the caller stops when any was. */
+#include "sf.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the kind table ---- */
+
+enum { MANY = -1 };
+
+typedef struct KindSpec {
+  int min_in, max_in;          /* input ports (MANY: unbounded) */
+  int min_out, max_out;        /* output ports */
+  const char *required[4];     /* parameters that must be given */
+  const char *optional[4];     /* parameters that may be given */
+  bool any_params;             /* Custom: parameters go to the library unchecked */
+  bool sets;                   /* takes <set> */
+  bool states;                 /* takes <state> */
+  bool same_schema;            /* output schema is the input schema */
+} KindSpec;
+
+static const KindSpec kinds[KIND_COUNT_] = {
+  [KIND_BEACON] = {0, 0, 1, 1, {"count"}, {"rate"}, false, true, false, false},
+  [KIND_FILESOURCE] = {0, 0, 1, 1, {"file"}, {"format"}, false, false, false, false},
+  [KIND_FUNCTOR] = {1, 1, 1, 1, {0}, {"where", "partitionBy"}, false, true, true, false},
+  [KIND_FILTER] = {1, 1, 1, 1, {"where"}, {0}, false, false, false, true},
+  [KIND_FLATMAP] = {1, 1, 1, 1, {"count"}, {0}, false, true, false, false},
+  [KIND_AGGREGATE] = {1, 1, 1, 1, {"window"}, {"partitionBy"}, false, true, false, false},
+  [KIND_DEDUP] = {1, 1, 1, 1, {"partitionBy"}, {0}, false, false, false, true},
+  [KIND_WORK] = {1, 1, 1, 1, {"iterations"}, {0}, false, false, false, true},
+  [KIND_CUSTOM] = {0, MANY, 0, MANY, {0}, {0}, true, false, false, false},
+  [KIND_FILESINK] = {1, 1, 0, 0, {"file"}, {"format"}, false, false, false, false},
+  [KIND_SPLIT] = {1, 1, 1, MANY, {"strategy"}, {"keys", "sequence", "pulse"}, false, false, false, true},
+  [KIND_MERGE] = {1, MANY, 1, 1, {"order"}, {0}, false, false, false, true},
+};
+
+static bool listed(const char *const *names, const char *name) {
+  for (int i = 0; i < 4 && names[i]; i++)
+    if (!strcmp(names[i], name)) return true;
+  return false;
+}
+
+static const char *ports_text(int min, int max) {
+  static char buf[4][32];
+  static int k;
+  char *b = buf[k++ & 3];
+  if (max == MANY)
+    snprintf(b, 32, "at least %d", min);
+  else if (min == max)
+    snprintf(b, 32, "%d", min);
+  else
+    snprintf(b, 32, "%d to %d", min, max);
+  return b;
+}
+
+/* ---- names ---- */
+
+static void check_names(Graph *g, Diag *d) {
+  for (int i = 0; i < g->nschemas; i++)
+    for (int j = 0; j < i; j++)
+      if (!strcmp(g->schemas[i]->name, g->schemas[j]->name))
+        diag_error(d, g->schemas[i]->line, 0, "schema '%s' is declared twice (first on line %d)",
+                   g->schemas[i]->name, g->schemas[j]->line);
+  for (int i = 0; i < g->nschemas; i++) {
+    Schema *s = g->schemas[i];
+    for (int a = 0; a < s->nattrs; a++)
+      for (int b = 0; b < a; b++)
+        if (!strcmp(s->attrs[a].name, s->attrs[b].name))
+          diag_error(d, s->attrs[a].line, 0, "attribute '%s' is declared twice in schema '%s'",
+                     s->attrs[a].name, s->name);
+  }
+  for (int i = 0; i < g->nhosts; i++)
+    for (int j = 0; j < i; j++) {
+      if (!strcmp(g->hosts[i]->name, g->hosts[j]->name))
+        diag_error(d, g->hosts[i]->line, 0, "host '%s' is declared twice (first on line %d)",
+                   g->hosts[i]->name, g->hosts[j]->line);
+      else if (!strcmp(g->hosts[i]->address, g->hosts[j]->address))
+        diag_error(d, g->hosts[i]->line, 0, "hosts '%s' and '%s' have the same address '%s'",
+                   g->hosts[j]->name, g->hosts[i]->name, g->hosts[i]->address);
+    }
+  for (int i = 0; i < g->nops; i++)
+    for (int j = 0; j < i; j++)
+      if (!strcmp(g->ops[i]->name, g->ops[j]->name)) {
+        diag_error(d, g->ops[i]->line, 0, "operator '%s' is declared twice (first on line %d)",
+                   g->ops[i]->name, g->ops[j]->line);
+        break;
+      }
+  for (int i = 0; i < g->nops; i++) {
+    Op *op = g->ops[i];
+    if (op->host && g->nhosts > 0 && !graph_find_host(g, op->host))
+      diag_error(d, op->line, 0, "operator '%s' is placed on unknown host '%s'", op->name, op->host);
+  }
+}
+
+/* ---- ports and parameters ---- */
+
+static bool parse_int_text(const char *text, long long min, long long *out) {
+  if (!text || !*text) return false;
+  char *end;
+  errno = 0;
+  long long v = strtoll(text, &end, 10);
+  if (errno || *end || v < min) return false;
+  *out = v;
+  return true;
+}
+
+/* Checks that every name of `keys` is an attribute of `schema`. */
+static void check_keys(Diag *d, const Op *op, int line, const char *what, const char **keys, int nkeys,
+                       const Schema *schema) {
+  if (!schema) return;
+  for (int k = 0; k < nkeys; k++)
+    if (schema_find_attr(schema, keys[k]) < 0)
+      diag_error(d, line, 0, "%s of operator '%s' names '%s', which input schema '%s' does not have", what,
+                 op->name, keys[k], schema->name);
+}
+
+static void check_params(Graph *g, Op *op, Diag *d) {
+  const KindSpec *spec = &kinds[op->kind];
+  for (int i = 0; i < op->nparams; i++) {
+    Param *p = &op->params[i];
+    for (int j = 0; j < i; j++)
+      if (!strcmp(op->params[j].name, p->name)) {
+        diag_error(d, p->line, 0, "parameter '%s' of operator '%s' is given twice", p->name, op->name);
+        break;
+      }
+    if (!spec->any_params && !listed(spec->required, p->name) && !listed(spec->optional, p->name))
+      diag_error(d, p->line, 0, "unknown parameter '%s' for %s operator '%s'", p->name, kind_name(op->kind),
+                 op->name);
+  }
+  for (int i = 0; i < 4 && spec->required[i]; i++)
+    if (!op_find_param(op, spec->required[i]))
+      diag_error(d, op->line, 0, "%s operator '%s' needs parameter '%s'", kind_name(op->kind), op->name,
+                 spec->required[i]);
+
+  /* values */
+  Schema *in = op_input_schema(op);
+  for (int i = 0; i < op->nparams; i++) {
+    Param *p = &op->params[i];
+    long long v;
+    const char *n = p->name;
+    if (op->kind == KIND_BEACON && !strcmp(n, "count")) {
+      if (!parse_int_text(p->text, 0, &v))
+        diag_error(d, p->line, 0, "parameter 'count' of '%s' must be a non-negative integer, got '%s'", op->name,
+                   p->text);
+    } else if (!strcmp(n, "rate")) {
+      char *end;
+      double r = strtod(p->text, &end);
+      if (*end || !(r > 0) || r > 1e12)
+        diag_error(d, p->line, 0, "parameter 'rate' of '%s' must be a positive number of tuples per second, got '%s'",
+                   op->name, p->text);
+    } else if (!strcmp(n, "format") && !spec->any_params) {
+      if (strcmp(p->text, "csv"))
+        diag_error(d, p->line, 0, "unknown format '%s' for '%s' (the only format is 'csv')", p->text, op->name);
+    } else if (!strcmp(n, "file") && !spec->any_params) {
+      if (!*p->text) diag_error(d, p->line, 0, "parameter 'file' of '%s' is empty", op->name);
+    } else if (!strcmp(n, "iterations")) {
+      if (!parse_int_text(p->text, 0, &v))
+        diag_error(d, p->line, 0, "parameter 'iterations' of '%s' must be a non-negative integer, got '%s'",
+                   op->name, p->text);
+    } else if (!strcmp(n, "window")) {
+      char kind[16];
+      long long size;
+      char extra;
+      if (sscanf(p->text, "%15s %lld %c", kind, &size, &extra) != 2 ||
+          (strcmp(kind, "tumbling") && strcmp(kind, "sliding")) || size < 1)
+        diag_error(d, p->line, 0, "window of '%s' must be 'tumbling N' or 'sliding N' with N >= 1, got '%s'",
+                   op->name, p->text);
+    } else if (!strcmp(n, "partitionBy") && !spec->any_params) {
+      int nk;
+      const char **keys = names_split(g->arena, p->text, &nk);
+      if (nk == 0) diag_error(d, p->line, 0, "parameter 'partitionBy' of '%s' is empty", op->name);
+      check_keys(d, op, p->line, "partitionBy", keys, nk, in);
+    } else if (op->kind == KIND_SPLIT && !strcmp(n, "strategy")) {
+      if (strcmp(p->text, "roundrobin") && strcmp(p->text, "hash"))
+        diag_error(d, p->line, 0, "strategy of Split '%s' must be 'roundrobin' or 'hash', got '%s'", op->name,
+                   p->text);
+    } else if (op->kind == KIND_SPLIT && !strcmp(n, "keys")) {
+      int nk;
+      const char **keys = names_split(g->arena, p->text, &nk);
+      check_keys(d, op, p->line, "keys", keys, nk, in);
+    } else if (op->kind == KIND_SPLIT && !strcmp(n, "sequence")) {
+      if (strcmp(p->text, "assign") && strcmp(p->text, "keep"))
+        diag_error(d, p->line, 0, "sequence of Split '%s' must be 'assign' or 'keep', got '%s'", op->name, p->text);
+    } else if (op->kind == KIND_SPLIT && !strcmp(n, "pulse")) {
+      if (!parse_int_text(p->text, 0, &v))
+        diag_error(d, p->line, 0, "pulse of Split '%s' must be a non-negative integer, got '%s'", op->name, p->text);
+    } else if (op->kind == KIND_MERGE && !strcmp(n, "order")) {
+      if (strcmp(p->text, "roundrobin") && strcmp(p->text, "seq") && strcmp(p->text, "seqpulse"))
+        diag_error(d, p->line, 0, "order of Merge '%s' must be 'roundrobin', 'seq' or 'seqpulse', got '%s'",
+                   op->name, p->text);
+    }
+  }
+  if (op->kind == KIND_SPLIT) {
+    const char *strategy = op_param(op, "strategy");
+    if (strategy && !strcmp(strategy, "hash") && !op_param(op, "keys"))
+      diag_error(d, op->line, 0, "Split '%s' with strategy 'hash' needs parameter 'keys'", op->name);
+  }
+}
+
+static void check_ports(Graph *g, Op *op, Diag *d) {
+  if (op->kind == KIND_UNKNOWN) {
+    diag_error(d, op->line, 0, "unknown operator kind '%s'", op->kind_text ? op->kind_text : "");
+    return;
+  }
+  const KindSpec *spec = &kinds[op->kind];
+  if (op->ninputs < spec->min_in || (spec->max_in != MANY && op->ninputs > spec->max_in))
+    diag_error(d, op->line, 0, "%s operator '%s' takes %s input port%s, got %d", kind_name(op->kind), op->name,
+               ports_text(spec->min_in, spec->max_in), spec->max_in == 1 ? "" : "s", op->ninputs);
+  if (op->noutputs < spec->min_out || (spec->max_out != MANY && op->noutputs > spec->max_out))
+    diag_error(d, op->line, 0, "%s operator '%s' takes %s output port%s, got %d", kind_name(op->kind), op->name,
+               ports_text(spec->min_out, spec->max_out), spec->max_out == 1 ? "" : "s", op->noutputs);
+  if (op->nsets && !spec->sets)
+    diag_error(d, op->sets[0].line, 0, "%s operator '%s' takes no <set>", kind_name(op->kind), op->name);
+  if (op->nstates && !spec->states)
+    diag_error(d, op->states[0]->line, 0, "%s operator '%s' takes no <state>", kind_name(op->kind), op->name);
+  if (op->kind != KIND_CUSTOM && op->model.declared)
+    diag_error(d, op->model.line, 0, "only Custom operators take a <model>, not %s operator '%s'",
+               kind_name(op->kind), op->name);
+  if (op->kind != KIND_CUSTOM && op->lib_path)
+    diag_error(d, op->lib_line, 0, "only Custom operators take a <library>, not %s operator '%s'",
+               kind_name(op->kind), op->name);
+  if (op->kind == KIND_CUSTOM && !op->lib_path)
+    diag_error(d, op->line, 0, "Custom operator '%s' needs a <library path=... symbol=...>", op->name);
+
+  /* every stream of one input port must have one schema (fan-in merges like streams) */
+  for (int p = 0; p < op->ninputs; p++) {
+    Input *in = &op->inputs[p];
+    for (int k = 1; k < in->nstreams; k++) {
+      Stream *a = in->streams[0], *b = in->streams[k];
+      if (a && b && a->schema != b->schema)
+        diag_error(d, in->line, 0, "streams '%s' (schema '%s') and '%s' (schema '%s') share an input of '%s' "
+                   "but have different schemas", a->name, a->schema->name, b->name, b->schema->name, op->name);
+    }
+  }
+  if (spec->same_schema && op->noutputs >= 1 && op->ninputs >= 1) {
+    Schema *in = op_input_schema(op);
+    for (int p = 0; p < op->noutputs; p++) {
+      Schema *out = op->outputs[p].resolved ? op->outputs[p].resolved->schema : NULL;
+      if (in && out && in != out)
+        diag_error(d, op->outputs[p].line, 0, "%s operator '%s' must output its input schema '%s', not '%s'",
+                   kind_name(op->kind), op->name, in->name, out->name);
+    }
+    for (int p = 1; p < op->ninputs; p++) {
+      Stream *s = op->inputs[p].nstreams ? op->inputs[p].streams[0] : NULL;
+      if (in && s && s->schema != in)
+        diag_error(d, op->inputs[p].line, 0, "all inputs of %s operator '%s' must have schema '%s', not '%s'",
+                   kind_name(op->kind), op->name, in->name, s->schema->name);
+    }
+  }
+  if (op->kind == KIND_CUSTOM && op->model.declared) {
+    Model *m = &op->model;
+    if (m->state == STATE_PARTITIONED && m->nkeys == 0)
+      diag_error(d, m->line, 0, "model of '%s' says state is partitioned but names no keys", op->name);
+    check_keys(d, op, m->line, "model keys", m->keys, m->nkeys, op_input_schema(op));
+    Schema *in = op_input_schema(op), *out = op_output_schema(op);
+    for (int k = 0; k < m->nforwards && in && out; k++) {
+      int a = schema_find_attr(in, m->forwards[k]), b = schema_find_attr(out, m->forwards[k]);
+      if (a < 0 || b < 0 || in->attrs[a].type != out->attrs[b].type)
+        diag_error(d, m->line, 0, "model of '%s' forwards '%s', which is not an attribute of the same type in "
+                   "both input schema '%s' and output schema '%s'", op->name, m->forwards[k], in->name, out->name);
+    }
+  }
+}
+
+/* ---- acyclicity: Kahn's algorithm, ties broken by document order ---- */
+
+static void check_acyclic(Graph *g, Diag *d) {
+  int n = g->nops;
+  int *indeg = calloc((size_t)n + 1, sizeof *indeg);
+  g->order = arena_alloc(g->arena, sizeof(Op *) * (size_t)(n + 1));
+  for (int i = 0; i < n; i++) {
+    Op *op = g->ops[i];
+    for (int p = 0; p < op->ninputs; p++)
+      for (int k = 0; k < op->inputs[p].nstreams; k++)
+        if (op->inputs[p].streams[k]) indeg[i]++;
+  }
+  int done = 0;
+  bool *placed = calloc((size_t)n + 1, sizeof *placed);
+  while (done < n) {
+    int pick = -1;
+    for (int i = 0; i < n && pick < 0; i++)
+      if (!placed[i] && indeg[i] == 0) pick = i;
+    if (pick < 0) break;
+    placed[pick] = true;
+    Op *op = g->ops[pick];
+    op->topo = done;
+    g->order[done++] = op;
+    for (int p = 0; p < op->noutputs; p++) {
+      Stream *s = op->outputs[p].resolved;
+      if (!s) continue;
+      for (int c = 0; c < s->consumers.n; c++) indeg[((Op *)s->consumers.items[c])->index]--;
+    }
+  }
+  if (done < n) {
+    /* every remaining operator has a remaining producer: walk producers until one repeats */
+    int *seen_at = malloc(sizeof(int) * (size_t)n);
+    for (int i = 0; i < n; i++) seen_at[i] = -1;
+    int *path = malloc(sizeof(int) * (size_t)(n + 1));
+    int len = 0, cur = -1;
+    for (int i = 0; i < n && cur < 0; i++)
+      if (!placed[i]) cur = i;
+    while (seen_at[cur] < 0) {
+      seen_at[cur] = len;
+      path[len++] = cur;
+      Op *op = g->ops[cur];
+      int next = -1;
+      for (int p = 0; p < op->ninputs && next < 0; p++)
+        for (int k = 0; k < op->inputs[p].nstreams && next < 0; k++) {
+          Stream *s = op->inputs[p].streams[k];
+          if (s && !placed[s->producer->index]) next = s->producer->index;
+        }
+      sf_assert(next >= 0);
+      cur = next;
+    }
+    /* path[seen_at[cur]..len-1] runs against the data flow; print it along the flow */
+    char msg[2048];
+    size_t o = 0;
+    int first = seen_at[cur];
+    int start = len - 1; /* the most upstream operator of the cycle along the walk */
+    for (int i = start; i >= first && o < sizeof msg - 64; i--)
+      o += (size_t)snprintf(msg + o, sizeof msg - o, "'%s' -> ", g->ops[path[i]]->name);
+    snprintf(msg + o, sizeof msg - o, "'%s'", g->ops[path[start]]->name);
+    diag_error(d, g->ops[path[start]]->line, 0, "the graph has a cycle: %s", msg);
+    free(seen_at);
+    free(path);
+    g->order = NULL;
+  }
+  free(indeg);
+  free(placed);
+}
+
+/* ---- expressions ---- */
+
+static Expr *parse_checked(Graph *g, Diag *d, const char *text, int line, ExprScope *scope, Type want,
+                           const char *what, const Op *op) {
+  Expr *e = expr_parse(g->arena, text, d, line);
+  if (!e) return NULL;
+  Type t = expr_check(e, scope, d, line);
+  if (t == TYPE_NONE) return NULL;
+  if (want != TYPE_NONE && t != want) {
+    diag_error(d, line, 0, "%s of '%s' must be %s, got %s", what, op->name, type_name(want), type_name(t));
+    return NULL;
+  }
+  return e;
+}
+
+/* In an Aggregate, a name outside every aggregate function is only meaningful when it is constant
+ * over a window: the partitionBy attributes. */
+static void check_aggregate_names(Diag *d, const Op *op, const Expr *e, int line, const Schema *in,
+                                  const char **keys, int nkeys, bool inside) {
+  if (!e) return;
+  if (e->kind == EXPR_NAME && e->scope == NAME_ATTR && !inside) {
+    bool key = false;
+    for (int k = 0; k < nkeys; k++)
+      if (!strcmp(keys[k], in->attrs[e->slot].name)) key = true;
+    if (!key)
+      diag_error(d, line, e->col, "attribute '%s' is used outside an aggregate function in '%s'; only "
+                 "partitionBy attributes may be", in->attrs[e->slot].name, op->name);
+  }
+  bool agg = e->kind == EXPR_CALL && e->func >= FUNC_COUNT;
+  check_aggregate_names(d, op, e->a, line, in, keys, nkeys, inside || agg);
+  check_aggregate_names(d, op, e->b, line, in, keys, nkeys, inside || agg);
+  check_aggregate_names(d, op, e->c, line, in, keys, nkeys, inside || agg);
+  for (int i = 0; i < e->nargs; i++) check_aggregate_names(d, op, e->args[i], line, in, keys, nkeys, inside || agg);
+}
+
+static void check_sets(Graph *g, Op *op, Diag *d, ExprScope *scope) {
+  Schema *in = op_input_schema(op);
+  Schema *out = op_output_schema(op);
+  if (!out) return;
+  int nkeys = 0;
+  const char **keys = names_split(g->arena, op_param(op, "partitionBy"), &nkeys);
+  bool *set = calloc((size_t)out->nattrs + 1, 1);
+  for (int i = 0; i < op->nsets; i++) {
+    Set *s = &op->sets[i];
+    s->slot = schema_find_attr(out, s->attr);
+    if (s->slot < 0) {
+      diag_error(d, s->line, 0, "operator '%s' sets '%s', which output schema '%s' does not have", op->name,
+                 s->attr, out->name);
+      continue;
+    }
+    if (set[s->slot]) diag_error(d, s->line, 0, "operator '%s' sets '%s' twice", op->name, s->attr);
+    set[s->slot] = true;
+    Expr *e = parse_checked(g, d, s->text, s->line, scope, TYPE_NONE, "", op);
+    if (!e) continue;
+    if (e->type != out->attrs[s->slot].type) {
+      diag_error(d, s->line, 0, "'%s' is %s in schema '%s', but its expression is %s", s->attr,
+                 type_name(out->attrs[s->slot].type), out->name, type_name(e->type));
+      continue;
+    }
+    if (op->kind == KIND_AGGREGATE && in) check_aggregate_names(d, op, e, s->line, in, keys, nkeys, false);
+    s->expr = e;
+  }
+  for (int a = 0; a < out->nattrs; a++) {
+    if (set[a]) continue;
+    const Attr *at = &out->attrs[a];
+    int k = in ? schema_find_attr(in, at->name) : -1;
+    bool forwarded = k >= 0 && in->attrs[k].type == at->type;
+    if (forwarded && op->kind == KIND_AGGREGATE) {
+      forwarded = false;
+      for (int j = 0; j < nkeys; j++)
+        if (!strcmp(keys[j], at->name)) forwarded = true;
+    }
+    if (!forwarded) {
+      if (!in)
+        diag_error(d, op->line, 0, "%s operator '%s' must set output attribute '%s'", kind_name(op->kind),
+                   op->name, at->name);
+      else if (op->kind == KIND_AGGREGATE)
+        diag_error(d, op->line, 0, "output attribute '%s' of '%s' is neither set nor a partitionBy attribute",
+                   at->name, op->name);
+      else
+        diag_error(d, op->line, 0, "output attribute '%s' of '%s' is neither set nor forwarded from input "
+                   "schema '%s'", at->name, op->name, in->name);
+    }
+  }
+  free(set);
+}
+
+static void check_expressions(Graph *g, Op *op, Diag *d) {
+  Schema *in = op_input_schema(op);
+  ExprScope scope = { .input = in };
+  switch (op->kind) {
+  case KIND_BEACON:
+    scope.allow_seq = true;
+    check_sets(g, op, d, &scope);
+    break;
+  case KIND_FUNCTOR: {
+    ExprScope none = { 0 };
+    for (int i = 0; i < op->nstates; i++) {
+      StateVar *v = op->states[i];
+      for (int j = 0; j < i; j++)
+        if (!strcmp(op->states[j]->name, v->name))
+          diag_error(d, v->line, 0, "state variable '%s' of '%s' is declared twice", v->name, op->name);
+      if (in && schema_find_attr(in, v->name) >= 0)
+        diag_error(d, v->line, 0, "state variable '%s' of '%s' has the name of an input attribute", v->name,
+                   op->name);
+      char what[160];
+      snprintf(what, sizeof what, "init of state '%s'", v->name);
+      v->init = parse_checked(g, d, v->init_text ? v->init_text : "", v->line, &none, v->type, what, op);
+    }
+    scope.states = op->states;
+    scope.nstates = op->nstates;
+    for (int i = 0; i < op->nstates; i++) {
+      StateVar *v = op->states[i];
+      char what[160];
+      snprintf(what, sizeof what, "update of state '%s'", v->name);
+      v->update = parse_checked(g, d, v->text, v->line, &scope, v->type, what, op);
+    }
+    const Param *w = op_find_param(op, "where");
+    if (w) op->where = parse_checked(g, d, w->text, w->line, &scope, TYPE_BOOL, "'where'", op);
+    check_sets(g, op, d, &scope);
+    break;
+  }
+  case KIND_FILTER: {
+    const Param *w = op_find_param(op, "where");
+    if (w) op->where = parse_checked(g, d, w->text, w->line, &scope, TYPE_BOOL, "'where'", op);
+    break;
+  }
+  case KIND_FLATMAP: {
+    const Param *c = op_find_param(op, "count");
+    if (c) op->count_expr = parse_checked(g, d, c->text, c->line, &scope, TYPE_INT, "'count'", op);
+    scope.allow_index = true;
+    check_sets(g, op, d, &scope);
+    break;
+  }
+  case KIND_AGGREGATE:
+    scope.allow_aggregates = true;
+    check_sets(g, op, d, &scope);
+    break;
+  default:
+    break;
+  }
+}
+
+int graph_check(Graph *g, Diag *d) {
+  int before = d->nerrors;
+  check_names(g, d);
+  graph_link(g, d);
+  for (int i = 0; i < g->nops; i++) check_ports(g, g->ops[i], d);
+  for (int i = 0; i < g->nops; i++)
+    if (g->ops[i]->kind != KIND_UNKNOWN) check_params(g, g->ops[i], d);
+  if (d->nerrors > before) return d->nerrors - before;
+  check_acyclic(g, d);
+  for (int i = 0; i < g->nops; i++) check_expressions(g, g->ops[i], d);
+  return d->nerrors - before;
+}

@@ -1,0 +1,41 @@
+/* explain.c: `--explain`: one line per operator of the input graph, compiler style, saying which
+ * region it joined and how that region splits and merges, or exactly why it was not parallelized. */
+#include "sf.h"
+
+static const char *merge_text(MergeOrder m) {
+  return m == MERGE_ROUNDROBIN ? "roundrobin" : m == MERGE_SEQ ? "seq" : "seqpulse";
+}
+
+void fission_explain(const Fission *f, FILE *out) {
+  const Graph *g = f->g;
+  Arena *a = g->arena;
+  for (int t = 0; t < g->nops; t++) {
+    const Op *op = g->order ? g->order[t] : g->ops[t];
+    const Region *r = f->region_of[op->index];
+    fprintf(out, "%s:%d: %s: ", g->file, op->line, op->name);
+    if (!r) {
+      fprintf(out, "not parallelized: %s\n", f->why[op->index] ? f->why[op->index] : "no reason recorded");
+      continue;
+    }
+    const char *split;
+    if (r->from) {
+      const Region *up = r->from;
+      split = arena_printf(a, "entered by a shuffle from r%d (%s)", up->id,
+                           r->split == SPLIT_HASH ? "hash" : "roundrobin");
+    } else if (r->split == SPLIT_HASH) {
+      char *keys = arena_strdup(a, "");
+      for (int k = 0; k < r->nkeys; k++) keys = arena_printf(a, "%s%s'%s'", keys, k ? ", " : "", r->keys[k]);
+      split = arena_printf(a, "split hash on %s", keys);
+    } else {
+      split = "split roundrobin";
+    }
+    const char *merge = r->to ? arena_printf(a, "leaves by a shuffle into r%d", r->to->id)
+                              : arena_printf(a, "merge %s", merge_text(r->merge));
+    const char *width = r->width_by && r->width < f->width
+                            ? arena_printf(a, "width %d, limited by '%s'", r->width, r->width_by)
+                            : arena_printf(a, "width %d", r->width);
+    fprintf(out, "parallel in region r%d (%s, %s, %s)", r->id, width, split, merge);
+    if (f->note[op->index]) fprintf(out, "; %s", f->note[op->index]);
+    fputc('\n', out);
+  }
+}

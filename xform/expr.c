@@ -1,0 +1,858 @@
+/* expr.c: the expression language of FORMAT.md ("Expressions"): a hand-written lexer, a
+ * precedence-climbing parser, the type checker that resolves names against an ExprScope, and the
+ * canonical printer. Evaluation lives in the runtime (rt/eval.c).
+ *
+ * Assumptions and decisions the format leaves open:
+ *  - Columns are 1-based byte offsets into the expression text as given (a newline inside the text
+ *    counts as one byte; lines are not advanced), so `line` is always the caller's line.
+ *  - A syntax error is reported once, at the first problem, and expr_parse returns NULL.
+ *  - Unary minus directly in front of a number literal is folded into the literal, so `-3` is
+ *    EXPR_INT -3 and `-9223372036854775808` is expressible. Integer literals are decimal; leading
+ *    zeros are allowed and do not mean octal. A double literal needs digits before the `.` (`.5`
+ *    is an error, `3.` is 3.0); a literal that overflows to infinity is an error.
+ *  - String literals may not contain a raw line break; escapes are `\"`, `\\` and `\n` only.
+ *  - Names resolve attribute first, then state variable, then `seq` (Beacon) and `i` (FlatMap):
+ *    an input attribute named `seq` hides the Beacon counter.
+ *  - Binary operators are left-associative (`a == b == c` is `(a == b) == c`); `?:` is
+ *    right-associative and its middle operand is a full expression.
+ *  - For EXPR_BINARY and EXPR_COND nodes, `slot` holds the column of the operator (`?` for
+ *    EXPR_COND); `col` stays the column of the node's first character. Type errors about an
+ *    operator point at the operator.
+ *  - Aggregate calls get slots in the order the checker meets them (text order, left to right).
+ *  - Nesting deeper than EXPR_MAX_DEPTH is an error rather than a stack overflow. */
+#include "sf.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { EXPR_MAX_DEPTH = 200 };
+
+/* ---- lexer ---- */
+
+typedef enum TokKind {
+  T_EOF, T_INT, T_DOUBLE, T_STRING, T_NAME, T_TRUE, T_FALSE,
+  T_LPAREN, T_RPAREN, T_COMMA, T_QUEST, T_COLON,
+  T_OR, T_AND, T_EQ, T_NE, T_LT, T_LE, T_GT, T_GE,
+  T_PLUS, T_MINUS, T_STAR, T_SLASH, T_PERCENT, T_BANG,
+} TokKind;
+
+typedef struct Token {
+  TokKind kind;      /* what was read */
+  const char *start; /* first byte in the text */
+  size_t len;        /* bytes in the text */
+  int col;           /* 1-based column of start */
+  uint64_t uval;     /* T_INT: magnitude (may be 2^63, valid only after unary minus) */
+  bool too_big;      /* T_INT: magnitude above 2^63 */
+  double dval;       /* T_DOUBLE */
+  char *sval;        /* T_STRING: unescaped bytes, NUL-terminated, in the arena */
+  size_t slen;       /* T_STRING: length */
+} Token;
+
+typedef struct Parser {
+  Arena *a;          /* where nodes go */
+  const char *text;  /* the expression */
+  const char *p;     /* next byte to lex */
+  const char *end;   /* end of the text without trailing whitespace */
+  Diag *d;           /* where the syntax error goes */
+  int line;          /* the caller's line */
+  Token tok;         /* the current token */
+  int depth;         /* recursion depth */
+  jmp_buf fail;      /* where a syntax error returns to */
+} Parser;
+
+static _Noreturn void parse_fail(Parser *ps, int col, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static _Noreturn void parse_fail(Parser *ps, int col, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  diag_verror(ps->d, ps->line, col, fmt, ap);
+  va_end(ap);
+  longjmp(ps->fail, 1);
+}
+
+static int col_of(const Parser *ps, const char *at) {
+  return (int)(at - ps->text) + 1;
+}
+
+static bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+static bool is_ident_start(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+static bool is_ident(char c) { return is_ident_start(c) || is_digit(c); }
+
+/* Lexes a number at ps->p into t. */
+static void lex_number(Parser *ps, Token *t) {
+  const char *s = ps->p, *q = s;
+  bool is_double = false, bad = false;
+  while (is_digit(*q)) q++;
+  if (*q == '.') {
+    is_double = true;
+    q++;
+    while (is_digit(*q)) q++;
+  }
+  if (*q == 'e' || *q == 'E') {
+    is_double = true;
+    q++;
+    if (*q == '+' || *q == '-') q++;
+    if (!is_digit(*q)) bad = true;
+    while (is_digit(*q)) q++;
+  }
+  if (is_ident(*q) || *q == '.') bad = true;
+  if (bad) {
+    while (is_ident(*q) || *q == '.' || ((*q == '+' || *q == '-') && (q[-1] == 'e' || q[-1] == 'E')))
+      q++;
+    parse_fail(ps, col_of(ps, s), "invalid number '%.*s'", (int)(q - s), s);
+  }
+  t->start = s;
+  t->len = (size_t)(q - s);
+  t->col = col_of(ps, s);
+  if (is_double) {
+    char *copy = arena_strndup(ps->a, s, t->len);
+    t->kind = T_DOUBLE;
+    t->dval = strtod(copy, NULL);
+    if (isinf(t->dval)) parse_fail(ps, t->col, "double literal '%s' out of range", copy);
+  } else {
+    uint64_t v = 0;
+    bool big = false;
+    const uint64_t limit = UINT64_C(1) << 63;
+    for (const char *c = s; c < q; c++) {
+      unsigned dgt = (unsigned)(*c - '0');
+      if (big || v > (limit - dgt) / 10) big = true;
+      else v = v * 10 + dgt;
+    }
+    t->kind = T_INT;
+    t->uval = v;
+    t->too_big = big;
+  }
+  ps->p = q;
+}
+
+static void lex_string(Parser *ps, Token *t) {
+  const char *s = ps->p, *q = s + 1;
+  size_t n = 0;
+  /* first pass: validate and measure */
+  for (;;) {
+    if (*q == 0 || *q == '\n' || *q == '\r') parse_fail(ps, col_of(ps, s), "unterminated string");
+    if (*q == '"') break;
+    if (*q == '\\') {
+      char e = q[1];
+      if (e == 0) parse_fail(ps, col_of(ps, s), "unterminated string");
+      if (e != '"' && e != '\\' && e != 'n') {
+        if (e > ' ' && e < 127)
+          parse_fail(ps, col_of(ps, q), "unknown escape '\\%c' in string", e);
+        parse_fail(ps, col_of(ps, q), "unknown escape in string (byte 0x%02x after '\\')",
+                   (unsigned char)e);
+      }
+      q += 2;
+    } else {
+      q++;
+    }
+    n++;
+  }
+  char *out = arena_alloc(ps->a, n + 1), *o = out;
+  for (const char *c = s + 1; c < q; c++) {
+    if (*c == '\\') {
+      c++;
+      *o++ = *c == 'n' ? '\n' : *c;
+    } else {
+      *o++ = *c;
+    }
+  }
+  t->kind = T_STRING;
+  t->start = s;
+  t->len = (size_t)(q + 1 - s);
+  t->col = col_of(ps, s);
+  t->sval = out;
+  t->slen = n;
+  ps->p = q + 1;
+}
+
+/* Reads the next token into ps->tok. */
+static void lex(Parser *ps) {
+  Token *t = &ps->tok;
+  memset(t, 0, sizeof *t);
+  while (is_space(*ps->p)) ps->p++;
+  const char *s = ps->p;
+  t->start = s;
+  t->col = col_of(ps, s);
+  if (*s == 0) {
+    t->kind = T_EOF;
+    t->col = col_of(ps, ps->end);
+    return;
+  }
+  if (is_digit(*s)) {
+    lex_number(ps, t);
+    return;
+  }
+  if (*s == '"') {
+    lex_string(ps, t);
+    return;
+  }
+  if (is_ident_start(*s)) {
+    const char *q = s;
+    while (is_ident(*q)) q++;
+    t->len = (size_t)(q - s);
+    ps->p = q;
+    if (t->len == 4 && !memcmp(s, "true", 4)) t->kind = T_TRUE;
+    else if (t->len == 5 && !memcmp(s, "false", 5)) t->kind = T_FALSE;
+    else t->kind = T_NAME;
+    return;
+  }
+  static const struct { const char *text; TokKind kind; } puncts[] = {
+    {"||", T_OR}, {"&&", T_AND}, {"==", T_EQ}, {"!=", T_NE}, {"<=", T_LE}, {">=", T_GE},
+    {"(", T_LPAREN}, {")", T_RPAREN}, {",", T_COMMA}, {"?", T_QUEST}, {":", T_COLON},
+    {"<", T_LT}, {">", T_GT}, {"+", T_PLUS}, {"-", T_MINUS}, {"*", T_STAR}, {"/", T_SLASH},
+    {"%", T_PERCENT}, {"!", T_BANG},
+  };
+  for (size_t k = 0; k < sizeof puncts / sizeof puncts[0]; k++) {
+    size_t n = strlen(puncts[k].text);
+    if (!strncmp(s, puncts[k].text, n)) {
+      t->kind = puncts[k].kind;
+      t->len = n;
+      ps->p = s + n;
+      return;
+    }
+  }
+  if ((unsigned char)*s >= 0x80 || (unsigned char)*s < 0x20)
+    parse_fail(ps, t->col, "unexpected byte 0x%02x", (unsigned char)*s);
+  parse_fail(ps, t->col, "unexpected '%c'", *s);
+}
+
+/* ---- parser ---- */
+
+static _Noreturn void unexpected(Parser *ps) {
+  const Token *t = &ps->tok;
+  if (t->kind == T_EOF) parse_fail(ps, t->col, "unexpected end of expression");
+  parse_fail(ps, t->col, "unexpected '%.*s'", (int)t->len, t->start);
+}
+
+static void expect(Parser *ps, TokKind kind, const char *what) {
+  if (ps->tok.kind != kind) parse_fail(ps, ps->tok.col, "%s", what);
+  lex(ps);
+}
+
+static Expr *new_expr(Parser *ps, ExprKind kind, int col) {
+  Expr *e = arena_alloc(ps->a, sizeof *e);
+  e->kind = kind;
+  e->col = col;
+  return e;
+}
+
+static void enter(Parser *ps) {
+  if (++ps->depth > EXPR_MAX_DEPTH) parse_fail(ps, ps->tok.col, "expression nested too deeply");
+}
+
+static Expr *parse_cond(Parser *ps);
+
+static Expr *parse_int_literal(Parser *ps, bool negative, int col) {
+  const Token *t = &ps->tok;
+  uint64_t limit = negative ? UINT64_C(1) << 63 : (uint64_t)INT64_MAX;
+  if (t->too_big || t->uval > limit)
+    parse_fail(ps, col, "integer literal '%s%.*s' out of range", negative ? "-" : "", (int)t->len,
+               t->start);
+  Expr *e = new_expr(ps, EXPR_INT, col);
+  /* negate in unsigned arithmetic: 2^63 becomes INT64_MIN without overflow */
+  e->ival = negative ? (int64_t)(0 - t->uval) : (int64_t)t->uval;
+  lex(ps);
+  return e;
+}
+
+static Expr *parse_primary(Parser *ps) {
+  Token *t = &ps->tok;
+  Expr *e;
+  switch (t->kind) {
+  case T_INT:
+    return parse_int_literal(ps, false, t->col);
+  case T_DOUBLE:
+    e = new_expr(ps, EXPR_DOUBLE, t->col);
+    e->dval = t->dval;
+    lex(ps);
+    return e;
+  case T_STRING:
+    e = new_expr(ps, EXPR_STRING, t->col);
+    e->sval = t->sval;
+    e->slen = t->slen;
+    lex(ps);
+    return e;
+  case T_TRUE:
+  case T_FALSE:
+    e = new_expr(ps, EXPR_BOOL, t->col);
+    e->bval = t->kind == T_TRUE;
+    lex(ps);
+    return e;
+  case T_LPAREN:
+    lex(ps);
+    e = parse_cond(ps);
+    expect(ps, T_RPAREN, "expected ')'");
+    return e;
+  case T_NAME: {
+    int col = t->col;
+    const char *name = arena_strndup(ps->a, t->start, t->len);
+    lex(ps);
+    if (ps->tok.kind != T_LPAREN) {
+      e = new_expr(ps, EXPR_NAME, col);
+      e->sval = name;
+      e->slot = -1;
+      return e;
+    }
+    lex(ps);
+    e = new_expr(ps, EXPR_CALL, col);
+    e->sval = name;
+    e->slot = -1;
+    PtrVec args = {0};
+    if (ps->tok.kind != T_RPAREN) {
+      for (;;) {
+        ptrvec_push(ps->a, &args, parse_cond(ps));
+        if (ps->tok.kind != T_COMMA) break;
+        lex(ps);
+      }
+    }
+    expect(ps, T_RPAREN, "expected ')' after arguments");
+    e->args = (Expr **)args.items;
+    e->nargs = args.n;
+    return e;
+  }
+  default:
+    unexpected(ps);
+  }
+}
+
+static Expr *parse_unary(Parser *ps) {
+  Token *t = &ps->tok;
+  if (t->kind != T_MINUS && t->kind != T_BANG) return parse_primary(ps);
+  enter(ps);
+  int col = t->col;
+  bool neg = t->kind == T_MINUS;
+  lex(ps);
+  Expr *e;
+  if (neg && t->kind == T_INT) {
+    e = parse_int_literal(ps, true, col);
+  } else if (neg && t->kind == T_DOUBLE) {
+    e = new_expr(ps, EXPR_DOUBLE, col);
+    e->dval = -t->dval;
+    lex(ps);
+  } else {
+    e = new_expr(ps, EXPR_UNARY, col);
+    e->op = neg ? OP_NEG : OP_NOT;
+    e->a = parse_unary(ps);
+  }
+  ps->depth--;
+  return e;
+}
+
+/* Binding power of a binary operator token (0: not one) and the ExprOp it builds. */
+static int binary_prec(TokKind k, ExprOp *op) {
+  switch (k) {
+  case T_OR: *op = OP_OR; return 1;
+  case T_AND: *op = OP_AND; return 2;
+  case T_EQ: *op = OP_EQ; return 3;
+  case T_NE: *op = OP_NE; return 3;
+  case T_LT: *op = OP_LT; return 4;
+  case T_LE: *op = OP_LE; return 4;
+  case T_GT: *op = OP_GT; return 4;
+  case T_GE: *op = OP_GE; return 4;
+  case T_PLUS: *op = OP_ADD; return 5;
+  case T_MINUS: *op = OP_SUB; return 5;
+  case T_STAR: *op = OP_MUL; return 6;
+  case T_SLASH: *op = OP_DIV; return 6;
+  case T_PERCENT: *op = OP_MOD; return 6;
+  default: *op = OP_NONE; return 0;
+  }
+}
+
+/* Precedence climbing over the left-associative binary operators binding at least min_prec. */
+static Expr *parse_binary(Parser *ps, int min_prec) {
+  Expr *lhs = parse_unary(ps);
+  for (;;) {
+    ExprOp op;
+    int prec = binary_prec(ps->tok.kind, &op);
+    if (prec == 0 || prec < min_prec) return lhs;
+    int opcol = ps->tok.col;
+    lex(ps);
+    enter(ps);
+    Expr *rhs = parse_binary(ps, prec + 1);
+    ps->depth--;
+    Expr *e = new_expr(ps, EXPR_BINARY, lhs->col);
+    e->op = op;
+    e->slot = opcol;
+    e->a = lhs;
+    e->b = rhs;
+    lhs = e;
+  }
+}
+
+static Expr *parse_cond(Parser *ps) {
+  enter(ps);
+  Expr *c = parse_binary(ps, 1);
+  if (ps->tok.kind == T_QUEST) {
+    int qcol = ps->tok.col;
+    lex(ps);
+    Expr *e = new_expr(ps, EXPR_COND, c->col);
+    e->slot = qcol;
+    e->a = c;
+    e->b = parse_cond(ps);
+    expect(ps, T_COLON, "expected ':' in '?:'");
+    e->c = parse_cond(ps);
+    c = e;
+  }
+  ps->depth--;
+  return c;
+}
+
+Expr *expr_parse(Arena *a, const char *text, Diag *d, int line) {
+  Parser ps;
+  memset(&ps, 0, sizeof ps);
+  ps.a = a;
+  ps.text = text ? text : "";
+  ps.p = ps.text;
+  ps.d = d;
+  ps.line = line;
+  ps.end = ps.text + strlen(ps.text);
+  while (ps.end > ps.text && is_space(ps.end[-1])) ps.end--;
+  if (setjmp(ps.fail)) return NULL;
+  lex(&ps);
+  if (ps.tok.kind == T_EOF) parse_fail(&ps, 1, "empty expression");
+  Expr *e = parse_cond(&ps);
+  if (ps.tok.kind != T_EOF) unexpected(&ps);
+  return e;
+}
+
+/* ---- type checker ---- */
+
+typedef struct Checker {
+  ExprScope *scope;    /* names visible */
+  Diag *d;             /* where errors go */
+  int line;            /* the caller's line */
+  const char *in_agg;  /* name of the enclosing aggregate call, NULL outside */
+} Checker;
+
+static const struct {
+  const char *name;
+  ExprFunc func;
+  bool aggregate;
+} func_table[] = {
+  {"abs", FUNC_ABS, false}, {"min", FUNC_MIN, false}, {"max", FUNC_MAX, false},
+  {"int", FUNC_INT, false}, {"double", FUNC_DOUBLE, false}, {"str", FUNC_STR, false},
+  {"len", FUNC_LEN, false}, {"substr", FUNC_SUBSTR, false}, {"hash", FUNC_HASH, false},
+  {"rand", FUNC_RAND, false}, {"count", FUNC_COUNT, true}, {"sum", FUNC_SUM, true},
+  {"avg", FUNC_AVG, true}, {"first", FUNC_FIRST, true}, {"last", FUNC_LAST, true},
+};
+
+static const char *op_text(ExprOp op) {
+  static const char *const text[] = {
+    [OP_NONE] = "?", [OP_OR] = "||", [OP_AND] = "&&", [OP_EQ] = "==", [OP_NE] = "!=",
+    [OP_LT] = "<", [OP_LE] = "<=", [OP_GT] = ">", [OP_GE] = ">=", [OP_ADD] = "+",
+    [OP_SUB] = "-", [OP_MUL] = "*", [OP_DIV] = "/", [OP_MOD] = "%", [OP_NEG] = "-",
+    [OP_NOT] = "!",
+  };
+  return (op >= OP_NONE && op <= OP_NOT) ? text[op] : "?";
+}
+
+/* Sets of types, as bits, with the phrase used in messages. */
+enum { TS_INT = 1 << TYPE_INT, TS_DOUBLE = 1 << TYPE_DOUBLE, TS_STRING = 1 << TYPE_STRING,
+       TS_BOOL = 1 << TYPE_BOOL, TS_NUM = TS_INT | TS_DOUBLE, TS_ORD = TS_NUM | TS_STRING,
+       TS_ANY = TS_ORD | TS_BOOL };
+
+static const char *typeset_phrase(unsigned set) {
+  switch (set) {
+  case TS_INT: return "an int";
+  case TS_STRING: return "a string";
+  case TS_BOOL: return "a bool";
+  case TS_NUM: return "an int or a double";
+  default: return "an int, a double or a string";
+  }
+}
+
+static const char *pair_phrase(unsigned set) {
+  switch (set) {
+  case TS_INT: return "two ints";
+  case TS_BOOL: return "two bools";
+  case TS_NUM: return "two ints or two doubles";
+  default: return "two ints, two doubles or two strings";
+  }
+}
+
+static Type check(Checker *c, Expr *e);
+
+static void check_error(Checker *c, int col, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void check_error(Checker *c, int col, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  diag_verror(c->d, c->line, col, fmt, ap);
+  va_end(ap);
+}
+
+static bool in_set(Type t, unsigned set) {
+  return t != TYPE_NONE && (set & (1u << t));
+}
+
+static Type check_name(Checker *c, Expr *e) {
+  const ExprScope *s = c->scope;
+  int k = s->input ? schema_find_attr(s->input, e->sval) : -1;
+  if (k >= 0) {
+    e->scope = NAME_ATTR;
+    e->slot = k;
+    return s->input->attrs[k].type;
+  }
+  for (k = 0; k < s->nstates; k++) {
+    if (s->states[k] && !strcmp(s->states[k]->name, e->sval)) {
+      e->scope = NAME_STATE;
+      e->slot = k;
+      return s->states[k]->type;
+    }
+  }
+  if (s->allow_seq && !strcmp(e->sval, "seq")) {
+    e->scope = NAME_SEQ;
+    return TYPE_INT;
+  }
+  if (s->allow_index && !strcmp(e->sval, "i")) {
+    e->scope = NAME_INDEX;
+    return TYPE_INT;
+  }
+  check_error(c, e->col, "unknown name '%s'", e->sval);
+  return TYPE_NONE;
+}
+
+static Type check_binary(Checker *c, Expr *e) {
+  Type l = check(c, e->a), r = check(c, e->b);
+  if (l == TYPE_NONE || r == TYPE_NONE) return TYPE_NONE;
+  unsigned set;
+  Type result;
+  switch (e->op) {
+  case OP_ADD: set = TS_ORD; result = l; break;
+  case OP_SUB: case OP_MUL: case OP_DIV: set = TS_NUM; result = l; break;
+  case OP_MOD: set = TS_INT; result = l; break;
+  case OP_LT: case OP_LE: case OP_GT: case OP_GE: set = TS_ORD; result = TYPE_BOOL; break;
+  case OP_AND: case OP_OR: set = TS_BOOL; result = TYPE_BOOL; break;
+  case OP_EQ: case OP_NE:
+    if (l != r) {
+      check_error(c, e->slot, "operator '%s' needs two operands of the same type, got %s and %s",
+                  op_text(e->op), type_name(l), type_name(r));
+      return TYPE_NONE;
+    }
+    return TYPE_BOOL;
+  default:
+    sf_die("bad binary operator %d", (int)e->op);
+  }
+  if (l != r || !in_set(l, set)) {
+    check_error(c, e->slot, "operator '%s' needs %s, got %s and %s", op_text(e->op),
+                pair_phrase(set), type_name(l), type_name(r));
+    return TYPE_NONE;
+  }
+  return result;
+}
+
+static Type check_unary(Checker *c, Expr *e) {
+  Type t = check(c, e->a);
+  if (t == TYPE_NONE) return TYPE_NONE;
+  unsigned set = e->op == OP_NEG ? TS_NUM : TS_BOOL;
+  if (!in_set(t, set)) {
+    check_error(c, e->col, "operator '%s' needs %s, got %s", op_text(e->op), typeset_phrase(set),
+                type_name(t));
+    return TYPE_NONE;
+  }
+  return t;
+}
+
+static Type check_cond(Checker *c, Expr *e) {
+  Type ct = check(c, e->a), bt = check(c, e->b), et = check(c, e->c);
+  bool ok = true;
+  if (ct != TYPE_NONE && ct != TYPE_BOOL) {
+    check_error(c, e->a->col, "condition of '?:' must be bool, got %s", type_name(ct));
+    ok = false;
+  }
+  if (bt != TYPE_NONE && et != TYPE_NONE && bt != et) {
+    check_error(c, e->slot, "branches of '?:' must have the same type, got %s and %s",
+                type_name(bt), type_name(et));
+    ok = false;
+  }
+  if (!ok || ct == TYPE_NONE || bt == TYPE_NONE || et == TYPE_NONE) return TYPE_NONE;
+  return bt;
+}
+
+/* Checks argument k of call e against a set of types; returns its type or TYPE_NONE. */
+static Type check_arg(Checker *c, Expr *e, int k, Type t, unsigned set) {
+  if (t == TYPE_NONE) return TYPE_NONE;
+  if (!in_set(t, set)) {
+    check_error(c, e->args[k]->col, "argument %d of '%s' must be %s, got %s", k + 1, e->sval,
+                typeset_phrase(set), type_name(t));
+    return TYPE_NONE;
+  }
+  return t;
+}
+
+static Type check_call(Checker *c, Expr *e) {
+  ExprFunc func = FUNC_NONE;
+  bool aggregate = false;
+  for (size_t k = 0; k < sizeof func_table / sizeof func_table[0]; k++) {
+    if (!strcmp(func_table[k].name, e->sval)) {
+      func = func_table[k].func;
+      aggregate = func_table[k].aggregate;
+      break;
+    }
+  }
+  bool minmax = func == FUNC_MIN || func == FUNC_MAX;
+  if (minmax && c->scope->allow_aggregates && e->nargs == 1) {
+    func = func == FUNC_MIN ? FUNC_AMIN : FUNC_AMAX;
+    aggregate = true;
+  }
+  e->func = func;
+
+  bool ok = true;
+  if (func == FUNC_NONE) {
+    check_error(c, e->col, "unknown function '%s'", e->sval);
+    ok = false;
+  } else if (aggregate && !c->scope->allow_aggregates) {
+    check_error(c, e->col, "aggregate function '%s' is only allowed in an Aggregate", e->sval);
+    ok = false;
+  } else if (aggregate && c->in_agg) {
+    check_error(c, e->col, "aggregate function '%s' cannot be nested inside '%s'", e->sval,
+                c->in_agg);
+    ok = false;
+  } else if (aggregate) {
+    e->slot = c->scope->naggregates++;
+  }
+
+  /* arity */
+  int want = 1;
+  switch (func) {
+  case FUNC_COUNT: want = 0; break;
+  case FUNC_MIN: case FUNC_MAX: want = 2; break;
+  case FUNC_SUBSTR: want = 3; break;
+  default: break;
+  }
+  if (ok && e->nargs != want) {
+    if (minmax && c->scope->allow_aggregates)
+      check_error(c, e->col, "function '%s' takes 1 or 2 arguments, got %d", e->sval, e->nargs);
+    else
+      check_error(c, e->col, "function '%s' takes %d argument%s, got %d", e->sval, want,
+                  want == 1 ? "" : "s", e->nargs);
+    ok = false;
+  }
+
+  /* arguments: always checked, so errors inside them are reported too */
+  const char *outer = c->in_agg;
+  if (aggregate) c->in_agg = e->sval;
+  Type at[3] = {TYPE_NONE, TYPE_NONE, TYPE_NONE};
+  for (int k = 0; k < e->nargs; k++) {
+    Type t = check(c, e->args[k]);
+    if (k < 3) at[k] = t;
+    if (t == TYPE_NONE) ok = false;
+  }
+  c->in_agg = outer;
+  if (!ok) return TYPE_NONE;
+
+  switch (func) {
+  case FUNC_ABS:
+  case FUNC_SUM:
+    return check_arg(c, e, 0, at[0], TS_NUM);
+  case FUNC_AVG:
+    return check_arg(c, e, 0, at[0], TS_NUM) ? TYPE_DOUBLE : TYPE_NONE;
+  case FUNC_AMIN:
+  case FUNC_AMAX:
+    return check_arg(c, e, 0, at[0], TS_ORD);
+  case FUNC_FIRST:
+  case FUNC_LAST:
+    return at[0];
+  case FUNC_COUNT:
+    return TYPE_INT;
+  case FUNC_MIN:
+  case FUNC_MAX:
+    if (at[0] != at[1] || !in_set(at[0], TS_ORD)) {
+      check_error(c, e->col, "function '%s' needs %s, got %s and %s", e->sval, pair_phrase(TS_ORD),
+                  type_name(at[0]), type_name(at[1]));
+      return TYPE_NONE;
+    }
+    return at[0];
+  case FUNC_INT:
+    return TYPE_INT;
+  case FUNC_DOUBLE:
+    return check_arg(c, e, 0, at[0], TS_ORD) ? TYPE_DOUBLE : TYPE_NONE;
+  case FUNC_STR:
+    return TYPE_STRING;
+  case FUNC_LEN:
+    return check_arg(c, e, 0, at[0], TS_STRING) ? TYPE_INT : TYPE_NONE;
+  case FUNC_SUBSTR: {
+    bool good = check_arg(c, e, 0, at[0], TS_STRING) != TYPE_NONE;
+    good &= check_arg(c, e, 1, at[1], TS_INT) != TYPE_NONE;
+    good &= check_arg(c, e, 2, at[2], TS_INT) != TYPE_NONE;
+    return good ? TYPE_STRING : TYPE_NONE;
+  }
+  case FUNC_HASH:
+    return TYPE_INT;
+  case FUNC_RAND:
+    return check_arg(c, e, 0, at[0], TS_INT);
+  default:
+    sf_die("bad function %d", (int)func);
+  }
+}
+
+static Type check(Checker *c, Expr *e) {
+  Type t;
+  switch (e->kind) {
+  case EXPR_INT: t = TYPE_INT; break;
+  case EXPR_DOUBLE: t = TYPE_DOUBLE; break;
+  case EXPR_STRING: t = TYPE_STRING; break;
+  case EXPR_BOOL: t = TYPE_BOOL; break;
+  case EXPR_NAME: t = check_name(c, e); break;
+  case EXPR_UNARY: t = check_unary(c, e); break;
+  case EXPR_BINARY: t = check_binary(c, e); break;
+  case EXPR_COND: t = check_cond(c, e); break;
+  case EXPR_CALL: t = check_call(c, e); break;
+  default: sf_die("bad expression kind %d", (int)e->kind);
+  }
+  e->type = t;
+  return t;
+}
+
+Type expr_check(Expr *e, ExprScope *scope, Diag *d, int line) {
+  ExprScope empty = {0};
+  Checker c = {scope ? scope : &empty, d, line, NULL};
+  int before = d->nerrors;
+  Type t = check(&c, e);
+  return d->nerrors > before ? TYPE_NONE : t;
+}
+
+/* ---- queries ---- */
+
+void expr_reads(const Expr *e, bool *reads) {
+  if (!e) return;
+  switch (e->kind) {
+  case EXPR_NAME:
+    if (e->scope == NAME_ATTR && e->slot >= 0) reads[e->slot] = true;
+    break;
+  case EXPR_UNARY:
+    expr_reads(e->a, reads);
+    break;
+  case EXPR_BINARY:
+    expr_reads(e->a, reads);
+    expr_reads(e->b, reads);
+    break;
+  case EXPR_COND:
+    expr_reads(e->a, reads);
+    expr_reads(e->b, reads);
+    expr_reads(e->c, reads);
+    break;
+  case EXPR_CALL:
+    for (int k = 0; k < e->nargs; k++) expr_reads(e->args[k], reads);
+    break;
+  default:
+    break;
+  }
+}
+
+bool expr_is_attr(const Expr *e, int *slot) {
+  if (!e || e->kind != EXPR_NAME || e->scope != NAME_ATTR) return false;
+  if (slot) *slot = e->slot;
+  return true;
+}
+
+/* ---- printer ---- */
+
+typedef struct Text {
+  char *p;    /* bytes (malloc) */
+  size_t n;   /* used */
+  size_t cap; /* allocated */
+} Text;
+
+static void text_put(Text *t, const char *s, size_t n) {
+  if (t->n + n + 1 > t->cap) {
+    t->cap = (t->n + n + 1) * 2;
+    t->p = sf_xrealloc(t->p, t->cap);
+  }
+  memcpy(t->p + t->n, s, n);
+  t->n += n;
+  t->p[t->n] = 0;
+}
+
+static void text_puts(Text *t, const char *s) { text_put(t, s, strlen(s)); }
+
+/* A double literal that reads back (strtod) to the same value and lexes as a double again. */
+static void format_double(Text *t, double d) {
+  char buf[40];
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(buf, sizeof buf, "%.*g", prec, d);
+    if (strtod(buf, NULL) == d) break;
+  }
+  text_puts(t, buf);
+  if (!strpbrk(buf, ".eEni")) text_puts(t, ".0");
+}
+
+static void format(Text *t, const Expr *e) {
+  char buf[32];
+  switch (e->kind) {
+  case EXPR_INT:
+    snprintf(buf, sizeof buf, "%lld", (long long)e->ival);
+    text_puts(t, buf);
+    break;
+  case EXPR_DOUBLE:
+    format_double(t, e->dval);
+    break;
+  case EXPR_STRING:
+    text_puts(t, "\"");
+    for (size_t k = 0; k < e->slen; k++) {
+      char ch = e->sval[k];
+      if (ch == '"') text_puts(t, "\\\"");
+      else if (ch == '\\') text_puts(t, "\\\\");
+      else if (ch == '\n') text_puts(t, "\\n");
+      else text_put(t, &ch, 1);
+    }
+    text_puts(t, "\"");
+    break;
+  case EXPR_BOOL:
+    text_puts(t, e->bval ? "true" : "false");
+    break;
+  case EXPR_NAME:
+    text_puts(t, e->sval);
+    break;
+  case EXPR_UNARY:
+    text_puts(t, op_text(e->op));
+    format(t, e->a);
+    break;
+  case EXPR_BINARY:
+    text_puts(t, "(");
+    format(t, e->a);
+    text_puts(t, " ");
+    text_puts(t, op_text(e->op));
+    text_puts(t, " ");
+    format(t, e->b);
+    text_puts(t, ")");
+    break;
+  case EXPR_COND:
+    text_puts(t, "(");
+    format(t, e->a);
+    text_puts(t, " ? ");
+    format(t, e->b);
+    text_puts(t, " : ");
+    format(t, e->c);
+    text_puts(t, ")");
+    break;
+  case EXPR_CALL:
+    text_puts(t, e->sval);
+    text_puts(t, "(");
+    for (int k = 0; k < e->nargs; k++) {
+      if (k) text_puts(t, ", ");
+      format(t, e->args[k]);
+    }
+    text_puts(t, ")");
+    break;
+  default:
+    sf_die("bad expression kind %d", (int)e->kind);
+  }
+}
+
+char *expr_format(Arena *a, const Expr *e) {
+  Text t = {0};
+  text_puts(&t, "");
+  format(&t, e);
+  char *s = arena_strndup(a, t.p, t.n);
+  free(t.p);
+  return s;
+}

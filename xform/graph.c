@@ -1,0 +1,188 @@
+/* graph.c: the in-memory graph: construction, lookups, and linking streams to their producer and
+ * consumers. Every allocation goes to the graph's arena. */
+#include "sf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const kind_names[KIND_COUNT_] = {
+  [KIND_UNKNOWN] = "unknown", [KIND_BEACON] = "Beacon", [KIND_FILESOURCE] = "FileSource",
+  [KIND_FUNCTOR] = "Functor", [KIND_FILTER] = "Filter", [KIND_FLATMAP] = "FlatMap",
+  [KIND_AGGREGATE] = "Aggregate", [KIND_DEDUP] = "Dedup", [KIND_WORK] = "Work",
+  [KIND_CUSTOM] = "Custom", [KIND_FILESINK] = "FileSink", [KIND_SPLIT] = "Split",
+  [KIND_MERGE] = "Merge",
+};
+
+const char *kind_name(OpKind k) {
+  return (k >= 0 && k < KIND_COUNT_) ? kind_names[k] : "unknown";
+}
+
+OpKind kind_from_name(const char *name) {
+  for (int k = 1; k < KIND_COUNT_; k++)
+    if (name && strcmp(kind_names[k], name) == 0) return (OpKind)k;
+  return KIND_UNKNOWN;
+}
+
+const char *type_name(Type t) {
+  switch (t) {
+  case TYPE_INT: return "int";
+  case TYPE_DOUBLE: return "double";
+  case TYPE_STRING: return "string";
+  case TYPE_BOOL: return "bool";
+  default: return "none";
+  }
+}
+
+Type type_from_name(const char *name) {
+  if (!name) return TYPE_NONE;
+  if (!strcmp(name, "int")) return TYPE_INT;
+  if (!strcmp(name, "double")) return TYPE_DOUBLE;
+  if (!strcmp(name, "string")) return TYPE_STRING;
+  if (!strcmp(name, "bool")) return TYPE_BOOL;
+  return TYPE_NONE;
+}
+
+Graph *graph_new(const char *file) {
+  Arena *a = arena_new();
+  Graph *g = arena_alloc(a, sizeof *g);
+  g->arena = a;
+  g->file = arena_strdup(a, file ? file : "<graph>");
+  return g;
+}
+
+void graph_free(Graph *g) {
+  if (g) arena_free(g->arena);
+}
+
+Schema *graph_find_schema(const Graph *g, const char *name) {
+  for (int i = 0; name && i < g->nschemas; i++)
+    if (!strcmp(g->schemas[i]->name, name)) return g->schemas[i];
+  return NULL;
+}
+
+Host *graph_find_host(const Graph *g, const char *name) {
+  for (int i = 0; name && i < g->nhosts; i++)
+    if (!strcmp(g->hosts[i]->name, name)) return g->hosts[i];
+  return NULL;
+}
+
+Op *graph_find_op(const Graph *g, const char *name) {
+  for (int i = 0; name && i < g->nops; i++)
+    if (!strcmp(g->ops[i]->name, name)) return g->ops[i];
+  return NULL;
+}
+
+Stream *graph_find_stream(const Graph *g, const char *name) {
+  for (int i = 0; name && i < g->streams.n; i++) {
+    Stream *s = g->streams.items[i];
+    if (!strcmp(s->name, name)) return s;
+  }
+  return NULL;
+}
+
+int schema_find_attr(const Schema *s, const char *name) {
+  for (int i = 0; s && name && i < s->nattrs; i++)
+    if (!strcmp(s->attrs[i].name, name)) return i;
+  return -1;
+}
+
+const Param *op_find_param(const Op *op, const char *name) {
+  for (int i = 0; i < op->nparams; i++)
+    if (!strcmp(op->params[i].name, name)) return &op->params[i];
+  return NULL;
+}
+
+const char *op_param(const Op *op, const char *name) {
+  const Param *p = op_find_param(op, name);
+  return p ? p->text : NULL;
+}
+
+Schema *op_input_schema(const Op *op) {
+  if (op->ninputs < 1 || op->inputs[0].nstreams < 1 || !op->inputs[0].streams) return NULL;
+  Stream *s = op->inputs[0].streams[0];
+  return s ? s->schema : NULL;
+}
+
+Schema *op_output_schema(const Op *op) {
+  if (op->noutputs < 1 || !op->outputs[0].resolved) return NULL;
+  return op->outputs[0].resolved->schema;
+}
+
+int graph_link(Graph *g, Diag *d) {
+  int before = d->nerrors;
+  g->streams.n = 0;
+  for (int i = 0; i < g->nops; i++) {
+    Op *op = g->ops[i];
+    op->index = i;
+    for (int p = 0; p < op->noutputs; p++) {
+      Output *out = &op->outputs[p];
+      out->resolved = NULL;
+      Schema *schema = graph_find_schema(g, out->schema);
+      if (!schema) {
+        diag_error(d, out->line, 0, "unknown schema '%s' for stream '%s'", out->schema, out->stream);
+        continue;
+      }
+      Stream *prev = graph_find_stream(g, out->stream);
+      if (prev) {
+        diag_error(d, out->line, 0, "stream '%s' is produced twice: by '%s' (line %d) and by '%s'",
+                   out->stream, prev->producer->name, prev->line, op->name);
+        continue;
+      }
+      Stream *s = arena_alloc(g->arena, sizeof *s);
+      s->name = out->stream;
+      s->schema = schema;
+      s->producer = op;
+      s->port = p;
+      s->line = out->line;
+      out->resolved = s;
+      ptrvec_push(g->arena, &g->streams, s);
+    }
+  }
+  for (int i = 0; i < g->nops; i++) {
+    Op *op = g->ops[i];
+    for (int p = 0; p < op->ninputs; p++) {
+      Input *in = &op->inputs[p];
+      if (!in->streams) in->streams = arena_alloc(g->arena, sizeof(Stream *) * (size_t)(in->nstreams + 1));
+      for (int k = 0; k < in->nstreams; k++) {
+        Stream *s = graph_find_stream(g, in->names[k]);
+        in->streams[k] = s;
+        if (!s) {
+          bool declared = false;
+          for (int j = 0; j < g->nops && !declared; j++)
+            for (int q = 0; q < g->ops[j]->noutputs; q++)
+              if (!strcmp(g->ops[j]->outputs[q].stream, in->names[k])) declared = true;
+          if (!declared)
+            diag_error(d, in->line, 0, "operator '%s' reads stream '%s', which no operator produces",
+                       op->name, in->names[k]);
+          continue;
+        }
+        for (int j = 0; j < k; j++)
+          if (in->streams[j] == s)
+            diag_error(d, in->line, 0, "operator '%s' lists stream '%s' twice in one input", op->name, s->name);
+        ptrvec_push(g->arena, &s->consumers, op);
+      }
+    }
+  }
+  return d->nerrors - before;
+}
+
+const char **names_split(Arena *a, const char *text, int *count) {
+  int n = 0;
+  for (const char *p = text; p && *p;) {
+    while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+    if (!*p) break;
+    n++;
+    while (*p && *p != ' ' && *p != ',' && *p != '\t' && *p != '\n' && *p != '\r') p++;
+  }
+  const char **items = arena_alloc(a, sizeof(char *) * (size_t)(n + 1));
+  int k = 0;
+  for (const char *p = text; p && *p;) {
+    while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+    if (!*p) break;
+    const char *start = p;
+    while (*p && *p != ' ' && *p != ',' && *p != '\t' && *p != '\n' && *p != '\r') p++;
+    items[k++] = arena_strndup(a, start, (size_t)(p - start));
+  }
+  *count = n;
+  return items;
+}

@@ -1,0 +1,201 @@
+/* main.c: sf-xform, the fission transformer. The driver is the table of contents: parse, check,
+ * analyze, regions, rewrite, place, emit. Exit status: 0 success, 1 bad input, 2 bad usage.
+ * Nothing is written unless the whole run succeeds; files are written atomically. */
+#include "sf.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
+
+static const char usage_text[] =
+    "usage: sf-xform [options] GRAPH.xml\n"
+    "\n"
+    "Validates a StreamFission graph, finds the operators that can safely run as several copies and\n"
+    "writes the parallel graph (XML) to standard output or -o FILE.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output FILE     write the parallel graph to FILE (atomically) instead of stdout\n"
+    "  -w, --width N         channels per parallel region (default: number of hosts, or of CPUs\n"
+    "                        with one host); an operator's width attribute limits its region\n"
+    "      --hosts SPEC      hosts to place on: name=addr:port[,name=addr:port...] or @FILE with\n"
+    "                        one entry per line (default: the graph's hosts, or local=" "127.0.0.1:7470)\n"
+    "      --check           validate only (schema, references, types); write nothing else\n"
+    "      --dot FILE        write a Graphviz picture of the parallel graph\n"
+    "      --dot-input FILE  write a Graphviz picture of the input graph\n"
+    "      --explain         say on stderr, per operator, what was parallelized and why not\n"
+    "      --dump PASS       print the graph after PASS (check, regions, rewrite, place) and stop\n"
+    "  -h, --help            show this help\n"
+    "  -V, --version         show the version\n"
+    "\n"
+    "exit status: 0 success, 1 bad input, 2 bad usage\n";
+
+typedef struct Options {
+  const char *input;     /* graph file */
+  const char *output;    /* -o FILE or NULL for stdout */
+  int width;             /* -w N, 0 when not given */
+  const char *hosts;     /* --hosts SPEC */
+  bool check_only;       /* --check */
+  const char *dot;       /* --dot FILE */
+  const char *dot_input; /* --dot-input FILE */
+  bool explain;          /* --explain */
+  const char *dump;      /* --dump PASS */
+} Options;
+
+static _Noreturn void usage_error(const char *fmt, const char *arg) {
+  fprintf(stderr, "sf-xform: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\nTry 'sf-xform --help' for more information.\n");
+  exit(EXIT_USAGE);
+}
+
+static void parse_options(int argc, char **argv, Options *o) {
+  static const struct option longs[] = {
+    {"output", required_argument, 0, 'o'}, {"width", required_argument, 0, 'w'},
+    {"hosts", required_argument, 0, 'H'},  {"check", no_argument, 0, 'c'},
+    {"dot", required_argument, 0, 'd'},    {"dot-input", required_argument, 0, 'i'},
+    {"explain", no_argument, 0, 'e'},      {"dump", required_argument, 0, 'D'},
+    {"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
+    {0, 0, 0, 0},
+  };
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":o:w:hV", longs, NULL)) != -1) {
+    switch (c) {
+    case 'o': o->output = optarg; break;
+    case 'w': {
+      char *end;
+      errno = 0;
+      long v = strtol(optarg, &end, 10);
+      if (errno || *end || v < 1 || v > 1024) usage_error("width must be an integer from 1 to 1024, got '%s'", optarg);
+      o->width = (int)v;
+      break;
+    }
+    case 'H': o->hosts = optarg; break;
+    case 'c': o->check_only = true; break;
+    case 'd': o->dot = optarg; break;
+    case 'i': o->dot_input = optarg; break;
+    case 'e': o->explain = true; break;
+    case 'D':
+      if (strcmp(optarg, "check") && strcmp(optarg, "regions") && strcmp(optarg, "rewrite") && strcmp(optarg, "place"))
+        usage_error("unknown pass '%s' for --dump (check, regions, rewrite, place)", optarg);
+      o->dump = optarg;
+      break;
+    case 'h': fputs(usage_text, stdout); exit(0);
+    case 'V': printf("sf-xform %s\n", SF_VERSION); exit(0);
+    case ':': usage_error("option '%s' needs an argument", argv[optind - 1]);
+    default: usage_error("unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (optind == argc) usage_error("%s", "no graph file given");
+  if (optind + 1 < argc) usage_error("more than one graph file given ('%s')", argv[optind + 1]);
+  o->input = argv[optind];
+}
+
+/* ---- output, all or nothing ---- */
+
+typedef struct Pending {
+  const char *path; /* target, NULL for stdout */
+  char *data;       /* bytes to write */
+  size_t len;
+} Pending;
+
+typedef int (*EmitFn)(const Graph *, FILE *);
+
+static Pending render(const char *path, EmitFn fn, const Graph *g) {
+  Pending p = { .path = path };
+  FILE *mem = open_memstream(&p.data, &p.len);
+  if (!mem || fn(g, mem) != 0 || fclose(mem) != 0) sf_die("cannot render output in memory");
+  return p;
+}
+
+/* Writes every pending output: files through a temporary file renamed into place. On failure
+ * removes what it wrote and returns -1. */
+static int commit_outputs(Pending *outs, int n) {
+  char **tmps = calloc((size_t)n, sizeof *tmps);
+  int rc = 0;
+  for (int i = 0; i < n && rc == 0; i++) {
+    if (!outs[i].path) continue;
+    tmps[i] = sf_xmalloc(strlen(outs[i].path) + 16);
+    sprintf(tmps[i], "%s.tmp.XXXXXX", outs[i].path);
+    int fd = mkstemp(tmps[i]);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f || fwrite(outs[i].data, 1, outs[i].len, f) != outs[i].len || fclose(f) != 0) {
+      fprintf(stderr, "sf-xform: error: cannot write '%s': %s\n", outs[i].path, strerror(errno));
+      if (fd >= 0) unlink(tmps[i]);
+      free(tmps[i]);
+      tmps[i] = NULL;
+      rc = -1;
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    if (!tmps[i]) continue;
+    if (rc == 0 && rename(tmps[i], outs[i].path) != 0) {
+      fprintf(stderr, "sf-xform: error: cannot write '%s': %s\n", outs[i].path, strerror(errno));
+      rc = -1;
+    }
+    if (rc != 0) unlink(tmps[i]);
+    free(tmps[i]);
+  }
+  free(tmps);
+  if (rc == 0)
+    for (int i = 0; i < n; i++)
+      if (!outs[i].path && fwrite(outs[i].data, 1, outs[i].len, stdout) != outs[i].len) rc = -1;
+  if (rc == 0 && fflush(stdout) != 0) {
+    fprintf(stderr, "sf-xform: error: cannot write to standard output: %s\n", strerror(errno));
+    rc = -1;
+  }
+  return rc;
+}
+
+static int default_width(const Graph *g, int nhosts) {
+  if (nhosts > 1) return nhosts;
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  return cpus > 1 ? (int)(cpus > 1024 ? 1024 : cpus) : 1;
+}
+
+int main(int argc, char **argv) {
+  Options o = {0};
+  parse_options(argc, argv, &o);
+  Diag d;
+  diag_init(&d, o.input, stderr);
+
+  Graph *g = graph_parse_file(o.input, sf_schema_path(), &d);
+  if (!g) return EXIT_INPUT;
+  if (graph_check(g, &d) != 0) return EXIT_INPUT;
+  if (o.dump && !strcmp(o.dump, "check")) return graph_emit_xml(g, stdout) ? EXIT_INPUT : 0;
+
+  Pending outs[3];
+  int nouts = 0;
+  if (o.dot_input) outs[nouts++] = render(o.dot_input, graph_dot_input, g);
+  if (o.check_only) return commit_outputs(outs, nouts) ? EXIT_INPUT : 0;
+
+  Host **hosts = g->hosts;
+  int nhosts = g->nhosts;
+  if (o.hosts) {
+    char err[512];
+    if (hosts_parse(g, o.hosts, &hosts, &nhosts, err, sizeof err) < 0) usage_error("%s", err);
+  }
+  graph_analyze(g);
+  Fission *f = fission_regions(g, o.width ? o.width : default_width(g, nhosts));
+  if (o.explain) fission_explain(f, stderr);
+  if (o.dump && !strcmp(o.dump, "regions")) return 0;
+
+  Graph *parallel = fission_rewrite(f);
+  if (o.dump && !strcmp(o.dump, "rewrite")) return graph_emit_xml(parallel, stdout) ? EXIT_INPUT : 0;
+  parallel->hosts = hosts;
+  parallel->nhosts = nhosts;
+  if (graph_place(parallel, &d) != 0) return EXIT_INPUT;
+  if (o.dump && !strcmp(o.dump, "place")) return graph_emit_xml(parallel, stdout) ? EXIT_INPUT : 0;
+
+  outs[nouts++] = render(o.output, graph_emit_xml, parallel);
+  if (o.dot) outs[nouts++] = render(o.dot, graph_dot_parallel, parallel);
+  int rc = commit_outputs(outs, nouts);
+  for (int i = 0; i < nouts; i++) free(outs[i].data);
+  graph_free(parallel);
+  graph_free(g);
+  return rc ? EXIT_INPUT : 0;
+}

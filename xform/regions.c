@@ -1,0 +1,295 @@
+/* regions.c: which operators may run as several copies (DESIGN.md's six safety conditions) and the
+ * greedy formation of parallel regions along chains, in topological order, with key compatibility,
+ * key forwarding, the move of a key-carrying stateless tail into a following keyed region, shuffles
+ * between adjacent regions with incompatible keys, widths and the order-preserving strategy.
+ * Every operator that is not parallelized gets the reason in f->why, in words a user can act on. */
+#include "sf.h"
+
+#include <string.h>
+
+enum { DEFAULT_PULSE = 128 };
+
+static const char *keys_text(Arena *a, const char **keys, int n) {
+  char *s = arena_strdup(a, "");
+  for (int i = 0; i < n; i++) s = arena_printf(a, "%s%s'%s'", s, i ? ", " : "", keys[i]);
+  return s;
+}
+
+static bool keys_contain(const char **keys, int n, const char *name) {
+  for (int i = 0; i < n; i++)
+    if (!strcmp(keys[i], name)) return true;
+  return false;
+}
+
+/* The first key attribute the op does not forward, or NULL when it forwards them all. */
+static const char *unforwarded_key(const Op *op, const char **keys, int n) {
+  for (int i = 0; i < n; i++)
+    if (!model_forwards(op, keys[i])) return keys[i];
+  return NULL;
+}
+
+/* ---- safety ---- */
+
+/* Does any operator downstream of op (transitively) consume punctuation? Returns it or NULL. */
+static const Op *punct_consumer_below(const Graph *g, const Op *op, bool *seen) {
+  for (int p = 0; p < op->noutputs; p++) {
+    Stream *s = op->outputs[p].resolved;
+    for (int c = 0; s && c < s->consumers.n; c++) {
+      const Op *next = s->consumers.items[c];
+      if (seen[next->index]) continue;
+      seen[next->index] = true;
+      if (next->model.punct == PUNCT_CONSUMES) return next;
+      const Op *below = punct_consumer_below(g, next, seen);
+      if (below) return below;
+    }
+  }
+  return NULL;
+}
+
+static const char *selectivity_name(Selectivity s) {
+  return s == SEL_ONE ? "one" : s == SEL_ATMOSTONE ? "atmostone" : s == SEL_MANY ? "many" : "none";
+}
+
+static const char *unsafe_reason(Graph *g, const Op *op) {
+  Arena *a = g->arena;
+  const Model *m = &op->model;
+  /* 6: what the user or the graph already decided */
+  if (op->region) return arena_printf(a, "it already belongs to region '%s'", op->region);
+  if (m->is_source) return arena_printf(a, "it is a source (%s)", kind_name(op->kind));
+  if (m->is_sink) return arena_printf(a, "it is a sink (%s)", kind_name(op->kind));
+  if (op->parallel_no) return "it is marked parallel=\"no\"";
+  if (op->kind == KIND_SPLIT || op->kind == KIND_MERGE)
+    return arena_printf(a, "it is a %s written in the input graph", kind_name(op->kind));
+  /* 1: one input port fed by one stream, one output port */
+  if (op->ninputs != 1) return arena_printf(a, "it has %d input ports (rule 1: exactly one)", op->ninputs);
+  if (op->inputs[0].nstreams != 1)
+    return arena_printf(a, "its input merges %d streams (fan-in; rule 1: exactly one stream)", op->inputs[0].nstreams);
+  if (op->noutputs != 1) return arena_printf(a, "it has %d output ports (rule 1: exactly one)", op->noutputs);
+  /* 2: state */
+  if (m->state == STATE_UNKNOWN) {
+    if (op->kind == KIND_CUSTOM && !m->declared) return "its state is unknown (Custom operator without a <model>; rule 2)";
+    if (op->kind == KIND_CUSTOM) return "its <model> declares unknown state (rule 2)";
+    if (op->kind == KIND_FUNCTOR) return "its state is unknown: it has <state> but no 'partitionBy' (rule 2)";
+    return arena_printf(a, "its state is unknown: %s without 'partitionBy' (rule 2)", kind_name(op->kind));
+  }
+  if (m->state == STATE_PARTITIONED && m->nkeys == 0) return "its state is partitioned on an empty key (rule 2)";
+  /* 3: selectivity */
+  if (m->sel != SEL_ONE && m->sel != SEL_ATMOSTONE) {
+    if (op->kind == KIND_CUSTOM && !m->declared)
+      return "its selectivity is many (Custom operator without a <model>; rule 3)";
+    return arena_printf(a, "its selectivity is %s: it may emit several tuples per input (rule 3)",
+                        selectivity_name(m->sel));
+  }
+  /* 4: colocation */
+  if (op->colocate)
+    for (int i = 0; i < g->nops; i++)
+      if (g->ops[i] != op && g->ops[i]->colocate && !strcmp(g->ops[i]->colocate, op->colocate))
+        return arena_printf(a, "it shares colocate tag '%s' with '%s' (rule 4)", op->colocate, g->ops[i]->name);
+  /* 5: punctuation */
+  if (m->punct == PUNCT_GENERATES) {
+    bool *seen = arena_alloc(a, (size_t)g->nops + 1);
+    const Op *consumer = punct_consumer_below(g, op, seen);
+    if (consumer)
+      return arena_printf(a, "it generates punctuation that '%s' downstream consumes (rule 5)", consumer->name);
+  }
+  return NULL;
+}
+
+/* ---- formation ---- */
+
+static Region *region_new(Fission *f, const Op *first) {
+  Region *r = arena_alloc(f->g->arena, sizeof *r);
+  r->id = f->regions.n + 1;
+  if (first->model.state == STATE_PARTITIONED) {
+    r->keys = first->model.keys;
+    r->nkeys = first->model.nkeys;
+  }
+  ptrvec_push(f->g->arena, &f->regions, r);
+  return r;
+}
+
+static void region_add(Fission *f, Region *r, Op *op) {
+  ptrvec_push(f->g->arena, &r->ops, op);
+  f->region_of[op->index] = r;
+}
+
+/* The operator feeding op through a chain link (its only input stream has op as only consumer). */
+static Op *chain_predecessor(const Op *op) {
+  Stream *s = op->inputs[0].streams[0];
+  if (!s || s->consumers.n != 1) return NULL;
+  return s->producer;
+}
+
+/* X is partitioned and follows stateless region r: the operators at the end of r that forward X's
+ * key move into a new keyed region with X. Returns the region X joined. */
+static Region *split_off_keyed_tail(Fission *f, Region *r, Op *x) {
+  Arena *a = f->g->arena;
+  const char **keys = x->model.keys;
+  int nkeys = x->model.nkeys;
+  int j = r->ops.n;
+  while (j > 0 && !unforwarded_key(r->ops.items[j - 1], keys, nkeys)) j--;
+  if (j == 0) { /* the whole stateless region carries the key: it becomes keyed */
+    r->keys = keys;
+    r->nkeys = nkeys;
+    region_add(f, r, x);
+    return r;
+  }
+  Region *keyed = region_new(f, x);
+  for (int i = j; i < r->ops.n; i++) {
+    Op *moved = r->ops.items[i];
+    region_add(f, keyed, moved);
+    f->note[moved->index] = arena_printf(a, "moved from region r%d into keyed region r%d because it forwards %s",
+                                         r->id, keyed->id, keys_text(a, keys, nkeys));
+  }
+  const Op *last = r->ops.items[j - 1];
+  r->ops.n = j;
+  region_add(f, keyed, x);
+  r->to = keyed;
+  keyed->from = r;
+  Op *first = keyed->ops.items[0];
+  if (first == x)
+    f->note[x->index] = arena_printf(a, "starts keyed region r%d, shuffled from r%d: '%s' does not forward key '%s'",
+                                     keyed->id, r->id, last->name, unforwarded_key(last, keys, nkeys));
+  return keyed;
+}
+
+static void form_regions(Fission *f) {
+  Graph *g = f->g;
+  Arena *a = g->arena;
+  for (int t = 0; t < g->nops; t++) {
+    Op *x = g->order[t];
+    if (f->why[x->index]) continue;
+    Op *p = chain_predecessor(x);
+    Region *r = p ? f->region_of[p->index] : NULL;
+    if (r && r->ops.items[r->ops.n - 1] != p) r = NULL;
+    if (!r) {
+      Region *n = region_new(f, x);
+      region_add(f, n, x);
+      if (!p)
+        f->note[x->index] = arena_printf(a, "starts region r%d: its input stream '%s' %s", n->id,
+                                         x->inputs[0].names[0],
+                                         x->inputs[0].streams[0]->consumers.n > 1 ? "has several consumers (fan-out)"
+                                                                                 : "is not a chain link");
+      else
+        f->note[x->index] = arena_printf(a, "starts region r%d: its producer '%s' is not parallelized", n->id, p->name);
+      continue;
+    }
+    const char **rkeys = r->keys;
+    int rn = r->nkeys;
+    if (x->model.state == STATE_NONE) {
+      const char *missing = unforwarded_key(x, rkeys, rn);
+      if (!missing) {
+        region_add(f, r, x);
+        continue;
+      }
+      Region *n = region_new(f, x);
+      region_add(f, n, x);
+      r->to = n;
+      n->from = r;
+      f->note[x->index] = arena_printf(a, "starts region r%d, shuffled from r%d: it does not forward region key '%s'",
+                                       n->id, r->id, missing);
+      continue;
+    }
+    /* x is partitioned */
+    if (rn == 0) {
+      split_off_keyed_tail(f, r, x);
+      continue;
+    }
+    bool contains = true;
+    for (int k = 0; k < rn; k++)
+      if (!keys_contain(x->model.keys, x->model.nkeys, rkeys[k])) contains = false;
+    const char *missing = NULL;
+    const Op *dropper = NULL;
+    for (int i = 0; i < r->ops.n && !missing; i++) {
+      missing = unforwarded_key(r->ops.items[i], rkeys, rn);
+      if (missing) dropper = r->ops.items[i];
+    }
+    if (contains && !missing) {
+      region_add(f, r, x);
+      continue;
+    }
+    Region *n = region_new(f, x);
+    region_add(f, n, x);
+    r->to = n;
+    n->from = r;
+    if (!contains)
+      f->note[x->index] = arena_printf(a, "starts region r%d, shuffled from r%d: its key %s does not contain region "
+                                       "r%d's key %s", n->id, r->id, keys_text(a, x->model.keys, x->model.nkeys),
+                                       r->id, keys_text(a, rkeys, rn));
+    else
+      f->note[x->index] = arena_printf(a, "starts region r%d, shuffled from r%d: '%s' does not forward key '%s'",
+                                       n->id, r->id, dropper->name, missing);
+  }
+}
+
+/* ---- widths and strategies ---- */
+
+/* Gives every region its width; a region that ends up with one channel is not a region: its
+ * operators get the reason and the caller forms the regions again without them. Returns whether
+ * any region was dropped. */
+static bool assign_widths(Fission *f) {
+  Arena *a = f->g->arena;
+  bool dropped = false;
+  for (int i = 0; i < f->regions.n; i++) {
+    Region *r = f->regions.items[i];
+    r->width = f->width;
+    for (int k = 0; k < r->ops.n; k++) {
+      const Op *op = r->ops.items[k];
+      if (op->width && op->width < r->width) {
+        r->width = op->width;
+        r->width_by = op->name;
+      }
+    }
+    if (r->width >= 2) continue;
+    const char *why = r->width_by ? arena_printf(a, "the width attribute of '%s' limits its region to 1 channel", r->width_by)
+                                  : "the width is 1";
+    for (int k = 0; k < r->ops.n; k++) f->why[((Op *)r->ops.items[k])->index] = why;
+    dropped = true;
+  }
+  return dropped;
+}
+
+static void choose_strategies(Fission *f) {
+  for (int i = 0; i < f->regions.n; i++) {
+    Region *r = f->regions.items[i];
+    r->split = r->nkeys > 0 ? SPLIT_HASH : SPLIT_ROUNDROBIN;
+    bool selective = false;
+    for (int k = 0; k < r->ops.n; k++)
+      if (((Op *)r->ops.items[k])->model.sel == SEL_ATMOSTONE) selective = true;
+    /* shuffles order by sequence number and need pulses on both sides: a channel upstream that
+     * drops everything would otherwise stall every merge below it */
+    if (selective || r->from || r->to)
+      r->merge = MERGE_SEQPULSE;
+    else if (r->nkeys > 0)
+      r->merge = MERGE_SEQ;
+    else
+      r->merge = MERGE_ROUNDROBIN;
+  }
+}
+
+Fission *fission_regions(Graph *g, int width) {
+  Arena *a = g->arena;
+  Fission *f = arena_alloc(a, sizeof *f);
+  f->g = g;
+  f->width = width;
+  f->pulse = DEFAULT_PULSE;
+  f->region_of = arena_alloc(a, sizeof(Region *) * (size_t)(g->nops + 1));
+  f->why = arena_alloc(a, sizeof(char *) * (size_t)(g->nops + 1));
+  f->note = arena_alloc(a, sizeof(char *) * (size_t)(g->nops + 1));
+  for (int i = 0; i < g->nops; i++) {
+    Op *op = g->ops[i];
+    f->why[i] = g->rewritten && !op->region ? "the graph is already parallelized (it carries region attributes)"
+                                            : unsafe_reason(g, op);
+  }
+  if (!g->rewritten) {
+    do {
+      f->regions = (PtrVec){0};
+      memset(f->region_of, 0, sizeof(Region *) * (size_t)g->nops);
+      memset(f->note, 0, sizeof(char *) * (size_t)g->nops);
+      form_regions(f);
+    } while (assign_widths(f));
+    choose_strategies(f);
+  }
+  for (int i = 0; i < g->nops; i++) g->ops[i]->why_serial = f->why[i];
+  return f;
+}

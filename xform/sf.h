@@ -1,0 +1,390 @@
+/* sf.h: the graph library of StreamFission, one header with a section per file of xform/.
+ *
+ * Ownership in one rule: everything reachable from a Graph lives in that graph's Arena and dies with
+ * graph_free(); nothing in a Graph is ever freed on its own.  Passes that build a new graph (rewrite)
+ * allocate in the new graph's arena and may point at strings of the old one only while both live. */
+#ifndef SF_H
+#define SF_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define SF_NAMESPACE "urn:streamfission:graph:1"
+
+/* ---- arena.c: bump allocation per graph; out of memory aborts in one place ---- */
+
+typedef struct Arena Arena;
+
+Arena *arena_new(void);
+void *arena_alloc(Arena *a, size_t size);                     /* zeroed, 16-byte aligned */
+char *arena_strdup(Arena *a, const char *s);                  /* NULL stays NULL */
+char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_printf(Arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void arena_reset(Arena *a);                                   /* forget everything, keep one block */
+void arena_free(Arena *a);
+void *sf_xmalloc(size_t size);                                /* malloc or abort */
+void *sf_xrealloc(void *p, size_t size);
+_Noreturn void sf_die_at(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+#define sf_die(...) sf_die_at(__FILE__, __LINE__, __VA_ARGS__)  /* our own bug: abort loudly */
+#define sf_assert(c) ((c) ? (void)0 : sf_die("assertion failed: %s", #c))
+
+/* Growable array of pointers in an arena. */
+typedef struct PtrVec {
+  void **items; /* the elements */
+  int n;        /* how many are used */
+  int cap;      /* how many fit */
+} PtrVec;
+void ptrvec_push(Arena *a, PtrVec *v, void *item);
+
+/* ---- diag.c: diagnostics collected within a pass, printed as `file:line[:col]: error: msg` ---- */
+
+typedef struct Diag {
+  const char *file; /* the graph file named in every message */
+  FILE *out;        /* where messages go (stderr by default) */
+  int nerrors;      /* errors reported so far */
+  int nwarnings;    /* warnings reported so far */
+} Diag;
+
+void diag_init(Diag *d, const char *file, FILE *out);
+void diag_error(Diag *d, int line, int col, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void diag_verror(Diag *d, int line, int col, const char *fmt, va_list ap);
+void diag_note(Diag *d, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ---- types shared by the transformer and the runtime ---- */
+
+typedef enum Type { TYPE_NONE, TYPE_INT, TYPE_DOUBLE, TYPE_STRING, TYPE_BOOL } Type;
+const char *type_name(Type t);               /* "int", "double", "string", "bool", "none" */
+Type type_from_name(const char *name);       /* TYPE_NONE when unknown */
+
+/* One value of an attribute, a state variable or an expression. Strings are not owned. */
+typedef struct Value {
+  Type type; /* which member is meaningful */
+  union {
+    int64_t i;  /* TYPE_INT */
+    double d;   /* TYPE_DOUBLE */
+    bool b;     /* TYPE_BOOL */
+    struct {
+      const char *p; /* bytes, not NUL-terminated necessarily */
+      size_t n;      /* length in bytes */
+    } s;        /* TYPE_STRING */
+  };
+} Value;
+
+/* ---- expr.c: the expression language (lexer, parser, type checker, attribute reads) ---- */
+
+typedef enum ExprKind {
+  EXPR_INT, EXPR_DOUBLE, EXPR_STRING, EXPR_BOOL, /* literals */
+  EXPR_NAME,                                     /* attribute, state variable, seq or i */
+  EXPR_UNARY,                                    /* op: '-' or '!' */
+  EXPR_BINARY,                                   /* op: one of ExprOp */
+  EXPR_COND,                                     /* a ? b : c */
+  EXPR_CALL,                                     /* func(args) */
+} ExprKind;
+
+typedef enum ExprOp {
+  OP_NONE, OP_OR, OP_AND, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,
+  OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_NEG, OP_NOT,
+} ExprOp;
+
+typedef enum ExprFunc {
+  FUNC_NONE, FUNC_ABS, FUNC_MIN, FUNC_MAX, FUNC_INT, FUNC_DOUBLE, FUNC_STR, FUNC_LEN, FUNC_SUBSTR,
+  FUNC_HASH, FUNC_RAND,
+  /* aggregate functions, Aggregate only */
+  FUNC_COUNT, FUNC_SUM, FUNC_AVG, FUNC_AMIN, FUNC_AMAX, FUNC_FIRST, FUNC_LAST,
+} ExprFunc;
+
+typedef enum NameScope {
+  NAME_UNRESOLVED, NAME_ATTR, NAME_STATE, NAME_SEQ, NAME_INDEX,
+} NameScope;
+
+typedef struct Expr Expr;
+struct Expr {
+  ExprKind kind;   /* what node this is */
+  Type type;       /* set by expr_check */
+  int col;         /* 1-based column of the node's first character in the expression text */
+  int64_t ival;    /* EXPR_INT */
+  double dval;     /* EXPR_DOUBLE */
+  bool bval;       /* EXPR_BOOL */
+  const char *sval;/* EXPR_STRING (unescaped, NUL-terminated) and EXPR_NAME / EXPR_CALL name */
+  size_t slen;     /* EXPR_STRING length */
+  ExprOp op;       /* EXPR_UNARY, EXPR_BINARY */
+  ExprFunc func;   /* EXPR_CALL */
+  NameScope scope; /* EXPR_NAME, set by expr_check */
+  int slot;        /* EXPR_NAME: attribute or state index; aggregate EXPR_CALL: its index */
+  Expr *a, *b, *c; /* operands: unary a; binary a b; cond a ? b : c */
+  Expr **args;     /* EXPR_CALL arguments */
+  int nargs;       /* how many */
+};
+
+typedef struct Schema Schema;
+typedef struct StateVar StateVar;
+
+/* What names an expression may use while being checked. */
+typedef struct ExprScope {
+  const Schema *input;      /* attributes of the input tuple (NULL: none) */
+  StateVar *const *states;  /* state variables of a Functor, visible by name */
+  int nstates;              /* how many */
+  bool allow_seq;           /* Beacon: `seq` */
+  bool allow_index;         /* FlatMap: `i` */
+  bool allow_aggregates;    /* Aggregate: count/sum/avg/min/max/first/last */
+  int naggregates;          /* out: aggregate calls numbered 0..naggregates-1 in slot */
+} ExprScope;
+
+/* Parses `text` (an expression found at `line` of the graph file). On a syntax error reports
+ * `file:line:col: error: ...` through d and returns NULL; nothing else is allocated outside a. */
+Expr *expr_parse(Arena *a, const char *text, Diag *d, int line);
+/* Resolves names and computes types; reports every error found with line and column.
+ * Returns the expression's type, or TYPE_NONE after reporting at least one error. */
+Type expr_check(Expr *e, ExprScope *scope, Diag *d, int line);
+/* Marks in reads[k] every input attribute k the (checked) expression reads. */
+void expr_reads(const Expr *e, bool *reads);
+/* True when the checked expression is exactly the input attribute `slot` (a plain name). */
+bool expr_is_attr(const Expr *e, int *slot);
+/* Writes the expression back as text (canonical spacing), for explain and tests. */
+char *expr_format(Arena *a, const Expr *e);
+
+/* ---- graph.c: the in-memory graph ---- */
+
+typedef struct Attr {
+  const char *name; /* attribute name */
+  Type type;        /* its type */
+  int line;         /* where declared */
+} Attr;
+
+struct Schema {
+  const char *name; /* schema name */
+  Attr *attrs;      /* attributes in order */
+  int nattrs;       /* how many */
+  int line;         /* where declared */
+};
+
+typedef struct Host {
+  const char *name;    /* host name */
+  const char *address; /* host:port */
+  int line;            /* where declared (0: generated) */
+} Host;
+
+typedef enum OpKind {
+  KIND_UNKNOWN, KIND_BEACON, KIND_FILESOURCE, KIND_FUNCTOR, KIND_FILTER, KIND_FLATMAP,
+  KIND_AGGREGATE, KIND_DEDUP, KIND_WORK, KIND_CUSTOM, KIND_FILESINK, KIND_SPLIT, KIND_MERGE,
+  KIND_COUNT_
+} OpKind;
+const char *kind_name(OpKind k);
+OpKind kind_from_name(const char *name);
+
+typedef enum StateKind { STATE_NONE, STATE_PARTITIONED, STATE_UNKNOWN } StateKind;
+typedef enum Selectivity { SEL_NONE, SEL_ONE, SEL_ATMOSTONE, SEL_MANY } Selectivity;
+typedef enum PunctKind { PUNCT_NONE, PUNCT_GENERATES, PUNCT_CONSUMES } PunctKind;
+
+typedef struct Op Op;
+typedef struct Stream Stream;
+
+struct Stream {
+  const char *name;     /* unique in the graph */
+  Schema *schema;       /* tuple type */
+  Op *producer;         /* the one operator writing it */
+  int port;             /* which output port of the producer */
+  PtrVec consumers;     /* Op* reading it (an Op appears once per input port naming it) */
+  int line;             /* where declared (the <output>) */
+};
+
+typedef struct Input {
+  const char **names;   /* stream names as written */
+  Stream **streams;     /* resolved by check (NULL where unknown) */
+  int nstreams;         /* how many (>1: fan-in) */
+  int line;             /* where written */
+} Input;
+
+typedef struct Output {
+  const char *stream;   /* stream name */
+  const char *schema;   /* schema name */
+  Stream *resolved;     /* filled by graph_link */
+  int line;             /* where written */
+} Output;
+
+typedef struct Param {
+  const char *name;     /* parameter name */
+  const char *text;     /* its text, whitespace-trimmed */
+  int line;             /* where written */
+} Param;
+
+typedef struct Set {
+  const char *attr;     /* output attribute assigned */
+  const char *text;     /* expression text */
+  Expr *expr;           /* parsed and checked */
+  int slot;             /* output attribute index */
+  int line;             /* where written */
+} Set;
+
+struct StateVar {
+  const char *name;     /* variable name */
+  Type type;            /* declared type */
+  const char *init_text;/* init expression text */
+  const char *text;     /* update expression text */
+  Expr *init;           /* parsed init */
+  Expr *update;         /* parsed update */
+  int line;             /* where written */
+};
+
+/* The behaviour the transformer reasons with (declared by <model> or derived by analyze). */
+typedef struct Model {
+  bool declared;        /* a <model> element was present (Custom) */
+  StateKind state;      /* none, partitioned, unknown */
+  const char **keys;    /* partition key attribute names */
+  int nkeys;            /* how many */
+  Selectivity sel;      /* one, atmostone, many (SEL_NONE: source or sink) */
+  const char **forwards;/* attributes forwarded unchanged (input and output, same name and type) */
+  int nforwards;        /* how many */
+  bool forwards_all;    /* `*`: every attribute of the output */
+  PunctKind punct;      /* punctuation behaviour */
+  bool is_source;       /* no input port */
+  bool is_sink;         /* no output port */
+  int line;             /* where the <model> was written */
+} Model;
+
+struct Op {
+  const char *name;     /* unique operator name */
+  const char *kind_text;/* kind as written */
+  OpKind kind;          /* parsed kind */
+  int line;             /* where the <operator> starts */
+  bool parallel_no;     /* parallel="no" */
+  int width;            /* width attribute (0: none) */
+  const char *host;     /* host attribute (NULL: none) */
+  const char *colocate; /* colocate tag (NULL: none) */
+  const char *origin;   /* rewritten graphs: the original operator */
+  const char *region;   /* rewritten graphs: region id */
+  int channel;          /* rewritten graphs: channel, -1 when none */
+  Input *inputs;        /* input ports */
+  int ninputs;
+  Output *outputs;      /* output ports */
+  int noutputs;
+  Param *params;        /* parameters in document order */
+  int nparams;
+  Set *sets;            /* set children */
+  int nsets;
+  StateVar **states;    /* state children */
+  int nstates;
+  Model model;          /* declared (<model>) then completed by analyze */
+  const char *lib_path; /* <library path> */
+  const char *lib_symbol;/* <library symbol> */
+  int lib_line;         /* where <library> was written */
+  Expr *where;          /* parsed `where` param (Functor, Filter) */
+  Expr *count_expr;     /* parsed `count` param (FlatMap) */
+  const char *why_serial;/* transformer: why it was not parallelized (NULL: it was, or not asked) */
+  int index;            /* position in graph->ops */
+  int topo;             /* position in topological order (check) */
+  void *pass;           /* scratch pointer owned by whichever pass is running */
+};
+
+typedef struct Graph {
+  Arena *arena;         /* owns everything below */
+  const char *file;     /* file it was read from (for diagnostics) */
+  const char *name;     /* graph name */
+  Schema **schemas;     /* in document order */
+  int nschemas;
+  Host **hosts;
+  int nhosts;
+  Op **ops;             /* in document order */
+  int nops;
+  PtrVec streams;       /* Stream*, in declaration order; filled by graph_link */
+  Op **order;           /* operators in topological order (ties: document order); filled by check */
+  bool rewritten;       /* some operator carries a region attribute */
+} Graph;
+
+Graph *graph_new(const char *file);
+void graph_free(Graph *g);
+Schema *graph_find_schema(const Graph *g, const char *name);
+Host *graph_find_host(const Graph *g, const char *name);
+Op *graph_find_op(const Graph *g, const char *name);
+Stream *graph_find_stream(const Graph *g, const char *name);
+int schema_find_attr(const Schema *s, const char *name);   /* index or -1 */
+const char *op_param(const Op *op, const char *name);      /* text or NULL */
+const Param *op_find_param(const Op *op, const char *name);
+/* Builds graph->streams and each stream's producer/consumers from the ops' ports; reports
+ * doubly produced streams and unknown schemas/streams through d. Returns the number of errors. */
+int graph_link(Graph *g, Diag *d);
+/* The input schema of the op's first input port, NULL when none or unresolved. */
+Schema *op_input_schema(const Op *op);
+/* Splits a list of names separated by spaces and/or commas (partitionBy, keys). */
+const char **names_split(Arena *a, const char *text, int *count);
+Schema *op_output_schema(const Op *op);
+
+/* ---- parse.c: read an XML file safely (no network, no entities), validate against the XSD,
+ * build a Graph. Returns NULL after reporting through d. ---- */
+Graph *graph_parse_file(const char *path, const char *xsd_path, Diag *d);
+Graph *graph_parse_memory(const char *text, size_t len, const char *name, const char *xsd_path, Diag *d);
+/* Where graph.xsd is: $SF_SCHEMA, else ../share/streamfission/graph.xsd beside the executable. */
+const char *sf_schema_path(void);
+
+/* ---- check.c: semantic checks XSD cannot do. Returns the number of errors reported. ---- */
+int graph_check(Graph *g, Diag *d);
+
+/* ---- analyze.c: completes every operator's Model from its kind, parameters and expressions
+ * (Custom: from <model>; without one: unknown state, selectivity many, forwards nothing). ---- */
+void graph_analyze(Graph *g);
+/* True when the op forwards attribute `name` unchanged (per its completed model). */
+bool model_forwards(const Op *op, const char *name);
+
+/* ---- regions.c: safety and greedy region formation ---- */
+
+typedef enum SplitStrategy { SPLIT_ROUNDROBIN, SPLIT_HASH } SplitStrategy;
+typedef enum MergeOrder { MERGE_ROUNDROBIN, MERGE_SEQ, MERGE_SEQPULSE } MergeOrder;
+
+typedef struct Region Region;
+struct Region {
+  int id;               /* N of "rN", 1-based in topological order */
+  PtrVec ops;           /* Op* of the input graph, in flow order (a chain) */
+  const char **keys;    /* region key (nkeys 0: stateless) */
+  int nkeys;
+  int width;            /* number of channels */
+  const char *width_by; /* operator whose width attribute set the width (NULL: the global width) */
+  SplitStrategy split;  /* how the entry distributes tuples */
+  MergeOrder merge;     /* how the exit restores order */
+  Region *from;         /* upstream region joined to this one by a shuffle (NULL: entry Split) */
+  Region *to;           /* downstream region this one shuffles into (NULL: exit Merge) */
+};
+
+typedef struct Fission {
+  Graph *g;             /* the analyzed input graph */
+  int width;            /* requested width (--width or the default) */
+  PtrVec regions;       /* Region*, by id */
+  Region **region_of;   /* per op index: its region or NULL */
+  const char **why;     /* per op index: why it was not parallelized (NULL when it was) */
+  const char **note;    /* per op index: why it starts a new region instead of joining one */
+  int pulse;            /* pulse period for seqpulse regions */
+} Fission;
+
+/* Decides the parallel regions of g (analyzed) at the given width. Never fails: what cannot be
+ * parallelized gets a reason in why[]. */
+Fission *fission_regions(Graph *g, int width);
+
+/* ---- rewrite.c: builds the parallel graph (a new Graph; the input is not touched) ---- */
+Graph *fission_rewrite(const Fission *f);
+
+/* ---- place.c: hosts and the host attribute of every operator ---- */
+/* Parses --hosts SPEC (`name=addr:port,...` or `@FILE`) into g's arena; on error writes a message
+ * to err and returns -1. */
+int hosts_parse(Graph *g, const char *spec, Host ***hosts, int *nhosts, char *err, size_t errlen);
+/* Gives every operator of the rewritten graph a host (channels round-robin, Split with its upstream,
+ * Merge with its downstream, others on the first host unless pinned). Returns the number of errors. */
+int graph_place(Graph *g, Diag *d);
+
+/* ---- explain.c: one line per operator of the input graph on `out` ---- */
+void fission_explain(const Fission *f, FILE *out);
+
+/* ---- emit.c: a Graph as XML in the graph language (libxml2's writer). Deterministic: the same
+ * graph gives the same bytes. Returns 0, or -1 with errno set when writing failed. ---- */
+int graph_emit_xml(const Graph *g, FILE *out);
+
+/* ---- dot.c: Graphviz pictures. graph_dot_input draws any graph (operators labelled with name and
+ * kind, edges with stream names); graph_dot_parallel draws a rewritten graph with regions as
+ * clusters, channels side by side, Split/Merge in their own shapes, hosts by colour and operators
+ * that were not parallelized (why_serial set) marked. Return 0, or -1 when writing failed. ---- */
+int graph_dot_input(const Graph *g, FILE *out);
+int graph_dot_parallel(const Graph *g, FILE *out);
+
+#endif
