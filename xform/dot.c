@@ -22,7 +22,7 @@ static const char *const host_palette[] = {
 enum { PALETTE_SIZE = sizeof host_palette / sizeof host_palette[0] };
 static const char NO_HOST_FILL[] = "#ffffff";
 
-enum { REASON_SHORT = 28 }; /* characters of why_serial shown in a node's label */
+enum { REASON_SHORT = 32 }; /* characters of why_serial shown in a node's label */
 
 /* ---- writing quoted strings ---- */
 
@@ -83,23 +83,30 @@ static const char *op_shape(const Op *op) {
   return "box";
 }
 
-/* The first words of why_serial that fit in REASON_SHORT characters, "..." when cut. */
+/* A short form of why_serial for a label: the text before its first " (" or ": " (the reasons say
+ * the problem first and explain after), cut at a word to REASON_SHORT characters with "...". */
 static void put_short_reason(FILE *out, const char *why) {
   int len = (int)strlen(why);
+  for (int i = 1; i + 1 < len; i++)
+    if ((why[i] == ' ' && why[i + 1] == '(') || (why[i] == ':' && why[i + 1] == ' ')) {
+      len = i;
+      break;
+    }
   if (len <= REASON_SHORT) {
-    put_escaped(out, why, -1);
+    put_escaped(out, why, len);
     return;
   }
   int cut = REASON_SHORT;
   while (cut > 0 && why[cut] != ' ') cut--;
   if (cut < REASON_SHORT / 2) cut = REASON_SHORT; /* one long word: cut inside it */
+  while (cut > 0 && ((unsigned char)why[cut] & 0xc0) == 0x80) cut--; /* not inside a UTF-8 character */
   while (cut > 0 && why[cut - 1] == ' ') cut--;
   put_escaped(out, why, cut);
   fputs("...", out);
 }
 
-/* One operator node. fill: its fill colour. Splits and Merges show their strategy on a third
- * line; an operator that was not parallelized gets a dashed border, a short reason in its label and
+/* One operator node. fill: its fill colour. Splits and Merges show their strategy after their
+ * kind; an operator that was not parallelized gets a dashed border, a short reason in its label and
  * the full reason in its tooltip. */
 static void put_op_node(FILE *out, const Op *op, const char *fill, const char *indent) {
   const char *shape = op_shape(op);
@@ -111,7 +118,7 @@ static void put_op_node(FILE *out, const Op *op, const char *fill, const char *i
   fputs("\\n", out);
   put_escaped(out, op_kind_text(op), -1);
   if (op->kind == KIND_SPLIT && op_param(op, "strategy")) {
-    fputs("\\n", out);
+    fputc(' ', out);
     put_escaped(out, op_param(op, "strategy"), -1);
     if (op_param(op, "keys")) {
       fputc('(', out);
@@ -119,7 +126,7 @@ static void put_op_node(FILE *out, const Op *op, const char *fill, const char *i
       fputc(')', out);
     }
   } else if (op->kind == KIND_MERGE && op_param(op, "order")) {
-    fputs("\\n", out);
+    fputc(' ', out);
     put_escaped(out, op_param(op, "order"), -1);
   }
   if (op->why_serial) {
@@ -127,7 +134,7 @@ static void put_op_node(FILE *out, const Op *op, const char *fill, const char *i
     put_short_reason(out, op->why_serial);
   }
   fputc('"', out);
-  if (!box) fprintf(out, ", shape=%s", shape);
+  if (!box) fprintf(out, ", shape=%s, margin=\"0.04,0.02\"", shape); /* polygons grow fast */
   if (op->why_serial)
     fprintf(out, ", style=\"%sfilled,dashed\"", box ? "rounded," : "");
   else if (!box)
@@ -138,7 +145,8 @@ static void put_op_node(FILE *out, const Op *op, const char *fill, const char *i
   fputs(" operator ", out);
   put_escaped(out, op->name, -1);
   if (op->origin) {
-    fputs(", replica of ", out);
+    bool inserted = op->kind == KIND_SPLIT || op->kind == KIND_MERGE;
+    fputs(inserted ? ", for " : ", replica of ", out);
     put_escaped(out, op->origin, -1);
   }
   if (op->host) {
@@ -260,27 +268,43 @@ static void put_region(FILE *out, const Graph *g, const char *region, int *chans
   fputs("  }\n", out);
 }
 
-/* Host name -> colour and address, one node per host in a cluster of its own. The node ids
- * contain ':', which no operator name can, so they never meet an operator. */
+/* Writes s for an HTML-like label: markup characters as entities. */
+static void put_html(FILE *out, const char *s) {
+  for (; s && *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '&')
+      fputs("&amp;", out);
+    else if (c == '<')
+      fputs("&lt;", out);
+    else if (c == '>')
+      fputs("&gt;", out);
+    else if (c == '"')
+      fputs("&quot;", out);
+    else if (c < 0x20 || c == 0x7f)
+      fputc(' ', out);
+    else
+      fputc(c, out);
+  }
+}
+
+/* Host name -> colour and address, as one table in a cluster of its own, so the hosts are listed
+ * in g->hosts order (separate nodes would be reordered by the layout). Its node id contains ':',
+ * which no operator name can, so it never meets an operator. */
 static void put_legend(FILE *out, const Graph *g) {
   if (g->nhosts == 0) return;
   fputs("  subgraph \"cluster_legend\" {\n", out);
   fputs("    label=\"hosts\"; style=\"rounded\"; color=\"#888888\"; labeljust=l;\n", out);
+  fputs("    \"legend:hosts\" [shape=plain, style=\"\", tooltip=\"hosts by colour\", label=<"
+        "<table border=\"0\" cellborder=\"1\" cellspacing=\"0\" cellpadding=\"3\">", out);
   for (int i = 0; i < g->nhosts; i++) {
     const Host *h = g->hosts[i];
-    fputs("    \"legend:", out);
-    put_escaped(out, h->name, -1);
-    fputs("\" [label=\"", out);
-    put_escaped(out, h->name, -1);
-    fputs("\\n", out);
-    put_escaped(out, h->address, -1);
-    fprintf(out, "\", shape=box, style=\"filled\", fillcolor=\"%s\", tooltip=\"host ",
-            host_palette[i % PALETTE_SIZE]);
-    put_escaped(out, h->name, -1);
-    fputs(" at ", out);
-    put_escaped(out, h->address, -1);
-    fputs("\"];\n", out);
+    fprintf(out, "<tr><td bgcolor=\"%s\">", host_palette[i % PALETTE_SIZE]);
+    put_html(out, h->name);
+    fputs("</td><td>", out);
+    put_html(out, h->address);
+    fputs("</td></tr>", out);
   }
+  fputs("</table>>];\n", out);
   fputs("  }\n", out);
 }
 

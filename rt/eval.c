@@ -1,0 +1,252 @@
+/* eval.c: evaluates checked expressions over one tuple. A plain recursive walk dispatching on the
+ * kinds, operators and functions the checker resolved: no name lookups, no allocation except for
+ * the string results of `+` and str(). Run-time faults return -1 with a message; nothing aborts
+ * and nothing is undefined behaviour (see eval.h for the exact semantics). */
+#include "eval.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) {
+  if (err && errlen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+/* Longest prefix of a string quoted in a message. */
+enum { QUOTE_MAX = 40 };
+
+static int fail_convert(char *err, size_t errlen, const Value *v, const char *to) {
+  if (v->type == TYPE_STRING) {
+    int n = v->s.n > QUOTE_MAX ? QUOTE_MAX : (int)v->s.n;
+    return fail(err, errlen, "cannot convert '%.*s%s' to %s", n, v->s.p,
+                v->s.n > QUOTE_MAX ? "..." : "", to);
+  }
+  char buf[SF_DOUBLE_CHARS];
+  value_format_double(v->d, buf, sizeof buf);
+  return fail(err, errlen, "cannot convert %s to %s", buf, to);
+}
+
+static Value make_string(Arena *scratch, const char *p1, size_t n1, const char *p2, size_t n2) {
+  sf_assert(scratch);
+  char *p = arena_alloc(scratch, n1 + n2 + 1);
+  if (n1) memcpy(p, p1, n1);
+  if (n2) memcpy(p + n1, p2, n2);
+  p[n1 + n2] = 0;
+  return value_string(p, n1 + n2);
+}
+
+static int eval_binary(const Expr *e, const EvalEnv *env, Value *out, char *err, size_t errlen) {
+  Value x, y;
+  if (expr_eval(e->a, env, &x, err, errlen)) return -1;
+  if (e->op == OP_AND || e->op == OP_OR) {
+    if (x.b == (e->op == OP_OR)) {
+      *out = x;
+      return 0;
+    }
+    return expr_eval(e->b, env, out, err, errlen);
+  }
+  if (expr_eval(e->b, env, &y, err, errlen)) return -1;
+
+  if (x.type == TYPE_INT) {
+    uint64_t a = (uint64_t)x.i, b = (uint64_t)y.i;
+    switch (e->op) {
+    case OP_ADD: *out = value_int((int64_t)(a + b)); return 0;
+    case OP_SUB: *out = value_int((int64_t)(a - b)); return 0;
+    case OP_MUL: *out = value_int((int64_t)(a * b)); return 0;
+    case OP_DIV:
+      if (y.i == 0) return fail(err, errlen, "division by zero");
+      *out = value_int(y.i == -1 ? (int64_t)(0 - a) : x.i / y.i);
+      return 0;
+    case OP_MOD:
+      if (y.i == 0) return fail(err, errlen, "modulo by zero");
+      *out = value_int(y.i == -1 ? 0 : x.i % y.i);
+      return 0;
+    case OP_EQ: *out = value_bool(x.i == y.i); return 0;
+    case OP_NE: *out = value_bool(x.i != y.i); return 0;
+    case OP_LT: *out = value_bool(x.i < y.i); return 0;
+    case OP_LE: *out = value_bool(x.i <= y.i); return 0;
+    case OP_GT: *out = value_bool(x.i > y.i); return 0;
+    case OP_GE: *out = value_bool(x.i >= y.i); return 0;
+    default: break;
+    }
+  } else if (x.type == TYPE_DOUBLE) {
+    switch (e->op) {
+    case OP_ADD: *out = value_double(x.d + y.d); return 0;
+    case OP_SUB: *out = value_double(x.d - y.d); return 0;
+    case OP_MUL: *out = value_double(x.d * y.d); return 0;
+    case OP_DIV: *out = value_double(x.d / y.d); return 0;
+    case OP_EQ: *out = value_bool(x.d == y.d); return 0;
+    case OP_NE: *out = value_bool(x.d != y.d); return 0;
+    case OP_LT: *out = value_bool(x.d < y.d); return 0;
+    case OP_LE: *out = value_bool(x.d <= y.d); return 0;
+    case OP_GT: *out = value_bool(x.d > y.d); return 0;
+    case OP_GE: *out = value_bool(x.d >= y.d); return 0;
+    default: break;
+    }
+  } else if (x.type == TYPE_STRING) {
+    switch (e->op) {
+    case OP_ADD: *out = make_string(env->scratch, x.s.p, x.s.n, y.s.p, y.s.n); return 0;
+    case OP_EQ: *out = value_bool(value_compare(&x, &y) == 0); return 0;
+    case OP_NE: *out = value_bool(value_compare(&x, &y) != 0); return 0;
+    case OP_LT: *out = value_bool(value_compare(&x, &y) < 0); return 0;
+    case OP_LE: *out = value_bool(value_compare(&x, &y) <= 0); return 0;
+    case OP_GT: *out = value_bool(value_compare(&x, &y) > 0); return 0;
+    case OP_GE: *out = value_bool(value_compare(&x, &y) >= 0); return 0;
+    default: break;
+    }
+  } else if (x.type == TYPE_BOOL) {
+    switch (e->op) {
+    case OP_EQ: *out = value_bool(x.b == y.b); return 0;
+    case OP_NE: *out = value_bool(x.b != y.b); return 0;
+    default: break;
+    }
+  }
+  sf_die("operator %d on %s is not checked", (int)e->op, type_name(x.type));
+}
+
+static int eval_call(const Expr *e, const EvalEnv *env, Value *out, char *err, size_t errlen) {
+  Value v[3];
+  switch (e->func) {
+  case FUNC_COUNT: case FUNC_SUM: case FUNC_AVG: case FUNC_AMIN: case FUNC_AMAX:
+  case FUNC_FIRST: case FUNC_LAST:
+    sf_assert(env->aggs && e->slot >= 0);
+    *out = env->aggs[e->slot];
+    return 0;
+  default:
+    break;
+  }
+  sf_assert(e->nargs <= 3);
+  for (int k = 0; k < e->nargs; k++)
+    if (expr_eval(e->args[k], env, &v[k], err, errlen)) return -1;
+
+  char buf[SF_DOUBLE_CHARS];
+  switch (e->func) {
+  case FUNC_ABS:
+    if (v[0].type == TYPE_INT)
+      *out = value_int(v[0].i < 0 ? (int64_t)(0 - (uint64_t)v[0].i) : v[0].i);
+    else
+      *out = value_double(fabs(v[0].d));
+    return 0;
+  case FUNC_MIN:
+    *out = value_compare(&v[1], &v[0]) < 0 ? v[1] : v[0];
+    return 0;
+  case FUNC_MAX:
+    *out = value_compare(&v[1], &v[0]) > 0 ? v[1] : v[0];
+    return 0;
+  case FUNC_INT:
+    switch (v[0].type) {
+    case TYPE_INT: *out = v[0]; return 0;
+    case TYPE_BOOL: *out = value_int(v[0].b); return 0;
+    case TYPE_DOUBLE:
+      /* [-2^63, 2^63) truncates into range; the comparison is false for nan too */
+      if (!(v[0].d >= -9223372036854775808.0 && v[0].d < 9223372036854775808.0))
+        return fail_convert(err, errlen, &v[0], "int");
+      *out = value_int((int64_t)v[0].d);
+      return 0;
+    case TYPE_STRING:
+      if (value_parse(TYPE_INT, v[0].s.p, v[0].s.n, out, NULL))
+        return fail_convert(err, errlen, &v[0], "int");
+      return 0;
+    default: break;
+    }
+    break;
+  case FUNC_DOUBLE:
+    switch (v[0].type) {
+    case TYPE_INT: *out = value_double((double)v[0].i); return 0;
+    case TYPE_DOUBLE: *out = v[0]; return 0;
+    case TYPE_STRING:
+      if (value_parse(TYPE_DOUBLE, v[0].s.p, v[0].s.n, out, NULL))
+        return fail_convert(err, errlen, &v[0], "double");
+      return 0;
+    default: break;
+    }
+    break;
+  case FUNC_STR:
+    switch (v[0].type) {
+    case TYPE_STRING: *out = v[0]; return 0;
+    case TYPE_BOOL: *out = v[0].b ? value_string("true", 4) : value_string("false", 5); return 0;
+    case TYPE_INT: {
+      int n = snprintf(buf, sizeof buf, "%lld", (long long)v[0].i);
+      *out = make_string(env->scratch, buf, (size_t)n, NULL, 0);
+      return 0;
+    }
+    case TYPE_DOUBLE: {
+      size_t n = value_format_double(v[0].d, buf, sizeof buf);
+      *out = make_string(env->scratch, buf, n, NULL, 0);
+      return 0;
+    }
+    default: break;
+    }
+    break;
+  case FUNC_LEN:
+    *out = value_int((int64_t)v[0].s.n);
+    return 0;
+  case FUNC_SUBSTR: {
+    uint64_t len = v[0].s.n;
+    int64_t from = v[1].i, n = v[2].i;
+    uint64_t f = from < 0 ? 0 : (uint64_t)from > len ? len : (uint64_t)from;
+    uint64_t m = n < 0 ? 0 : (uint64_t)n > len - f ? len - f : (uint64_t)n;
+    *out = value_string(v[0].s.p + f, (size_t)m);
+    return 0;
+  }
+  case FUNC_HASH:
+    *out = value_int((int64_t)(value_hash(&v[0], SF_HASH_SEED) & (uint64_t)INT64_MAX));
+    return 0;
+  case FUNC_RAND:
+    *out = value_int(sf_rand(v[0].i));
+    return 0;
+  default:
+    break;
+  }
+  sf_die("function %d (%s) is not checked", (int)e->func, e->sval ? e->sval : "?");
+}
+
+int expr_eval(const Expr *e, const EvalEnv *env, Value *out, char *err, size_t errlen) {
+  switch (e->kind) {
+  case EXPR_INT:
+    *out = value_int(e->ival);
+    return 0;
+  case EXPR_DOUBLE:
+    *out = value_double(e->dval);
+    return 0;
+  case EXPR_STRING:
+    *out = value_string(e->sval, e->slen);
+    return 0;
+  case EXPR_BOOL:
+    *out = value_bool(e->bval);
+    return 0;
+  case EXPR_NAME:
+    switch (e->scope) {
+    case NAME_ATTR: *out = env->attrs[e->slot]; return 0;
+    case NAME_STATE: *out = env->states[e->slot]; return 0;
+    case NAME_SEQ: *out = value_int(env->seq); return 0;
+    case NAME_INDEX: *out = value_int(env->index); return 0;
+    default: sf_die("name '%s' is not resolved", e->sval);
+    }
+  case EXPR_UNARY:
+    if (expr_eval(e->a, env, out, err, errlen)) return -1;
+    if (e->op == OP_NOT) out->b = !out->b;
+    else if (out->type == TYPE_INT) out->i = (int64_t)(0 - (uint64_t)out->i);
+    else out->d = -out->d;
+    return 0;
+  case EXPR_BINARY:
+    return eval_binary(e, env, out, err, errlen);
+  case EXPR_COND: {
+    Value c;
+    if (expr_eval(e->a, env, &c, err, errlen)) return -1;
+    return expr_eval(c.b ? e->b : e->c, env, out, err, errlen);
+  }
+  case EXPR_CALL:
+    return eval_call(e, env, out, err, errlen);
+  default:
+    sf_die("bad expression kind %d", (int)e->kind);
+  }
+}

@@ -1,0 +1,93 @@
+/* value.h: runtime helpers on Value (sf.h): shortest double text, stable hashing, comparison,
+ * parsing CSV fields and formatting values into a growable byte buffer.
+ *
+ * Ownership: a Value never owns its string bytes; whoever produced them (an arena, a tuple, an
+ * expression literal) keeps them alive. A Buf owns its bytes until buf_release(). */
+#ifndef SF_VALUE_H
+#define SF_VALUE_H
+
+#include "sf.h"
+
+/* ---- Buf: a growable byte buffer, always NUL-terminated after its n bytes ---- */
+
+typedef struct Buf {
+  char *p;    /* bytes (malloc'ed; NULL until the first append) */
+  size_t n;   /* bytes used, not counting the terminating NUL */
+  size_t cap; /* bytes allocated */
+} Buf;
+
+void buf_init(Buf *b);                               /* empty, allocates nothing */
+void buf_release(Buf *b);                            /* frees the bytes; b is empty again */
+void buf_reset(Buf *b);                              /* n = 0, keeps the allocation */
+void buf_append(Buf *b, const char *p, size_t n);    /* out of memory aborts */
+void buf_putc(Buf *b, char c);
+void buf_puts(Buf *b, const char *s);
+
+/* ---- value constructors ---- */
+
+static inline Value value_int(int64_t i) { Value v = {.type = TYPE_INT}; v.i = i; return v; }
+static inline Value value_double(double d) { Value v = {.type = TYPE_DOUBLE}; v.d = d; return v; }
+static inline Value value_bool(bool b) { Value v = {.type = TYPE_BOOL}; v.b = b; return v; }
+static inline Value value_string(const char *p, size_t n) {
+  Value v = {.type = TYPE_STRING};
+  v.s.p = p;
+  v.s.n = n;
+  return v;
+}
+
+/* ---- doubles as text ---- */
+
+/* Enough for any output of value_format_double, NUL included. */
+#define SF_DOUBLE_CHARS 32
+
+/* Writes the shortest text that strtod reads back to exactly d (same bits, so -0.0 is "-0"),
+ * laid out like ECMAScript's Number::toString: the fewest significant digits (found by trying
+ * %.*e with 1..17 digits, which is correctly rounded in glibc and musl alike), in plain notation
+ * when the decimal exponent n (d = 0.DIGITS * 10^n) satisfies -6 < n <= 21, otherwise as
+ * `D[.DDD]e+X` / `D[.DDD]e-X` without zero padding of X. Examples: 0.1 -> "0.1", 1.0 -> "1",
+ * 100.0 -> "100", 1e21 -> "1e+21", 1e20 -> "100000000000000000000", 1e-7 -> "1e-7",
+ * 0.000001 -> "0.000001". NaN is "nan" (its sign and payload dropped), infinities are "inf" and
+ * "-inf". Like snprintf: writes at most cap bytes including the NUL and returns the length the
+ * full text has; cap >= SF_DOUBLE_CHARS never truncates. */
+size_t value_format_double(double d, char *buf, size_t cap);
+
+/* ---- hashing and mixing (stable across hosts, builds and runs) ---- */
+
+/* The starting value of a chain of value_hash calls (the FNV-1a 64-bit offset basis). */
+#define SF_HASH_SEED UINT64_C(0xcbf29ce484222325)
+
+/* One step of splitmix64 from state x: the finaliser applied to x + 0x9e3779b97f4a7c15, so
+ * sf_mix64(0) == 0xe220a8397b1dcdaf (the first output of splitmix64 seeded with 0). */
+uint64_t sf_mix64(uint64_t x);
+/* rand(n) of the expression language: sf_mix64(n) with the top bit cleared (never negative). */
+int64_t sf_rand(int64_t n);
+/* Hashes v into h: FNV-1a over a canonical encoding (one type byte = the Type enum value, then
+ * int: 8 bytes little-endian; double: its IEEE bits, 8 bytes little-endian, with -0.0 taken as 0.0
+ * and every NaN as 0x7ff8000000000000; string: length as 8 bytes little-endian, then the bytes;
+ * bool: one byte 0 or 1), then sf_mix64 of the result. Chain keys as
+ * value_hash(&k2, value_hash(&k1, SF_HASH_SEED)). Values that value_equal() hash alike. */
+uint64_t value_hash(const Value *v, uint64_t h);
+
+/* ---- comparison ---- */
+
+/* Total order: <0, 0, >0. Values of different types order by their Type (a checked program never
+ * compares them). Ints numerically; doubles numerically with -0.0 == 0.0 and NaN equal to itself and
+ * above every other double (unlike the IEEE comparisons of the expression operators); strings
+ * bytewise (memcmp, then the shorter first); false < true. */
+int value_compare(const Value *a, const Value *b);
+/* value_compare(a, b) == 0: the equality of keys (Dedup, partitioning), consistent with value_hash. */
+bool value_equal(const Value *a, const Value *b);
+
+/* ---- text ---- */
+
+/* Parses one CSV field of type t from text[0..n) (not necessarily NUL-terminated). int: optional
+ * '+' or '-', then decimal digits, within int64; double: what strtod accepts in the C locale
+ * ("nan", "inf" included), consuming all n bytes, no leading white space, not overflowing to
+ * infinity; bool: exactly "true" or "false"; string: any bytes, copied NUL-terminated into a (with
+ * a == NULL the value borrows text). Returns 0 with *out set, or -1 with *out unchanged. */
+int value_parse(Type t, const char *text, size_t n, Value *out, Arena *a);
+/* Appends v as text: int decimal, double by value_format_double, bool "true"/"false", string raw
+ * (no quoting: that is the CSV writer's job). */
+void value_format(const Value *v, Buf *out);
+
+#endif

@@ -1,0 +1,1032 @@
+/* test_expr.c: the expression language end to end: parse and format (xform/expr.c), type rules and
+ * their exact diagnostics, evaluation (rt/eval.c) and the Value helpers (rt/value.c).
+ * Pinned hashes were computed independently from the encoding documented in rt/value.h. */
+#include <check.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval.h"
+#include "sf.h"
+#include "value.h"
+
+enum { LINE = 7 };
+
+static Arena *arena;
+static char *diag_text;
+static size_t diag_len;
+static FILE *diag_file;
+static Diag diag;
+
+/* The test schema T(sym string, price double, vol int, flag bool) and two state variables. */
+static Attr attrs[] = {
+  {"sym", TYPE_STRING, 2}, {"price", TYPE_DOUBLE, 3}, {"vol", TYPE_INT, 4}, {"flag", TYPE_BOOL, 5},
+};
+static Schema schema_t = {"T", attrs, 4, 1};
+static StateVar state_total = {.name = "total", .type = TYPE_INT};
+static StateVar state_mean = {.name = "mean", .type = TYPE_DOUBLE};
+static StateVar *states[] = {&state_total, &state_mean};
+
+static void setup(void) {
+  arena = arena_new();
+  diag_text = NULL;
+  diag_len = 0;
+  diag_file = open_memstream(&diag_text, &diag_len);
+  diag_init(&diag, "g.xml", diag_file);
+}
+
+static void teardown(void) {
+  fclose(diag_file);
+  free(diag_text);
+  arena_free(arena);
+}
+
+/* Forgets the diagnostics so far. */
+static void reset_diags(void) {
+  fclose(diag_file);
+  free(diag_text);
+  diag_text = NULL;
+  diag_len = 0;
+  diag_file = open_memstream(&diag_text, &diag_len);
+  diag_init(&diag, "g.xml", diag_file);
+}
+
+static const char *diags(void) {
+  fflush(diag_file);
+  return diag_text ? diag_text : "";
+}
+
+/* A Functor-like scope with everything visible: attributes, states, seq and i. */
+static ExprScope full_scope(void) {
+  ExprScope s = {.input = &schema_t, .states = states, .nstates = 2, .allow_seq = true,
+                 .allow_index = true};
+  return s;
+}
+
+static ExprScope agg_scope(void) {
+  ExprScope s = {.input = &schema_t, .allow_aggregates = true};
+  return s;
+}
+
+static Expr *parse_ok(const char *text) {
+  Expr *e = expr_parse(arena, text, &diag, LINE);
+  ck_assert_msg(e != NULL, "parse of '%s' failed: %s", text, diags());
+  ck_assert_int_eq(diag.nerrors, 0);
+  return e;
+}
+
+static const char *fmt(const char *text) {
+  return expr_format(arena, parse_ok(text));
+}
+
+static const char *parse_error(const char *text) {
+  Expr *e = expr_parse(arena, text, &diag, LINE);
+  ck_assert_msg(e == NULL, "parse of '%s' should fail", text);
+  ck_assert_int_eq(diag.nerrors, 1);
+  return diags();
+}
+
+static Type type_in(const char *text, ExprScope *scope) {
+  Expr *e = parse_ok(text);
+  Type t = expr_check(e, scope, &diag, LINE);
+  ck_assert_msg(t != TYPE_NONE, "check of '%s' failed: %s", text, diags());
+  ck_assert_int_eq(e->type, t);
+  return t;
+}
+
+static Type type_of(const char *text) {
+  ExprScope s = full_scope();
+  return type_in(text, &s);
+}
+
+static const char *check_error_in(const char *text, ExprScope *scope) {
+  Expr *e = parse_ok(text);
+  ck_assert_int_eq(expr_check(e, scope, &diag, LINE), TYPE_NONE);
+  ck_assert_int_gt(diag.nerrors, 0);
+  return diags();
+}
+
+static const char *check_error(const char *text) {
+  ExprScope s = full_scope();
+  return check_error_in(text, &s);
+}
+
+/* Evaluation over sym="IBM", price=2.5, vol=10, flag=true, total=7, mean=1.5, seq=42, i=3. */
+static Value tuple[4], state_values[2];
+
+static int eval_text(const char *text, Value *out, char *err, size_t errlen) {
+  ExprScope s = full_scope();
+  Expr *e = parse_ok(text);
+  ck_assert_msg(expr_check(e, &s, &diag, LINE) != TYPE_NONE, "check of '%s': %s", text, diags());
+  tuple[0] = value_string("IBM", 3);
+  tuple[1] = value_double(2.5);
+  tuple[2] = value_int(10);
+  tuple[3] = value_bool(true);
+  state_values[0] = value_int(7);
+  state_values[1] = value_double(1.5);
+  EvalEnv env = {.attrs = tuple, .states = state_values, .seq = 42, .index = 3, .scratch = arena};
+  return expr_eval(e, &env, out, err, errlen);
+}
+
+static Value ev(const char *text) {
+  char err[128] = "";
+  Value v;
+  int rc = eval_text(text, &v, err, sizeof err);
+  ck_assert_msg(rc == 0, "eval of '%s' failed: %s", text, err);
+  return v;
+}
+
+static int64_t ev_int(const char *text) {
+  Value v = ev(text);
+  ck_assert_int_eq(v.type, TYPE_INT);
+  return v.i;
+}
+
+static double ev_double(const char *text) {
+  Value v = ev(text);
+  ck_assert_int_eq(v.type, TYPE_DOUBLE);
+  return v.d;
+}
+
+static bool ev_bool(const char *text) {
+  Value v = ev(text);
+  ck_assert_int_eq(v.type, TYPE_BOOL);
+  return v.b;
+}
+
+static const char *ev_str(const char *text) {
+  Value v = ev(text);
+  ck_assert_int_eq(v.type, TYPE_STRING);
+  return arena_strndup(arena, v.s.p, v.s.n);
+}
+
+static const char *ev_error(const char *text) {
+  static char err[128];
+  Value v;
+  err[0] = 0;
+  ck_assert_int_eq(eval_text(text, &v, err, sizeof err), -1);
+  return err;
+}
+
+static const char *fmt_double(double d) {
+  static char buf[SF_DOUBLE_CHARS];
+  size_t n = value_format_double(d, buf, sizeof buf);
+  ck_assert_uint_eq(n, strlen(buf));
+  return buf;
+}
+
+/* ---- parsing and formatting ---- */
+
+START_TEST(test_parse_literals) {
+  ck_assert_str_eq(fmt("42"), "42");
+  ck_assert_str_eq(fmt("-3"), "-3");
+  ck_assert_str_eq(fmt("2.5"), "2.5");
+  ck_assert_str_eq(fmt("1e-3"), "0.001");
+  ck_assert_str_eq(fmt("3."), "3.0");
+  ck_assert_str_eq(fmt("1E3"), "1000.0");
+  ck_assert_str_eq(fmt("-2.5"), "-2.5");
+  ck_assert_str_eq(fmt("007"), "7");
+  ck_assert_str_eq(fmt("true"), "true");
+  ck_assert_str_eq(fmt("false"), "false");
+  ck_assert_str_eq(fmt("9223372036854775807"), "9223372036854775807");
+  ck_assert_str_eq(fmt("-9223372036854775808"), "-9223372036854775808");
+  ck_assert_str_eq(fmt("\"a\\\"b\\\\c\\nd\""), "\"a\\\"b\\\\c\\nd\"");
+  Expr *e = parse_ok("\"a\\nb\"");
+  ck_assert_int_eq(e->kind, EXPR_STRING);
+  ck_assert_uint_eq(e->slen, 3);
+  ck_assert_str_eq(e->sval, "a\nb");
+  e = parse_ok("-9223372036854775808");
+  ck_assert_int_eq(e->kind, EXPR_INT);
+  ck_assert(e->ival == INT64_MIN);
+  ck_assert_int_eq(e->col, 1);
+}
+END_TEST
+
+START_TEST(test_parse_precedence) {
+  ck_assert_str_eq(fmt("a + b * c"), "(a + (b * c))");
+  ck_assert_str_eq(fmt("a * b + c"), "((a * b) + c)");
+  ck_assert_str_eq(fmt("a - b - c"), "((a - b) - c)");
+  ck_assert_str_eq(fmt("a / b % c"), "((a / b) % c)");
+  ck_assert_str_eq(fmt("a || b && c"), "(a || (b && c))");
+  ck_assert_str_eq(fmt("a && b || c"), "((a && b) || c)");
+  ck_assert_str_eq(fmt("a == b < c"), "(a == (b < c))");
+  ck_assert_str_eq(fmt("a != b == c"), "((a != b) == c)");
+  ck_assert_str_eq(fmt("a < b + 1"), "(a < (b + 1))");
+  ck_assert_str_eq(fmt("a ? b : c ? d : e"), "(a ? b : (c ? d : e))");
+  ck_assert_str_eq(fmt("a ? b ? c : d : e"), "(a ? (b ? c : d) : e)");
+  ck_assert_str_eq(fmt("a || b ? c + 1 : d"), "((a || b) ? (c + 1) : d)");
+  ck_assert_str_eq(fmt("-a * b"), "(-a * b)");
+  ck_assert_str_eq(fmt("!a && b"), "(!a && b)");
+  ck_assert_str_eq(fmt("!(a && b)"), "!(a && b)");
+  ck_assert_str_eq(fmt("(a + b) * c"), "((a + b) * c)");
+  ck_assert_str_eq(fmt("- -a"), "--a");
+  ck_assert_str_eq(fmt("1 - -3"), "(1 - -3)");
+  ck_assert_str_eq(fmt("1-3"), "(1 - 3)");
+  ck_assert_str_eq(fmt("f(a, b + 1)"), "f(a, (b + 1))");
+  ck_assert_str_eq(fmt("count ( )"), "count()");
+  ck_assert_str_eq(fmt("x % 2 == 0 || y >= 3.5"), "(((x % 2) == 0) || (y >= 3.5))");
+}
+END_TEST
+
+START_TEST(test_parse_round_trip) {
+  static const char *const texts[] = {
+    "\"S\" + str(seq % 50)",
+    "100.0 + double(rand(seq) % 1000) / 10.0",
+    "1 + rand(seq + 7) % 500",
+    "sum(price * double(vol)) / double(sum(vol))",
+    "a ? -1.5e-7 : 1e300",
+    "substr(\"x\\\\y\\\"\", -1, 2) + \"\\n\"",
+    "!(a <= b) && c > d || e != f",
+    "- - -9223372036854775808",
+  };
+  for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
+    const char *once = fmt(texts[k]);
+    ck_assert_str_eq(fmt(once), once);
+  }
+  ck_assert_str_eq(fmt("a ? -1.5e-7 : 1e300"), "(a ? -1.5e-7 : 1e+300)");
+  ck_assert_str_eq(fmt("1e20 + 1e21 + 0.000001 + 1.25e-7 + 100.0 + 0.0 + 12.5"),
+                   "((((((100000000000000000000.0 + 1e+21) + 0.000001) + 1.25e-7) + 100.0) + 0.0) + 12.5)");
+}
+END_TEST
+
+START_TEST(test_parse_whitespace_and_columns) {
+  ck_assert_str_eq(fmt("\n      vol >= 10\n    "), "(vol >= 10)");
+  Expr *e = parse_ok("  a +\n  bb");
+  ck_assert_int_eq(e->col, 3);
+  ck_assert_int_eq(e->slot, 5); /* column of the operator */
+  ck_assert_int_eq(e->b->col, 9);
+  ck_assert_str_eq(parse_error("\n  a +\n  "), "g.xml:7:7: error: unexpected end of expression\n");
+}
+END_TEST
+
+START_TEST(test_parse_errors) {
+  ck_assert_str_eq(parse_error(""), "g.xml:7:1: error: empty expression\n");
+}
+END_TEST
+
+START_TEST(test_parse_error_blank) {
+  ck_assert_str_eq(parse_error(" \n\t "), "g.xml:7:1: error: empty expression\n");
+}
+END_TEST
+
+START_TEST(test_parse_error_call) {
+  ck_assert_str_eq(parse_error("f(a b)"), "g.xml:7:5: error: expected ')' after arguments\n");
+}
+END_TEST
+
+START_TEST(test_parse_error_paren) {
+  ck_assert_str_eq(parse_error("(a + b"), "g.xml:7:7: error: expected ')'\n");
+}
+END_TEST
+
+START_TEST(test_parse_error_end) {
+  ck_assert_str_eq(parse_error("a +"), "g.xml:7:4: error: unexpected end of expression\n");
+}
+END_TEST
+
+START_TEST(test_parse_error_trailing) {
+  ck_assert_str_eq(parse_error("a foo"), "g.xml:7:3: error: unexpected 'foo'\n");
+}
+END_TEST
+
+START_TEST(test_parse_error_string) {
+  ck_assert_str_eq(parse_error("x + \"abc"), "g.xml:7:5: error: unterminated string\n");
+}
+END_TEST
+
+START_TEST(test_parse_error_string_newline) {
+  ck_assert_str_eq(parse_error("\"ab\ncd\""), "g.xml:7:1: error: unterminated string\n");
+}
+END_TEST
+
+START_TEST(test_parse_error_escape) {
+  ck_assert_str_eq(parse_error("x + \"a\\qb\""),
+                   "g.xml:7:7: error: unknown escape '\\q' in string\n");
+}
+END_TEST
+
+START_TEST(test_parse_error_int_range) {
+  ck_assert_str_eq(parse_error("999999999999999999999"),
+                   "g.xml:7:1: error: integer literal '999999999999999999999' out of range\n");
+}
+END_TEST
+
+START_TEST(test_parse_error_int_range_2) {
+  ck_assert_str_eq(parse_error("1 + 9223372036854775808"),
+                   "g.xml:7:5: error: integer literal '9223372036854775808' out of range\n");
+}
+END_TEST
+
+START_TEST(test_parse_error_int_range_neg) {
+  ck_assert_str_eq(parse_error("-9223372036854775809"),
+                   "g.xml:7:1: error: integer literal '-9223372036854775809' out of range\n");
+}
+END_TEST
+
+START_TEST(test_parse_error_misc) {
+  static const struct { const char *text, *want; } cases[] = {
+    {"a = b", "g.xml:7:3: error: unexpected '='\n"},
+    {"a ? b", "g.xml:7:6: error: expected ':' in '?:'\n"},
+    {"12abc", "g.xml:7:1: error: invalid number '12abc'\n"},
+    {"1e", "g.xml:7:1: error: invalid number '1e'\n"},
+    {"1.2.3", "g.xml:7:1: error: invalid number '1.2.3'\n"},
+    {"2 * 1e999", "g.xml:7:5: error: double literal '1e999' out of range\n"},
+    {"a @ b", "g.xml:7:3: error: unexpected '@'\n"},
+    {"a & b", "g.xml:7:3: error: unexpected '&'\n"},
+    {")", "g.xml:7:1: error: unexpected ')'\n"},
+    {"f(1,)", "g.xml:7:5: error: unexpected ')'\n"},
+    {".5", "g.xml:7:1: error: unexpected '.'\n"},
+    {"a +* b", "g.xml:7:4: error: unexpected '*'\n"},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    reset_diags();
+    ck_assert_str_eq(parse_error(cases[k].text), cases[k].want);
+  }
+}
+END_TEST
+
+START_TEST(test_parse_error_depth) {
+  char text[700];
+  memset(text, '(', 300);
+  strcpy(text + 300, "1");
+  memset(text + 301, ')', 300);
+  text[601] = 0;
+  ck_assert_ptr_null(expr_parse(arena, text, &diag, LINE));
+  ck_assert_int_eq(diag.nerrors, 1);
+  ck_assert_ptr_nonnull(strstr(diags(), "error: expression nested too deeply\n"));
+}
+END_TEST
+
+/* ---- type checking ---- */
+
+START_TEST(test_check_names) {
+  ExprScope s = full_scope();
+  Expr *e = parse_ok("vol");
+  ck_assert_int_eq(expr_check(e, &s, &diag, LINE), TYPE_INT);
+  ck_assert_int_eq(e->scope, NAME_ATTR);
+  ck_assert_int_eq(e->slot, 2);
+  e = parse_ok("mean");
+  ck_assert_int_eq(expr_check(e, &s, &diag, LINE), TYPE_DOUBLE);
+  ck_assert_int_eq(e->scope, NAME_STATE);
+  ck_assert_int_eq(e->slot, 1);
+  e = parse_ok("seq + i");
+  ck_assert_int_eq(expr_check(e, &s, &diag, LINE), TYPE_INT);
+  ck_assert_int_eq(e->a->scope, NAME_SEQ);
+  ck_assert_int_eq(e->b->scope, NAME_INDEX);
+  ck_assert_int_eq(type_of("sym"), TYPE_STRING);
+  ck_assert_int_eq(type_of("flag"), TYPE_BOOL);
+  ck_assert_int_eq(diag.nerrors, 0);
+}
+END_TEST
+
+START_TEST(test_check_name_precedence) {
+  /* an input attribute named seq hides the Beacon counter */
+  Attr a[] = {{"seq", TYPE_STRING, 1}};
+  Schema sch = {"S", a, 1, 1};
+  ExprScope s = {.input = &sch, .allow_seq = true};
+  Expr *e = parse_ok("seq");
+  ck_assert_int_eq(expr_check(e, &s, &diag, LINE), TYPE_STRING);
+  ck_assert_int_eq(e->scope, NAME_ATTR);
+  ck_assert_int_eq(e->slot, 0);
+}
+END_TEST
+
+START_TEST(test_check_unknown_names) {
+  ck_assert_str_eq(check_error("px"), "g.xml:7:1: error: unknown name 'px'\n");
+}
+END_TEST
+
+START_TEST(test_check_seq_not_allowed) {
+  ExprScope s = {.input = &schema_t};
+  ck_assert_str_eq(check_error_in("vol + seq * i", &s),
+                   "g.xml:7:7: error: unknown name 'seq'\n"
+                   "g.xml:7:13: error: unknown name 'i'\n");
+}
+END_TEST
+
+START_TEST(test_check_arithmetic) {
+  ck_assert_int_eq(type_of("vol + 1"), TYPE_INT);
+  ck_assert_int_eq(type_of("price * 2.0 - mean / 3.0"), TYPE_DOUBLE);
+  ck_assert_int_eq(type_of("vol % 3"), TYPE_INT);
+  ck_assert_int_eq(type_of("sym + \"x\""), TYPE_STRING);
+  ck_assert_int_eq(type_of("-price"), TYPE_DOUBLE);
+  ck_assert_str_eq(check_error("vol + price"),
+                   "g.xml:7:5: error: operator '+' needs two ints, two doubles or two strings, "
+                   "got int and double\n");
+}
+END_TEST
+
+START_TEST(test_check_arithmetic_errors) {
+  ck_assert_str_eq(check_error("price % 2.0"),
+                   "g.xml:7:7: error: operator '%' needs two ints, got double and double\n");
+}
+END_TEST
+
+START_TEST(test_check_arithmetic_errors_2) {
+  ck_assert_str_eq(check_error("sym - sym"),
+                   "g.xml:7:5: error: operator '-' needs two ints or two doubles, "
+                   "got string and string\n");
+}
+END_TEST
+
+START_TEST(test_check_comparisons) {
+  ck_assert_int_eq(type_of("sym < \"b\""), TYPE_BOOL);
+  ck_assert_int_eq(type_of("price >= 1.0"), TYPE_BOOL);
+  ck_assert_int_eq(type_of("flag == true"), TYPE_BOOL);
+  ck_assert_int_eq(type_of("sym != \"x\""), TYPE_BOOL);
+  ck_assert_str_eq(check_error("flag < flag"),
+                   "g.xml:7:6: error: operator '<' needs two ints, two doubles or two strings, "
+                   "got bool and bool\n");
+}
+END_TEST
+
+START_TEST(test_check_equality_error) {
+  ck_assert_str_eq(check_error("vol == price"),
+                   "g.xml:7:5: error: operator '==' needs two operands of the same type, "
+                   "got int and double\n");
+}
+END_TEST
+
+START_TEST(test_check_logical) {
+  ck_assert_int_eq(type_of("!flag || vol > 1 && true"), TYPE_BOOL);
+  ck_assert_str_eq(check_error("vol && flag"),
+                   "g.xml:7:5: error: operator '&&' needs two bools, got int and bool\n");
+}
+END_TEST
+
+START_TEST(test_check_unary) {
+  ck_assert_str_eq(check_error("!vol || -sym == \"\""),
+                   "g.xml:7:1: error: operator '!' needs a bool, got int\n"
+                   "g.xml:7:9: error: operator '-' needs an int or a double, got string\n");
+}
+END_TEST
+
+START_TEST(test_check_cond) {
+  ck_assert_int_eq(type_of("flag ? sym : \"none\""), TYPE_STRING);
+  ck_assert_str_eq(check_error("vol ? 1 : 2"),
+                   "g.xml:7:1: error: condition of '?:' must be bool, got int\n");
+}
+END_TEST
+
+START_TEST(test_check_cond_branches) {
+  ck_assert_str_eq(check_error("flag ? 1 : 2.0"),
+                   "g.xml:7:6: error: branches of '?:' must have the same type, "
+                   "got int and double\n");
+}
+END_TEST
+
+START_TEST(test_check_every_error) {
+  /* every independent error is reported, but an error does not cascade into its parents */
+  ck_assert_str_eq(check_error("(px + 1) * (vol + price) + qx"),
+                   "g.xml:7:2: error: unknown name 'px'\n"
+                   "g.xml:7:17: error: operator '+' needs two ints, two doubles or two strings, "
+                   "got int and double\n"
+                   "g.xml:7:28: error: unknown name 'qx'\n");
+  ck_assert_int_eq(diag.nerrors, 3);
+}
+END_TEST
+
+START_TEST(test_check_functions) {
+  ck_assert_int_eq(type_of("abs(vol)"), TYPE_INT);
+  ck_assert_int_eq(type_of("abs(price)"), TYPE_DOUBLE);
+  ck_assert_int_eq(type_of("min(vol, 3)"), TYPE_INT);
+  ck_assert_int_eq(type_of("max(price, 1.0)"), TYPE_DOUBLE);
+  ck_assert_int_eq(type_of("min(sym, \"a\")"), TYPE_STRING);
+  ck_assert_int_eq(type_of("int(price) + int(sym) + int(flag) + int(vol)"), TYPE_INT);
+  ck_assert_int_eq(type_of("double(vol) + double(sym) + double(price)"), TYPE_DOUBLE);
+  ck_assert_int_eq(type_of("str(flag) + str(vol) + str(price) + str(sym)"), TYPE_STRING);
+  ck_assert_int_eq(type_of("len(sym)"), TYPE_INT);
+  ck_assert_int_eq(type_of("substr(sym, 0, vol)"), TYPE_STRING);
+  ck_assert_int_eq(type_of("hash(price) + hash(sym) + hash(flag)"), TYPE_INT);
+  ck_assert_int_eq(type_of("rand(vol)"), TYPE_INT);
+  Expr *e = parse_ok("min(1, 2)");
+  ExprScope s = full_scope();
+  expr_check(e, &s, &diag, LINE);
+  ck_assert_int_eq(e->func, FUNC_MIN);
+}
+END_TEST
+
+START_TEST(test_check_function_errors) {
+  ck_assert_str_eq(check_error("substr(sym, 1) + foo(1) + len(vol) + abs(1, 2)"),
+                   "g.xml:7:1: error: function 'substr' takes 3 arguments, got 2\n"
+                   "g.xml:7:18: error: unknown function 'foo'\n"
+                   "g.xml:7:31: error: argument 1 of 'len' must be a string, got int\n"
+                   "g.xml:7:38: error: function 'abs' takes 1 argument, got 2\n");
+}
+END_TEST
+
+START_TEST(test_check_function_errors_2) {
+  ck_assert_str_eq(check_error("double(flag) + rand(price) + substr(sym, 1.0, \"x\")"),
+                   "g.xml:7:8: error: argument 1 of 'double' must be an int, a double or a string, "
+                   "got bool\n"
+                   "g.xml:7:21: error: argument 1 of 'rand' must be an int, got double\n"
+                   "g.xml:7:42: error: argument 2 of 'substr' must be an int, got double\n"
+                   "g.xml:7:47: error: argument 3 of 'substr' must be an int, got string\n");
+  ck_assert_int_eq(diag.nerrors, 4);
+}
+END_TEST
+
+START_TEST(test_check_function_errors_3) {
+  ck_assert_str_eq(check_error("substr(sym, 1.0, \"x\") == str(rand(price))"),
+                   "g.xml:7:13: error: argument 2 of 'substr' must be an int, got double\n"
+                   "g.xml:7:18: error: argument 3 of 'substr' must be an int, got string\n"
+                   "g.xml:7:35: error: argument 1 of 'rand' must be an int, got double\n");
+}
+END_TEST
+
+START_TEST(test_check_minmax_errors) {
+  ck_assert_str_eq(check_error("min(vol, price)"),
+                   "g.xml:7:1: error: function 'min' needs two ints, two doubles or two strings, "
+                   "got int and double\n");
+}
+END_TEST
+
+START_TEST(test_check_minmax_outside_aggregate) {
+  ck_assert_str_eq(check_error("max(vol)"),
+                   "g.xml:7:1: error: function 'max' takes 2 arguments, got 1\n");
+}
+END_TEST
+
+START_TEST(test_check_aggregate_outside) {
+  ck_assert_str_eq(check_error("sum(vol) + count()"),
+                   "g.xml:7:1: error: aggregate function 'sum' is only allowed in an Aggregate\n"
+                   "g.xml:7:12: error: aggregate function 'count' is only allowed in an Aggregate\n");
+}
+END_TEST
+
+START_TEST(test_check_aggregates) {
+  ExprScope s = agg_scope();
+  Expr *e = parse_ok("sum(price * double(vol)) / double(sum(vol))");
+  ck_assert_int_eq(expr_check(e, &s, &diag, LINE), TYPE_DOUBLE);
+  ck_assert_int_eq(s.naggregates, 2);
+  ck_assert_int_eq(e->a->func, FUNC_SUM);
+  ck_assert_int_eq(e->a->slot, 0);
+  ck_assert_int_eq(e->b->args[0]->slot, 1);
+  s = agg_scope();
+  ck_assert_int_eq(type_in("count()", &s), TYPE_INT);
+  ck_assert_int_eq(type_in("sum(vol)", &s), TYPE_INT);
+  ck_assert_int_eq(type_in("avg(vol)", &s), TYPE_DOUBLE);
+  ck_assert_int_eq(type_in("first(flag)", &s), TYPE_BOOL);
+  ck_assert_int_eq(type_in("last(sym)", &s), TYPE_STRING);
+  ck_assert_int_eq(type_in("sym + str(count())", &s), TYPE_STRING);
+  ck_assert_int_eq(s.naggregates, 6);
+  e = parse_ok("min(sym) + max(sym)");
+  ck_assert_int_eq(expr_check(e, &s, &diag, LINE), TYPE_STRING);
+  ck_assert_int_eq(e->a->func, FUNC_AMIN);
+  ck_assert_int_eq(e->b->func, FUNC_AMAX);
+  ck_assert_int_eq(e->b->slot, 7);
+  e = parse_ok("min(vol, 3)");
+  ck_assert_int_eq(expr_check(e, &s, &diag, LINE), TYPE_INT);
+  ck_assert_int_eq(e->func, FUNC_MIN);
+  ck_assert_int_eq(s.naggregates, 8);
+}
+END_TEST
+
+START_TEST(test_check_aggregate_errors) {
+  ExprScope s = agg_scope();
+  ck_assert_str_eq(check_error_in("sum(sum(vol)) + count(vol) + sum(sym) + min(1, 2, 3) + avg(flag)", &s),
+                   "g.xml:7:5: error: aggregate function 'sum' cannot be nested inside 'sum'\n"
+                   "g.xml:7:17: error: function 'count' takes 0 arguments, got 1\n"
+                   "g.xml:7:34: error: argument 1 of 'sum' must be an int or a double, got string\n"
+                   "g.xml:7:41: error: function 'min' takes 1 or 2 arguments, got 3\n"
+                   "g.xml:7:60: error: argument 1 of 'avg' must be an int or a double, got bool\n");
+}
+END_TEST
+
+START_TEST(test_reads_and_is_attr) {
+  ExprScope s = full_scope();
+  Expr *e = parse_ok("flag ? len(sym) + total : vol");
+  ck_assert_int_eq(expr_check(e, &s, &diag, LINE), TYPE_INT);
+  bool reads[4] = {false, false, false, false};
+  expr_reads(e, reads);
+  ck_assert(reads[0] && !reads[1] && reads[2] && reads[3]);
+  int slot = -1;
+  ck_assert(!expr_is_attr(e, &slot));
+  e = parse_ok(" price ");
+  expr_check(e, &s, &diag, LINE);
+  ck_assert(expr_is_attr(e, &slot));
+  ck_assert_int_eq(slot, 1);
+  e = parse_ok("total");
+  expr_check(e, &s, &diag, LINE);
+  ck_assert(!expr_is_attr(e, &slot));
+}
+END_TEST
+
+/* ---- evaluation ---- */
+
+START_TEST(test_eval_int_arithmetic) {
+  ck_assert_int_eq(ev_int("1 + 2 * 3"), 7);
+  ck_assert_int_eq(ev_int("(1 + 2) * 3"), 9);
+  ck_assert_int_eq(ev_int("vol - 15"), -5);
+  ck_assert_int_eq(ev_int("7 / 2"), 3);
+  ck_assert_int_eq(ev_int("-7 / 2"), -3);
+  ck_assert_int_eq(ev_int("7 / -2"), -3);
+  ck_assert_int_eq(ev_int("-7 / -2"), 3);
+  ck_assert_int_eq(ev_int("7 % 2"), 1);
+  ck_assert_int_eq(ev_int("-7 % 2"), -1);
+  ck_assert_int_eq(ev_int("7 % -2"), 1);
+  ck_assert_int_eq(ev_int("-7 % -2"), -1);
+  ck_assert_int_eq(ev_int("-vol"), -10);
+  ck_assert_int_eq(ev_int("- -vol"), 10);
+}
+END_TEST
+
+START_TEST(test_eval_int_edges) {
+  ck_assert(ev_int("9223372036854775807 + 1") == INT64_MIN);
+  ck_assert(ev_int("-9223372036854775808 - 1") == INT64_MAX);
+  ck_assert(ev_int("-9223372036854775808 / -1") == INT64_MIN);
+  ck_assert(ev_int("-9223372036854775808 % -1") == 0);
+  ck_assert(ev_int("-(-9223372036854775808)") == INT64_MIN);
+  ck_assert(ev_int("abs(-9223372036854775808)") == INT64_MIN);
+  ck_assert(ev_int("4611686018427387904 * 2") == INT64_MIN);
+  ck_assert(ev_int("-9223372036854775808 / 2") == -4611686018427387904LL);
+}
+END_TEST
+
+START_TEST(test_eval_double_arithmetic) {
+  ck_assert(ev_double("price * 2.0") == 5.0);
+  ck_assert(ev_double("price - mean") == 1.0);
+  ck_assert(ev_double("-price / 0.5") == -5.0);
+  ck_assert(ev_double("0.1 + 0.2") == 0.1 + 0.2);
+  ck_assert(isinf(ev_double("1.0 / 0.0")));
+  ck_assert(isnan(ev_double("0.0 / 0.0")));
+  ck_assert(!ev_bool("0.0 / 0.0 == 0.0 / 0.0"));
+  ck_assert(ev_bool("-0.0 == 0.0"));
+}
+END_TEST
+
+START_TEST(test_eval_comparisons) {
+  ck_assert(ev_bool("vol > 9"));
+  ck_assert(!ev_bool("vol < 10"));
+  ck_assert(ev_bool("vol <= 10 && vol >= 10 && vol == 10 && !(vol != 10)"));
+  ck_assert(ev_bool("price > mean"));
+  ck_assert(ev_bool("\"abc\" < \"abd\""));
+  ck_assert(ev_bool("\"ab\" < \"abc\""));
+  ck_assert(ev_bool("\"\" == \"\""));
+  ck_assert(ev_bool("\"b\" >= \"a\" && \"B\" < \"a\""));
+  ck_assert(ev_bool("sym == \"IBM\" && sym != \"IB\""));
+  ck_assert(ev_bool("flag == true && false != true"));
+}
+END_TEST
+
+START_TEST(test_eval_logic_short_circuit) {
+  ck_assert(!ev_bool("false && 1 / 0 == 0"));
+  ck_assert(ev_bool("true || 1 / 0 == 0"));
+  ck_assert_int_eq(ev_int("flag ? 1 : 1 / 0"), 1);
+  ck_assert_int_eq(ev_int("!flag ? 1 / 0 : 2"), 2);
+  ck_assert(!ev_bool("!flag"));
+  ck_assert(ev_bool("true && flag"));
+  ck_assert(!ev_bool("false || !true"));
+  ck_assert_str_eq(ev_error("true && 1 / 0 == 0"), "division by zero");
+}
+END_TEST
+
+START_TEST(test_eval_strings) {
+  ck_assert_str_eq(ev_str("sym + \"-\" + str(vol)"), "IBM-10");
+  ck_assert_str_eq(ev_str("\"S\" + str(seq % 50)"), "S42");
+  ck_assert_str_eq(ev_str("\"a\\\"\\\\\\n\""), "a\"\\\n");
+  ck_assert_int_eq(ev_int("len(\"h\xc3\xa9llo\")"), 6);
+  ck_assert_int_eq(ev_int("len(\"\")"), 0);
+  ck_assert_str_eq(ev_str("flag ? sym : \"x\""), "IBM");
+}
+END_TEST
+
+START_TEST(test_eval_substr) {
+  ck_assert_str_eq(ev_str("substr(\"hello\", 1, 3)"), "ell");
+  ck_assert_str_eq(ev_str("substr(\"hello\", -2, 2)"), "he");
+  ck_assert_str_eq(ev_str("substr(\"hello\", 3, 100)"), "lo");
+  ck_assert_str_eq(ev_str("substr(\"hello\", 9, 1)"), "");
+  ck_assert_str_eq(ev_str("substr(\"hello\", 1, -1)"), "");
+  ck_assert_str_eq(ev_str("substr(\"hello\", 0, 9223372036854775807)"), "hello");
+  ck_assert_str_eq(ev_str("substr(sym, -9223372036854775808, 2)"), "IB");
+}
+END_TEST
+
+START_TEST(test_eval_conversions) {
+  ck_assert_int_eq(ev_int("int(2.9)"), 2);
+  ck_assert_int_eq(ev_int("int(-2.9)"), -2);
+  ck_assert_int_eq(ev_int("int(price)"), 2);
+  ck_assert_int_eq(ev_int("int(\"42\")"), 42);
+  ck_assert_int_eq(ev_int("int(\"-17\")"), -17);
+  ck_assert(ev_int("int(\"-9223372036854775808\")") == INT64_MIN);
+  ck_assert(ev_int("int(-9223372036854775808.0)") == INT64_MIN);
+  ck_assert_int_eq(ev_int("int(true) + int(false)"), 1);
+  ck_assert_int_eq(ev_int("int(vol)"), 10);
+  ck_assert(ev_double("double(3)") == 3.0);
+  ck_assert(ev_double("double(\"2.5e1\")") == 25.0);
+  ck_assert(ev_double("double(price)") == 2.5);
+  ck_assert_str_eq(ev_str("str(0.1)"), "0.1");
+  ck_assert_str_eq(ev_str("str(1.0)"), "1");
+  ck_assert_str_eq(ev_str("str(1e21)"), "1e+21");
+  ck_assert_str_eq(ev_str("str(-5)"), "-5");
+  ck_assert_str_eq(ev_str("str(true) + str(false)"), "truefalse");
+  ck_assert_str_eq(ev_str("str(sym)"), "IBM");
+}
+END_TEST
+
+START_TEST(test_eval_abs_min_max) {
+  ck_assert_int_eq(ev_int("abs(-5) + abs(5)"), 10);
+  ck_assert(ev_double("abs(-2.5)") == 2.5);
+  ck_assert_int_eq(ev_int("min(vol, 3)"), 3);
+  ck_assert_int_eq(ev_int("max(vol, 3)"), 10);
+  ck_assert(ev_double("min(price, mean)") == 1.5);
+  ck_assert(ev_double("max(price, mean)") == 2.5);
+  ck_assert_str_eq(ev_str("min(\"b\", \"ab\")"), "ab");
+  ck_assert_str_eq(ev_str("max(\"b\", \"ab\")"), "b");
+  ck_assert(ev_double("min(0.0 / 0.0, 1.0)") == 1.0);
+}
+END_TEST
+
+START_TEST(test_eval_names) {
+  ck_assert_int_eq(ev_int("seq"), 42);
+  ck_assert_int_eq(ev_int("i"), 3);
+  ck_assert_int_eq(ev_int("total * 2"), 14);
+  ck_assert(ev_double("mean") == 1.5);
+  ck_assert(ev_bool("flag"));
+  ck_assert_str_eq(ev_str("sym"), "IBM");
+}
+END_TEST
+
+START_TEST(test_eval_aggregates) {
+  ExprScope s = agg_scope();
+  Expr *e = parse_ok("sum(price * double(vol)) / double(sum(vol)) + double(count())");
+  ck_assert_int_eq(expr_check(e, &s, &diag, LINE), TYPE_DOUBLE);
+  ck_assert_int_eq(s.naggregates, 3);
+  Value aggs[3] = {value_double(30.0), value_int(12), value_int(4)};
+  EvalEnv env = {.aggs = aggs, .scratch = arena};
+  Value v;
+  ck_assert_int_eq(expr_eval(e, &env, &v, NULL, 0), 0);
+  ck_assert_int_eq(v.type, TYPE_DOUBLE);
+  ck_assert(v.d == 6.5);
+  /* the argument of an aggregate call is evaluated per tuple by the operator */
+  Value row[4] = {value_string("X", 1), value_double(2.0), value_int(3), value_bool(false)};
+  env.attrs = row;
+  ck_assert_int_eq(expr_eval(e->a->a->args[0], &env, &v, NULL, 0), 0);
+  ck_assert(v.d == 6.0);
+}
+END_TEST
+
+START_TEST(test_eval_rand_hash) {
+  ck_assert(sf_mix64(0) == UINT64_C(0xe220a8397b1dcdaf));
+  ck_assert(sf_mix64(UINT64_C(0x9e3779b97f4a7c15)) == UINT64_C(0x6e789e6aa1b965f4));
+  ck_assert(ev_int("rand(0)") == INT64_C(7070836379803831727));
+  ck_assert(ev_int("rand(42)") == INT64_C(4456085495900499605));
+  ck_assert(ev_int("rand(-1)") == INT64_C(7266964230113668128));
+  ck_assert(ev_int("1 + rand(seq + 7) % 500") == 93);
+  ck_assert(ev_int("hash(0)") == INT64_C(9177345495590673754));
+  ck_assert(ev_int("hash(seq)") == INT64_C(8991992829539075175));
+  ck_assert(ev_int("hash(-1)") == INT64_C(1138619284740270011));
+  ck_assert(ev_int("hash(price)") == INT64_C(1977584568420061821));
+  ck_assert(ev_int("hash(0.0)") == INT64_C(3106093370086335323));
+  ck_assert(ev_int("hash(-0.0)") == INT64_C(3106093370086335323));
+  ck_assert(ev_int("hash(sym)") == INT64_C(8453915636189773607));
+  ck_assert(ev_int("hash(\"\")") == INT64_C(1936307494004034047));
+  ck_assert(ev_int("hash(flag)") == INT64_C(6063385634696613785));
+  Value sym = value_string("IBM", 3), n = value_int(42);
+  ck_assert(value_hash(&n, value_hash(&sym, SF_HASH_SEED)) == UINT64_C(1746714011792428962));
+  Value nan1 = value_double(NAN), nan2 = value_double(-NAN);
+  ck_assert(value_hash(&nan1, 1) == value_hash(&nan2, 1));
+}
+END_TEST
+
+START_TEST(test_eval_runtime_errors) {
+  ck_assert_str_eq(ev_error("vol / 0"), "division by zero");
+  ck_assert_str_eq(ev_error("vol % (vol - 10)"), "modulo by zero");
+  ck_assert_str_eq(ev_error("int(\"abc\")"), "cannot convert 'abc' to int");
+  ck_assert_str_eq(ev_error("int(\"9223372036854775808\")"),
+                   "cannot convert '9223372036854775808' to int");
+  ck_assert_str_eq(ev_error("int(\" 1\")"), "cannot convert ' 1' to int");
+  ck_assert_str_eq(ev_error("int(0.0 / 0.0)"), "cannot convert nan to int");
+  ck_assert_str_eq(ev_error("int(1e19)"), "cannot convert 10000000000000000000 to int");
+  ck_assert_str_eq(ev_error("int(-1.0 / 0.0)"), "cannot convert -inf to int");
+  ck_assert_str_eq(ev_error("int(9223372036854775807.0)"),
+                   "cannot convert 9223372036854776000 to int");
+  ck_assert_str_eq(ev_error("double(\"x\" + sym)"), "cannot convert 'xIBM' to double");
+  ck_assert_str_eq(ev_error("str(1 / 0)"), "division by zero");
+}
+END_TEST
+
+/* ---- value helpers ---- */
+
+START_TEST(test_value_format_double) {
+  ck_assert_str_eq(fmt_double(0.1), "0.1");
+  ck_assert_str_eq(fmt_double(1.0), "1");
+  ck_assert_str_eq(fmt_double(100.0), "100");
+  ck_assert_str_eq(fmt_double(-0.0), "-0");
+  ck_assert_str_eq(fmt_double(0.0), "0");
+  ck_assert_str_eq(fmt_double(1e21), "1e+21");
+  ck_assert_str_eq(fmt_double(1e20), "100000000000000000000");
+  ck_assert_str_eq(fmt_double(123.456), "123.456");
+  ck_assert_str_eq(fmt_double(-2.5), "-2.5");
+  ck_assert_str_eq(fmt_double(0.000001), "0.000001");
+  ck_assert_str_eq(fmt_double(1e-7), "1e-7");
+  ck_assert_str_eq(fmt_double(-1.5e-7), "-1.5e-7");
+  ck_assert_str_eq(fmt_double(1.0 / 3.0), "0.3333333333333333");
+  ck_assert_str_eq(fmt_double(0.1 + 0.2), "0.30000000000000004");
+  ck_assert_str_eq(fmt_double(9007199254740993.0), "9007199254740992");
+  ck_assert_str_eq(fmt_double(5e-324), "5e-324");
+  ck_assert_str_eq(fmt_double(DBL_MAX), "1.7976931348623157e+308");
+  ck_assert_str_eq(fmt_double(-DBL_MIN), "-2.2250738585072014e-308");
+  ck_assert_str_eq(fmt_double(NAN), "nan");
+  ck_assert_str_eq(fmt_double(INFINITY), "inf");
+  ck_assert_str_eq(fmt_double(-INFINITY), "-inf");
+  char small[4];
+  ck_assert_uint_eq(value_format_double(123.456, small, sizeof small), 7);
+  ck_assert_str_eq(small, "123");
+}
+END_TEST
+
+START_TEST(test_value_format_double_round_trip) {
+  uint64_t x = 1;
+  for (int k = 0; k < 20000; k++) {
+    x = sf_mix64(x);
+    double d;
+    memcpy(&d, &x, sizeof d);
+    if (isnan(d)) continue;
+    char buf[SF_DOUBLE_CHARS];
+    size_t n = value_format_double(d, buf, sizeof buf);
+    ck_assert_uint_lt(n, SF_DOUBLE_CHARS);
+    double back = strtod(buf, NULL);
+    ck_assert_msg(memcmp(&back, &d, sizeof d) == 0, "%s does not read back", buf);
+    Value v;
+    ck_assert_int_eq(value_parse(TYPE_DOUBLE, buf, n, &v, NULL), 0);
+    ck_assert(memcmp(&v.d, &d, sizeof d) == 0);
+  }
+}
+END_TEST
+
+START_TEST(test_value_parse) {
+  Value v;
+  ck_assert_int_eq(value_parse(TYPE_INT, "123,", 3, &v, NULL), 0);
+  ck_assert_int_eq(v.type, TYPE_INT);
+  ck_assert_int_eq(v.i, 123);
+  ck_assert_int_eq(value_parse(TYPE_INT, "+5", 2, &v, NULL), 0);
+  ck_assert_int_eq(v.i, 5);
+  ck_assert_int_eq(value_parse(TYPE_INT, "-9223372036854775808", 20, &v, NULL), 0);
+  ck_assert(v.i == INT64_MIN);
+  ck_assert_int_eq(value_parse(TYPE_INT, "9223372036854775807", 19, &v, NULL), 0);
+  ck_assert(v.i == INT64_MAX);
+  ck_assert_int_eq(value_parse(TYPE_INT, "9223372036854775808", 19, &v, NULL), -1);
+  ck_assert_int_eq(value_parse(TYPE_INT, "-9223372036854775809", 20, &v, NULL), -1);
+  ck_assert_int_eq(value_parse(TYPE_INT, "12a", 3, &v, NULL), -1);
+  ck_assert_int_eq(value_parse(TYPE_INT, "", 0, &v, NULL), -1);
+  ck_assert_int_eq(value_parse(TYPE_INT, "-", 1, &v, NULL), -1);
+  ck_assert_int_eq(value_parse(TYPE_INT, " 1", 2, &v, NULL), -1);
+  ck_assert_int_eq(value_parse(TYPE_DOUBLE, "2.5x", 3, &v, NULL), 0);
+  ck_assert(v.type == TYPE_DOUBLE && v.d == 2.5);
+  ck_assert_int_eq(value_parse(TYPE_DOUBLE, "1e3", 3, &v, NULL), 0);
+  ck_assert(v.d == 1000.0);
+  ck_assert_int_eq(value_parse(TYPE_DOUBLE, "-inf", 4, &v, NULL), 0);
+  ck_assert(isinf(v.d) && v.d < 0);
+  ck_assert_int_eq(value_parse(TYPE_DOUBLE, "nan", 3, &v, NULL), 0);
+  ck_assert(isnan(v.d));
+  ck_assert_int_eq(value_parse(TYPE_DOUBLE, "1e999", 5, &v, NULL), -1);
+  ck_assert_int_eq(value_parse(TYPE_DOUBLE, " 1", 2, &v, NULL), -1);
+  ck_assert_int_eq(value_parse(TYPE_DOUBLE, "1 ", 2, &v, NULL), -1);
+  ck_assert_int_eq(value_parse(TYPE_DOUBLE, "", 0, &v, NULL), -1);
+  char long_text[100];
+  memset(long_text, '0', sizeof long_text);
+  long_text[1] = '.';
+  long_text[99] = '5';
+  ck_assert_int_eq(value_parse(TYPE_DOUBLE, long_text, 100, &v, NULL), 0);
+  ck_assert(v.d == 5e-98);
+  ck_assert_int_eq(value_parse(TYPE_BOOL, "true", 4, &v, NULL), 0);
+  ck_assert(v.type == TYPE_BOOL && v.b);
+  ck_assert_int_eq(value_parse(TYPE_BOOL, "false", 5, &v, NULL), 0);
+  ck_assert(!v.b);
+  ck_assert_int_eq(value_parse(TYPE_BOOL, "True", 4, &v, NULL), -1);
+  const char *text = "a,b";
+  ck_assert_int_eq(value_parse(TYPE_STRING, text, 1, &v, arena), 0);
+  ck_assert(v.type == TYPE_STRING && v.s.n == 1 && v.s.p != text && !strcmp(v.s.p, "a"));
+  ck_assert_int_eq(value_parse(TYPE_STRING, text, 0, &v, NULL), 0);
+  ck_assert(v.s.n == 0 && v.s.p == text);
+}
+END_TEST
+
+START_TEST(test_value_compare) {
+  Value a = value_int(-3), b = value_int(2);
+  ck_assert_int_lt(value_compare(&a, &b), 0);
+  ck_assert_int_gt(value_compare(&b, &a), 0);
+  ck_assert(!value_equal(&a, &b));
+  Value z = value_double(0.0), nz = value_double(-0.0), n = value_double(NAN);
+  Value big = value_double(INFINITY);
+  ck_assert_int_eq(value_compare(&z, &nz), 0);
+  ck_assert(value_equal(&n, &n));
+  ck_assert_int_gt(value_compare(&n, &big), 0);
+  ck_assert_int_lt(value_compare(&big, &n), 0);
+  Value s1 = value_string("ab", 2), s2 = value_string("abc", 3), s3 = value_string("b", 1);
+  Value s4 = value_string("abX", 2);
+  ck_assert_int_lt(value_compare(&s1, &s2), 0);
+  ck_assert_int_lt(value_compare(&s2, &s3), 0);
+  ck_assert(value_equal(&s1, &s4));
+  Value hi = value_string("\xff", 1), lo = value_string("a", 1);
+  ck_assert_int_gt(value_compare(&hi, &lo), 0); /* bytes compare unsigned */
+  Value f = value_bool(false), t = value_bool(true);
+  ck_assert_int_lt(value_compare(&f, &t), 0);
+  ck_assert(value_equal(&t, &t));
+}
+END_TEST
+
+START_TEST(test_value_format) {
+  Buf b;
+  buf_init(&b);
+  Value vs[] = {value_int(-42), value_double(0.5), value_bool(true), value_string("x,\"y", 4),
+                value_double(1e21), value_int(INT64_MIN)};
+  for (size_t k = 0; k < sizeof vs / sizeof vs[0]; k++) {
+    if (k) buf_putc(&b, '|');
+    value_format(&vs[k], &b);
+  }
+  ck_assert_str_eq(b.p, "-42|0.5|true|x,\"y|1e+21|-9223372036854775808");
+  ck_assert_uint_eq(b.n, strlen(b.p));
+  buf_reset(&b);
+  ck_assert_uint_eq(b.n, 0);
+  for (int k = 0; k < 1000; k++) buf_puts(&b, "abc");
+  ck_assert_uint_eq(b.n, 3000);
+  buf_release(&b);
+  ck_assert_ptr_null(b.p);
+}
+END_TEST
+
+static Suite *expr_suite(void) {
+  Suite *s = suite_create("expr");
+  TCase *tc;
+#define ADD(t)                                          \
+  do {                                                  \
+    tc = tcase_create(#t);                              \
+    tcase_add_checked_fixture(tc, setup, teardown);     \
+    tcase_add_test(tc, t);                              \
+    suite_add_tcase(s, tc);                             \
+  } while (0)
+  ADD(test_parse_literals);
+  ADD(test_parse_precedence);
+  ADD(test_parse_round_trip);
+  ADD(test_parse_whitespace_and_columns);
+  ADD(test_parse_errors);
+  ADD(test_parse_error_blank);
+  ADD(test_parse_error_call);
+  ADD(test_parse_error_paren);
+  ADD(test_parse_error_end);
+  ADD(test_parse_error_trailing);
+  ADD(test_parse_error_string);
+  ADD(test_parse_error_string_newline);
+  ADD(test_parse_error_escape);
+  ADD(test_parse_error_int_range);
+  ADD(test_parse_error_int_range_2);
+  ADD(test_parse_error_int_range_neg);
+  ADD(test_parse_error_misc);
+  ADD(test_parse_error_depth);
+  ADD(test_check_names);
+  ADD(test_check_name_precedence);
+  ADD(test_check_unknown_names);
+  ADD(test_check_seq_not_allowed);
+  ADD(test_check_arithmetic);
+  ADD(test_check_arithmetic_errors);
+  ADD(test_check_arithmetic_errors_2);
+  ADD(test_check_comparisons);
+  ADD(test_check_equality_error);
+  ADD(test_check_logical);
+  ADD(test_check_unary);
+  ADD(test_check_cond);
+  ADD(test_check_cond_branches);
+  ADD(test_check_every_error);
+  ADD(test_check_functions);
+  ADD(test_check_function_errors);
+  ADD(test_check_function_errors_2);
+  ADD(test_check_function_errors_3);
+  ADD(test_check_minmax_errors);
+  ADD(test_check_minmax_outside_aggregate);
+  ADD(test_check_aggregate_outside);
+  ADD(test_check_aggregates);
+  ADD(test_check_aggregate_errors);
+  ADD(test_reads_and_is_attr);
+  ADD(test_eval_int_arithmetic);
+  ADD(test_eval_int_edges);
+  ADD(test_eval_double_arithmetic);
+  ADD(test_eval_comparisons);
+  ADD(test_eval_logic_short_circuit);
+  ADD(test_eval_strings);
+  ADD(test_eval_substr);
+  ADD(test_eval_conversions);
+  ADD(test_eval_abs_min_max);
+  ADD(test_eval_names);
+  ADD(test_eval_aggregates);
+  ADD(test_eval_rand_hash);
+  ADD(test_eval_runtime_errors);
+  ADD(test_value_format_double);
+  ADD(test_value_format_double_round_trip);
+  ADD(test_value_parse);
+  ADD(test_value_compare);
+  ADD(test_value_format);
+#undef ADD
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(expr_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
