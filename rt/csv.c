@@ -1,0 +1,223 @@
+/* csv.c: the RFC 4180 reader and writer (see csv.h). The reader scans runs of plain bytes inside
+ * its buffer at a time (memchr for quoted text) and copies them into the record's field data, so
+ * a record may span any number of buffer refills. */
+#include "csv.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { CSV_BUFFER = 1 << 20, CSV_ERROR = -2 /* not EOF */ };
+
+void csv_reader_init(CsvReader *r, FILE *f) {
+  memset(r, 0, sizeof *r);
+  r->f = f;
+  r->cap = CSV_BUFFER;
+  r->buf = sf_xmalloc(r->cap);
+  r->line = 1;
+  buf_init(&r->data);
+}
+
+void csv_reader_release(CsvReader *r) {
+  free(r->buf);
+  free(r->ends);
+  buf_release(&r->data);
+  memset(r, 0, sizeof *r);
+}
+
+/* Makes at least one unread byte available; false at the end of the file or on a read error. */
+static bool refill(CsvReader *r) {
+  if (r->pos < r->len) return true;
+  if (r->eof) return false;
+  r->pos = 0;
+  r->len = fread(r->buf, 1, r->cap, r->f);
+  if (r->len == 0) {
+    r->eof = true;
+    return false;
+  }
+  return true;
+}
+
+static int peek(CsvReader *r) {
+  return refill(r) ? (unsigned char)r->buf[r->pos] : EOF;
+}
+
+static int fail(CsvReader *r, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int fail(CsvReader *r, int line, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->err, sizeof r->err, fmt, ap);
+  va_end(ap);
+  r->err_line = line;
+  return -1;
+}
+
+static int read_error(CsvReader *r) {
+  return fail(r, r->line, "read error: %s", strerror(errno ? errno : EIO));
+}
+
+static void end_field(CsvReader *r) {
+  if (r->nfields == r->fields_cap) {
+    r->fields_cap = r->fields_cap ? 2 * r->fields_cap : 16;
+    r->ends = sf_xrealloc(r->ends, sizeof *r->ends * (size_t)r->fields_cap);
+  }
+  r->ends[r->nfields++] = r->data.n;
+  buf_putc(&r->data, 0);
+}
+
+/* Counts the LFs in p[0..n). */
+static int count_lines(const char *p, size_t n) {
+  int lines = 0;
+  const char *end = p + n;
+  while ((p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+    lines++;
+    p++;
+  }
+  return lines;
+}
+
+/* Reads a quoted field's text after its opening quote, up to and including the closing quote. */
+static int read_quoted(CsvReader *r) {
+  int start_line = r->line;
+  for (;;) {
+    if (!refill(r)) {
+      if (ferror(r->f)) return read_error(r);
+      return fail(r, start_line, "quoted field is not closed before the end of the file");
+    }
+    const char *p = r->buf + r->pos, *end = r->buf + r->len;
+    const char *q = memchr(p, '"', (size_t)(end - p));
+    size_t n = (size_t)((q ? q : end) - p);
+    buf_append(&r->data, p, n);
+    r->line += count_lines(p, n);
+    r->pos += n;
+    if (!q) continue;
+    r->pos++; /* the quote */
+    if (peek(r) != '"') return 0;
+    buf_putc(&r->data, '"');
+    r->pos++;
+  }
+}
+
+/* Reads an unquoted field's text up to (not including) the comma, line end or end of file; returns
+ * the byte that ended it (',', '\n' or EOF; a CRLF's CR is consumed and reported as '\n'), or
+ * CSV_ERROR after fail(). */
+static int read_plain(CsvReader *r) {
+  for (;;) {
+    if (!refill(r)) {
+      if (ferror(r->f)) {
+        read_error(r);
+        return CSV_ERROR;
+      }
+      return EOF;
+    }
+    const char *p = r->buf + r->pos, *end = r->buf + r->len, *q = p;
+    while (q < end && *q != ',' && *q != '\n' && *q != '\r' && *q != '"') q++;
+    buf_append(&r->data, p, (size_t)(q - p));
+    r->pos += (size_t)(q - p);
+    if (q == end) continue;
+    if (*q == '"') {
+      fail(r, r->line, "quote inside an unquoted field");
+      return CSV_ERROR;
+    }
+    if (*q != '\r') return *q;
+    r->pos++; /* the CR */
+    if (peek(r) == '\n') return '\n';
+    buf_putc(&r->data, '\r'); /* a lone CR is data */
+  }
+}
+
+int csv_read(CsvReader *r) {
+  buf_reset(&r->data);
+  r->nfields = 0;
+  r->blank = false;
+  if (!r->started) {
+    r->started = true;
+    if (refill(r) && r->len - r->pos >= 3 && !memcmp(r->buf + r->pos, "\xEF\xBB\xBF", 3)) r->pos += 3;
+  }
+  if (peek(r) == EOF) return ferror(r->f) ? read_error(r) : 0;
+  r->record_line = r->line;
+  for (;;) {
+    int c;
+    bool quoted = peek(r) == '"';
+    if (quoted) {
+      r->pos++;
+      if (read_quoted(r) < 0) return -1;
+      c = peek(r);
+      if (c == '\r') {
+        r->pos++;
+        c = peek(r);
+        if (c != '\n') return fail(r, r->line, "a closing quote must be followed by a comma or a line end");
+      }
+      if (c != ',' && c != '\n' && c != EOF) {
+        if (ferror(r->f)) return read_error(r);
+        return fail(r, r->line, "a closing quote must be followed by a comma or a line end");
+      }
+    } else {
+      c = read_plain(r);
+      if (c == CSV_ERROR) return -1;
+    }
+    end_field(r);
+    if (c == ',') {
+      r->pos++;
+      continue;
+    }
+    if (c == '\n') {
+      r->pos++;
+      r->line++;
+    }
+    r->blank = r->nfields == 1 && !quoted && r->data.n == 1;
+    return 1;
+  }
+}
+
+const char *csv_field(const CsvReader *r, int i, size_t *len) {
+  size_t start = i == 0 ? 0 : r->ends[i - 1] + 1;
+  *len = r->ends[i] - start;
+  return r->data.p + start;
+}
+
+/* ---- writing ---- */
+
+void csv_put_field(Buf *b, const char *p, size_t n) {
+  bool quote = false;
+  for (size_t i = 0; i < n && !quote; i++)
+    quote = p[i] == ',' || p[i] == '"' || p[i] == '\r' || p[i] == '\n';
+  if (!quote) {
+    buf_append(b, p, n);
+    return;
+  }
+  buf_putc(b, '"');
+  const char *end = p + n;
+  while (p < end) {
+    const char *q = memchr(p, '"', (size_t)(end - p));
+    if (!q) {
+      buf_append(b, p, (size_t)(end - p));
+      break;
+    }
+    buf_append(b, p, (size_t)(q - p + 1));
+    buf_putc(b, '"');
+    p = q + 1;
+  }
+  buf_putc(b, '"');
+}
+
+void csv_put_value(Buf *b, const Value *v) {
+  if (v->type == TYPE_STRING)
+    csv_put_field(b, v->s.p, v->s.n);
+  else
+    value_format(v, b); /* int, double (shortest round-trip), bool: never need quotes */
+}
+
+void csv_put_row(Buf *b, const Value *v, int n) {
+  if (n == 1 && v[0].type == TYPE_STRING && v[0].s.n == 0) {
+    buf_puts(b, "\"\"\n");
+    return;
+  }
+  for (int i = 0; i < n; i++) {
+    if (i) buf_putc(b, ',');
+    csv_put_value(b, &v[i]);
+  }
+  buf_putc(b, '\n');
+}

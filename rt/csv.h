@@ -1,0 +1,62 @@
+/* csv.h: RFC 4180 files, the one file format of FileSource and FileSink.
+ *
+ * Reading streams records from a FILE* through a large buffer of its own: fields separated by
+ * commas, records ended by LF or CRLF (the last one may end at the end of the file), fields quoted
+ * with '"' when they hold commas, quotes ("" inside quotes) or line breaks. A UTF-8 byte order mark
+ * at the start of the file is skipped. The reader is strict where RFC 4180 is: a quote inside an
+ * unquoted field, anything but a comma or line end after a closing quote, and a quoted field still
+ * open at the end of the file are errors with the line they occur on. A CR not followed by LF is
+ * data.
+ *
+ * Writing appends to a Buf: a field is quoted only when it holds a comma, quote, CR or LF; rows
+ * end with LF.
+ *
+ * Ownership: the reader owns its buffers; the fields of a record stay valid until the next
+ * csv_read or csv_reader_release. */
+#ifndef SF_CSV_H
+#define SF_CSV_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "value.h"
+
+typedef struct CsvReader {
+  FILE *f;           /* the file being read (not owned) */
+  char *buf;         /* input buffer */
+  size_t cap;        /* its size */
+  size_t len;        /* bytes in it */
+  size_t pos;        /* next byte to parse */
+  bool eof;          /* fread returned nothing more */
+  bool started;      /* the first bytes were read (and a BOM skipped) */
+  int line;          /* physical line (1-based) of the next byte */
+  int record_line;   /* line where the record last returned by csv_read starts */
+  Buf data;          /* the fields of the current record, each followed by a NUL */
+  size_t *ends;      /* per field: offset of its terminating NUL in data */
+  int nfields;       /* fields in the current record */
+  int fields_cap;    /* entries allocated in ends */
+  bool blank;        /* the current record is an empty line (one empty, unquoted field) */
+  int err_line;      /* after an error: the line it was found on */
+  char err[160];     /* after an error: what is wrong, lowercase, no location */
+} CsvReader;
+
+/* Prepares r to read f from its current position. Allocates the buffer. */
+void csv_reader_init(CsvReader *r, FILE *f);
+/* Frees what the reader allocated (not f); r must be initialized again before reuse. */
+void csv_reader_release(CsvReader *r);
+/* Reads the next record. Returns 1 with r->nfields, r->record_line and r->blank set; 0 at the end
+ * of the file; -1 on a syntax error or a read error (errno set) with r->err and r->err_line. */
+int csv_read(CsvReader *r);
+/* Field i (0 <= i < r->nfields) of the current record: its bytes, NUL-terminated, and *len. */
+const char *csv_field(const CsvReader *r, int i, size_t *len);
+
+/* Appends one field, quoted when it holds a comma, quote, CR or LF. */
+void csv_put_field(Buf *b, const char *p, size_t n);
+/* Appends one value as a field: int decimal, double by value_format_double (shortest round-trip
+ * text), bool true/false, string by csv_put_field. */
+void csv_put_value(Buf *b, const Value *v);
+/* Appends a row of n values separated by commas and ended by LF. A row made of one empty string is
+ * written as "" so that it does not read back as a blank line. */
+void csv_put_row(Buf *b, const Value *v, int n);
+
+#endif

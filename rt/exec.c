@@ -1,0 +1,1017 @@
+/* exec.c: the executor. Builds this host's plan from a checked graph and runs it.
+ *
+ * Plan: every operator becomes a Node. Nodes are grouped into threads ("groups"): a source starts a
+ * group; an operator with one input stream joins its producer's group (a fused, direct call) unless
+ * a region boundary separates them; the channels of a region are one group each; an operator with
+ * several input streams (a Merge, a fan-in) starts a group of its own, fed by bounded queues of
+ * batches, and an ordered driver decides which input item goes next:
+ *   - Merge roundrobin / seq / seqpulse, by the region's sequence numbers (DESIGN.md);
+ *   - any other operator with several input streams (fan-in): by source position (src), ties by the
+ *     order the streams are listed, so fan-in is deterministic, in the sequential graph too. The
+ *     executor keeps such inputs moving with internal progress items.
+ * A thread flushes its partial output batches before it waits (for input or for room in a full
+ * queue), so no batch sits in a buffer while its consumer waits for it.
+ *
+ * Failure: the first error is recorded; every wait wakes up, every thread stops, every operator is
+ * closed with ok=false (FileSink removes its temporary file) and exec_run returns 1. */
+#include "rt.h"
+#include "remote.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { DEFAULT_BATCH = 256, DEFAULT_QUEUE_BATCHES = 8, WAIT_SLICE_MS = 100 };
+
+typedef struct Batch {
+  int n;        /* items used */
+  int cap;      /* items that fit */
+  int next;     /* consumer: next item to read */
+  Item items[]; /* the items */
+} Batch;
+
+typedef struct Group Group;
+typedef struct Node Node;
+
+/* A bounded queue of batches from one producer thread to one consumer group. The consumer group's
+ * mutex protects every queue feeding it, so its driver can wait for "any input". */
+typedef struct Queue {
+  Group *owner;            /* consumer group */
+  Batch **ring;            /* cap slots */
+  int cap, head, count;    /* ring state */
+  pthread_cond_t not_full; /* producers wait here */
+} Queue;
+
+typedef enum EdgeKind { EDGE_DIRECT, EDGE_QUEUE, EDGE_REMOTE } EdgeKind;
+
+/* One stream going into one input slot of one consumer. */
+typedef struct Edge {
+  EdgeKind kind;     /* how items travel */
+  Stream *stream;    /* the stream */
+  Node *from;        /* producer (NULL: arrives from another host) */
+  Node *to;          /* consumer (NULL: goes to another host) */
+  int slot;          /* consumer's input slot */
+  Queue *q;          /* EDGE_QUEUE, and remote input */
+  Batch *pending;    /* producer side: items not yet pushed */
+  Group *producer;   /* the group whose thread pushes */
+  bool feeds_fanin;  /* consumer orders by src: send progress */
+  uint64_t sent_src; /* highest src pushed (progress) */
+  bool sent_any;     /* something was pushed */
+  RemoteTx *tx;      /* EDGE_REMOTE */
+  Op *to_op;         /* consumer operator (also when it runs on another host) */
+  bool closed;       /* FINAL was pushed: nothing more goes out */
+} Edge;
+
+typedef enum Driver { DRIVE_SINGLE, DRIVE_RR, DRIVE_SEQ, DRIVE_SEQPULSE, DRIVE_SRC } Driver;
+
+struct Node {
+  OpInst inst;        /* what operators see */
+  Op *op;             /* graph operator */
+  bool local;         /* runs on this host */
+  Group *group;       /* its thread */
+  PtrVec *outs;       /* per output port: Edge* */
+  int nslots;         /* input streams over all ports */
+  int *slot_port;     /* port of each slot */
+  Edge **in;          /* edge of each slot */
+  int finals_left;    /* slots whose FINAL has not arrived */
+  bool finished;      /* FINAL delivered and forwarded */
+  bool channel_merge; /* Merge inside a channel (shuffle): keeps the region's seq */
+};
+
+struct Group {
+  Exec *exec;                 /* the executor */
+  Node *entry;                /* the node fed by queues (NULL for a source group) */
+  Node *source;               /* the source driving this group */
+  Driver driver;              /* how the entry's inputs are interleaved */
+  pthread_mutex_t mu;         /* protects the queues feeding this group */
+  pthread_cond_t wake;        /* an input queue got a batch, or the job is stopping */
+  Batch **cur;                /* per slot: batch being read */
+  uint64_t next_seq;          /* DRIVE_SEQ: next expected seq */
+  int rr_next;                /* DRIVE_RR: next channel */
+  PtrVec outs;                /* Edge* pushed by this thread (queue and remote) */
+  uint64_t progress;          /* src of the item being processed */
+  int last_slot;              /* ordered drivers: slot of the item just taken */
+  pthread_t thread;           /* its thread */
+  bool started;
+};
+
+struct Exec {
+  Graph *g;                 /* the graph */
+  const ExecOptions *o;     /* options */
+  FILE *log;                /* errors, stats */
+  Node *nodes;              /* one per graph operator */
+  int nnodes;
+  PtrVec groups;            /* Group* */
+  Arena *arena;             /* plan memory */
+  int batch;                /* items per batch */
+  int queue_batches;        /* queue capacity */
+  atomic_bool failed;       /* a failure happened: stop */
+  pthread_mutex_t fail_mu;  /* protects message */
+  char message[2048];       /* the first failure */
+  Remote *remote;           /* transport for cross-host edges (NULL: one process) */
+  char graph_dir[PATH_MAX]; /* directory of the graph file */
+  struct timespec started;  /* for rates */
+  atomic_int running;       /* groups still running */
+};
+
+static atomic_bool interrupted;
+
+/* ---- failure ---- */
+
+static void wake_all(Exec *x) {
+  for (int i = 0; i < x->groups.n; i++) {
+    Group *g = x->groups.items[i];
+    pthread_mutex_lock(&g->mu);
+    pthread_cond_broadcast(&g->wake);
+    for (int s = 0; g->entry && s < g->entry->nslots; s++)
+      if (g->entry->in[s]->q) pthread_cond_broadcast(&g->entry->in[s]->q->not_full);
+    pthread_mutex_unlock(&g->mu);
+  }
+  if (x->remote) remote_abort(x->remote);
+}
+
+static void exec_failv(Exec *x, const char *fmt, va_list ap) {
+  pthread_mutex_lock(&x->fail_mu);
+  bool first = !atomic_load(&x->failed);
+  if (first) vsnprintf(x->message, sizeof x->message, fmt, ap);
+  atomic_store(&x->failed, true);
+  pthread_mutex_unlock(&x->fail_mu);
+  if (first) wake_all(x);
+}
+
+static void exec_fail(Exec *x, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  exec_failv(x, fmt, ap);
+  va_end(ap);
+}
+
+void exec_fail_remote(Exec *x, const char *message) {
+  exec_fail(x, "%s", message);
+}
+
+static bool stopping(Exec *x) {
+  if (atomic_load(&interrupted) && !atomic_load(&x->failed)) exec_fail(x, "interrupted");
+  return atomic_load(&x->failed);
+}
+
+int rt_fail(OpInst *op, const char *fmt, ...) {
+  char msg[1536];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  exec_fail(op->exec, "operator '%s': %s", op->op->name, msg);
+  return -1;
+}
+
+int rt_eval_fail(OpInst *op, const char *what, const char *text, const Tuple *t, const char *err) {
+  char tuple[512];
+  tuple_describe(t, op->in_schema, tuple, sizeof tuple);
+  return rt_fail(op, "%s: %s in '%s' on tuple %s", what, err, text, tuple);
+}
+
+bool rt_stopping(const OpInst *op) {
+  return stopping(op->exec);
+}
+
+const char *rt_param(const OpInst *op, const char *name) {
+  return op_param(op->op, name);
+}
+
+const OpKindImpl *rt_kind_impl(OpKind k) {
+  switch (k) {
+  case KIND_BEACON: return &op_beacon;
+  case KIND_FILESOURCE: return &op_filesource;
+  case KIND_FUNCTOR: return &op_functor;
+  case KIND_FILTER: return &op_filter;
+  case KIND_FLATMAP: return &op_flatmap;
+  case KIND_AGGREGATE: return &op_aggregate;
+  case KIND_DEDUP: return &op_dedup;
+  case KIND_WORK: return &op_work;
+  case KIND_CUSTOM: return &op_custom;
+  case KIND_FILESINK: return &op_filesink;
+  case KIND_SPLIT: return &op_split;
+  case KIND_MERGE: return &op_merge;
+  default: return NULL;
+  }
+}
+
+const char *rt_graph_dir(const OpInst *op) {
+  return op->exec->graph_dir;
+}
+
+/* ---- batches and queues ---- */
+
+static Batch *batch_new(int cap) {
+  Batch *b = sf_xmalloc(sizeof *b + sizeof(Item) * (size_t)cap);
+  b->n = 0;
+  b->cap = cap;
+  b->next = 0;
+  return b;
+}
+
+static void batch_free(Batch *b) {
+  if (!b) return;
+  for (int i = b->next; i < b->n; i++)
+    if (b->items[i].kind == ITEM_TUPLE) tuple_unref(b->items[i].t);
+  free(b);
+}
+
+static void timed_wait(pthread_cond_t *c, pthread_mutex_t *m) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_nsec += WAIT_SLICE_MS * 1000000L;
+  if (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
+  }
+  pthread_cond_timedwait(c, m, &ts);
+}
+
+static Queue *queue_new(Exec *x, Group *owner) {
+  Queue *q = arena_alloc(x->arena, sizeof *q);
+  q->owner = owner;
+  q->cap = x->queue_batches;
+  q->ring = arena_alloc(x->arena, sizeof(Batch *) * (size_t)q->cap);
+  pthread_cond_init(&q->not_full, NULL);
+  return q;
+}
+
+static void group_flush(Group *g, Edge *except);
+
+/* Pushes a batch; waits while the queue is full (flushing the pusher's other outputs first so
+ * nobody waits for a batch we hold). Returns -1 when the job is stopping (the batch is freed). */
+static int queue_push(Exec *x, Queue *q, Batch *b, Group *pusher, Edge *via) {
+  Group *o = q->owner;
+  pthread_mutex_lock(&o->mu);
+  if (q->count == q->cap && pusher) {
+    pthread_mutex_unlock(&o->mu);
+    group_flush(pusher, via);
+    pthread_mutex_lock(&o->mu);
+  }
+  while (q->count == q->cap && !stopping(x)) timed_wait(&q->not_full, &o->mu);
+  if (stopping(x)) {
+    pthread_mutex_unlock(&o->mu);
+    batch_free(b);
+    return -1;
+  }
+  q->ring[(q->head + q->count) % q->cap] = b;
+  q->count++;
+  pthread_cond_signal(&o->wake);
+  pthread_mutex_unlock(&o->mu);
+  return 0;
+}
+
+/* Remote input: a receiver thread hands a decoded batch to the queue of its consumer. */
+int exec_remote_deliver(Exec *x, void *edge, Item *items, int n) {
+  Edge *e = edge;
+  Batch *b = batch_new(n > 0 ? n : 1);
+  memcpy(b->items, items, sizeof(Item) * (size_t)n);
+  b->n = n;
+  return queue_push(x, e->q, b, NULL, NULL);
+}
+
+/* Takes the next batch of q without waiting; caller holds the owner's mutex. */
+static Batch *queue_take(Queue *q) {
+  if (q->count == 0) return NULL;
+  Batch *b = q->ring[q->head];
+  q->head = (q->head + 1) % q->cap;
+  q->count--;
+  pthread_cond_signal(&q->not_full);
+  return b;
+}
+
+/* ---- pushing items out ---- */
+
+/* Everything this group emits from now on has a src at least this. */
+static uint64_t group_progress(const Group *g) {
+  return g->source ? g->source->inst.cur_src : g->progress;
+}
+
+static int edge_flush(Edge *e) {
+  Exec *x = e->producer->exec;
+  if (e->closed) return 0;
+  if (e->feeds_fanin && (!e->sent_any || group_progress(e->producer) > e->sent_src)) {
+    uint64_t p = group_progress(e->producer);
+    if (!e->pending) e->pending = batch_new(x->batch + 1);
+    if (e->pending->n == e->pending->cap) {
+      /* full: push it first, then the progress */
+      Batch *full = e->pending;
+      e->pending = NULL;
+      int rc = e->kind == EDGE_REMOTE ? remote_send(e->tx, full->items, full->n) : queue_push(x, e->q, full, e->producer, e);
+      if (e->kind == EDGE_REMOTE) batch_free(full);
+      if (rc < 0) return -1;
+      e->pending = batch_new(x->batch + 1);
+    }
+    e->pending->items[e->pending->n++] = (Item){ .kind = ITEM_PROGRESS, .seq = p, .src = p };
+    e->sent_src = p;
+    e->sent_any = true;
+  }
+  if (!e->pending || e->pending->n == 0) return 0;
+  Batch *b = e->pending;
+  e->pending = NULL;
+  if (e->kind == EDGE_REMOTE) {
+    int rc = remote_send(e->tx, b->items, b->n);
+    b->next = b->n; /* the encoder copied the tuples; drop our references below */
+    for (int i = 0; i < b->n; i++)
+      if (b->items[i].kind == ITEM_TUPLE) tuple_unref(b->items[i].t);
+    free(b);
+    return rc;
+  }
+  return queue_push(x, e->q, b, e->producer, e);
+}
+
+static void group_flush(Group *g, Edge *except) {
+  for (int i = 0; i < g->outs.n; i++) {
+    Edge *e = g->outs.items[i];
+    if (e != except && edge_flush(e) < 0) return;
+  }
+}
+
+static int deliver(Node *n, int slot, Item it);
+
+static int edge_push(Edge *e, Item it) {
+  if (e->kind == EDGE_DIRECT) return deliver(e->to, e->slot, it);
+  Exec *x = e->producer->exec;
+  if (e->closed) sf_die("item after the end of stream '%s'", e->stream->name);
+  if (!e->pending) e->pending = batch_new(x->batch + 1);
+  e->pending->items[e->pending->n++] = it;
+  if (it.src > e->sent_src || !e->sent_any) e->sent_src = it.src;
+  e->sent_any = true;
+  if (it.kind == ITEM_FINAL) {
+    int rc = edge_flush(e);
+    e->closed = true;
+    return rc;
+  }
+  if (e->pending->n >= x->batch || it.kind == ITEM_WINDOW) return edge_flush(e);
+  return 0;
+}
+
+int rt_emit_item(OpInst *op, int port, Item it) {
+  Node *n = op->exec_data;
+  Exec *x = op->exec;
+  if (atomic_load_explicit(&x->failed, memory_order_relaxed)) {
+    if (it.kind == ITEM_TUPLE) tuple_unref(it.t);
+    return -1;
+  }
+  sf_assert(port >= 0 && port < n->op->noutputs);
+  PtrVec *edges = &n->outs[port];
+  if (it.kind == ITEM_TUPLE) atomic_fetch_add_explicit(&op->n_out, 1, memory_order_relaxed);
+  if (edges->n == 0) {
+    if (it.kind == ITEM_TUPLE) tuple_unref(it.t);
+    return 0;
+  }
+  for (int i = 0; i < edges->n; i++) {
+    Item copy = it;
+    if (it.kind == ITEM_TUPLE && i + 1 < edges->n) tuple_ref(it.t);
+    if (edge_push(edges->items[i], copy) < 0) {
+      for (int j = i + 1; j < edges->n; j++)
+        if (it.kind == ITEM_TUPLE) tuple_unref(it.t);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+int rt_emit(OpInst *op, int port, Tuple *t) {
+  return rt_emit_item(op, port, (Item){ .kind = ITEM_TUPLE, .seq = op->cur_seq, .src = op->cur_src, .t = t });
+}
+
+static int forward_all(Node *n, Item it) {
+  for (int p = 0; p < n->op->noutputs; p++)
+    if (rt_emit_item(&n->inst, p, it) < 0) return -1;
+  return 0;
+}
+
+/* ---- delivering an item to an operator ---- */
+
+static int deliver(Node *n, int slot, Item it) {
+  OpInst *op = &n->inst;
+  const OpKindImpl *impl = op->impl;
+  int port = n->slot_port ? n->slot_port[slot] : 0;
+  op->cur_seq = it.seq;
+  op->cur_src = it.src;
+  switch (it.kind) {
+  case ITEM_TUPLE: {
+    atomic_fetch_add_explicit(&op->n_in, 1, memory_order_relaxed);
+    int rc = impl->process(op, port, it.t);
+    arena_reset(op->scratch);
+    return rc;
+  }
+  case ITEM_PULSE:
+    if (impl->pulse) return impl->pulse(op, port, it.seq);
+    return forward_all(n, it);
+  case ITEM_WINDOW:
+    if (impl->window) return impl->window(op, port);
+    return forward_all(n, it);
+  case ITEM_PROGRESS:
+    return 0;
+  case ITEM_FINAL:
+    if (--n->finals_left > 0) return 0;
+    if (impl->final && impl->final(op) < 0) return -1;
+    n->finished = true;
+    return forward_all(n, it);
+  }
+  return 0;
+}
+
+/* ---- ordered drivers ---- */
+
+/* The head item of slot s, or NULL when its batch is used up (caller holds g->mu). */
+static Item *head(Group *g, int s) {
+  for (;;) {
+    Batch *b = g->cur[s];
+    if (b && b->next < b->n) return &b->items[b->next];
+    if (b) {
+      free(b);
+      g->cur[s] = NULL;
+    }
+    Edge *e = g->entry->in[s];
+    b = queue_take(e->q);
+    if (!b) return NULL;
+    g->cur[s] = b;
+  }
+}
+
+static void pop(Group *g, int s) {
+  g->cur[s]->next++;
+  g->last_slot = s;
+}
+
+/* Order of items of equal key: progress and pulses first (they only promise), then window
+ * punctuation, then tuples; FINAL sorts after everything. */
+static int kind_rank(ItemKind k) {
+  switch (k) {
+  case ITEM_PROGRESS:
+  case ITEM_PULSE: return 0;
+  case ITEM_WINDOW: return 1;
+  case ITEM_TUPLE: return 2;
+  default: return 3;
+  }
+}
+
+static bool item_before(const Item *a, int sa, const Item *b, int sb, bool by_src) {
+  if (a->kind == ITEM_FINAL || b->kind == ITEM_FINAL) {
+    if (a->kind != b->kind) return b->kind == ITEM_FINAL;
+    return sa < sb;
+  }
+  uint64_t ka = by_src ? a->src : a->seq, kb = by_src ? b->src : b->seq;
+  if (ka != kb) return ka < kb;
+  if (by_src) return sa < sb; /* fan-in: ties go by the order the streams are listed */
+  int ra = kind_rank(a->kind), rb = kind_rank(b->kind);
+  if (ra != rb) return ra < rb;
+  return sa < sb;
+}
+
+typedef enum Step { STEP_WAIT, STEP_DELIVER, STEP_DONE, STEP_AGAIN } Step;
+
+/* Decides the next action of an ordered driver (caller holds g->mu). On STEP_DELIVER *out is the
+ * item to deliver and it has been consumed from its slot. */
+static Step ordered_step(Group *g, Item *out) {
+  Node *n = g->entry;
+  int W = n->nslots;
+  if (n->finished) return STEP_DONE;
+  if (g->driver == DRIVE_RR) {
+    Item *h = head(g, g->rr_next);
+    if (!h) return STEP_WAIT;
+    if (h->kind == ITEM_TUPLE) {
+      *out = *h;
+      pop(g, g->rr_next);
+      g->rr_next = (g->rr_next + 1) % W;
+      return STEP_DELIVER;
+    }
+    if (h->kind == ITEM_PULSE || h->kind == ITEM_PROGRESS) {
+      pop(g, g->rr_next);
+      return STEP_AGAIN;
+    }
+    /* window or final: every channel must have it at its head */
+    for (int s = 0; s < W; s++) {
+      Item *o = head(g, s);
+      if (!o) return STEP_WAIT;
+      if (o->kind == ITEM_PULSE || o->kind == ITEM_PROGRESS) {
+        pop(g, s);
+        return STEP_AGAIN;
+      }
+      if (o->kind != h->kind) sf_die("roundrobin merge '%s': channels disagree at punctuation", n->op->name);
+    }
+    *out = *h;
+    for (int s = 0; s < W; s++) pop(g, s);
+    return STEP_DELIVER;
+  }
+  if (g->driver == DRIVE_SEQ) {
+    /* emit the tuple whose seq is the next expected as soon as it is at some head */
+    bool all = true;
+    int windows = 0, finals = 0;
+    for (int s = 0; s < W; s++) {
+      Item *h = head(g, s);
+      if (!h) {
+        all = false;
+        continue;
+      }
+      if (h->kind == ITEM_PULSE || h->kind == ITEM_PROGRESS) {
+        pop(g, s);
+        return STEP_AGAIN;
+      }
+      if (h->kind == ITEM_TUPLE && h->seq == g->next_seq) {
+        *out = *h;
+        pop(g, s);
+        g->next_seq++;
+        return STEP_DELIVER;
+      }
+      if (h->kind == ITEM_WINDOW) windows++;
+      if (h->kind == ITEM_FINAL) finals++;
+    }
+    if (!all) return STEP_WAIT;
+    if (windows == W || finals == W) {
+      *out = *head(g, 0);
+      for (int s = 0; s < W; s++) pop(g, s);
+      return STEP_DELIVER;
+    }
+    if (windows + finals == W) return STEP_WAIT;
+    sf_die("seq merge '%s': sequence number %llu never arrived", n->op->name, (unsigned long long)g->next_seq);
+  }
+  /* seqpulse and fan-in: the smallest head, once every slot has one */
+  bool by_src = g->driver == DRIVE_SRC;
+  int best = -1;
+  Item *bh = NULL;
+  for (int s = 0; s < W; s++) {
+    Item *h = head(g, s);
+    if (!h) return STEP_WAIT;
+    if (!bh || item_before(h, s, bh, best, by_src)) {
+      best = s;
+      bh = h;
+    }
+  }
+  switch (bh->kind) {
+  case ITEM_PULSE:
+    pop(g, best);
+    /* a shuffle Merge passes the promise on to its channel: every input is past it */
+    if (n->channel_merge && bh->seq > g->next_seq) {
+      g->next_seq = bh->seq;
+      *out = *bh;
+      return STEP_DELIVER;
+    }
+    return STEP_AGAIN;
+  case ITEM_PROGRESS:
+    pop(g, best);
+    return STEP_AGAIN;
+  case ITEM_TUPLE:
+    *out = *bh;
+    pop(g, best);
+    return STEP_DELIVER;
+  case ITEM_WINDOW:
+  case ITEM_FINAL:
+    for (int s = 0; s < W; s++) {
+      Item *h = head(g, s);
+      if (h->kind != bh->kind) {
+        if (h->kind == ITEM_PULSE || h->kind == ITEM_PROGRESS) {
+          pop(g, s);
+          return STEP_AGAIN;
+        }
+        if (bh->kind == ITEM_FINAL) return STEP_WAIT; /* cannot happen: FINAL sorts last */
+        if (by_src) {
+          /* fan-in: a window on one input is delivered as it comes (inputs are independent) */
+          *out = *bh;
+          pop(g, best);
+          return STEP_DELIVER;
+        }
+        sf_die("merge '%s': window punctuation missing on a channel", n->op->name);
+      }
+    }
+    *out = *bh;
+    for (int s = 0; s < W; s++) pop(g, s);
+    return STEP_DELIVER;
+  }
+  return STEP_WAIT;
+}
+
+static int run_ordered(Group *g) {
+  Exec *x = g->exec;
+  Node *n = g->entry;
+  for (;;) {
+    Item it;
+    pthread_mutex_lock(&g->mu);
+    Step st;
+    while ((st = ordered_step(g, &it)) == STEP_WAIT && !stopping(x)) {
+      pthread_mutex_unlock(&g->mu);
+      group_flush(g, NULL);
+      pthread_mutex_lock(&g->mu);
+      st = ordered_step(g, &it);
+      if (st != STEP_WAIT) break;
+      timed_wait(&g->wake, &g->mu);
+    }
+    pthread_mutex_unlock(&g->mu);
+    if (stopping(x)) return -1;
+    if (st == STEP_DONE) return 0;
+    if (st == STEP_AGAIN) continue;
+    g->progress = it.src;
+    if (it.kind == ITEM_FINAL) n->finals_left = 1;
+    if (deliver(n, it.kind == ITEM_TUPLE ? g->last_slot : 0, it) < 0) return -1;
+    if (it.kind == ITEM_FINAL) return 0;
+  }
+}
+
+/* One input stream: deliver its items in order. */
+static int run_single(Group *g) {
+  Exec *x = g->exec;
+  Node *n = g->entry;
+  Queue *q = n->in[0]->q;
+  while (!n->finished) {
+    pthread_mutex_lock(&g->mu);
+    Batch *b = queue_take(q);
+    while (!b && !stopping(x)) {
+      pthread_mutex_unlock(&g->mu);
+      group_flush(g, NULL);
+      pthread_mutex_lock(&g->mu);
+      b = queue_take(q);
+      if (b) break;
+      timed_wait(&g->wake, &g->mu);
+      b = queue_take(q);
+    }
+    pthread_mutex_unlock(&g->mu);
+    if (!b) return -1;
+    for (; b->next < b->n; b->next++) {
+      Item it = b->items[b->next];
+      g->progress = it.src;
+      if (deliver(n, 0, it) < 0) {
+        b->next++;
+        batch_free(b);
+        return -1;
+      }
+    }
+    free(b);
+  }
+  return 0;
+}
+
+static void *group_main(void *arg) {
+  Group *g = arg;
+  Exec *x = g->exec;
+  int rc;
+  if (g->source) {
+    Node *n = g->source;
+    rc = n->inst.impl->run(&n->inst);
+    if (rc == 0 && !stopping(x)) {
+      n->finals_left = 1;
+      rc = deliver(n, 0, (Item){ .kind = ITEM_FINAL, .seq = n->inst.cur_seq, .src = n->inst.cur_src });
+    }
+  } else if (g->driver == DRIVE_SINGLE) {
+    rc = run_single(g);
+  } else {
+    rc = run_ordered(g);
+  }
+  if (rc == 0) group_flush(g, NULL);
+  if (rc < 0 && !stopping(x)) exec_fail(x, "internal error: a thread stopped without a message");
+  atomic_fetch_sub(&x->running, 1);
+  return NULL;
+}
+
+/* ---- the plan ---- */
+
+/* Each channel of a region is a thread of its own; everything else fuses with its producer (a
+ * region's Split runs in its upstream's thread). */
+static bool is_region_boundary(const Node *from, const Node *to) {
+  if (from->op->channel < 0 && to->op->channel < 0) return false;
+  return from->op->channel != to->op->channel || !from->op->region || !to->op->region ||
+         strcmp(from->op->region, to->op->region) != 0;
+}
+
+static Group *group_new(Exec *x) {
+  Group *g = arena_alloc(x->arena, sizeof *g);
+  g->exec = x;
+  pthread_mutex_init(&g->mu, NULL);
+  pthread_cond_init(&g->wake, NULL);
+  ptrvec_push(x->arena, &x->groups, g);
+  return g;
+}
+
+static int build_plan(Exec *x) {
+  Graph *g = x->g;
+  const char *host = x->o->host;
+  x->nnodes = g->nops;
+  x->nodes = arena_alloc(x->arena, sizeof(Node) * (size_t)(g->nops + 1));
+  for (int i = 0; i < g->nops; i++) {
+    Node *n = &x->nodes[i];
+    Op *op = g->ops[i];
+    n->op = op;
+    n->local = !host || (op->host && !strcmp(op->host, host)) || (!op->host && g->nhosts > 0 && !strcmp(g->hosts[0]->name, host));
+    n->inst.op = op;
+    n->inst.exec = x;
+    n->inst.exec_data = n;
+    n->inst.impl = rt_kind_impl(op->kind);
+    n->inst.in_schema = op_input_schema(op);
+    n->inst.out_schema = op_output_schema(op);
+    n->inst.graph_dir = x->graph_dir;
+    n->inst.scratch = arena_new();
+    if (!n->inst.impl) sf_die("no implementation of kind %s", kind_name(op->kind));
+    n->outs = arena_alloc(x->arena, sizeof(PtrVec) * (size_t)(op->noutputs + 1));
+    for (int p = 0; p < op->ninputs; p++) n->nslots += op->inputs[p].nstreams;
+    n->slot_port = arena_alloc(x->arena, sizeof(int) * (size_t)(n->nslots + 1));
+    n->in = arena_alloc(x->arena, sizeof(Edge *) * (size_t)(n->nslots + 1));
+    int s = 0;
+    for (int p = 0; p < op->ninputs; p++)
+      for (int k = 0; k < op->inputs[p].nstreams; k++) n->slot_port[s++] = p;
+    n->finals_left = n->nslots;
+    n->channel_merge = op->kind == KIND_MERGE && op->channel >= 0;
+  }
+  /* groups, in topological order so a producer's group exists before its consumers' */
+  for (int t = 0; t < g->nops; t++) {
+    Op *op = g->order[t];
+    Node *n = &x->nodes[op->index];
+    if (!n->local) continue;
+    if (n->nslots == 0) {
+      Group *gr = group_new(x);
+      gr->source = n;
+      n->group = gr;
+      continue;
+    }
+    if (n->nslots == 1) {
+      Stream *s = op->inputs[0].streams[0];
+      Node *from = &x->nodes[s->producer->index];
+      if (from->local && from->group && !is_region_boundary(from, n)) {
+        n->group = from->group;
+        continue;
+      }
+    }
+    Group *gr = group_new(x);
+    gr->entry = n;
+    n->group = gr;
+    gr->cur = arena_alloc(x->arena, sizeof(Batch *) * (size_t)(n->nslots + 1));
+    if (op->kind == KIND_MERGE) {
+      const char *order = op_param(op, "order");
+      gr->driver = n->nslots == 1 ? DRIVE_SINGLE
+                 : !strcmp(order, "roundrobin") ? DRIVE_RR
+                 : !strcmp(order, "seq") ? DRIVE_SEQ
+                                         : DRIVE_SEQPULSE;
+    } else {
+      gr->driver = n->nslots == 1 ? DRIVE_SINGLE : DRIVE_SRC;
+    }
+  }
+  /* edges */
+  for (int i = 0; i < g->nops; i++) {
+    Node *to = &x->nodes[i];
+    Op *op = to->op;
+    int slot = 0;
+    for (int p = 0; p < op->ninputs; p++)
+      for (int k = 0; k < op->inputs[p].nstreams; k++, slot++) {
+        Stream *s = op->inputs[p].streams[k];
+        Node *from = &x->nodes[s->producer->index];
+        if (!from->local && !to->local) continue;
+        Edge *e = arena_alloc(x->arena, sizeof *e);
+        e->stream = s;
+        e->slot = slot;
+        e->from = from->local ? from : NULL;
+        e->to = to->local ? to : NULL;
+        e->to_op = op;
+        if (from->local && to->local) {
+          e->kind = from->group == to->group ? EDGE_DIRECT : EDGE_QUEUE;
+        } else if (from->local) {
+          e->kind = EDGE_REMOTE;
+        } else {
+          e->kind = EDGE_QUEUE; /* filled by a receiver thread */
+        }
+        if (to->local && e->kind == EDGE_QUEUE) e->q = queue_new(x, to->group);
+        if (to->local) {
+          to->in[slot] = e;
+          e->feeds_fanin = to->group->driver == DRIVE_SRC;
+        } else {
+          /* the consumer on another host orders by src when it has several input streams */
+          int slots = 0;
+          for (int q = 0; q < op->ninputs; q++) slots += op->inputs[q].nstreams;
+          e->feeds_fanin = op->kind != KIND_MERGE && slots > 1;
+        }
+        if (from->local) {
+          ptrvec_push(x->arena, &from->outs[s->port], e);
+          e->producer = from->group;
+          if (e->kind != EDGE_DIRECT) ptrvec_push(x->arena, &from->group->outs, e);
+        }
+      }
+  }
+  /* cross-host edges go through the transport */
+  bool any_remote = false;
+  for (int i = 0; i < g->nops && !any_remote; i++)
+    if (!x->nodes[i].local)
+      for (int p = 0; p < g->ops[i]->ninputs; p++)
+        for (int k = 0; k < g->ops[i]->inputs[p].nstreams; k++)
+          if (x->nodes[g->ops[i]->inputs[p].streams[k]->producer->index].local) any_remote = true;
+  for (int i = 0; i < g->nops && !any_remote; i++)
+    if (x->nodes[i].local)
+      for (int p = 0; p < g->ops[i]->ninputs; p++)
+        for (int k = 0; k < g->ops[i]->inputs[p].nstreams; k++)
+          if (!x->nodes[g->ops[i]->inputs[p].streams[k]->producer->index].local) any_remote = true;
+  if (host) {
+    bool found = false;
+    for (int i = 0; i < g->nhosts; i++)
+      if (!strcmp(g->hosts[i]->name, host)) found = true;
+    if (!found) {
+      exec_fail(x, "graph '%s' has no host '%s'", g->file, host);
+      return -1;
+    }
+  }
+  if (any_remote) {
+    char err[512];
+    x->remote = remote_start(x, g, host, x->o, err, sizeof err);
+    if (!x->remote) {
+      exec_fail(x, "%s", err);
+      return -1;
+    }
+    for (int i = 0; i < g->nops; i++) {
+      Node *to = &x->nodes[i];
+      int slot = 0;
+      for (int p = 0; p < to->op->ninputs; p++)
+        for (int k = 0; k < to->op->inputs[p].nstreams; k++, slot++) {
+          Stream *s = to->op->inputs[p].streams[k];
+          Node *from = &x->nodes[s->producer->index];
+          if (to->local == from->local) continue;
+          const char *id = arena_printf(x->arena, "%s>%s/%d", s->name, to->op->name, slot);
+          int rc;
+          if (to->local) {
+            rc = remote_accept(x->remote, id, from->op->host, s->schema, to->in[slot], err, sizeof err);
+          } else {
+            Edge *e = NULL;
+            for (int c = 0; c < from->outs[s->port].n && !e; c++) {
+              Edge *cand = from->outs[s->port].items[c];
+              if (cand->to_op == to->op && cand->slot == slot) e = cand;
+            }
+            sf_assert(e);
+            e->tx = remote_open(x->remote, id, to->op->host, s->schema, err, sizeof err);
+            rc = e->tx ? 0 : -1;
+          }
+          if (rc < 0) {
+            exec_fail(x, "%s", err);
+            return -1;
+          }
+        }
+    }
+  }
+  return 0;
+}
+
+/* ---- stats ---- */
+
+static double seconds_since(const struct timespec *t0) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static void print_stats(Exec *x, bool final) {
+  double t = seconds_since(&x->started);
+  fprintf(x->log, "sf-exec: stats %s at %.1f s\n", final ? "summary" : "so far", t);
+  for (int i = 0; i < x->nnodes; i++) {
+    Node *n = &x->nodes[i];
+    if (!n->local) continue;
+    unsigned long long in = atomic_load(&n->inst.n_in), out = atomic_load(&n->inst.n_out);
+    fprintf(x->log, "  %-24s %-10s in %12llu  out %12llu  %12.0f in/s  %12.0f out/s\n", n->op->name,
+            kind_name(n->op->kind), in, out, t > 0 ? in / t : 0.0, t > 0 ? out / t : 0.0);
+  }
+  fflush(x->log);
+}
+
+static void json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') fputc('\\', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+static int write_stats_json(Exec *x, const char *path, bool ok) {
+  char tmp[PATH_MAX];
+  snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
+  int fd = mkstemp(tmp);
+  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (!f) return -1;
+  double t = seconds_since(&x->started);
+  fprintf(f, "{\n  \"graph\": ");
+  json_string(f, x->g->name ? x->g->name : "");
+  fprintf(f, ",\n  \"host\": ");
+  json_string(f, x->o->host ? x->o->host : "");
+  fprintf(f, ",\n  \"ok\": %s,\n  \"seconds\": %.3f,\n  \"operators\": [\n", ok ? "true" : "false", t);
+  bool first = true;
+  for (int i = 0; i < x->nnodes; i++) {
+    Node *n = &x->nodes[i];
+    if (!n->local) continue;
+    unsigned long long in = atomic_load(&n->inst.n_in), out = atomic_load(&n->inst.n_out);
+    fprintf(f, "%s    {\"name\": ", first ? "" : ",\n");
+    json_string(f, n->op->name);
+    fprintf(f, ", \"kind\": \"%s\", \"in\": %llu, \"out\": %llu, \"in_per_s\": %.1f, \"out_per_s\": %.1f}",
+            kind_name(n->op->kind), in, out, t > 0 ? in / t : 0.0, t > 0 ? out / t : 0.0);
+    first = false;
+  }
+  fprintf(f, "\n  ]\n}\n");
+  if (fclose(f) != 0 || rename(tmp, path) != 0) {
+    unlink(tmp);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- running ---- */
+
+static void on_signal(int sig) {
+  atomic_store(&interrupted, true);
+}
+
+int exec_run(Graph *g, const ExecOptions *o) {
+  Exec *x = calloc(1, sizeof *x);
+  x->g = g;
+  x->o = o;
+  x->log = o->log ? o->log : stderr;
+  x->arena = arena_new();
+  x->batch = o->batch > 0 ? o->batch : DEFAULT_BATCH;
+  x->queue_batches = o->queue_batches > 0 ? o->queue_batches : DEFAULT_QUEUE_BATCHES;
+  pthread_mutex_init(&x->fail_mu, NULL);
+  atomic_init(&x->failed, false);
+  atomic_store(&interrupted, false);
+  clock_gettime(CLOCK_MONOTONIC, &x->started);
+  if (o->graph_path) {
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s", o->graph_path);
+    snprintf(x->graph_dir, sizeof x->graph_dir, "%s", dirname(tmp));
+  } else {
+    snprintf(x->graph_dir, sizeof x->graph_dir, ".");
+  }
+  struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  signal(SIGPIPE, SIG_IGN);
+
+  int opened = 0;
+  if (build_plan(x) == 0) {
+    for (; opened < x->nnodes; opened++) {
+      Node *n = &x->nodes[opened];
+      if (n->local && n->inst.impl->open && n->inst.impl->open(&n->inst) < 0) break;
+      if (stopping(x)) break;
+    }
+  }
+  if (!stopping(x) && x->remote && remote_connect(x->remote) < 0 && !stopping(x))
+    exec_fail(x, "cannot connect to the other hosts");
+  if (!stopping(x)) {
+    atomic_store(&x->running, x->groups.n);
+    for (int i = 0; i < x->groups.n; i++) {
+      Group *gr = x->groups.items[i];
+      if (pthread_create(&gr->thread, NULL, group_main, gr) != 0) {
+        exec_fail(x, "cannot start a thread: %s", strerror(errno));
+        atomic_fetch_sub(&x->running, x->groups.n - i);
+        break;
+      }
+      gr->started = true;
+    }
+    double interval = o->stats_interval > 0 ? o->stats_interval : 2.0;
+    double next = interval;
+    while (atomic_load(&x->running) > 0) {
+      struct timespec ts = { 0, 20 * 1000000L };
+      nanosleep(&ts, NULL);
+      stopping(x);
+      if (o->stats && seconds_since(&x->started) >= next) {
+        print_stats(x, false);
+        next += interval;
+      }
+    }
+    for (int i = 0; i < x->groups.n; i++) {
+      Group *gr = x->groups.items[i];
+      if (gr->started) pthread_join(gr->thread, NULL);
+    }
+  }
+  if (x->remote) {
+    if (remote_finish(x->remote, !stopping(x)) < 0 && !stopping(x)) exec_fail(x, "the transport failed to finish");
+  }
+  bool ok = !atomic_load(&x->failed);
+  /* sinks commit only when everything completed */
+  for (int i = 0; i < opened && i < x->nnodes; i++) {
+    Node *n = &x->nodes[i];
+    if (n->local && n->inst.impl->close) n->inst.impl->close(&n->inst, ok);
+  }
+  if (x->remote) remote_stop(x->remote);
+  if (o->stats) print_stats(x, true);
+  if (o->stats_json && write_stats_json(x, o->stats_json, ok) < 0)
+    fprintf(x->log, "sf-exec: error: cannot write '%s': %s\n", o->stats_json, strerror(errno));
+  if (!ok) fprintf(x->log, "sf-exec: error: %s\n", x->message);
+  /* release */
+  for (int i = 0; i < x->groups.n; i++) {
+    Group *gr = x->groups.items[i];
+    for (int s = 0; gr->entry && s < gr->entry->nslots; s++) {
+      batch_free(gr->cur ? gr->cur[s] : NULL);
+      Queue *q = gr->entry->in[s] ? gr->entry->in[s]->q : NULL;
+      while (q && q->count) batch_free(queue_take(q));
+    }
+    for (int e = 0; e < gr->outs.n; e++) batch_free(((Edge *)gr->outs.items[e])->pending);
+  }
+  for (int i = 0; i < x->nnodes; i++) arena_free(x->nodes[i].inst.scratch);
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  arena_free(x->arena);
+  free(x);
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,121 @@
+/* main.c: sf-exec, the executor. Loads a graph (original or rewritten by sf-xform), checks it and
+ * runs it: the whole graph in one process, or with --host NAME only that host's operators, talking
+ * to the other hosts' executors. Exit status: 0 when everything completed, 1 when the graph is bad
+ * or the job failed, 2 for bad usage. */
+#include "rt.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+    "usage: sf-exec [options] GRAPH.xml\n"
+    "\n"
+    "Runs a StreamFission graph: all of it in this process, or with --host only the operators\n"
+    "placed on that host, exchanging tuples with the other hosts' executors over gRPC.\n"
+    "\n"
+    "options:\n"
+    "      --host NAME           run only the operators placed on host NAME\n"
+    "      --token-file FILE     the job token (default: $SF_TOKEN); tools/sf-launch sets it\n"
+    "      --connect-timeout MS  give up on a peer that does not answer within MS ms (10000)\n"
+    "      --batch N             tuples per batch between threads and hosts (256)\n"
+    "      --queue N             batches a queue holds before its producer waits (8)\n"
+    "      --stats               print per-operator counts and rates to stderr while running\n"
+    "      --stats-interval S    seconds between stats lines (2)\n"
+    "      --stats-json FILE     write the final per-operator counts as JSON\n"
+    "  -h, --help                show this help\n"
+    "  -V, --version             show the version\n"
+    "\n"
+    "exit status: 0 the graph completed, 1 bad graph or failed job, 2 bad usage\n";
+
+static _Noreturn void usage_error(const char *fmt, const char *arg) {
+  fprintf(stderr, "sf-exec: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\nTry 'sf-exec --help' for more information.\n");
+  exit(2);
+}
+
+static long int_arg(const char *text, long min, long max, const char *what) {
+  char *end;
+  errno = 0;
+  long v = strtol(text, &end, 10);
+  if (errno || *end || v < min || v > max) {
+    fprintf(stderr, "sf-exec: %s must be an integer from %ld to %ld, got '%s'\n", what, min, max, text);
+    exit(2);
+  }
+  return v;
+}
+
+/* The token: first line of FILE, or $SF_TOKEN. Never taken from the command line. */
+static char *read_token(const char *file) {
+  if (!file) {
+    const char *env = getenv("SF_TOKEN");
+    return env ? strdup(env) : NULL;
+  }
+  FILE *f = fopen(file, "r");
+  if (!f) {
+    fprintf(stderr, "sf-exec: error: cannot open token file '%s': %s\n", file, strerror(errno));
+    exit(1);
+  }
+  char line[512] = "";
+  if (!fgets(line, sizeof line, f)) line[0] = 0;
+  fclose(f);
+  line[strcspn(line, "\r\n")] = 0;
+  return strdup(line);
+}
+
+int main(int argc, char **argv) {
+  static const struct option longs[] = {
+    {"host", required_argument, 0, 'H'},       {"token-file", required_argument, 0, 'T'},
+    {"connect-timeout", required_argument, 0, 'C'}, {"batch", required_argument, 0, 'b'},
+    {"queue", required_argument, 0, 'q'},      {"stats", no_argument, 0, 's'},
+    {"stats-interval", required_argument, 0, 'i'}, {"stats-json", required_argument, 0, 'j'},
+    {"help", no_argument, 0, 'h'},             {"version", no_argument, 0, 'V'},
+    {0, 0, 0, 0},
+  };
+  ExecOptions o = {0};
+  const char *token_file = NULL;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":hV", longs, NULL)) != -1) {
+    switch (c) {
+    case 'H': o.host = optarg; break;
+    case 'T': token_file = optarg; break;
+    case 'C': o.connect_timeout_ms = (int)int_arg(optarg, 1, 3600000, "--connect-timeout"); break;
+    case 'b': o.batch = (int)int_arg(optarg, 1, 65536, "--batch"); break;
+    case 'q': o.queue_batches = (int)int_arg(optarg, 1, 4096, "--queue"); break;
+    case 's': o.stats = true; break;
+    case 'i': {
+      char *end;
+      o.stats_interval = strtod(optarg, &end);
+      if (*end || !(o.stats_interval > 0)) usage_error("--stats-interval must be a positive number, got '%s'", optarg);
+      o.stats = true;
+      break;
+    }
+    case 'j': o.stats_json = optarg; break;
+    case 'h': fputs(usage_text, stdout); return 0;
+    case 'V': printf("sf-exec %s\n", SF_VERSION); return 0;
+    case ':': usage_error("option '%s' needs an argument", argv[optind - 1]);
+    default: usage_error("unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (optind == argc) usage_error("%s", "no graph file given");
+  if (optind + 1 < argc) usage_error("more than one graph file given ('%s')", argv[optind + 1]);
+  o.graph_path = argv[optind];
+
+  Diag d;
+  diag_init(&d, o.graph_path, stderr);
+  Graph *g = graph_parse_file(o.graph_path, sf_schema_path(), &d);
+  if (!g) return 1;
+  if (graph_check(g, &d) != 0) {
+    graph_free(g);
+    return 1;
+  }
+  char *token = read_token(token_file);
+  o.token = token;
+  int rc = exec_run(g, &o);
+  free(token);
+  graph_free(g);
+  return rc;
+}

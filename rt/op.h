@@ -1,0 +1,151 @@
+/* op.h: the interface for writing StreamFission Custom operators in C (the only header an operator
+ * author includes; plain C11, nothing else from StreamFission needed).
+ *
+ * Ownership in one rule: a tuple passed to process is borrowed until process returns, and a tuple
+ * from sf_tuple_new is yours until you pass it to sf_emit (which takes it, even when it fails) or
+ * to sf_tuple_free.
+ *
+ * A Custom operator is a shared library exporting a `const struct sf_operator` under the name given
+ * in the graph, `<library path="libmyops.so" symbol="my_filter"/>`. It is loaded with
+ * dlopen(RTLD_NOW | RTLD_LOCAL); the sf_* functions below are provided by sf-exec itself, so build
+ * the library without linking anything of StreamFission:
+ *     cc -std=c11 -shared -fPIC -I<dir of op.h> -o libmyops.so myops.c
+ * A path without '/' is looked up in the graph file's directory, then in sf-exec's
+ * ../lib/streamfission, then in each directory of $SF_LIBRARY_PATH (colon-separated), then by the
+ * system's dynamic loader; a path with '/' is relative to the working directory.
+ *
+ * A minimal operator, passing on the tuples whose int attribute "n" is even (it assumes, as the
+ * graph's <model> would say, that input and output have the same schema):
+ *
+ *     #include "op.h"
+ *     #include <stdlib.h>
+ *
+ *     typedef struct { int n; } Even;
+ *
+ *     static int even_open(sf_op *op, void **state) {
+ *       Even *e = malloc(sizeof *e);
+ *       if (!e || (e->n = sf_input_attr(op, "n")) < 0) {
+ *         free(e);
+ *         return sf_error(op, "the input has no attribute 'n'");
+ *       }
+ *       *state = e;
+ *       return 0;
+ *     }
+ *
+ *     static int even_process(sf_op *op, void *state, int port, const sf_tuple *in) {
+ *       Even *e = state;
+ *       if (sf_get_int(in, e->n) % 2) return 0;
+ *       sf_tuple *out = sf_tuple_new(op);
+ *       sf_copy(out, in);
+ *       return sf_emit(op, out);
+ *     }
+ *
+ *     static void even_close(sf_op *op, void *state) { free(state); }
+ *
+ *     SF_EXPORT const struct sf_operator my_even = {
+ *       .abi_version = SF_OPERATOR_ABI,
+ *       .open = even_open, .process = even_process, .close = even_close,
+ *     };
+ *
+ * Calls and threads: open, then process for every input tuple (in stream order), punctuation for
+ * window punctuation and once for the end of the input, then close (also after a failure, when
+ * open succeeded). The callbacks of one operator instance are never called concurrently, but the
+ * transformer may run several instances of the operator (the channels of a parallel region) in
+ * different threads at once: keep all state in *state, never in globals. An operator has at most
+ * one input port and at most one output port; one without an input port is called with
+ * SF_PUNCT_FINAL right after open and may emit everything from there.
+ *
+ * Errors: a callback returning non-zero, sf_error, or a misuse of the functions below (a wrong
+ * attribute index or type) fails the job with a message naming the operator; sf_emit then returns
+ * -1, and the callback should return at once. */
+#ifndef SF_OP_H
+#define SF_OP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The version of this interface; sf-exec refuses an operator whose abi_version differs. */
+#define SF_OPERATOR_ABI 1
+
+/* Kinds of punctuation passed to sf_operator.punctuation. */
+#define SF_PUNCT_WINDOW 1 /* a window ended upstream; forwarded downstream after the callback */
+#define SF_PUNCT_FINAL 2  /* every input ended: emit what is left; port is -1 */
+
+/* Marks the exported sf_operator visible even when building with -fvisibility=hidden. */
+#if defined(__GNUC__) || defined(__clang__)
+#define SF_EXPORT __attribute__((visibility("default")))
+#else
+#define SF_EXPORT
+#endif
+
+typedef struct sf_op sf_op;       /* one running instance of the operator (opaque) */
+typedef struct sf_tuple sf_tuple; /* one tuple: an input, or an output being built (opaque) */
+
+/* The operator's callbacks. Any of them may be NULL (nothing to do). Those returning int return
+ * 0 on success, anything else to fail the job (preferably the -1 of sf_error, which says why). */
+struct sf_operator {
+  int abi_version;                                      /* SF_OPERATOR_ABI */
+  int (*open)(sf_op *op, void **state);                 /* set *state (starts NULL) */
+  int (*process)(sf_op *op, void *state, int port, const sf_tuple *t); /* one input tuple */
+  int (*punctuation)(sf_op *op, void *state, int port, int kind);      /* SF_PUNCT_* */
+  void (*close)(sf_op *op, void *state);                /* free the state */
+};
+
+/* ---- the operator ---- */
+
+/* The text of the graph's <param name="NAME"> of this operator, or NULL when absent. Valid until
+ * close returns. */
+const char *sf_param(sf_op *op, const char *name);
+/* The index of attribute `name` in the input schema, or -1 when there is none (or no input). */
+int sf_input_attr(sf_op *op, const char *name);
+/* The index of attribute `name` in the output schema, or -1 when there is none (or no output). */
+int sf_output_attr(sf_op *op, const char *name);
+/* Fails the job with the message (printf-style; lowercase, no final period, names in quotes),
+ * which sf-exec prints after the operator's name. Returns -1. */
+int sf_error(sf_op *op, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ---- reading attributes (of an input tuple or of one being built) ---- */
+
+/* The value of attribute `attr`, which must have the type asked for: a wrong index or type fails
+ * the job and returns 0, 0.0, false or "" (length 0). */
+int64_t sf_get_int(const sf_tuple *t, int attr);
+double sf_get_double(const sf_tuple *t, int attr);
+bool sf_get_bool(const sf_tuple *t, int attr);
+/* The bytes of a string attribute and, when len is not NULL, their number in *len. They live as
+ * long as the tuple and are NUL-terminated only in tuples built with sf_set_string: use *len. */
+const char *sf_get_string(const sf_tuple *t, int attr, size_t *len);
+
+/* ---- building and emitting output tuples ---- */
+
+/* A new tuple of the output schema, every attribute 0, 0.0, false or "". NULL (and the job fails)
+ * when the operator has no output port. */
+sf_tuple *sf_tuple_new(sf_op *op);
+/* Sets attribute `attr` of a tuple from sf_tuple_new (a wrong index or type fails the job). */
+void sf_set_int(sf_tuple *t, int attr, int64_t v);
+void sf_set_double(sf_tuple *t, int attr, double v);
+void sf_set_bool(sf_tuple *t, int attr, bool v);
+void sf_set_string(sf_tuple *t, int attr, const char *s, size_t len); /* copies s[0..len) */
+/* Copies into t every attribute of `from` whose name and type t's schema also has. */
+void sf_copy(sf_tuple *t, const sf_tuple *from);
+/* Frees a tuple from sf_tuple_new that will not be emitted. NULL is ignored. */
+void sf_tuple_free(sf_tuple *t);
+/* Emits t on the output, after every tuple emitted before it, and frees it. Returns 0, or -1 when
+ * the job is failing (return at once). */
+int sf_emit(sf_op *op, sf_tuple *t);
+/* Emits window punctuation on the output (operators whose <model punct="generates">). 0 or -1. */
+int sf_emit_window(sf_op *op);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,127 @@
+/* beacon.c: the Beacon kind, a source of generated tuples. Tuple n (0, 1, 2, ...) gets each output
+ * attribute from its `set` evaluated with seq = n; `count` tuples are emitted (0: until the job
+ * stops). With `rate`, tuple n is due n / rate seconds after the first: the source sleeps (in
+ * slices of at most 50 ms, checking whether the job is stopping) only while it is ahead of that
+ * absolute schedule, so oversleeping never accumulates into drift and a slow consumer is caught up
+ * with at full speed. */
+#include "rt.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { SLICE_NS = 50 * 1000 * 1000 };
+
+typedef struct Beacon {
+  uint64_t count; /* tuples to emit (0: unbounded) */
+  double rate;    /* tuples per second (0: as fast as possible) */
+  Value *vals;    /* the values of the tuple being built, by output attribute */
+  int nvals;      /* output attributes */
+} Beacon;
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void beacon_close(OpInst *op, bool ok);
+
+/* beacon_open's work; on failure beacon_open releases the state. */
+static int setup(OpInst *op, Beacon *b) {
+  const char *count = rt_param(op, "count"), *rate = rt_param(op, "rate");
+  char *end;
+  errno = 0;
+  long long c = count ? strtoll(count, &end, 10) : -1;
+  if (!count || errno || *end || c < 0)
+    return rt_fail(op, "parameter 'count' must be a non-negative integer, got '%s'", count ? count : "");
+  b->count = (uint64_t)c;
+  if (rate) {
+    b->rate = strtod(rate, &end);
+    if (*end || !(b->rate > 0))
+      return rt_fail(op, "parameter 'rate' must be a positive number of tuples per second, got '%s'", rate);
+  }
+  if (!op->out_schema) return rt_fail(op, "Beacon has no output schema");
+  b->nvals = op->out_schema->nattrs;
+  b->vals = sf_xmalloc(sizeof *b->vals * ((size_t)b->nvals + 1));
+  for (int i = 0; i < b->nvals; i++) {
+    Type t = op->out_schema->attrs[i].type;
+    b->vals[i] = t == TYPE_INT ? value_int(0) : t == TYPE_DOUBLE ? value_double(0) : t == TYPE_BOOL ? value_bool(false)
+                                                                                     : value_string("", 0);
+  }
+  for (int i = 0; i < op->op->nsets; i++)
+    if (!op->op->sets[i].expr) return rt_fail(op, "set '%s' is not checked", op->op->sets[i].attr);
+  return 0;
+}
+
+static int beacon_open(OpInst *op) {
+  Beacon *b = sf_xmalloc(sizeof *b);
+  memset(b, 0, sizeof *b);
+  op->state = b;
+  if (setup(op, b) == 0) return 0;
+  beacon_close(op, false); /* the executor closes only operators whose open succeeded */
+  return -1;
+}
+
+/* Waits until tuple n is due (start + n / rate). Returns 0, or -1 when the job stopped meanwhile. */
+static int pace(OpInst *op, const Beacon *b, int64_t start, uint64_t n) {
+  double offset = (double)n / b->rate * 1e9;
+  if (offset > 9e18) offset = 9e18;
+  int64_t due = start + (int64_t)offset;
+  for (;;) {
+    int64_t now = now_ns();
+    if (now >= due) return 0;
+    int64_t until = due - now > SLICE_NS ? now + SLICE_NS : due;
+    struct timespec ts = { .tv_sec = until / 1000000000, .tv_nsec = until % 1000000000 };
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL); /* EINTR: just look again */
+    if (rt_stopping(op)) return -1;
+  }
+}
+
+static int beacon_run(OpInst *op) {
+  Beacon *b = op->state;
+  int64_t start = now_ns();
+  for (uint64_t n = 0; b->count == 0 || n < b->count; n++) {
+    if (rt_stopping(op)) return 0;
+    if (b->rate > 0 && pace(op, b, start, n) < 0) return 0;
+    EvalEnv env = { .seq = (int64_t)n, .scratch = op->scratch };
+    for (int i = 0; i < op->op->nsets; i++) {
+      const Set *s = &op->op->sets[i];
+      char err[256];
+      if (expr_eval(s->expr, &env, &b->vals[s->slot], err, sizeof err) < 0)
+        return rt_fail(op, "set '%s': %s in '%s' at seq %llu", s->attr, err, s->text, (unsigned long long)n);
+    }
+    Tuple *t = tuple_new(b->vals, b->nvals);
+    op->cur_seq = op->cur_src = n;
+    if (rt_emit(op, 0, t) < 0) return -1;
+    arena_reset(op->scratch);
+  }
+  return 0;
+}
+
+static int beacon_process(OpInst *op, int port, Tuple *t) {
+  tuple_unref(t);
+  return rt_fail(op, "a Beacon has no input");
+}
+
+static int beacon_final(OpInst *op) {
+  return 0;
+}
+
+static void beacon_close(OpInst *op, bool ok) {
+  Beacon *b = op->state;
+  if (!b) return;
+  free(b->vals);
+  free(b);
+  op->state = NULL;
+}
+
+const OpKindImpl op_beacon = {
+  .kind = KIND_BEACON,
+  .open = beacon_open,
+  .run = beacon_run,
+  .process = beacon_process,
+  .final = beacon_final,
+  .close = beacon_close,
+};

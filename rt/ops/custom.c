@@ -1,0 +1,414 @@
+/* custom.c: the Custom kind. Loads the operator's shared library, checks the sf_operator it
+ * exports, and implements the functions of op.h on top of the runtime (an sf_op wraps the OpInst;
+ * an sf_tuple is a view of a Tuple's values or a tuple being built).
+ *
+ * The library is looked up (a path without '/') in the graph file's directory, in
+ * <dir of /proc/self/exe>/../SF_LIBDIR_REL, in each directory of $SF_LIBRARY_PATH, and finally by
+ * the system's loader; the first candidate file that exists is loaded, and a failure to load it is
+ * an error (no falling back to another copy). A path with '/' is used as it is.
+ *
+ * The sf_* functions are called by the library, so the executable must export them (sf-exec and the
+ * tests are linked with ENABLE_EXPORTS). */
+#include "op.h"
+#include "rt.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef SF_LIBDIR_REL
+#define SF_LIBDIR_REL "lib/streamfission"
+#endif
+
+struct sf_op {
+  OpInst *inst;                  /* the runtime's instance */
+  void *dl;                      /* dlopen handle */
+  const struct sf_operator *vt;  /* the library's callbacks */
+  void *state;                   /* what the library's open returned */
+  bool opened;                   /* open succeeded: close must be called */
+  bool failed;                   /* the job failed through this operator, or emitting failed */
+  bool final_done;               /* SF_PUNCT_FINAL was delivered */
+  uint64_t emitted;              /* operators without input: tuples emitted (their seq) */
+};
+
+struct sf_tuple {
+  sf_op *op;            /* for error messages */
+  const Schema *schema; /* the values' schema */
+  Value *v;             /* values (a Tuple's, or owned when built) */
+  int n;                /* how many */
+  bool built;           /* made by sf_tuple_new: v and its strings are malloc'd */
+};
+
+static const char empty_string[1] = "";
+
+/* ---- errors ---- */
+
+static int op_fail(sf_op *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int op_fail(sf_op *op, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (!op->failed) rt_fail(op->inst, "%s", msg);
+  op->failed = true;
+  return -1;
+}
+
+int sf_error(sf_op *op, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return op_fail(op, "%s", msg);
+}
+
+/* ---- the operator ---- */
+
+const char *sf_param(sf_op *op, const char *name) {
+  return rt_param(op->inst, name);
+}
+
+int sf_input_attr(sf_op *op, const char *name) {
+  return op->inst->in_schema ? schema_find_attr(op->inst->in_schema, name) : -1;
+}
+
+int sf_output_attr(sf_op *op, const char *name) {
+  return op->inst->out_schema ? schema_find_attr(op->inst->out_schema, name) : -1;
+}
+
+/* ---- tuples ---- */
+
+/* The value of attribute attr of t when it has type `want`; otherwise fails the job and returns
+ * NULL. `fn` names the caller in the message. */
+static Value *attr_value(const sf_tuple *t, int attr, Type want, const char *fn) {
+  if (!t) sf_die("%s of a NULL tuple", fn);
+  if (attr < 0 || attr >= t->n) {
+    op_fail(t->op, "%s: attribute index %d is out of range (schema '%s' has %d attributes)", fn, attr,
+            t->schema ? t->schema->name : "?", t->n);
+    return NULL;
+  }
+  Value *v = &t->v[attr];
+  if (v->type != want) {
+    op_fail(t->op, "%s: attribute '%s' is %s, not %s", fn,
+            t->schema && attr < t->schema->nattrs ? t->schema->attrs[attr].name : "?", type_name(v->type),
+            type_name(want));
+    return NULL;
+  }
+  return v;
+}
+
+int64_t sf_get_int(const sf_tuple *t, int attr) {
+  Value *v = attr_value(t, attr, TYPE_INT, "sf_get_int");
+  return v ? v->i : 0;
+}
+
+double sf_get_double(const sf_tuple *t, int attr) {
+  Value *v = attr_value(t, attr, TYPE_DOUBLE, "sf_get_double");
+  return v ? v->d : 0.0;
+}
+
+bool sf_get_bool(const sf_tuple *t, int attr) {
+  Value *v = attr_value(t, attr, TYPE_BOOL, "sf_get_bool");
+  return v ? v->b : false;
+}
+
+const char *sf_get_string(const sf_tuple *t, int attr, size_t *len) {
+  Value *v = attr_value(t, attr, TYPE_STRING, "sf_get_string");
+  if (len) *len = v ? v->s.n : 0;
+  return v ? v->s.p : empty_string;
+}
+
+sf_tuple *sf_tuple_new(sf_op *op) {
+  const Schema *s = op->inst->out_schema;
+  if (!s) {
+    op_fail(op, "sf_tuple_new: the operator has no output");
+    return NULL;
+  }
+  sf_tuple *t = sf_xmalloc(sizeof *t + sizeof(Value) * (size_t)s->nattrs);
+  *t = (sf_tuple){ .op = op, .schema = s, .v = (Value *)(t + 1), .n = s->nattrs, .built = true };
+  for (int i = 0; i < s->nattrs; i++) {
+    switch (s->attrs[i].type) {
+    case TYPE_INT: t->v[i] = value_int(0); break;
+    case TYPE_DOUBLE: t->v[i] = value_double(0.0); break;
+    case TYPE_BOOL: t->v[i] = value_bool(false); break;
+    default: t->v[i] = value_string(empty_string, 0); break;
+    }
+  }
+  return t;
+}
+
+/* The value to overwrite in a tuple being built, or NULL after failing the job. */
+static Value *settable(sf_tuple *t, int attr, Type want, const char *fn) {
+  if (t && !t->built) {
+    op_fail(t->op, "%s: the tuple is an input (only tuples from sf_tuple_new can be set)", fn);
+    return NULL;
+  }
+  return attr_value(t, attr, want, fn);
+}
+
+static void release_string(Value *v) {
+  if (v->type == TYPE_STRING && v->s.p != empty_string) free((char *)v->s.p);
+  v->s.p = empty_string;
+  v->s.n = 0;
+}
+
+void sf_set_int(sf_tuple *t, int attr, int64_t x) {
+  Value *v = settable(t, attr, TYPE_INT, "sf_set_int");
+  if (v) v->i = x;
+}
+
+void sf_set_double(sf_tuple *t, int attr, double x) {
+  Value *v = settable(t, attr, TYPE_DOUBLE, "sf_set_double");
+  if (v) v->d = x;
+}
+
+void sf_set_bool(sf_tuple *t, int attr, bool x) {
+  Value *v = settable(t, attr, TYPE_BOOL, "sf_set_bool");
+  if (v) v->b = x;
+}
+
+void sf_set_string(sf_tuple *t, int attr, const char *s, size_t len) {
+  Value *v = settable(t, attr, TYPE_STRING, "sf_set_string");
+  if (!v) return;
+  char *p = sf_xmalloc(len + 1);
+  if (len) memcpy(p, s, len);
+  p[len] = 0;
+  release_string(v);
+  v->s.p = p;
+  v->s.n = len;
+}
+
+void sf_copy(sf_tuple *t, const sf_tuple *from) {
+  if (!t || !from) sf_die("sf_copy of a NULL tuple");
+  if (!t->built) {
+    op_fail(t->op, "sf_copy: the tuple is an input (only tuples from sf_tuple_new can be set)");
+    return;
+  }
+  for (int i = 0; i < t->n && t->schema; i++) {
+    const Attr *a = &t->schema->attrs[i];
+    int k = from->schema == t->schema ? i : from->schema ? schema_find_attr(from->schema, a->name) : -1;
+    if (k < 0 || k >= from->n || from->v[k].type != a->type) continue;
+    if (a->type == TYPE_STRING)
+      sf_set_string(t, i, from->v[k].s.p, from->v[k].s.n);
+    else
+      t->v[i] = from->v[k];
+  }
+}
+
+void sf_tuple_free(sf_tuple *t) {
+  if (!t || !t->built) return;
+  for (int i = 0; i < t->n; i++) release_string(&t->v[i]);
+  free(t);
+}
+
+int sf_emit(sf_op *op, sf_tuple *t) {
+  if (!t) return op_fail(op, "sf_emit: the tuple is NULL");
+  if (!t->built) return op_fail(op, "sf_emit: the tuple is an input (emit a tuple from sf_tuple_new)");
+  if (t->op != op) {
+    sf_tuple_free(t);
+    return op_fail(op, "sf_emit: the tuple was made by another operator");
+  }
+  if (op->failed) {
+    sf_tuple_free(t);
+    return -1;
+  }
+  Tuple *out = tuple_new(t->v, t->n);
+  sf_tuple_free(t);
+  if (op->inst->op->ninputs == 0) op->inst->cur_seq = op->inst->cur_src = op->emitted++;
+  if (rt_emit(op->inst, 0, out) < 0) {
+    op->failed = true;
+    return -1;
+  }
+  return 0;
+}
+
+int sf_emit_window(sf_op *op) {
+  if (op->failed) return -1;
+  if (!op->inst->out_schema) return op_fail(op, "sf_emit_window: the operator has no output");
+  Item it = { .kind = ITEM_WINDOW, .seq = op->inst->cur_seq, .src = op->inst->cur_src };
+  if (rt_emit_item(op->inst, 0, it) < 0) {
+    op->failed = true;
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- loading the library ---- */
+
+/* Directory of the running executable, or "" when /proc/self/exe cannot be read. */
+static void exe_dir(char *dir, size_t cap) {
+  char path[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  dir[0] = 0;
+  if (n <= 0) return;
+  path[n] = 0;
+  char *slash = strrchr(path, '/');
+  if (!slash) return;
+  *slash = 0;
+  snprintf(dir, cap, "%s", path);
+}
+
+/* Loads `path` (as written in the graph). Returns the handle, or NULL after rt_fail. */
+static void *load_library(sf_op *op, const char *path) {
+  const int flags = RTLD_NOW | RTLD_LOCAL;
+  if (strchr(path, '/')) {
+    void *h = dlopen(path, flags);
+    if (!h) op_fail(op, "cannot load library '%s': %s", path, dlerror());
+    return h;
+  }
+  Buf dirs;
+  buf_init(&dirs);
+  const char *graph_dir = op->inst->graph_dir && *op->inst->graph_dir ? op->inst->graph_dir : ".";
+  buf_puts(&dirs, graph_dir);
+  char exe[PATH_MAX];
+  exe_dir(exe, sizeof exe);
+  if (*exe) {
+    buf_putc(&dirs, ':');
+    buf_puts(&dirs, exe);
+    buf_puts(&dirs, "/../" SF_LIBDIR_REL);
+  }
+  const char *env = getenv("SF_LIBRARY_PATH");
+  if (env && *env) {
+    buf_putc(&dirs, ':');
+    buf_puts(&dirs, env);
+  }
+  /* dirs: candidate directories separated by ':' (empty entries are skipped) */
+  Buf tried, cand;
+  buf_init(&tried);
+  buf_init(&cand);
+  void *h = NULL;
+  bool found = false;
+  for (const char *d = dirs.p; !found;) {
+    const char *colon = strchr(d, ':');
+    size_t n = colon ? (size_t)(colon - d) : strlen(d);
+    if (n) {
+      buf_reset(&cand);
+      buf_append(&cand, d, n);
+      buf_putc(&cand, '/');
+      buf_puts(&cand, path);
+      if (access(cand.p, F_OK) == 0) {
+        found = true;
+        h = dlopen(cand.p, flags);
+        if (!h) op_fail(op, "cannot load library '%s': %s", cand.p, dlerror());
+      } else {
+        buf_puts(&tried, tried.n ? ", '" : "'");
+        buf_append(&tried, d, n);
+        buf_putc(&tried, '\'');
+      }
+    }
+    if (!colon) break;
+    d = colon + 1;
+  }
+  if (!found) {
+    h = dlopen(path, flags);
+    if (!h)
+      op_fail(op, "cannot find library '%s' (looked in %s and the system's library path): %s", path, tried.p,
+              dlerror());
+  }
+  buf_release(&dirs);
+  buf_release(&tried);
+  buf_release(&cand);
+  return h;
+}
+
+/* ---- the kind ---- */
+
+static void custom_close(OpInst *inst, bool ok);
+
+/* custom_open's work; on failure custom_open releases what it set up. */
+static int open_library(sf_op *op) {
+  Op *g = op->inst->op;
+  if (g->ninputs > 1 || g->noutputs > 1)
+    return op_fail(op, "a Custom operator has at most one input port and one output port (op.h ABI %d), "
+                       "this one has %d and %d", SF_OPERATOR_ABI, g->ninputs, g->noutputs);
+  if (!g->lib_path || !g->lib_symbol) return op_fail(op, "needs a <library path=... symbol=...>");
+  op->dl = load_library(op, g->lib_path);
+  if (!op->dl) return -1;
+  dlerror();
+  op->vt = dlsym(op->dl, g->lib_symbol);
+  if (!op->vt) return op_fail(op, "library '%s' has no symbol '%s'", g->lib_path, g->lib_symbol);
+  if (op->vt->abi_version != SF_OPERATOR_ABI)
+    return op_fail(op, "'%s' in library '%s' was built for op.h ABI version %d, this sf-exec has version %d",
+                   g->lib_symbol, g->lib_path, op->vt->abi_version, SF_OPERATOR_ABI);
+  if (op->vt->open) {
+    int rc = op->vt->open(op, &op->state);
+    if (op->failed) return -1;
+    if (rc != 0) return op_fail(op, "open returned %d", rc);
+  }
+  op->opened = true;
+  return 0;
+}
+
+static int custom_open(OpInst *inst) {
+  sf_op *op = sf_xmalloc(sizeof *op);
+  *op = (sf_op){ .inst = inst };
+  inst->state = op;
+  if (open_library(op) == 0) return 0;
+  custom_close(inst, false); /* the executor closes only operators whose open succeeded */
+  return -1;
+}
+
+/* Fails the job when a callback returned non-zero or failed through an sf_* call. */
+static int callback_result(sf_op *op, int rc, const char *what) {
+  if (op->failed) return -1;
+  if (rc != 0) return op_fail(op, "%s returned %d", what, rc);
+  return 0;
+}
+
+static int custom_run(OpInst *inst) {
+  return 0; /* an operator without input gets SF_PUNCT_FINAL from custom_final */
+}
+
+static int custom_process(OpInst *inst, int port, Tuple *t) {
+  sf_op *op = inst->state;
+  int rc = 0;
+  if (op->vt->process) {
+    sf_tuple in = { .op = op, .schema = inst->in_schema, .v = t->v, .n = t->n, .built = false };
+    rc = op->vt->process(op, op->state, port, &in);
+  }
+  tuple_unref(t);
+  return callback_result(op, rc, "process");
+}
+
+static int custom_window(OpInst *inst, int port) {
+  sf_op *op = inst->state;
+  if (op->vt->punctuation &&
+      callback_result(op, op->vt->punctuation(op, op->state, port, SF_PUNCT_WINDOW), "punctuation") < 0)
+    return -1;
+  if (!inst->out_schema) return 0;
+  Item it = { .kind = ITEM_WINDOW, .seq = inst->cur_seq, .src = inst->cur_src };
+  return rt_emit_item(inst, 0, it);
+}
+
+static int custom_final(OpInst *inst) {
+  sf_op *op = inst->state;
+  if (op->final_done) return 0;
+  op->final_done = true;
+  if (!op->vt->punctuation) return 0;
+  return callback_result(op, op->vt->punctuation(op, op->state, -1, SF_PUNCT_FINAL), "punctuation");
+}
+
+static void custom_close(OpInst *inst, bool ok) {
+  sf_op *op = inst->state;
+  if (!op) return;
+  if (op->opened && op->vt->close) op->vt->close(op, op->state);
+  if (op->dl) dlclose(op->dl);
+  free(op);
+  inst->state = NULL;
+}
+
+const OpKindImpl op_custom = {
+  .kind = KIND_CUSTOM,
+  .open = custom_open,
+  .run = custom_run,
+  .process = custom_process,
+  .window = custom_window,
+  .final = custom_final,
+  .close = custom_close,
+};

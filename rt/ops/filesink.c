@@ -1,0 +1,151 @@
+/* filesink.c: the FileSink kind, writing its input as CSV (csv.h): a header row of the input
+ * schema's attribute names, then one row per tuple, in arrival order.
+ *
+ * The rows go to a temporary file next to the target (same directory, `.NAME.tmp.XXXXXX`, made
+ * by mkostemp and given the permissions a new file would get), through a large buffer written with
+ * plain write(2) calls. Only the final punctuation commits: flush, fsync, close, rename over the
+ * target, fsync the directory. A failure anywhere in the job (close with ok false, or the job
+ * stopping before the final punctuation) unlinks the temporary file, so a failed job never leaves
+ * a file that looks complete. Window punctuation and pulses mean nothing to a sink. */
+#include "csv.h"
+#include "rt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { FLUSH_AT = 1 << 20 /* bytes buffered before a write */ };
+
+typedef struct FileSink {
+  const char *path; /* the target, as given in `file` */
+  char *dir;        /* its directory ("." when it names none) */
+  char *tmp;        /* the temporary file's path */
+  int fd;           /* the temporary file (-1: closed) */
+  bool committed;   /* renamed to the target */
+  Buf buf;          /* rows not yet written */
+} FileSink;
+
+static void filesink_close(OpInst *op, bool ok);
+
+/* The process's umask, read without changing it (umask(2) would race with other threads). */
+static mode_t current_umask(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  mode_t mask = 022;
+  if (!f) return mask;
+  char line[256];
+  while (fgets(line, sizeof line, f)) {
+    unsigned m;
+    if (sscanf(line, "Umask: %o", &m) == 1) {
+      mask = (mode_t)m;
+      break;
+    }
+  }
+  fclose(f);
+  return mask;
+}
+
+static int write_fail(OpInst *op, FileSink *s) {
+  return rt_fail(op, "cannot write '%s': %s", s->path, strerror(errno));
+}
+
+/* Writes out everything buffered. 0 or rt_fail. */
+static int flush(OpInst *op, FileSink *s) {
+  size_t done = 0;
+  while (done < s->buf.n) {
+    ssize_t n = write(s->fd, s->buf.p + done, s->buf.n - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return write_fail(op, s);
+    done += (size_t)n;
+  }
+  buf_reset(&s->buf);
+  return 0;
+}
+
+static int setup(OpInst *op, FileSink *s) {
+  s->path = rt_param(op, "file");
+  if (!s->path || !*s->path) return rt_fail(op, "FileSink needs parameter 'file'");
+  const char *format = rt_param(op, "format");
+  if (format && strcmp(format, "csv")) return rt_fail(op, "unknown format '%s' (the only format is 'csv')", format);
+  if (!op->in_schema) return rt_fail(op, "FileSink has no input schema");
+  const char *slash = strrchr(s->path, '/');
+  const char *base = slash ? slash + 1 : s->path;
+  if (!*base) return rt_fail(op, "cannot write '%s': it names a directory", s->path);
+  size_t dirlen = slash ? (size_t)(slash - s->path) : 0;
+  s->dir = slash ? strndup(s->path, dirlen ? dirlen : 1) : strdup(".");
+  if (!s->dir || asprintf(&s->tmp, "%s/.%s.tmp.XXXXXX", s->dir, base) < 0) sf_die("out of memory");
+  s->fd = mkostemp(s->tmp, O_CLOEXEC);
+  if (s->fd < 0) {
+    int e = errno;
+    free(s->tmp);
+    s->tmp = NULL; /* nothing to unlink */
+    return rt_fail(op, "cannot create a temporary file in '%s' for '%s': %s", s->dir, s->path, strerror(e));
+  }
+  if (fchmod(s->fd, 0666 & ~current_umask()) < 0) return write_fail(op, s);
+  const Schema *in = op->in_schema;
+  for (int i = 0; i < in->nattrs; i++) {
+    if (i) buf_putc(&s->buf, ',');
+    csv_put_field(&s->buf, in->attrs[i].name, strlen(in->attrs[i].name));
+  }
+  buf_putc(&s->buf, '\n');
+  return 0;
+}
+
+static int filesink_open(OpInst *op) {
+  FileSink *s = sf_xmalloc(sizeof *s);
+  memset(s, 0, sizeof *s);
+  s->fd = -1;
+  buf_init(&s->buf);
+  op->state = s;
+  if (setup(op, s) == 0) return 0;
+  filesink_close(op, false); /* the executor closes only operators whose open succeeded */
+  return -1;
+}
+
+static int filesink_process(OpInst *op, int port, Tuple *t) {
+  FileSink *s = op->state;
+  csv_put_row(&s->buf, t->v, t->n);
+  tuple_unref(t);
+  return s->buf.n >= FLUSH_AT ? flush(op, s) : 0;
+}
+
+static int filesink_final(OpInst *op) {
+  FileSink *s = op->state;
+  if (rt_stopping(op)) return rt_fail(op, "the job stopped before the end of the input; '%s' is not written", s->path);
+  if (flush(op, s) < 0) return -1;
+  if (fsync(s->fd) < 0) return write_fail(op, s);
+  int fd = s->fd;
+  s->fd = -1;
+  if (close(fd) < 0) return write_fail(op, s);
+  if (rename(s->tmp, s->path) < 0)
+    return rt_fail(op, "cannot rename '%s' to '%s': %s", s->tmp, s->path, strerror(errno));
+  s->committed = true;
+  int dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    fsync(dfd); /* makes the rename durable; some file systems refuse, which is harmless */
+    close(dfd);
+  }
+  return 0;
+}
+
+static void filesink_close(OpInst *op, bool ok) {
+  FileSink *s = op->state;
+  if (!s) return;
+  if (s->fd >= 0) close(s->fd);
+  if (s->tmp && !s->committed) unlink(s->tmp);
+  free(s->tmp);
+  free(s->dir);
+  buf_release(&s->buf);
+  free(s);
+  op->state = NULL;
+}
+
+const OpKindImpl op_filesink = {
+  .kind = KIND_FILESINK,
+  .open = filesink_open,
+  .process = filesink_process,
+  .final = filesink_final,
+  .close = filesink_close,
+};

@@ -1,0 +1,169 @@
+/* filesource.c: the FileSource kind, a source reading a CSV file (csv.h). The file's path is the
+ * `file` parameter, relative to the working directory. Its header row must name every attribute of
+ * the output schema exactly once, in any order, and nothing else; columns are mapped by name. Each
+ * further record is one tuple, its fields parsed with value_parse for their attribute's type. Blank
+ * lines are skipped (FileSink writes a row of one empty string as "", never as a blank line).
+ *
+ * Errors name the file and the line the record starts on, like the transformer's diagnostics:
+ *   data/trades.csv:17: error: field 'vol': 'abc' is not an int
+ *   data/trades.csv:9: error: row has 3 fields, header has 4
+ *   data/trades.csv:1: error: header has no column 'vol'
+ * The file is opened and its header checked in open, so such errors come before any tuple flows. */
+#include "csv.h"
+#include "rt.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { QUOTE_MAX = 40 /* longest prefix of a field quoted in a message */ };
+
+typedef struct FileSource {
+  const char *path; /* as given in `file` */
+  FILE *f;          /* the open file */
+  CsvReader r;      /* its reader (initialized when f is open) */
+  int ncols;        /* columns of the header */
+  int *attr_of;     /* per column: output attribute index */
+  Value *vals;      /* values of the tuple being built */
+  int nvals;        /* output attributes */
+} FileSource;
+
+static void filesource_close(OpInst *op, bool ok);
+
+static const char *type_article(Type t) {
+  switch (t) {
+  case TYPE_INT: return "an int";
+  case TYPE_DOUBLE: return "a double";
+  case TYPE_BOOL: return "a bool";
+  default: return "a string";
+  }
+}
+
+/* The CSV reader's error (syntax or read) as an operator failure. */
+static int reader_fail(OpInst *op, FileSource *fs) {
+  return rt_fail(op, "%s:%d: error: %s", fs->path, fs->r.err_line, fs->r.err);
+}
+
+static int check_header(OpInst *op, FileSource *fs) {
+  const Schema *s = op->out_schema;
+  int rc = csv_read(&fs->r);
+  if (rc < 0) return reader_fail(op, fs);
+  if (rc == 0) return rt_fail(op, "%s:1: error: the file is empty (expected a header row)", fs->path);
+  int line = fs->r.record_line;
+  fs->ncols = fs->r.nfields;
+  fs->attr_of = sf_xmalloc(sizeof *fs->attr_of * (size_t)fs->ncols);
+  int *col_of = sf_xmalloc(sizeof *col_of * ((size_t)s->nattrs + 1));
+  for (int a = 0; a < s->nattrs; a++) col_of[a] = -1;
+  int err = 0;
+  for (int c = 0; c < fs->ncols && !err; c++) {
+    size_t n;
+    const char *name = csv_field(&fs->r, c, &n);
+    int a = strlen(name) == n ? schema_find_attr(s, name) : -1;
+    fs->attr_of[c] = a;
+    if (a >= 0 && col_of[a] >= 0)
+      err = rt_fail(op, "%s:%d: error: header has column '%s' twice", fs->path, line, name);
+    else if (a >= 0)
+      col_of[a] = c;
+  }
+  for (int a = 0; a < s->nattrs && !err; a++)
+    if (col_of[a] < 0) err = rt_fail(op, "%s:%d: error: header has no column '%s'", fs->path, line, s->attrs[a].name);
+  for (int c = 0; c < fs->ncols && !err; c++)
+    if (fs->attr_of[c] < 0) {
+      size_t n;
+      err = rt_fail(op, "%s:%d: error: header column '%s' is not an attribute of schema '%s'", fs->path, line,
+                    csv_field(&fs->r, c, &n), s->name);
+    }
+  free(col_of);
+  return err;
+}
+
+static int setup(OpInst *op, FileSource *fs) {
+  fs->path = rt_param(op, "file");
+  if (!fs->path || !*fs->path) return rt_fail(op, "FileSource needs parameter 'file'");
+  const char *format = rt_param(op, "format");
+  if (format && strcmp(format, "csv")) return rt_fail(op, "unknown format '%s' (the only format is 'csv')", format);
+  if (!op->out_schema) return rt_fail(op, "FileSource has no output schema");
+  fs->nvals = op->out_schema->nattrs;
+  fs->vals = sf_xmalloc(sizeof *fs->vals * ((size_t)fs->nvals + 1));
+  fs->f = fopen(fs->path, "rb");
+  if (!fs->f) return rt_fail(op, "cannot open '%s': %s", fs->path, strerror(errno));
+  csv_reader_init(&fs->r, fs->f);
+  return check_header(op, fs);
+}
+
+static int filesource_open(OpInst *op) {
+  FileSource *fs = sf_xmalloc(sizeof *fs);
+  memset(fs, 0, sizeof *fs);
+  op->state = fs;
+  if (setup(op, fs) == 0) return 0;
+  filesource_close(op, false); /* the executor closes only operators whose open succeeded */
+  return -1;
+}
+
+/* Parses the current record into fs->vals (strings borrow the reader's buffer). 0 or rt_fail. */
+static int parse_row(OpInst *op, FileSource *fs) {
+  const Schema *s = op->out_schema;
+  int line = fs->r.record_line;
+  if (fs->r.nfields != fs->ncols)
+    return rt_fail(op, "%s:%d: error: row has %d field%s, header has %d", fs->path, line, fs->r.nfields,
+                   fs->r.nfields == 1 ? "" : "s", fs->ncols);
+  for (int c = 0; c < fs->ncols; c++) {
+    int a = fs->attr_of[c];
+    size_t n;
+    const char *text = csv_field(&fs->r, c, &n);
+    if (value_parse(s->attrs[a].type, text, n, &fs->vals[a], NULL) < 0) {
+      int shown = n > QUOTE_MAX ? QUOTE_MAX : (int)n;
+      return rt_fail(op, "%s:%d: error: field '%s': '%.*s%s' is not %s", fs->path, line, s->attrs[a].name, shown,
+                     text, n > QUOTE_MAX ? "..." : "", type_article(s->attrs[a].type));
+    }
+  }
+  return 0;
+}
+
+static int filesource_run(OpInst *op) {
+  FileSource *fs = op->state;
+  uint64_t n = 0;
+  for (;;) {
+    if (rt_stopping(op)) return 0;
+    int rc = csv_read(&fs->r);
+    if (rc < 0) return reader_fail(op, fs);
+    if (rc == 0) return 0;
+    if (fs->r.blank) continue;
+    if (parse_row(op, fs) < 0) return -1;
+    Tuple *t = tuple_new(fs->vals, fs->nvals);
+    op->cur_seq = op->cur_src = n++;
+    if (rt_emit(op, 0, t) < 0) return -1;
+    arena_reset(op->scratch);
+  }
+}
+
+static int filesource_process(OpInst *op, int port, Tuple *t) {
+  tuple_unref(t);
+  return rt_fail(op, "a FileSource has no input");
+}
+
+static int filesource_final(OpInst *op) {
+  return 0;
+}
+
+static void filesource_close(OpInst *op, bool ok) {
+  FileSource *fs = op->state;
+  if (!fs) return;
+  if (fs->f) {
+    csv_reader_release(&fs->r);
+    fclose(fs->f);
+  }
+  free(fs->attr_of);
+  free(fs->vals);
+  free(fs);
+  op->state = NULL;
+}
+
+const OpKindImpl op_filesource = {
+  .kind = KIND_FILESOURCE,
+  .open = filesource_open,
+  .run = filesource_run,
+  .process = filesource_process,
+  .final = filesource_final,
+  .close = filesource_close,
+};

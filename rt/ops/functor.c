@@ -1,0 +1,104 @@
+/* functor.c: the Functor kind. For each input tuple: update the state variables of its key (if the
+ * operator has any), test `where`, and emit one tuple built from the `set`s and the attributes
+ * forwarded by name.
+ *
+ * State lives per key of partitionBy; without partitionBy every tuple shares one state. A key's
+ * variables start from their `init` expressions the first time the key is seen, then each update
+ * runs in declaration order and sees the variables updated before it (sequential semantics). `where`
+ * and the sets see the updated state; a tuple that `where` drops has still updated it. State
+ * strings are held in buffers owned by the key, reused from update to update. Without sets, with
+ * the input's schema, the input tuple itself is emitted (no copy). */
+#include "keyed.h"
+
+#include <stdlib.h>
+
+typedef struct Functor {
+  Arena *arena;  /* the plan's arrays */
+  OutPlan plan;  /* how output tuples are built */
+  int nstates;   /* state variables */
+  KeyTable keys; /* per key: Value vals[nstates] then size_t caps[nstates] (held strings) */
+} Functor;
+
+static int functor_open(OpInst *op) {
+  Functor *f = sf_xmalloc(sizeof *f);
+  *f = (Functor){.arena = arena_new(), .nstates = op->op->nstates};
+  op->state = f;
+  if (outplan_init(&f->plan, op, f->arena)) return -1;
+  if (f->nstates == 0) return 0;
+  return keytable_init(&f->keys, op, (sizeof(Value) + sizeof(size_t)) * (size_t)f->nstates);
+}
+
+/* Finds (or creates from the inits) the state of t's key and runs the updates in order; env then
+ * names those states. 0, or -1 after rt_eval_fail. */
+static int functor_update(OpInst *op, Functor *f, const Tuple *t, EvalEnv *env) {
+  bool created;
+  Value *vals = keytable_find(&f->keys, t, &created);
+  size_t *caps = (size_t *)(vals + f->nstates);
+  Value v;
+  if (created) {
+    EvalEnv none = {.scratch = op->scratch};
+    for (int k = 0; k < f->nstates; k++) {
+      const StateVar *s = op->op->states[k];
+      if (keyed_eval(op, s->init, &none, &v, "init of state", s->name, s->init_text, t)) return -1;
+      held_store(&vals[k], &caps[k], &v);
+    }
+  }
+  env->states = vals;
+  for (int k = 0; k < f->nstates; k++) {
+    const StateVar *s = op->op->states[k];
+    if (keyed_eval(op, s->update, env, &v, "update of state", s->name, s->text, t)) return -1;
+    held_store(&vals[k], &caps[k], &v);
+  }
+  return 0;
+}
+
+static int functor_process(OpInst *op, int port, Tuple *t) {
+  Functor *f = op->state;
+  EvalEnv env = {.attrs = t->v, .scratch = op->scratch};
+  if (f->nstates && functor_update(op, f, t, &env)) goto fail;
+  if (op->op->where) {
+    Value keep;
+    if (keyed_eval(op, op->op->where, &env, &keep, "where", NULL, rt_param(op, "where"), t)) goto fail;
+    if (!keep.b) {
+      tuple_unref(t);
+      return 0;
+    }
+  }
+  if (f->plan.identity) return rt_emit(op, 0, t);
+  Tuple *out = outplan_build(&f->plan, op, &env, t);
+  if (!out) goto fail;
+  tuple_unref(t);
+  return rt_emit(op, 0, out);
+fail:
+  tuple_unref(t);
+  return -1;
+}
+
+static int functor_final(OpInst *op) {
+  return 0;
+}
+
+static void release_states(void *data, void *ctx) {
+  int n = *(const int *)ctx;
+  Value *vals = data;
+  size_t *caps = (size_t *)(vals + n);
+  for (int k = 0; k < n; k++) held_release(&vals[k], &caps[k]);
+}
+
+static void functor_close(OpInst *op, bool ok) {
+  Functor *f = op->state;
+  if (!f) return;
+  keytable_each(&f->keys, release_states, &f->nstates);
+  keytable_release(&f->keys);
+  arena_free(f->arena);
+  free(f);
+  op->state = NULL;
+}
+
+const OpKindImpl op_functor = {
+  .kind = KIND_FUNCTOR,
+  .open = functor_open,
+  .process = functor_process,
+  .final = functor_final,
+  .close = functor_close,
+};

@@ -1,0 +1,188 @@
+/* keyed.c: the per-key hash table, held values and output plans shared by Functor, FlatMap,
+ * Aggregate and Dedup (see keyed.h).
+ *
+ * The table is open addressing with linear probing over entry pointers, grown at 3/4 load; each
+ * entry remembers its hash so growing never rehashes values. Keys are compared with value_equal
+ * and hashed with value_hash, the same functions a hash Split uses, so a key means the same thing
+ * on every channel. Nothing is allocated per lookup; a new key costs one entry, its values and its
+ * data block in the table's arena, which is freed only at the end: memory grows with the number of
+ * distinct keys seen. */
+#include "keyed.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- KeyTable ---- */
+
+struct KeyEntry {
+  uint64_t hash; /* hash of the key values */
+  Value *key;    /* nkeys values, strings copied into the table's arena */
+  void *data;    /* data_size zeroed bytes for the kind */
+};
+
+enum { KEYTABLE_MIN_CAP = 16 };
+
+int keytable_init(KeyTable *kt, OpInst *op, size_t data_size) {
+  memset(kt, 0, sizeof *kt);
+  kt->arena = arena_new();
+  kt->data_size = data_size;
+  const char **names = names_split(kt->arena, rt_param(op, "partitionBy"), &kt->nkeys);
+  kt->slots = arena_alloc(kt->arena, sizeof(int) * (size_t)(kt->nkeys + 1));
+  for (int k = 0; k < kt->nkeys; k++) {
+    kt->slots[k] = op->in_schema ? schema_find_attr(op->in_schema, names[k]) : -1;
+    if (kt->slots[k] < 0) return rt_fail(op, "partitionBy attribute '%s' is not in the input", names[k]);
+  }
+  return 0;
+}
+
+static uint64_t key_hash(const KeyTable *kt, const Tuple *t) {
+  uint64_t h = SF_HASH_SEED;
+  for (int k = 0; k < kt->nkeys; k++) h = value_hash(&t->v[kt->slots[k]], h);
+  return h;
+}
+
+static bool key_matches(const KeyTable *kt, const KeyEntry *e, uint64_t hash, const Tuple *t) {
+  if (e->hash != hash) return false;
+  for (int k = 0; k < kt->nkeys; k++)
+    if (!value_equal(&e->key[k], &t->v[kt->slots[k]])) return false;
+  return true;
+}
+
+static void keytable_grow(KeyTable *kt) {
+  size_t cap = kt->cap ? kt->cap * 2 : KEYTABLE_MIN_CAP;
+  KeyEntry **buckets = calloc(cap, sizeof *buckets);
+  if (!buckets) sf_die("out of memory (%zu buckets)", cap);
+  for (size_t i = 0; i < kt->cap; i++) {
+    KeyEntry *e = kt->buckets[i];
+    if (!e) continue;
+    size_t j = e->hash & (cap - 1);
+    while (buckets[j]) j = (j + 1) & (cap - 1);
+    buckets[j] = e;
+  }
+  free(kt->buckets);
+  kt->buckets = buckets;
+  kt->cap = cap;
+}
+
+static KeyEntry *key_new(KeyTable *kt, uint64_t hash, const Tuple *t) {
+  KeyEntry *e = arena_alloc(kt->arena, sizeof *e);
+  e->hash = hash;
+  e->key = arena_alloc(kt->arena, sizeof(Value) * (size_t)(kt->nkeys + 1));
+  for (int k = 0; k < kt->nkeys; k++) {
+    Value v = t->v[kt->slots[k]];
+    if (v.type == TYPE_STRING) {
+      char *p = arena_alloc(kt->arena, v.s.n + 1);
+      if (v.s.n) memcpy(p, v.s.p, v.s.n);
+      v.s.p = p;
+    }
+    e->key[k] = v;
+  }
+  e->data = arena_alloc(kt->arena, kt->data_size ? kt->data_size : 1);
+  return e;
+}
+
+void *keytable_find(KeyTable *kt, const Tuple *t, bool *created) {
+  uint64_t hash = key_hash(kt, t);
+  *created = false;
+  if (kt->cap) {
+    for (size_t j = hash & (kt->cap - 1); kt->buckets[j]; j = (j + 1) & (kt->cap - 1))
+      if (key_matches(kt, kt->buckets[j], hash, t)) return kt->buckets[j]->data;
+  }
+  if ((kt->count + 1) * 4 > kt->cap * 3) keytable_grow(kt);
+  size_t j = hash & (kt->cap - 1);
+  while (kt->buckets[j]) j = (j + 1) & (kt->cap - 1);
+  KeyEntry *e = key_new(kt, hash, t);
+  kt->buckets[j] = e;
+  kt->count++;
+  *created = true;
+  return e->data;
+}
+
+void keytable_each(KeyTable *kt, void (*fn)(void *data, void *ctx), void *ctx) {
+  for (size_t i = 0; i < kt->cap; i++)
+    if (kt->buckets[i]) fn(kt->buckets[i]->data, ctx);
+}
+
+void keytable_release(KeyTable *kt) {
+  free(kt->buckets);
+  if (kt->arena) arena_free(kt->arena);
+  memset(kt, 0, sizeof *kt);
+}
+
+/* ---- held values ---- */
+
+void held_store(Value *dst, size_t *cap, const Value *src) {
+  if (src->type != TYPE_STRING) {
+    if (*cap) held_release(dst, cap); /* a typed slot never changes type; stay leak-free anyway */
+    *dst = *src;
+    return;
+  }
+  char *buf = *cap ? (char *)dst->s.p : NULL;
+  size_t n = src->s.n;
+  if (n + 1 > *cap) {
+    /* src cannot point into buf here: buf's string is shorter than *cap - 1 bytes */
+    size_t want = *cap ? *cap : 16;
+    while (want < n + 1) want *= 2;
+    buf = sf_xrealloc(buf, want);
+    *cap = want;
+  }
+  if (n) memmove(buf, src->s.p, n);
+  buf[n] = 0;
+  *dst = value_string(buf, n);
+}
+
+void held_release(Value *dst, size_t *cap) {
+  if (*cap) free((char *)dst->s.p);
+  memset(dst, 0, sizeof *dst);
+  *cap = 0;
+}
+
+/* ---- OutPlan ---- */
+
+int outplan_init(OutPlan *p, OpInst *op, Arena *a) {
+  const Schema *out = op->out_schema, *in = op->in_schema;
+  memset(p, 0, sizeof *p);
+  p->n = out->nattrs;
+  p->set = arena_alloc(a, sizeof *p->set * (size_t)(p->n + 1));
+  p->from = arena_alloc(a, sizeof *p->from * (size_t)(p->n + 1));
+  p->vals = arena_alloc(a, sizeof *p->vals * (size_t)(p->n + 1));
+  for (int i = 0; i < op->op->nsets; i++) {
+    const Set *s = &op->op->sets[i];
+    sf_assert(s->slot >= 0 && s->slot < p->n && s->expr);
+    p->set[s->slot] = s;
+  }
+  p->identity = op->op->nsets == 0 && in && in->nattrs == p->n;
+  for (int k = 0; k < p->n; k++) {
+    if (p->set[k]) continue;
+    p->from[k] = in ? schema_find_attr(in, out->attrs[k].name) : -1;
+    if (p->from[k] < 0)
+      return rt_fail(op, "output attribute '%s' is neither set nor in the input", out->attrs[k].name);
+    if (p->from[k] != k) p->identity = false;
+  }
+  return 0;
+}
+
+Tuple *outplan_build(OutPlan *p, OpInst *op, const EvalEnv *env, const Tuple *t) {
+  for (int k = 0; k < p->n; k++) {
+    const Set *s = p->set[k];
+    if (!s)
+      p->vals[k] = t->v[p->from[k]];
+    else if (keyed_eval(op, s->expr, env, &p->vals[k], "set", s->attr, s->text, t))
+      return NULL;
+  }
+  return tuple_new(p->vals, p->n);
+}
+
+/* ---- errors ---- */
+
+int keyed_eval(OpInst *op, const Expr *e, const EvalEnv *env, Value *out, const char *what,
+               const char *name, const char *text, const Tuple *t) {
+  char err[256];
+  if (expr_eval(e, env, out, err, sizeof err) == 0) return 0;
+  char buf[256];
+  if (name) {
+    snprintf(buf, sizeof buf, "%s '%s'", what, name);
+    what = buf;
+  }
+  return rt_eval_fail(op, what, text, t, err);
+}

@@ -1,0 +1,76 @@
+/* keyed.h: helpers shared by the operator kinds that keep state per key or build new tuples
+ * (Functor, FlatMap, Aggregate, Dedup): a hash table from partitionBy values to per-key data,
+ * values that own their string bytes, and the plan that builds an output tuple from `set`s and
+ * attributes forwarded by name.
+ *
+ * Ownership: a KeyTable owns copies of its key values and the per-key data blocks, all of which
+ * live until keytable_release; what the data blocks point to (held strings, buffers) is the
+ * kind's to free, by walking the table with keytable_each before releasing it. */
+#ifndef SF_KEYED_H
+#define SF_KEYED_H
+
+#include "rt.h"
+
+/* ---- KeyTable: per-key data, keyed by the values of the partitionBy attributes ---- */
+
+typedef struct KeyEntry KeyEntry;
+
+typedef struct KeyTable {
+  int nkeys;          /* key attributes (0: the whole stream is one key) */
+  int *slots;         /* input attribute index of each key attribute */
+  size_t data_size;   /* bytes of each key's data block (zeroed when the key is created) */
+  KeyEntry **buckets; /* open addressing with linear probing; NULL is an empty bucket */
+  size_t cap;         /* buckets allocated (a power of two, 0 before the first key) */
+  size_t count;       /* keys held */
+  Arena *arena;       /* key values with their strings, entries and data blocks */
+} KeyTable;
+
+/* Prepares kt for op's `partitionBy` parameter (absent: one key for the whole stream), resolving
+ * the attribute names against op->in_schema; every key gets data_size zeroed bytes. Returns 0, or
+ * rt_fail when an attribute is unknown (the checker prevents that). Allocates nothing per key yet. */
+int keytable_init(KeyTable *kt, OpInst *op, size_t data_size);
+/* The data block of t's key; creates the key (copying its values, strings included) the first
+ * time, setting *created. Never references t afterwards. Out of memory aborts. */
+void *keytable_find(KeyTable *kt, const Tuple *t, bool *created);
+/* Calls fn(data, ctx) for every key's data block, in no particular order. */
+void keytable_each(KeyTable *kt, void (*fn)(void *data, void *ctx), void *ctx);
+/* Frees everything the table allocated (not what the data blocks point to); kt is empty again.
+ * Safe on a zeroed or already released table. */
+void keytable_release(KeyTable *kt);
+
+/* ---- held values: a Value owning its string bytes in a malloc'd buffer of *cap bytes ---- */
+
+/* Stores a copy of src in *dst, reusing dst's buffer (which src may point into). A Value and its
+ * cap start zeroed; non-string values leave the buffer alone. */
+void held_store(Value *dst, size_t *cap, const Value *src);
+/* Frees dst's buffer; *dst and *cap are zeroed. */
+void held_release(Value *dst, size_t *cap);
+
+/* ---- OutPlan: how an output tuple is built ---- */
+
+typedef struct OutPlan {
+  int n;             /* output attributes */
+  const Set **set;   /* per output attribute: the set that computes it, NULL when forwarded */
+  int *from;         /* per output attribute without a set: the input attribute with its name */
+  Value *vals;       /* the output values being built (reused for every tuple) */
+  bool identity;     /* no sets and output schema = input schema: the input tuple is the output */
+} OutPlan;
+
+/* Plans op's output (op->out_schema) from op->op->sets and forwarding by name from op->in_schema,
+ * allocating in a. Returns 0, or rt_fail when an output attribute is neither set nor in the input
+ * (the checker prevents that). */
+int outplan_init(OutPlan *p, OpInst *op, Arena *a);
+/* Evaluates every set with env (env->attrs should be t's values) and forwards the other attributes
+ * from t. Returns a new tuple (strings copied, refs 1), or NULL after rt_eval_fail naming the set
+ * ("set 'x'"), t and the message. t stays the caller's. */
+Tuple *outplan_build(OutPlan *p, OpInst *op, const EvalEnv *env, const Tuple *t);
+
+/* ---- errors ---- */
+
+/* Evaluates e like expr_eval; on a fault reports it with rt_eval_fail(op, what, text, t, message),
+ * where what is "WHAT 'NAME'" ("set 'vwap'", "update of state 'n'") or just WHAT when name is NULL
+ * ("where", "count"), and returns -1. */
+int keyed_eval(OpInst *op, const Expr *e, const EvalEnv *env, Value *out, const char *what,
+               const char *name, const char *text, const Tuple *t);
+
+#endif

@@ -1,0 +1,23 @@
+/* merge.c: the Merge operator at the exit of a parallel region (and at the start of each channel
+ * of a shuffle). Which input goes next — roundrobin, seq or seqpulse — is decided by the
+ * executor's ordered driver before an item reaches this operator (exec.c, "ordered drivers"), so
+ * here a tuple only leaves: a region's final Merge gives it back its position in the outer stream,
+ * a shuffle Merge inside a channel keeps the region's sequence number. Pulses stop here. */
+#include "rt.h"
+
+static int merge_process(OpInst *op, int port, Tuple *t) {
+  bool in_channel = op->op->channel >= 0;
+  return rt_emit_item(op, 0, (Item){ .kind = ITEM_TUPLE, .seq = in_channel ? op->cur_seq : op->cur_src,
+                                     .src = op->cur_src, .t = t });
+}
+
+static int merge_pulse(OpInst *op, int port, uint64_t seq) {
+  if (op->op->channel < 0) return 0;
+  return rt_emit_item(op, 0, (Item){ .kind = ITEM_PULSE, .seq = seq, .src = op->cur_src });
+}
+
+const OpKindImpl op_merge = {
+  .kind = KIND_MERGE,
+  .process = merge_process,
+  .pulse = merge_pulse,
+};

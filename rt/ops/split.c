@@ -1,0 +1,97 @@
+/* split.c: the Split operator sf-xform puts at the entry of a parallel region (and at the end of
+ * each channel of a shuffle). It sends each tuple to one output (round-robin, or by the hash of
+ * the key attributes, the same on every host), assigns sequence numbers or keeps them, sends a
+ * pulse down every output every `pulse` tuples, and sends window punctuation and the end of
+ * stream to every output. */
+#include "rt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Split {
+  bool hash;         /* strategy hash (else round-robin) */
+  int *keys;         /* key attribute indexes */
+  int nkeys;
+  bool assign;       /* sequence="assign" (else keep) */
+  uint64_t pulse;    /* period in tuples, 0: none */
+  uint64_t next_seq; /* assign: the next sequence number */
+  uint64_t high;     /* one past the highest seq sent so far */
+  uint64_t since;    /* tuples since the last pulse */
+  uint64_t rr;       /* round-robin position */
+  int width;         /* outputs */
+} Split;
+
+static int split_open(OpInst *op) {
+  Split *s = calloc(1, sizeof *s);
+  op->state = s;
+  s->width = op->op->noutputs;
+  s->hash = !strcmp(rt_param(op, "strategy"), "hash");
+  const char *seq = rt_param(op, "sequence");
+  s->assign = !seq || !strcmp(seq, "assign");
+  const char *pulse = rt_param(op, "pulse");
+  s->pulse = pulse ? strtoull(pulse, NULL, 10) : 0;
+  if (s->hash) {
+    Arena *a = arena_new();
+    const char **names = names_split(a, rt_param(op, "keys"), &s->nkeys);
+    s->keys = calloc((size_t)s->nkeys + 1, sizeof(int));
+    for (int i = 0; i < s->nkeys; i++) s->keys[i] = schema_find_attr(op->in_schema, names[i]);
+    arena_free(a);
+  }
+  return 0;
+}
+
+static int send_pulses(OpInst *op, Split *s, uint64_t seq) {
+  for (int p = 0; p < s->width; p++)
+    if (rt_emit_item(op, p, (Item){ .kind = ITEM_PULSE, .seq = seq, .src = op->cur_src }) < 0) return -1;
+  s->since = 0;
+  return 0;
+}
+
+static int split_process(OpInst *op, int port, Tuple *t) {
+  Split *s = op->state;
+  int out;
+  if (s->hash) {
+    uint64_t h = SF_HASH_SEED;
+    for (int i = 0; i < s->nkeys; i++) h = value_hash(&t->v[s->keys[i]], h);
+    out = (int)(h % (uint64_t)s->width);
+  } else {
+    out = (int)(s->rr++ % (uint64_t)s->width);
+  }
+  uint64_t seq = s->assign ? s->next_seq++ : op->cur_seq;
+  s->high = seq + 1;
+  if (rt_emit_item(op, out, (Item){ .kind = ITEM_TUPLE, .seq = seq, .src = op->cur_src, .t = t }) < 0) return -1;
+  if (s->pulse && ++s->since >= s->pulse) return send_pulses(op, s, s->high);
+  return 0;
+}
+
+/* keep mode: a pulse from upstream promises the same to every output */
+static int split_pulse(OpInst *op, int port, uint64_t seq) {
+  Split *s = op->state;
+  if (s->assign) return 0; /* upstream numbering means nothing here */
+  if (seq > s->high) s->high = seq;
+  return send_pulses(op, s, seq);
+}
+
+static int split_window(OpInst *op, int port) {
+  Split *s = op->state;
+  uint64_t seq = s->assign ? s->next_seq : op->cur_seq;
+  for (int p = 0; p < s->width; p++)
+    if (rt_emit_item(op, p, (Item){ .kind = ITEM_WINDOW, .seq = seq, .src = op->cur_src }) < 0) return -1;
+  return 0;
+}
+
+static void split_close(OpInst *op, bool ok) {
+  Split *s = op->state;
+  if (s) free(s->keys);
+  free(s);
+  op->state = NULL;
+}
+
+const OpKindImpl op_split = {
+  .kind = KIND_SPLIT,
+  .open = split_open,
+  .process = split_process,
+  .pulse = split_pulse,
+  .window = split_window,
+  .close = split_close,
+};

@@ -1,0 +1,237 @@
+/* remote.c: cross-host edges, between the executor (exec.c), the wire format (wire.c) and the
+ * transport (transport.c). Sending: a batch of items is encoded and handed to the edge's stream,
+ * which waits for credit (back-pressure); after the end of stream the stream is closed and the
+ * peer's confirmation awaited. Receiving: one thread per incoming edge reads messages, decodes
+ * them and pushes them into the consumer's queue (a full queue stops the reading, which stops the
+ * credits, which stops the sender). Every failure names the host and the edge. */
+#include "remote.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport.h"
+#include "wire.h"
+
+enum { MAX_MESSAGE = 16 * 1024 * 1024, CREDITS = 8, DEFAULT_CONNECT_MS = 10000 };
+
+struct RemoteTx {
+  Remote *r;          /* owner */
+  TxStream *stream;   /* transport stream */
+  const char *id;     /* edge id */
+  const char *peer;   /* consumer's host */
+  const Schema *schema;
+  Buf buf;            /* encoding buffer, reused */
+  bool closed;        /* FINAL sent and stream closed */
+};
+
+typedef struct RemoteRx {
+  Remote *r;
+  RxStream *stream;
+  const char *id;
+  const char *peer;   /* producer's host */
+  const Schema *schema;
+  void *edge;         /* exec's edge */
+  pthread_t thread;
+  bool started;
+  bool saw_final;
+} RemoteRx;
+
+struct Remote {
+  Exec *x;
+  Graph *g;
+  const char *host;   /* this executor's host */
+  Transport *t;
+  Arena *arena;
+  PtrVec txs;         /* RemoteTx* */
+  PtrVec rxs;         /* RemoteRx* */
+  FILE *log;
+};
+
+static void log_line(void *ctx, const char *line) {
+  Remote *r = ctx;
+  fprintf(r->log, "sf-exec: %s: transport: %s\n", r->host, line);
+  fflush(r->log);
+}
+
+static const char *host_address(const Graph *g, const char *name) {
+  Host *h = graph_find_host(g, name);
+  return h ? h->address : NULL;
+}
+
+Remote *remote_start(Exec *x, Graph *g, const char *host, const ExecOptions *o, char *err, size_t errlen) {
+  if (!host) {
+    snprintf(err, errlen, "internal error: cross-host edges without --host");
+    return NULL;
+  }
+  const char *address = host_address(g, host);
+  if (!address) {
+    snprintf(err, errlen, "graph has no host '%s'", host);
+    return NULL;
+  }
+  if (!o->token || !*o->token) {
+    snprintf(err, errlen, "no job token: set SF_TOKEN or pass --token-file (tools/sf-launch does this)");
+    return NULL;
+  }
+  Remote *r = calloc(1, sizeof *r);
+  r->x = x;
+  r->g = g;
+  r->host = host;
+  r->arena = arena_new();
+  r->log = o->log ? o->log : stderr;
+  TransportConfig cfg = {
+    .name = host,
+    .listen = address,
+    .token = o->token,
+    .max_message = MAX_MESSAGE,
+    .credits = CREDITS,
+    .connect_timeout_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : DEFAULT_CONNECT_MS,
+    .log = log_line,
+    .log_ctx = r,
+  };
+  char terr[512];
+  r->t = transport_start(&cfg, terr, sizeof terr);
+  if (!r->t) {
+    snprintf(err, errlen, "host '%s' cannot listen on %s: %s", host, address, terr);
+    arena_free(r->arena);
+    free(r);
+    return NULL;
+  }
+  return r;
+}
+
+int remote_accept(Remote *r, const char *id, const char *peer, const Schema *schema, void *edge, char *err,
+                  size_t errlen) {
+  RemoteRx *rx = arena_alloc(r->arena, sizeof *rx);
+  rx->r = r;
+  rx->id = id;
+  rx->peer = peer ? peer : "?";
+  rx->schema = schema;
+  rx->edge = edge;
+  rx->stream = transport_accept(r->t, id);
+  if (!rx->stream) {
+    snprintf(err, errlen, "cannot accept edge '%s' from host '%s'", id, rx->peer);
+    return -1;
+  }
+  ptrvec_push(r->arena, &r->rxs, rx);
+  return 0;
+}
+
+RemoteTx *remote_open(Remote *r, const char *id, const char *peer, const Schema *schema, char *err, size_t errlen) {
+  const char *address = host_address(r->g, peer);
+  if (!address) {
+    snprintf(err, errlen, "edge '%s' goes to unknown host '%s'", id, peer ? peer : "?");
+    return NULL;
+  }
+  RemoteTx *tx = arena_alloc(r->arena, sizeof *tx);
+  tx->r = r;
+  tx->id = id;
+  tx->peer = peer;
+  tx->schema = schema;
+  buf_init(&tx->buf);
+  tx->stream = transport_open(r->t, peer, address, id);
+  if (!tx->stream) {
+    snprintf(err, errlen, "cannot open edge '%s' to host '%s' at %s", id, peer, address);
+    return NULL;
+  }
+  ptrvec_push(r->arena, &r->txs, tx);
+  return tx;
+}
+
+static void *receiver_main(void *arg) {
+  RemoteRx *rx = arg;
+  Remote *r = rx->r;
+  char msg[1024];
+  for (;;) {
+    void *buf;
+    size_t len;
+    int rc = transport_recv(rx->stream, &buf, &len);
+    if (rc == 0) {
+      if (!rx->saw_final) {
+        snprintf(msg, sizeof msg, "host '%s': edge '%s' from host '%s' ended before its end of stream", r->host,
+                 rx->id, rx->peer);
+        exec_fail_remote(r->x, msg);
+      }
+      return NULL;
+    }
+    if (rc < 0) {
+      snprintf(msg, sizeof msg, "host '%s': edge '%s' from host '%s' broke: %s", r->host, rx->id, rx->peer,
+               transport_rx_error(rx->stream));
+      exec_fail_remote(r->x, msg);
+      return NULL;
+    }
+    Item *items;
+    int n;
+    char err[512];
+    if (wire_decode(buf, len, rx->id, rx->schema, &items, &n, err, sizeof err) < 0) {
+      transport_free_message(buf);
+      transport_rx_abort(rx->stream, err);
+      snprintf(msg, sizeof msg, "host '%s': edge '%s' from host '%s' sent a bad message: %s", r->host, rx->id,
+               rx->peer, err);
+      exec_fail_remote(r->x, msg);
+      return NULL;
+    }
+    transport_free_message(buf);
+    for (int i = 0; i < n; i++)
+      if (items[i].kind == ITEM_FINAL) rx->saw_final = true;
+    int pushed = exec_remote_deliver(r->x, rx->edge, items, n);
+    free(items);
+    if (pushed < 0) return NULL; /* the job is stopping; the batch was released */
+  }
+}
+
+int remote_connect(Remote *r) {
+  for (int i = 0; i < r->rxs.n; i++) {
+    RemoteRx *rx = r->rxs.items[i];
+    if (pthread_create(&rx->thread, NULL, receiver_main, rx) != 0) return -1;
+    rx->started = true;
+  }
+  return 0;
+}
+
+int remote_send(RemoteTx *tx, const Item *items, int n) {
+  Remote *r = tx->r;
+  char msg[1024];
+  if (tx->closed) return 0;
+  buf_reset(&tx->buf);
+  wire_encode(tx->id, tx->schema, items, n, &tx->buf);
+  if (transport_send(tx->stream, tx->buf.p, tx->buf.n) < 0) {
+    snprintf(msg, sizeof msg, "host '%s': edge '%s' to host '%s' failed: %s", r->host, tx->id, tx->peer,
+             transport_tx_error(tx->stream));
+    exec_fail_remote(r->x, msg);
+    return -1;
+  }
+  if (n > 0 && items[n - 1].kind == ITEM_FINAL) {
+    tx->closed = true;
+    if (transport_close(tx->stream) < 0) {
+      snprintf(msg, sizeof msg, "host '%s': edge '%s' to host '%s' did not complete: %s", r->host, tx->id, tx->peer,
+               transport_tx_error(tx->stream));
+      exec_fail_remote(r->x, msg);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+int remote_finish(Remote *r, bool ok) {
+  if (!ok) transport_cancel(r->t);
+  for (int i = 0; i < r->rxs.n; i++) {
+    RemoteRx *rx = r->rxs.items[i];
+    if (rx->started) pthread_join(rx->thread, NULL);
+    rx->started = false;
+  }
+  return 0;
+}
+
+void remote_abort(Remote *r) {
+  transport_cancel(r->t);
+}
+
+void remote_stop(Remote *r) {
+  if (!r) return;
+  remote_finish(r, false);
+  transport_stop(r->t);
+  for (int i = 0; i < r->txs.n; i++) buf_release(&((RemoteTx *)r->txs.items[i])->buf);
+  arena_free(r->arena);
+  free(r);
+}

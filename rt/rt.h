@@ -1,0 +1,121 @@
+/* rt.h: the runtime's internal interface: tuples, the items that flow between operators, operator
+ * instances and the calls an operator kind makes into the executor. One file per kind under ops/
+ * implements an OpKindImpl; exec.c runs them. Custom operators never see this header (rt/op.h).
+ *
+ * Ownership in one rule: a Tuple is reference counted and immutable once emitted; whoever holds a
+ * reference releases it with tuple_unref, and rt_emit takes over the reference it is given. */
+#ifndef SF_RT_H
+#define SF_RT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "eval.h"
+#include "sf.h"
+#include "value.h"
+
+/* ---- tuple.c ---- */
+
+typedef struct Tuple {
+  atomic_int refs;  /* references held */
+  int n;            /* number of values */
+  Value v[];        /* values in schema order; string bytes follow, owned by the tuple */
+} Tuple;
+
+/* A new tuple holding copies of vals (strings copied). refs = 1. */
+Tuple *tuple_new(const Value *vals, int n);
+Tuple *tuple_ref(Tuple *t);
+void tuple_unref(Tuple *t);
+/* `(sym="A", vol=3)` for error messages, into buf. */
+void tuple_describe(const Tuple *t, const Schema *s, char *buf, size_t cap);
+
+/* ---- items: what travels on a stream ---- */
+
+typedef enum ItemKind {
+  ITEM_TUPLE,  /* a tuple */
+  ITEM_PULSE,  /* seqpulse: nothing with a smaller seq will follow on this channel */
+  ITEM_WINDOW, /* window punctuation */
+  ITEM_FINAL,  /* end of stream */
+  ITEM_PROGRESS, /* executor-internal: nothing with a smaller src will follow (feeds fan-in) */
+} ItemKind;
+
+typedef struct Item {
+  ItemKind kind; /* what it is */
+  uint64_t seq;  /* ordering key inside a region (assigned by a Split), else = src */
+  uint64_t src;  /* position in the source's stream: orders fan-in deterministically */
+  Tuple *t;      /* ITEM_TUPLE only */
+} Item;
+
+/* ---- operator instances ---- */
+
+typedef struct OpInst OpInst;
+typedef struct Exec Exec;
+
+typedef struct OpKindImpl {
+  OpKind kind;                                    /* which kind this implements */
+  int (*open)(OpInst *op);                        /* prepare: compile, open files. 0 or rt_fail */
+  int (*run)(OpInst *op);                         /* sources: emit everything, return 0 or rt_fail */
+  int (*process)(OpInst *op, int port, Tuple *t); /* one input tuple; the op owns the reference */
+  int (*window)(OpInst *op, int port);            /* window punctuation; NULL: forwarded to outputs */
+  int (*pulse)(OpInst *op, int port, uint64_t seq); /* a pulse; NULL: forwarded to outputs */
+  int (*final)(OpInst *op);                       /* every input ended: flush (emit what is left) */
+  void (*close)(OpInst *op, bool ok);             /* release; ok false after any failure in the job */
+} OpKindImpl;
+
+struct OpInst {
+  Op *op;                 /* the graph's operator */
+  const OpKindImpl *impl; /* its kind */
+  void *state;            /* the kind's private data */
+  Schema *in_schema;      /* schema of input port 0 (NULL for sources) */
+  Schema *out_schema;     /* schema of output port 0 (NULL for sinks) */
+  Exec *exec;             /* the executor running it */
+  const char *graph_dir;  /* directory of the graph file (for Custom library paths) */
+  uint64_t cur_seq;       /* seq of the item being processed: rt_emit stamps it */
+  uint64_t cur_src;       /* src of the item being processed */
+  Arena *scratch;         /* per-input scratch (expression strings); reset after each input */
+  atomic_ullong n_in;     /* tuples received (stats) */
+  atomic_ullong n_out;    /* tuples emitted (stats) */
+  void *exec_data;        /* the executor's own data about this instance */
+};
+
+/* Emits t on output port `port` with the current seq/src; takes over the reference. 0 or -1 when
+ * the job is failing (the caller should return -1 at once). */
+int rt_emit(OpInst *op, int port, Tuple *t);
+/* Emits an item with explicit seq/src (Split, Merge). Takes over item.t's reference. */
+int rt_emit_item(OpInst *op, int port, Item item);
+/* Records the job's first failure as "operator 'NAME': message" and returns -1. */
+int rt_fail(OpInst *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A run-time fault of an expression: names the operator, what (e.g. "set 'vwap'"), the expression
+ * text and the offending tuple. Returns -1. */
+int rt_eval_fail(OpInst *op, const char *what, const char *text, const Tuple *t, const char *err);
+/* True once the job is stopping (a failure anywhere, or a signal): sources must return. */
+bool rt_stopping(const OpInst *op);
+/* The op's parameter text or NULL. */
+const char *rt_param(const OpInst *op, const char *name);
+
+/* Kinds, one per file under ops/. */
+extern const OpKindImpl op_beacon, op_filesource, op_functor, op_filter, op_flatmap, op_aggregate,
+    op_dedup, op_work, op_custom, op_filesink, op_split, op_merge;
+const OpKindImpl *rt_kind_impl(OpKind k);
+
+/* ---- exec.c: running a graph ---- */
+
+typedef struct ExecOptions {
+  const char *host;        /* run only this host's operators (NULL: the whole graph in one process) */
+  const char *graph_path;  /* the graph file (its directory is where Custom libraries are looked up) */
+  int batch;               /* items per batch between threads (0: default 256) */
+  int queue_batches;       /* batches a queue holds before its producer waits (0: default 8) */
+  bool stats;              /* print per-operator counts periodically and at the end (stderr) */
+  double stats_interval;   /* seconds between periodic stats lines (0: default 2) */
+  const char *stats_json;  /* write the final stats as JSON to this file */
+  const char *token;       /* job token for the transport (distributed runs) */
+  int connect_timeout_ms;  /* how long to wait for peers (0: default 10000) */
+  FILE *log;               /* where errors and stats go (NULL: stderr) */
+} ExecOptions;
+
+/* Runs the (checked) graph, or this host's part of it, to completion. Returns 0 when everything
+ * completed; otherwise prints "sf-exec: error: ..." to o->log and returns 1. */
+int exec_run(Graph *g, const ExecOptions *o);
+
+#endif

@@ -1,0 +1,17 @@
+/* wire.h: batches of items as bytes (protobuf-c, rt/wire.proto). rt/wire.c is the only file that
+ * includes the generated header; nothing here exposes protobuf-c types. */
+#ifndef SF_WIRE_H
+#define SF_WIRE_H
+
+#include "rt.h"
+
+/* Appends the encoding of n items of edge `edge` (tuples of schema s) to out. */
+void wire_encode(const char *edge, const Schema *s, const Item *items, int n, Buf *out);
+
+/* Decodes one message of edge `edge`. On success returns 0 with *items (malloc'd, n items, tuples
+ * with one reference each, owned by the caller). On a malformed message returns -1 with a
+ * lowercase reason in err and allocates nothing. */
+int wire_decode(const void *buf, size_t len, const char *edge, const Schema *s, Item **items, int *n, char *err,
+                size_t errlen);
+
+#endif

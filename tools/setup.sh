@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# tools/setup.sh: installs the Debian packages StreamFission needs (when missing), then configures
+# and builds with CMake into build/ (or $SF_BUILD). Safe to run again: it only does what is missing.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${SF_BUILD:-$top/build}
+
+packages=(build-essential cmake pkg-config libxml2-dev libxml2-utils libprotobuf-c-dev protobuf-c-compiler
+          libgrpc-dev check libsubunit-dev graphviz iproute2 procps)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=${SF_BUILD_TYPE:-RelWithDebInfo} >/dev/null
+cmake --build "$build" -j"$(nproc)"
+echo "setup: built into $build"
