@@ -17,6 +17,7 @@ static const char usage_text[] =
     "\n"
     "options:\n"
     "      --host NAME           run only the operators placed on host NAME\n"
+    "      --list-hosts          print the graph's hosts (name address, one per line) and exit\n"
     "      --token-file FILE     the job token (default: $SF_TOKEN); tools/sf-launch sets it\n"
     "      --connect-timeout MS  give up on a peer that does not answer within MS ms (10000)\n"
     "      --batch N             tuples per batch between threads and hosts (256)\n"
@@ -72,10 +73,12 @@ int main(int argc, char **argv) {
     {"queue", required_argument, 0, 'q'},      {"stats", no_argument, 0, 's'},
     {"stats-interval", required_argument, 0, 'i'}, {"stats-json", required_argument, 0, 'j'},
     {"help", no_argument, 0, 'h'},             {"version", no_argument, 0, 'V'},
+    {"list-hosts", no_argument, 0, 'L'},
     {0, 0, 0, 0},
   };
   ExecOptions o = {0};
   const char *token_file = NULL;
+  bool list_hosts = false;
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, ":hV", longs, NULL)) != -1) {
@@ -94,6 +97,7 @@ int main(int argc, char **argv) {
       break;
     }
     case 'j': o.stats_json = optarg; break;
+    case 'L': list_hosts = true; break;
     case 'h': fputs(usage_text, stdout); return 0;
     case 'V': printf("sf-exec %s\n", SF_VERSION); return 0;
     case ':': usage_error("option '%s' needs an argument", argv[optind - 1]);
@@ -111,6 +115,11 @@ int main(int argc, char **argv) {
   if (graph_check(g, &d) != 0) {
     graph_free(g);
     return 1;
+  }
+  if (list_hosts) {
+    for (int i = 0; i < g->nhosts; i++) printf("%s %s\n", g->hosts[i]->name, g->hosts[i]->address);
+    graph_free(g);
+    return 0;
   }
   char *token = read_token(token_file);
   o.token = token;
