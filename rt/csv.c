@@ -133,14 +133,19 @@ int csv_read(CsvReader *r) {
   r->nfields = 0;
   r->blank = false;
   if (!r->started) {
+    /* a byte order mark is dropped; a prefix of one followed by something else is data */
+    static const char bom[] = "\xEF\xBB\xBF";
     r->started = true;
-    if (refill(r) && r->len - r->pos >= 3 && !memcmp(r->buf + r->pos, "\xEF\xBB\xBF", 3)) r->pos += 3;
+    while (r->nprefix < 3 && peek(r) == (unsigned char)bom[r->nprefix]) r->prefix[r->nprefix++] = r->buf[r->pos++];
+    if (r->nprefix == 3) r->nprefix = 0;
   }
-  if (peek(r) == EOF) return ferror(r->f) ? read_error(r) : 0;
+  if (!r->nprefix && peek(r) == EOF) return ferror(r->f) ? read_error(r) : 0;
   r->record_line = r->line;
   for (;;) {
     int c;
-    bool quoted = peek(r) == '"';
+    bool quoted = !r->nprefix && peek(r) == '"';
+    buf_append(&r->data, r->prefix, (size_t)r->nprefix); /* the first field only */
+    r->nprefix = 0;
     if (quoted) {
       r->pos++;
       if (read_quoted(r) < 0) return -1;

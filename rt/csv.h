@@ -29,6 +29,8 @@ typedef struct CsvReader {
   size_t pos;        /* next byte to parse */
   bool eof;          /* fread returned nothing more */
   bool started;      /* the first bytes were read (and a BOM skipped) */
+  char prefix[3];    /* bytes consumed looking for a BOM that were not one: the first field's start */
+  int nprefix;       /* how many */
   int line;          /* physical line (1-based) of the next byte */
   int record_line;   /* line where the record last returned by csv_read starts */
   Buf data;          /* the fields of the current record, each followed by a NUL */
@@ -40,7 +42,8 @@ typedef struct CsvReader {
   char err[160];     /* after an error: what is wrong, lowercase, no location */
 } CsvReader;
 
-/* Prepares r to read f from its current position. Allocates the buffer. */
+/* Prepares r to read f from its current position. Allocates the buffer; tests may lower r->cap
+ * afterwards (to any size >= 1) to make records cross refills. */
 void csv_reader_init(CsvReader *r, FILE *f);
 /* Frees what the reader allocated (not f); r must be initialized again before reuse. */
 void csv_reader_release(CsvReader *r);

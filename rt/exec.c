@@ -25,6 +25,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -863,9 +864,15 @@ static double seconds_since(const struct timespec *t0) {
   return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
+static long peak_rss_kib(void) {
+  struct rusage ru;
+  return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
+}
+
 static void print_stats(Exec *x, bool final) {
   double t = seconds_since(&x->started);
-  fprintf(x->log, "sf-exec: stats %s at %.1f s\n", final ? "summary" : "so far", t);
+  fprintf(x->log, "sf-exec: stats %s at %.1f s, peak memory %ld KiB\n", final ? "summary" : "so far", t,
+          peak_rss_kib());
   for (int i = 0; i < x->nnodes; i++) {
     Node *n = &x->nodes[i];
     if (!n->local) continue;
@@ -896,7 +903,8 @@ static int write_stats_json(Exec *x, const char *path, bool ok) {
   json_string(f, x->g->name ? x->g->name : "");
   fprintf(f, ",\n  \"host\": ");
   json_string(f, x->o->host ? x->o->host : "");
-  fprintf(f, ",\n  \"ok\": %s,\n  \"seconds\": %.3f,\n  \"operators\": [\n", ok ? "true" : "false", t);
+  fprintf(f, ",\n  \"ok\": %s,\n  \"seconds\": %.3f,\n  \"peak_rss_kib\": %ld,\n  \"operators\": [\n",
+          ok ? "true" : "false", t, peak_rss_kib());
   bool first = true;
   for (int i = 0; i < x->nnodes; i++) {
     Node *n = &x->nodes[i];

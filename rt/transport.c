@@ -55,7 +55,9 @@
 #define TIMER_PERIOD_MS 50          /* how often the poller checks deadlines */
 #define POLL_MS 100                 /* longest single wait in grpc_completion_queue_next */
 #define STOP_GRACE_MS 1000          /* how long transport_stop lets calls end before cancelling all */
+#ifndef USE_BUFFER_HINT
 #define USE_BUFFER_HINT 1           /* hint all but the last queued message (see tx_pump) */
+#endif
 
 /* ---- small helpers ---- */
 
@@ -721,7 +723,7 @@ static void sc_attach(SCall *sc, RxStream *rx) {
   memcpy(rx->from, sc->from, sizeof rx->from);
   rx->granted = 0;
   rx->ungranted = (uint64_t)sc->t->credits;
-  sc_post_close(sc);
+  if (!sc->close_posted) sc_post_close(sc);
   sc_grant(sc); /* initial metadata + the first grant: the sender's "accepted" */
   sc_post_recv(sc);
   pthread_cond_broadcast(&rx->cv);
@@ -766,6 +768,10 @@ static void sc_on_recv(SCall *sc, int success) {
 
 static void sc_on_close(SCall *sc) {
   sc->closed = 1;
+  if (sc->pending) {
+    sc->pending = 0;
+    tlog(sc->t, "transport: the sender of edge '%s' from %s gave up before the edge was accepted", sc->edge, sc->from);
+  }
   RxStream *rx = sc->rx;
   if (rx && sc->cancelled && !rx->eos)
     rx_fail(rx, "edge '%s' from %s failed: the stream broke (sender gone, connection lost, or a message over max_message %zu bytes)",
@@ -856,6 +862,7 @@ static void sc_on_new(SCall *sc, int success) {
     } else {
       sc->pending = 1;
       sc->deadline = t->accept_timeout_ms < 0 ? INT64_MAX : now_ms() + t->accept_timeout_ms;
+      sc_post_close(sc); /* notices a sender that gives up while we wait */
     }
   }
 }

@@ -3,6 +3,7 @@
  * defined on a fixed byte encoding, not on memory layout. */
 #include "value.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,9 +58,12 @@ size_t value_format_double(double d, char *buf, size_t cap) {
   } else if (d == 0) {
     strcpy(out, signbit(d) ? "-0" : "0");
   } else {
-    /* shortest %.*e that reads back; then its digits and exponent */
+    /* shortest %.*e that reads back, then its digits and exponent. Any decimal of at most 15
+     * significant digits survives decimal -> double -> decimal (DBL_DIG), so when 15 digits read
+     * back, stripping their trailing zeros gives the shortest text: only 15, 16 and 17 digits need
+     * trying, not 1 to 17. Subnormals carry fewer digits: for them try every precision. */
     char e[40];
-    for (int prec = 0; prec < 17; prec++) {
+    for (int prec = fabs(d) < DBL_MIN ? 0 : 14; prec < 17; prec++) {
       snprintf(e, sizeof e, "%.*e", prec, d);
       if (strtod(e, NULL) == d) break;
     }

@@ -223,10 +223,7 @@ static int aggregate_process(OpInst *op, int port, Tuple *t) {
     return 0;
   }
   env.aggs = g->results;
-  Tuple *out = outplan_build(&g->plan, op, &env, t);
-  if (!out) goto fail;
-  tuple_unref(t);
-  return rt_emit(op, 0, out);
+  return outplan_emit(&g->plan, op, &env, t);
 fail:
   tuple_unref(t);
   return -1;

@@ -10,7 +10,7 @@ static int filter_open(OpInst *op) {
 static int filter_process(OpInst *op, int port, Tuple *t) {
   EvalEnv env = {.attrs = t->v, .scratch = op->scratch};
   Value keep;
-  if (keyed_eval(op, op->op->where, &env, &keep, "where", NULL, rt_param(op, "where"), t)) {
+  if (keyed_eval(op, op->op->where, &env, &keep, "where", NULL, NULL, t)) {
     tuple_unref(t);
     return -1;
   }

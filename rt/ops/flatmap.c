@@ -25,14 +25,13 @@ static int flatmap_open(OpInst *op) {
 
 static int flatmap_process(OpInst *op, int port, Tuple *t) {
   FlatMap *m = op->state;
-  const char *count_text = rt_param(op, "count");
   EvalEnv env = {.attrs = t->v, .scratch = op->scratch};
   Value count;
-  if (keyed_eval(op, op->op->count_expr, &env, &count, "count", NULL, count_text, t)) goto fail;
+  if (keyed_eval(op, op->op->count_expr, &env, &count, "count", NULL, NULL, t)) goto fail;
   if (count.i < 0) {
     char err[64];
     snprintf(err, sizeof err, "count is negative (%" PRId64 ")", count.i);
-    rt_eval_fail(op, "count", count_text, t, err);
+    rt_eval_fail(op, "count", rt_param(op, "count"), t, err);
     goto fail;
   }
   env.scratch = m->scratch;

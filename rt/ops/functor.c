@@ -58,17 +58,13 @@ static int functor_process(OpInst *op, int port, Tuple *t) {
   if (f->nstates && functor_update(op, f, t, &env)) goto fail;
   if (op->op->where) {
     Value keep;
-    if (keyed_eval(op, op->op->where, &env, &keep, "where", NULL, rt_param(op, "where"), t)) goto fail;
+    if (keyed_eval(op, op->op->where, &env, &keep, "where", NULL, NULL, t)) goto fail;
     if (!keep.b) {
       tuple_unref(t);
       return 0;
     }
   }
-  if (f->plan.identity) return rt_emit(op, 0, t);
-  Tuple *out = outplan_build(&f->plan, op, &env, t);
-  if (!out) goto fail;
-  tuple_unref(t);
-  return rt_emit(op, 0, out);
+  return outplan_emit(&f->plan, op, &env, t);
 fail:
   tuple_unref(t);
   return -1;

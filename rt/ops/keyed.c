@@ -173,6 +173,13 @@ Tuple *outplan_build(OutPlan *p, OpInst *op, const EvalEnv *env, const Tuple *t)
   return tuple_new(p->vals, p->n);
 }
 
+int outplan_emit(OutPlan *p, OpInst *op, const EvalEnv *env, Tuple *t) {
+  if (p->identity) return rt_emit(op, 0, t);
+  Tuple *out = outplan_build(p, op, env, t);
+  tuple_unref(t);
+  return out ? rt_emit(op, 0, out) : -1;
+}
+
 /* ---- errors ---- */
 
 int keyed_eval(OpInst *op, const Expr *e, const EvalEnv *env, Value *out, const char *what,
@@ -180,6 +187,7 @@ int keyed_eval(OpInst *op, const Expr *e, const EvalEnv *env, Value *out, const 
   char err[256];
   if (expr_eval(e, env, out, err, sizeof err) == 0) return 0;
   char buf[256];
+  if (!text) text = rt_param(op, what);
   if (name) {
     snprintf(buf, sizeof buf, "%s '%s'", what, name);
     what = buf;

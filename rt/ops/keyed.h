@@ -64,12 +64,16 @@ int outplan_init(OutPlan *p, OpInst *op, Arena *a);
  * from t. Returns a new tuple (strings copied, refs 1), or NULL after rt_eval_fail naming the set
  * ("set 'x'"), t and the message. t stays the caller's. */
 Tuple *outplan_build(OutPlan *p, OpInst *op, const EvalEnv *env, const Tuple *t);
+/* The one output of input t: t itself when the plan is the identity, else outplan_build's tuple.
+ * Emits it on port 0 and releases t either way. 0, or -1 after a failure. */
+int outplan_emit(OutPlan *p, OpInst *op, const EvalEnv *env, Tuple *t);
 
 /* ---- errors ---- */
 
 /* Evaluates e like expr_eval; on a fault reports it with rt_eval_fail(op, what, text, t, message),
  * where what is "WHAT 'NAME'" ("set 'vwap'", "update of state 'n'") or just WHAT when name is NULL
- * ("where", "count"), and returns -1. */
+ * ("where", "count"), and returns -1. A NULL text stands for the text of the parameter named WHAT,
+ * looked up only on a fault. */
 int keyed_eval(OpInst *op, const Expr *e, const EvalEnv *env, Value *out, const char *what,
                const char *name, const char *text, const Tuple *t);
 

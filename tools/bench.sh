@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# tools/bench.sh [BUILD_DIR]: benchmarks that print figures, each against a baseline measured in the
+# same run (no timed assertions: the machine is shared and noisy). Builds first if needed.
+#   1. chain: Beacon -> Functor -> Filter -> FileSink, tuples/s of sf-exec against a hand-written C
+#      program doing the same work on the same data (the output files are checked identical);
+#   2. scaling: a CPU-bound Work region at width 1 and width 2 (speed-up; the limit here is 2.0);
+#   3. merge cost: the same cheap region with a roundrobin merge and with a seqpulse merge;
+#   4. memory: peak resident memory of a 10 million tuple run;
+#   5. distribution: a cheap pipeline split across two executors on loopback at several batch
+#      sizes, against the same pipeline in one process, and against the raw ceiling: a minimal gRPC
+#      core streaming loop of protobuf-c batches of the same tuples between two processes.
+# Environment: SF_BENCH_N (tuples for 1, 3 and 5; default 5000000), SF_BENCH_RUNS (best of; default 3).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-${SF_BUILD:-$top/build}}" && pwd)
+[ -x "$build/bin/sf-exec" ] || "$top/tools/setup.sh"
+bin=$build/bin
+N=${SF_BENCH_N:-5000000}
+RUNS=${SF_BENCH_RUNS:-3}
+work=$(mktemp -d "${TMPDIR:-/tmp}/sf-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/out"
+cd "$work"
+
+now_ns() { date +%s%N; }
+# best_of CMD...: runs CMD $RUNS times, prints the best wall time in seconds
+best_of() {
+  local best=""
+  for _ in $(seq "$RUNS"); do
+    local t0 t1
+    t0=$(now_ns)
+    "$@" >/dev/null
+    t1=$(now_ns)
+    local d=$((t1 - t0))
+    if [ -z "$best" ] || [ "$d" -lt "$best" ]; then best=$d; fi
+  done
+  awk -v ns="$best" 'BEGIN { printf "%.3f", ns / 1e9 }'
+}
+rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.2f M tuples/s", n / s / 1e6 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+header='<?xml version="1.0" encoding="UTF-8"?>
+<graph xmlns="urn:streamfission:graph:1" name="bench">'
+
+chain_graph() { # N FILE [HOSTS-ATTRS]
+  cat <<XML
+$header
+  <schema name="In"><attr name="k" type="int"/><attr name="v" type="int"/><attr name="x" type="double"/></schema>
+  <schema name="Out"><attr name="k" type="int"/><attr name="y" type="int"/><attr name="z" type="double"/></schema>
+  ${3:-}
+  <operator name="src" kind="Beacon"${4:-}>
+    <output stream="A" schema="In"/>
+    <param name="count">$1</param>
+    <set attr="k">seq % 100</set>
+    <set attr="v">rand(seq) % 1000</set>
+    <set attr="x">double(seq) * 0.5</set>
+  </operator>
+  <operator name="f" kind="Functor"${5:-}>
+    <input stream="A"/>
+    <output stream="B" schema="Out"/>
+    <set attr="y">v * 3 + k</set>
+    <set attr="z">x / 2.0</set>
+  </operator>
+  <operator name="keep" kind="Filter"${5:-}>
+    <input stream="B"/>
+    <output stream="C" schema="Out"/>
+    <param name="where">y % 7 != 0</param>
+  </operator>
+  <operator name="sink" kind="FileSink"${5:-}>
+    <input stream="C"/>
+    <param name="file">$2</param>
+  </operator>
+</graph>
+XML
+}
+
+echo "StreamFission benchmarks ($(nproc) CPUs, best of $RUNS runs, $(date -u +%F))"
+echo
+
+# ---- 1. chain against hand-written C ----
+chain_graph "$N" out/chain.csv > chain.xml
+t_sf=$(best_of "$bin/sf-exec" chain.xml)
+t_c=$(best_of "$bin/sf-bench-baseline-chain" "$N" out/baseline.csv)
+cmp -s out/chain.csv out/baseline.csv || { echo "chain: outputs differ from the baseline's" >&2; exit 1; }
+echo "1. chain Beacon->Functor->Filter->FileSink, $N tuples (outputs identical)"
+printf '   sf-exec          %8ss  %s\n' "$t_sf" "$(rate "$N" "$t_sf")"
+printf '   hand-written C   %8ss  %s\n' "$t_c" "$(rate "$N" "$t_c")"
+printf '   sf-exec reaches %s of the hand-written program'"'"'s rate\n\n' "$(awk -v a="$t_c" -v b="$t_sf" 'BEGIN { printf "%.0f %%", 100 * a / b }')"
+
+# ---- 2. Work region at width 1 and 2 ----
+WN=${SF_BENCH_WORK_N:-200000}
+cat > work.xml <<XML
+$header
+  <schema name="Job"><attr name="id" type="int"/><attr name="cost" type="int"/></schema>
+  <operator name="jobs" kind="Beacon">
+    <output stream="Jobs" schema="Job"/>
+    <param name="count">$WN</param>
+    <set attr="id">seq</set>
+    <set attr="cost">rand(seq) % 100</set>
+  </operator>
+  <operator name="burn" kind="Work">
+    <input stream="Jobs"/>
+    <output stream="Done" schema="Job"/>
+    <param name="iterations">2000</param>
+  </operator>
+  <operator name="sink" kind="FileSink">
+    <input stream="Done"/>
+    <param name="file">out/work.csv</param>
+  </operator>
+</graph>
+XML
+"$bin/sf-xform" -w 1 work.xml -o work1.xml
+"$bin/sf-xform" -w 2 work.xml -o work2.xml
+t1=$(best_of "$bin/sf-exec" work1.xml)
+cp out/work.csv out/work1.csv
+t2=$(best_of "$bin/sf-exec" work2.xml)
+cmp -s out/work.csv out/work1.csv || { echo "work: width 2 output differs" >&2; exit 1; }
+echo "2. CPU-bound Work region (2000 splitmix64 rounds per tuple), $WN tuples"
+printf '   width 1   %8ss  %s\n' "$t1" "$(rate "$WN" "$t1")"
+printf '   width 2   %8ss  %s\n' "$t2" "$(rate "$WN" "$t2")"
+printf '   speed-up %s (limit 2.0 on this machine)\n\n' "$(ratio "$t1" "$t2")"
+
+# ---- 3. merge cost: roundrobin vs seqpulse on the same region ----
+cat > merge.xml <<XML
+$header
+  <schema name="In"><attr name="k" type="int"/><attr name="v" type="int"/></schema>
+  <operator name="src" kind="Beacon">
+    <output stream="A" schema="In"/>
+    <param name="count">$N</param>
+    <set attr="k">seq % 100</set>
+    <set attr="v">seq</set>
+  </operator>
+  <operator name="f" kind="Functor">
+    <input stream="A"/>
+    <output stream="B" schema="In"/>
+    <set attr="v">v * 3 + k</set>
+  </operator>
+  <operator name="keep" kind="Filter">
+    <input stream="B"/>
+    <output stream="C" schema="In"/>
+    <param name="where">v % 1000 == 0</param>
+  </operator>
+</graph>
+XML
+# a region of one cheap Functor; the sink-side Filter stays outside it (the Functor alone is the region)
+sed -i 's|<operator name="keep" kind="Filter">|<operator name="keep" kind="Filter" parallel="no">|' merge.xml
+sed -i 's|</graph>|  <operator name="sink" kind="FileSink">\n    <input stream="C"/>\n    <param name="file">out/merge.csv</param>\n  </operator>\n</graph>|' merge.xml
+"$bin/sf-xform" -w 2 merge.xml -o merge_rr.xml
+grep -q '<param name="order">roundrobin</param>' merge_rr.xml || { echo "merge: expected a roundrobin merge" >&2; exit 1; }
+sed -e 's|<param name="order">roundrobin</param>|<param name="order">seqpulse</param>|' \
+    -e 's|<param name="pulse">0</param>|<param name="pulse">128</param>|' merge_rr.xml > merge_sp.xml
+t_rr=$(best_of "$bin/sf-exec" merge_rr.xml)
+cp out/merge.csv out/merge_rr.csv
+t_sp=$(best_of "$bin/sf-exec" merge_sp.xml)
+cmp -s out/merge.csv out/merge_rr.csv || { echo "merge: seqpulse output differs" >&2; exit 1; }
+echo "3. merge cost: one cheap Functor region at width 2, $N tuples"
+printf '   roundrobin merge  %8ss  %s\n' "$t_rr" "$(rate "$N" "$t_rr")"
+printf '   seqpulse merge    %8ss  %s\n' "$t_sp" "$(rate "$N" "$t_sp")"
+printf '   seqpulse costs %s the time of roundrobin\n\n' "$(ratio "$t_sp" "$t_rr")"
+
+# ---- 4. memory for 10 million tuples ----
+MN=10000000
+chain_graph "$MN" out/mem.csv > mem.xml
+"$bin/sf-xform" -w 2 mem.xml -o mem2.xml
+"$bin/sf-exec" --stats-json mem1.json mem.xml
+"$bin/sf-exec" --stats-json mem2.json mem2.xml
+rss1=$(sed -n 's/.*"peak_rss_kib": \([0-9]*\).*/\1/p' mem1.json)
+rss2=$(sed -n 's/.*"peak_rss_kib": \([0-9]*\).*/\1/p' mem2.json)
+echo "4. peak resident memory, chain of $MN tuples"
+printf '   one thread (width 1)  %6d KiB\n' "$rss1"
+printf '   width 2               %6d KiB\n\n' "$rss2"
+
+# ---- 5. two executors on loopback ----
+if [ -x "$bin/sf-bench-grpc-ceiling" ]; then
+  DN=$N
+  p1=$((20000 + RANDOM % 20000)); p2=$((p1 + 1))
+  chain_graph "$DN" out/dist.csv "<host name=\"a\" address=\"127.0.0.1:$p1\"/><host name=\"b\" address=\"127.0.0.1:$p2\"/>" \
+    ' host="a"' ' host="b"' > dist.xml
+  t_one=$(best_of "$bin/sf-exec" dist.xml)
+  cp out/dist.csv out/dist_one.csv
+  echo "5. the chain split across two executors on loopback (Beacon on a, the rest on b), $DN tuples"
+  printf '   one process               %8ss  %s\n' "$t_one" "$(rate "$DN" "$t_one")"
+  best_dist=""
+  for b in 16 64 256 1024; do
+    t=$(best_of "$top/tools/sf-launch" --batch "$b" dist.xml)
+    cmp -s out/dist.csv out/dist_one.csv || { echo "distribution: output differs at batch $b" >&2; exit 1; }
+    printf '   two executors, batch %-5s %8ss  %s\n' "$b" "$t" "$(rate "$DN" "$t")"
+    if [ -z "$best_dist" ] || awk -v a="$t" -v b="$best_dist" 'BEGIN { exit !(a < b) }'; then best_dist=$t; fi
+  done
+  t_ceil=$(best_of "$bin/sf-bench-grpc-ceiling" "$DN" 100)
+  printf '   raw gRPC ceiling, 100/msg %8ss  %s\n' "$t_ceil" "$(rate "$DN" "$t_ceil")"
+  printf '   best two-executor run reaches %s of the ceiling'"'"'s tuples/s\n' \
+    "$(awk -v a="$t_ceil" -v b="$best_dist" 'BEGIN { printf "%.0f %%", 100 * a / b }')"
+fi
