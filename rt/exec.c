@@ -995,8 +995,12 @@ int exec_run(Graph *g, const ExecOptions *o) {
   if (x->remote) {
     if (remote_finish(x->remote, !stopping(x)) < 0 && !stopping(x)) exec_fail(x, "the transport failed to finish");
   }
+  /* sinks commit only when everything on this executor completed */
+  for (int i = 0; i < x->nnodes && !stopping(x); i++) {
+    Node *n = &x->nodes[i];
+    if (n->local && n->inst.impl->commit) n->inst.impl->commit(&n->inst);
+  }
   bool ok = !atomic_load(&x->failed);
-  /* sinks commit only when everything completed */
   for (int i = 0; i < opened && i < x->nnodes; i++) {
     Node *n = &x->nodes[i];
     if (n->local && n->inst.impl->close) n->inst.impl->close(&n->inst, ok);

@@ -52,8 +52,8 @@
  * open succeeded). The callbacks of one operator instance are never called concurrently, but the
  * transformer may run several instances of the operator (the channels of a parallel region) in
  * different threads at once: keep all state in *state, never in globals. An operator has at most
- * one input port and at most one output port; one without an input port is called with
- * SF_PUNCT_FINAL right after open and may emit everything from there.
+ * one input port and at most one output port; one without an input port (a source) gets only
+ * SF_PUNCT_FINAL, once the job runs, and may emit everything from there.
  *
  * Errors: a callback returning non-zero, sf_error, or a misuse of the functions below (a wrong
  * attribute index or type) fails the job with a message naming the operator; sf_emit then returns

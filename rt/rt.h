@@ -55,11 +55,14 @@ typedef struct Exec Exec;
 typedef struct OpKindImpl {
   OpKind kind;                                    /* which kind this implements */
   int (*open)(OpInst *op);                        /* prepare: compile, open files. 0 or rt_fail */
+  /* run, process, window, pulse, final, commit and close may be NULL when a kind has nothing to do */
   int (*run)(OpInst *op);                         /* sources: emit everything, return 0 or rt_fail */
   int (*process)(OpInst *op, int port, Tuple *t); /* one input tuple; the op owns the reference */
   int (*window)(OpInst *op, int port);            /* window punctuation; NULL: forwarded to outputs */
   int (*pulse)(OpInst *op, int port, uint64_t seq); /* a pulse; NULL: forwarded to outputs */
   int (*final)(OpInst *op);                       /* every input ended: flush (emit what is left) */
+  int (*commit)(OpInst *op);                      /* everything on this executor completed: make
+                                                     outputs visible (FileSink renames); may be NULL */
   void (*close)(OpInst *op, bool ok);             /* release; ok false after any failure in the job */
 } OpKindImpl;
 

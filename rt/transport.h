@@ -15,7 +15,8 @@
  *     the window up as its application consumes messages, so at most `credits` messages are ever in
  *     flight or queued per edge.  Anything else from the server is malformed and ends the call;
  *     a sender exceeding its credit ends the call with RESOURCE_EXHAUSTED.
- *   - the sender half-closes; the receiver answers with status OK once it has read the end.
+ *   - the sender half-closes; the receiving transport answers with status OK as soon as the end of
+ *     stream has arrived (every message is then in the receiver's hands, read or not).
  *
  * Threading: every Transport runs one thread of its own, the only one that waits on gRPC's
  * completion queue (all network I/O happens there).  Executor threads block on condition variables
@@ -55,7 +56,7 @@ typedef struct TransportConfig {
   void *log_ctx;                            /* first argument of log */
 } TransportConfig;
 
-/* Starts a transport: initialises gRPC (reference counted, once per transport), starts the
+/* Starts a transport: calls grpc_init (reference counted; transport_stop calls grpc_shutdown), starts the
  * transport's thread and, when cfg->listen is set, a server bound to it with SO_REUSEPORT off, so a
  * port already in use is an error rather than a silently shared port.  The configuration is copied.
  * Returns the transport, or NULL with a message in err (errlen bytes, may be 0) when the
@@ -70,11 +71,13 @@ int transport_port(const Transport *t);
  * executor `peer_name` listening at `address` ("host:port").  Does not block: connecting (retrying
  * while the peer starts, for up to connect_timeout_ms) proceeds in the background and its outcome
  * shows in transport_send / transport_close.  The strings are copied.  Returns NULL only for an
- * invalid argument (NULL or non-printable string) or once transport_stop has begun. */
+ * invalid argument (NULL or non-printable string) or once transport_stop has begun.  Each stream
+ * has its own channel and TCP connection (so edges do not share HTTP/2 flow-control windows). */
 TxStream *transport_open(Transport *t, const char *peer_name, const char *address, const char *edge);
 
 /* Sends one message (len bytes at buf, copied; len may be 0).  Blocks while the peer has granted no
- * credit, which is the back-pressure, and then queues the message; it leaves on the wire in order.
+ * credit, which is the back-pressure (also before the peer has accepted the edge: the first grant
+ * is the acceptance), and then queues the message; messages leave on the wire in order.
  * Returns 0, or -1 when the stream has failed: the peer could not be reached or did not accept the
  * edge within connect_timeout_ms, the call ended (peer died, refused, message too large for it),
  * len > max_message, or the transport is stopping; transport_tx_error() then says why, naming the
@@ -82,13 +85,16 @@ TxStream *transport_open(Transport *t, const char *peer_name, const char *addres
 int transport_send(TxStream *s, const void *buf, size_t len);
 
 /* Half-closes the stream once every queued message has been handed to gRPC, and waits for the
- * peer's final status, which the peer sends after reading the end of the stream.  Returns 0 when
- * the peer confirmed with OK, -1 otherwise (message via transport_tx_error).  The stream stays
+ * peer's final status, which the peer's transport sends when the end of stream has arrived there
+ * (all messages received, not necessarily read by its application).  Returns 0 when the peer
+ * confirmed with OK, -1 otherwise (message via transport_tx_error).  The stream stays
  * valid for transport_tx_error until transport_stop; send/close must not be called again. */
 int transport_close(TxStream *s);
 
-/* Why the stream failed, e.g. "cannot reach host 'h1' at 127.0.0.1:7001 after 5000 ms" or
- * "edge 'e' to host 'h1' at 127.0.0.1:7001 failed: UNAVAILABLE: Socket closed"; "" if it has not.
+/* Why the stream failed, e.g. "cannot reach host 'h1' at 127.0.0.1:7001 after 5000 ms",
+ * "host 'h1' at 127.0.0.1:7001 did not accept edge 'e' within 5000 ms" (up, but no accept),
+ * "edge 'e' to host 'h1' at 127.0.0.1:7001 failed: UNAVAILABLE: Connection reset by peer" (the
+ * peer died) or "... failed: UNAUTHENTICATED: missing or wrong job token"; "" if it has not.
  * Owned by the stream, valid until its next send/close or transport_stop. */
 const char *transport_tx_error(const TxStream *s);
 
@@ -112,8 +118,9 @@ int transport_recv(RxStream *s, void **buf, size_t *len);
  * return -1.  Safe from any thread, at any time, more than once (only the first counts). */
 void transport_rx_abort(RxStream *s, const char *why);
 
-/* Why the receiving stream failed, e.g. "edge 'e' from host 'h0' (ipv4:127.0.0.1:40412) failed:
- * ..."; "" if it has not.  Owned by the stream, valid until its next recv or transport_stop. */
+/* Why the receiving stream failed, e.g. "edge 'e' from host 'h0' (ipv4:127.0.0.1:40412) failed: the
+ * stream broke (sender gone, connection lost, or a message over max_message 4194304 bytes)" or
+ * "no sender opened edge 'e' within 20000 ms"; "" if it has not.  Owned by the stream, valid until its next recv or transport_stop. */
 const char *transport_rx_error(const RxStream *s);
 
 /* Frees a message returned by transport_recv (NULL is fine). */

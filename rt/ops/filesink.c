@@ -3,10 +3,11 @@
  *
  * The rows go to a temporary file next to the target (same directory, `.NAME.tmp.XXXXXX`, made
  * by mkostemp and given the permissions a new file would get), through a large buffer written with
- * plain write(2) calls. Only the final punctuation commits: flush, fsync, close, rename over the
- * target, fsync the directory. A failure anywhere in the job (close with ok false, or the job
- * stopping before the final punctuation) unlinks the temporary file, so a failed job never leaves
- * a file that looks complete. Window punctuation and pulses mean nothing to a sink. */
+ * plain write(2) calls. The final punctuation flushes, fsyncs and closes it; the executor's commit,
+ * once every operator of this executor completed, renames it over the target and fsyncs the
+ * directory. A failure anywhere (close with ok false, or the job stopping before the final
+ * punctuation) unlinks the temporary file, so a failed job never leaves a file that looks
+ * complete, not even one whose own branch had finished. Window punctuation and pulses mean nothing to a sink. */
 #include "csv.h"
 #include "rt.h"
 
@@ -119,6 +120,11 @@ static int filesink_final(OpInst *op) {
   int fd = s->fd;
   s->fd = -1;
   if (close(fd) < 0) return write_fail(op, s);
+  return 0;
+}
+
+static int filesink_commit(OpInst *op) {
+  FileSink *s = op->state;
   if (rename(s->tmp, s->path) < 0)
     return rt_fail(op, "cannot rename '%s' to '%s': %s", s->tmp, s->path, strerror(errno));
   s->committed = true;
@@ -147,5 +153,6 @@ const OpKindImpl op_filesink = {
   .open = filesink_open,
   .process = filesink_process,
   .final = filesink_final,
+  .commit = filesink_commit,
   .close = filesink_close,
 };

@@ -1,0 +1,835 @@
+/* test_io.c: CSV (rt/csv.c) and the operators that touch the outside world: Beacon, FileSource,
+ * FileSink and Custom (rt/ops/beacon.c, filesource.c, filesink.c, custom.c, with the example
+ * library graphs/ops/sf_example_ops.c).
+ *
+ * The CSV reader is fed from memory (fmemopen), every input also with tiny buffers so that records
+ * cross refills at every byte. The operators run in whole graphs: each test writes its graph and
+ * input files into its own mkdtemp directory (file parameters are absolute paths into it), parses
+ * and checks the graph against the source tree's graph.xsd, runs it with exec_run and compares the
+ * output file with the expected bytes; a failing run must print the exact message and leave neither
+ * the output file nor a temporary file behind. */
+#include <check.h>
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "csv.h"
+#include "rt.h"
+#include "sf.h"
+
+#define XSD SF_SOURCE_DIR "/schema/graph.xsd"
+#define EXAMPLE_LIB SF_BINARY_DIR "/lib/streamfission/libsf_example_ops.so"
+
+/* ---- CSV reading ---- */
+
+/* Every record of text, read with a buffer of `cap` bytes, rendered one per line as
+ * `LINE: [f1|f2|...]` (a blank record as `LINE: blank`), or ending in `LINE: error: MESSAGE`. */
+static char *read_records(const char *text, size_t cap) {
+  FILE *f = fmemopen((void *)text, strlen(text), "rb");
+  ck_assert_ptr_nonnull(f);
+  CsvReader r;
+  csv_reader_init(&r, f);
+  if (cap) r.cap = cap;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&buf, &len);
+  int rc;
+  while ((rc = csv_read(&r)) == 1) {
+    if (r.blank) {
+      fprintf(m, "%d: blank\n", r.record_line);
+      continue;
+    }
+    fprintf(m, "%d: [", r.record_line);
+    for (int i = 0; i < r.nfields; i++) {
+      size_t n;
+      const char *p = csv_field(&r, i, &n);
+      ck_assert_uint_eq(strlen(p), n); /* NUL-terminated (no NUL bytes in these inputs) */
+      fprintf(m, "%s%s", i ? "|" : "", p);
+    }
+    fprintf(m, "]\n");
+  }
+  if (rc < 0) fprintf(m, "%d: error: %s\n", r.err_line, r.err);
+  csv_reader_release(&r);
+  fclose(f);
+  fclose(m);
+  return buf;
+}
+
+/* Asserts text reads as expected with the default buffer and with buffers of 1 to 8 bytes. */
+static void assert_reads(const char *text, const char *expected) {
+  for (size_t cap = 0; cap <= 8; cap++) {
+    char *got = read_records(text, cap);
+    ck_assert_msg(!strcmp(got, expected), "buffer %zu: got\n%s\nexpected\n%s", cap, got, expected);
+    free(got);
+  }
+}
+
+START_TEST(test_csv_plain) {
+  assert_reads("a,b,c\n1,2,3\n", "1: [a|b|c]\n2: [1|2|3]\n");
+  assert_reads("a,b\n1,2", "1: [a|b]\n2: [1|2]\n"); /* no line end after the last record */
+  assert_reads("", "");
+  assert_reads(",,\n", "1: [||]\n");
+  assert_reads("x\n\ny\n", "1: [x]\n2: blank\n3: [y]\n");
+  assert_reads(" a , b \n", "1: [ a | b ]\n"); /* spaces are data */
+}
+END_TEST
+
+START_TEST(test_csv_quoted) {
+  assert_reads("\"a,b\",\"say \"\"hi\"\"\",\"\"\n", "1: [a,b|say \"hi\"|]\n");
+  assert_reads("\"\"\n", "1: []\n"); /* a quoted empty field is a record, not a blank line */
+  assert_reads("\"\"\"\"\n", "1: [\"]\n");
+  /* line breaks inside quotes: the next record's line counts them */
+  assert_reads("h\n\"two\nlines\",x\n\"three\n\nlines\"\nlast\n",
+               "1: [h]\n2: [two\nlines|x]\n4: [three\n\nlines]\n7: [last]\n");
+}
+END_TEST
+
+START_TEST(test_csv_crlf) {
+  assert_reads("a,b\r\n1,2\r\n", "1: [a|b]\n2: [1|2]\n");
+  assert_reads("a\r\n\r\nb\r\n", "1: [a]\n2: blank\n3: [b]\n");
+  assert_reads("\"q\"\r\nx\r\n", "1: [q]\n2: [x]\n");
+  assert_reads("\"in\r\nside\",y\r\nz", "1: [in\r\nside|y]\n3: [z]\n"); /* CRLF inside quotes is data */
+  assert_reads("a\rb\n", "1: [a\rb]\n");                                  /* a lone CR is data */
+  assert_reads("a,b\n1\r\n2\n", "1: [a|b]\n2: [1]\n3: [2]\n");            /* mixed line ends */
+}
+END_TEST
+
+START_TEST(test_csv_bom) {
+  assert_reads("\xEF\xBB\xBFid,x\n1,2\n", "1: [id|x]\n2: [1|2]\n");
+  assert_reads("\xEF\xBB\xBF\"q,\",x\n", "1: [q,|x]\n");
+  assert_reads("\xEF\xBB\xBF", "");
+  assert_reads("\xEF\xBB\xBF\n", "1: blank\n");
+  /* the start of a byte order mark followed by something else is data */
+  assert_reads("\xEF\xBBx,y\n", "1: [\xEF\xBBx|y]\n");
+  assert_reads("\xEF\xBB", "1: [\xEF\xBB]\n");
+  assert_reads("\xEF\"\n", "1: error: quote inside an unquoted field\n");
+  assert_reads("\xEF\xBC\x8C,\xEF\xBB\xBF\n", "1: [\xEF\xBC\x8C|\xEF\xBB\xBF]\n"); /* later marks are data */
+}
+END_TEST
+
+START_TEST(test_csv_errors) {
+  assert_reads("a,b\n1,x\"y\n", "1: [a|b]\n2: error: quote inside an unquoted field\n");
+  assert_reads("\"a\"b\n", "1: error: a closing quote must be followed by a comma or a line end\n");
+  assert_reads("\"a\"\rb\n", "1: error: a closing quote must be followed by a comma or a line end\n");
+  assert_reads("ok\n\"multi\nline\nnever closed\n",
+               "1: [ok]\n2: error: quoted field is not closed before the end of the file\n");
+  assert_reads("h\n\"x\ny\",\"a\"z\n", "1: [h]\n3: error: a closing quote must be followed by a comma or a line end\n");
+}
+END_TEST
+
+START_TEST(test_csv_long_record) {
+  /* a field much longer than the buffer, quoted and not */
+  char *text = malloc(300006);
+  memset(text, 'x', 300000);
+  memcpy(text + 300000, ",\"\"\"\"\n", 6);
+  FILE *f = fmemopen(text, 300006, "rb");
+  CsvReader r;
+  csv_reader_init(&r, f);
+  r.cap = 4096;
+  ck_assert_int_eq(csv_read(&r), 1);
+  ck_assert_int_eq(r.nfields, 2);
+  size_t n;
+  const char *p = csv_field(&r, 0, &n);
+  ck_assert_uint_eq(n, 300000);
+  ck_assert_int_eq(p[299999], 'x');
+  ck_assert_str_eq(csv_field(&r, 1, &n), "\"");
+  ck_assert_int_eq(csv_read(&r), 0);
+  csv_reader_release(&r);
+  fclose(f);
+  free(text);
+}
+END_TEST
+
+/* ---- CSV writing ---- */
+
+static char *put_field(const char *s) {
+  Buf b;
+  buf_init(&b);
+  csv_put_field(&b, s, strlen(s));
+  buf_putc(&b, 0);
+  return b.p;
+}
+
+START_TEST(test_csv_put_field) {
+  const char *cases[][2] = {
+    { "plain", "plain" },
+    { "", "" },
+    { "a,b", "\"a,b\"" },
+    { "say \"hi\"", "\"say \"\"hi\"\"\"" },
+    { "\"", "\"\"\"\"" },
+    { "two\nlines", "\"two\nlines\"" },
+    { "cr\rhere", "\"cr\rhere\"" },
+    { " spaced ", " spaced " },
+    { "semi;colon\ttab", "semi;colon\ttab" },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *got = put_field(cases[i][0]);
+    ck_assert_str_eq(got, cases[i][1]);
+    free(got);
+  }
+}
+END_TEST
+
+START_TEST(test_csv_put_row) {
+  Buf b;
+  buf_init(&b);
+  Value row[] = { value_int(INT64_MIN), value_double(0.1), value_double(1e21), value_double(-0.0),
+                  value_double(0.1 + 0.2), value_bool(true), value_bool(false), value_string("x,y", 3),
+                  value_string("", 0) };
+  csv_put_row(&b, row, 9);
+  Value lone_empty = value_string("", 0), lone_int = value_int(7);
+  csv_put_row(&b, &lone_empty, 1);
+  csv_put_row(&b, &lone_int, 1);
+  ck_assert_str_eq(b.p, "-9223372036854775808,0.1,1e+21,-0,0.30000000000000004,true,false,\"x,y\",\n"
+                        "\"\"\n"
+                        "7\n");
+  buf_release(&b);
+}
+END_TEST
+
+START_TEST(test_csv_round_trip) {
+  const char *strings[] = { "", "a", "a,b", "\"", "\"\"", "x\ny", "x\r\ny", "\r", "\n", ",", " ", "end\"" };
+  int ns = (int)(sizeof strings / sizeof strings[0]);
+  Buf b;
+  buf_init(&b);
+  for (int i = 0; i < ns; i++) {
+    Value row[2] = { value_string(strings[i], strlen(strings[i])), value_string(strings[ns - 1 - i], strlen(strings[ns - 1 - i])) };
+    csv_put_row(&b, row, 2);
+    csv_put_row(&b, row, 1);
+  }
+  FILE *f = fmemopen(b.p, b.n, "rb");
+  CsvReader r;
+  csv_reader_init(&r, f);
+  r.cap = 3;
+  for (int i = 0; i < ns; i++) {
+    size_t n;
+    ck_assert_int_eq(csv_read(&r), 1);
+    ck_assert_int_eq(r.nfields, 2);
+    ck_assert_str_eq(csv_field(&r, 0, &n), strings[i]);
+    ck_assert_str_eq(csv_field(&r, 1, &n), strings[ns - 1 - i]);
+    ck_assert_int_eq(csv_read(&r), 1);
+    ck_assert_int_eq(r.nfields, 1);
+    ck_assert(!r.blank);
+    ck_assert_str_eq(csv_field(&r, 0, &n), strings[i]);
+  }
+  ck_assert_int_eq(csv_read(&r), 0);
+  csv_reader_release(&r);
+  fclose(f);
+  buf_release(&b);
+}
+END_TEST
+
+/* ---- whole graphs ---- */
+
+static char dir[PATH_MAX]; /* this test's temporary directory */
+
+static void make_dir(void) {
+  snprintf(dir, sizeof dir, "/tmp/sf_test_io.XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void remove_dir(const char *path) {
+  char cmd[PATH_MAX + 16];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+  ck_assert_int_eq(system(cmd), 0);
+}
+
+/* text with every "@DIR@" replaced by the test's directory, malloc'd. */
+static char *fill(const char *text) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&buf, &len);
+  for (const char *p = text; *p;) {
+    if (!strncmp(p, "@DIR@", 5)) {
+      fputs(dir, m);
+      p += 5;
+    } else {
+      fputc(*p++, m);
+    }
+  }
+  fclose(m);
+  return buf;
+}
+
+static char *path_in_dir(const char *name) {
+  char *p = NULL;
+  ck_assert_int_ge(asprintf(&p, "%s/%s", dir, name), 0);
+  return p;
+}
+
+static void write_file(const char *name, const char *text, size_t n) {
+  char *path = path_in_dir(name);
+  FILE *f = fopen(path, "wb");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_uint_eq(fwrite(text, 1, n, f), n);
+  ck_assert_int_eq(fclose(f), 0);
+  free(path);
+}
+
+/* The bytes of dir/name (NUL-terminated, *n bytes), or NULL when it does not exist. */
+static char *read_file(const char *name, size_t *n) {
+  char *path = path_in_dir(name);
+  FILE *f = fopen(path, "rb");
+  free(path);
+  if (!f) return NULL;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&buf, &len);
+  char chunk[4096];
+  size_t k;
+  while ((k = fread(chunk, 1, sizeof chunk, f)) > 0) fwrite(chunk, 1, k, m);
+  fclose(f);
+  fclose(m);
+  if (n) *n = len;
+  return buf;
+}
+
+/* The names in dir, sorted, one per line. */
+static char *list_dir(const char *sub) {
+  char *path = path_in_dir(sub);
+  struct dirent **names;
+  int n = scandir(path, &names, NULL, alphasort);
+  ck_assert_int_ge(n, 0);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&buf, &len);
+  for (int i = 0; i < n; i++) {
+    if (strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, "..")) fprintf(m, "%s\n", names[i]->d_name);
+    free(names[i]);
+  }
+  free(names);
+  fclose(m);
+  free(path);
+  return buf;
+}
+
+/* Writes the graph (with @DIR@ filled in) to dir/g.xml, parses, checks and runs it. Returns
+ * exec_run's status; *log gets what it printed. */
+static int run_graph(const char *xml, char **log) {
+  char *text = fill(xml);
+  write_file("g.xml", text, strlen(text));
+  free(text);
+  char *gpath = path_in_dir("g.xml");
+  Diag d;
+  diag_init(&d, gpath, stderr);
+  Graph *g = graph_parse_file(gpath, XSD, &d);
+  ck_assert_msg(g != NULL, "graph does not parse");
+  ck_assert_int_eq(graph_check(g, &d), 0);
+  size_t len = 0;
+  FILE *m = open_memstream(log, &len);
+  ExecOptions o = { .graph_path = gpath, .log = m };
+  int rc = exec_run(g, &o);
+  fclose(m);
+  graph_free(g);
+  free(gpath);
+  return rc;
+}
+
+/* Asserts the run succeeded with an empty log and dir/out/out.csv holds exactly `expected`. */
+static void assert_output(int rc, char *log, const char *expected) {
+  ck_assert_msg(rc == 0, "exec_run failed: %s", log);
+  ck_assert_str_eq(log, "");
+  size_t n;
+  char *out = read_file("out/out.csv", &n);
+  ck_assert_msg(out != NULL, "no output file");
+  ck_assert_uint_eq(n, strlen(expected));
+  ck_assert_str_eq(out, expected);
+  char *names = list_dir("out");
+  ck_assert_str_eq(names, "out.csv\n"); /* no temporary file left */
+  free(names);
+  free(out);
+  free(log);
+}
+
+/* Asserts the run failed printing exactly "sf-exec: error: MESSAGE\n" (@DIR@ filled in), and that
+ * dir/out holds nothing: neither the output nor a temporary file. */
+static void assert_failure(int rc, char *log, const char *message) {
+  char *expected = fill(message);
+  ck_assert_int_eq(rc, 1);
+  ck_assert_str_eq(log, expected);
+  char *names = list_dir("out");
+  ck_assert_str_eq(names, "");
+  free(names);
+  free(expected);
+  free(log);
+}
+
+static void setup(void) {
+  make_dir();
+  char *out = path_in_dir("out");
+  ck_assert_int_eq(mkdir(out, 0777), 0);
+  free(out);
+  unsetenv("SF_LIBRARY_PATH");
+}
+
+static void teardown(void) {
+  remove_dir(dir);
+}
+
+#define SINK(stream) \
+  "  <operator name='out' kind='FileSink'><input stream='" stream "'/>" \
+  "<param name='file'>@DIR@/out/out.csv</param><param name='format'>csv</param></operator>\n"
+
+/* ---- Beacon ---- */
+
+#define BEACON_SCHEMA \
+  "  <schema name='S'><attr name='n' type='int'/><attr name='x' type='double'/>" \
+  "<attr name='s' type='string'/><attr name='b' type='bool'/></schema>\n"
+
+START_TEST(test_beacon_to_filesink) {
+  char *log;
+  int rc = run_graph(
+      "<graph xmlns='urn:streamfission:graph:1' name='t'>\n" BEACON_SCHEMA
+      "  <operator name='gen' kind='Beacon'><output stream='A' schema='S'/>\n"
+      "    <param name='count'>6</param>\n"
+      "    <set attr='n'>seq * 10 - 15</set>\n"
+      "    <set attr='x'>double(seq) * 0.1</set>\n"
+      "    <set attr='s'>seq == 1 ? \"a,b\" : seq == 2 ? \"say \\\"hi\\\"\" : seq == 3 ? \"\" : "
+      "seq == 4 ? \"two\\nlines\" : \"p\" + str(seq)</set>\n"
+      "    <set attr='b'>seq % 2 == 0</set>\n"
+      "  </operator>\n" SINK("A") "</graph>\n",
+      &log);
+  assert_output(rc, log,
+                "n,x,s,b\n"
+                "-15,0,p0,true\n"
+                "-5,0.1,\"a,b\",false\n"
+                "5,0.2,\"say \"\"hi\"\"\",true\n"
+                "15,0.30000000000000004,,false\n"
+                "25,0.4,\"two\nlines\",true\n"
+                "35,0.5,p5,false\n");
+}
+END_TEST
+
+static double seconds_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+START_TEST(test_beacon_rate) {
+  char *log;
+  double t0 = seconds_now();
+  int rc = run_graph("<graph xmlns='urn:streamfission:graph:1' name='t'>\n"
+                     "  <schema name='S'><attr name='n' type='int'/></schema>\n"
+                     "  <operator name='gen' kind='Beacon'><output stream='A' schema='S'/>\n"
+                     "    <param name='count'>31</param><param name='rate'>200</param>\n"
+                     "    <set attr='n'>seq</set>\n"
+                     "  </operator>\n" SINK("A") "</graph>\n",
+                     &log);
+  double elapsed = seconds_now() - t0;
+  /* tuple 30 is due 150 ms after tuple 0 */
+  ck_assert_msg(elapsed >= 0.145 && elapsed < 5.0, "31 tuples at 200/s took %.3f s", elapsed);
+  char expected[512] = "n\n";
+  for (int i = 0; i <= 30; i++) snprintf(expected + strlen(expected), sizeof expected - strlen(expected), "%d\n", i);
+  assert_output(rc, log, expected);
+}
+END_TEST
+
+START_TEST(test_beacon_eval_error) {
+  char *log;
+  int rc = run_graph("<graph xmlns='urn:streamfission:graph:1' name='t'>\n"
+                     "  <schema name='S'><attr name='n' type='int'/></schema>\n"
+                     "  <operator name='gen' kind='Beacon'><output stream='A' schema='S'/>\n"
+                     "    <param name='count'>10</param>\n"
+                     "    <set attr='n'>10 / (3 - seq)</set>\n"
+                     "  </operator>\n" SINK("A") "</graph>\n",
+                     &log);
+  assert_failure(rc, log, "sf-exec: error: operator 'gen': set 'n': division by zero in '10 / (3 - seq)' at seq 3\n");
+}
+END_TEST
+
+/* ---- FileSource and FileSink ---- */
+
+#define ROW_SCHEMA \
+  "  <schema name='Row'><attr name='id' type='int'/><attr name='name' type='string'/>" \
+  "<attr name='score' type='double'/><attr name='ok' type='bool'/></schema>\n"
+
+#define SOURCE(schema, file) \
+  "  <operator name='src' kind='FileSource'><output stream='A' schema='" schema "'/>" \
+  "<param name='file'>@DIR@/" file "</param><param name='format'>csv</param></operator>\n"
+
+static const char copy_graph[] = "<graph xmlns='urn:streamfission:graph:1' name='t'>\n" ROW_SCHEMA
+                                 SOURCE("Row", "in.csv") SINK("A") "</graph>\n";
+
+START_TEST(test_round_trip) {
+  static const char text[] = "id,name,score,ok\n"
+                             "1,plain,1.5,true\n"
+                             "2,\"comma, inside\",-0.25,false\n"
+                             "3,\"quote \"\"q\"\" inside\",1e+21,true\n"
+                             "4,\"line\nbreak\",100,false\n"
+                             "5,,0,true\n"
+                             "6,\"crlf\r\ninside\",1e-7,false\n"
+                             "-9223372036854775808,\"\"\"\",0.30000000000000004,true\n"
+                             "9223372036854775807, ,-0,false\n";
+  write_file("in.csv", text, sizeof text - 1);
+  char *log;
+  int rc = run_graph(copy_graph, &log);
+  assert_output(rc, log, text);
+}
+END_TEST
+
+START_TEST(test_columns_by_name) {
+  /* columns in another order, CRLF, a byte order mark, a blank line, a last line without its end,
+   * non-canonical numbers: the output is canonical and in schema order */
+  static const char text[] = "\xEF\xBB\xBFok,score,id,name\r\n"
+                             "true,1.50,+7,\"x\"\r\n"
+                             "\r\n"
+                             "false,1E3,-0,\"a\r\nb\"\r\n"
+                             "true,.5,42,";
+  write_file("in.csv", text, sizeof text - 1);
+  char *log;
+  int rc = run_graph(copy_graph, &log);
+  assert_output(rc, log, "id,name,score,ok\n7,x,1.5,true\n0,\"a\r\nb\",1000,false\n42,,0.5,true\n");
+}
+END_TEST
+
+START_TEST(test_single_string_column) {
+  /* a row holding one empty string is written as "" and read back as a row; blank lines are skipped */
+  static const char text[] = "s\nfoo\n\"\"\n\nbar\n";
+  write_file("in.csv", text, sizeof text - 1);
+  char *log;
+  int rc = run_graph("<graph xmlns='urn:streamfission:graph:1' name='t'>\n"
+                     "  <schema name='One'><attr name='s' type='string'/></schema>\n" SOURCE("One", "in.csv")
+                         SINK("A") "</graph>\n",
+                     &log);
+  assert_output(rc, log, "s\nfoo\n\"\"\nbar\n");
+}
+END_TEST
+
+START_TEST(test_empty_input) {
+  write_file("in.csv", "id,name,score,ok\n", 17);
+  char *log;
+  int rc = run_graph(copy_graph, &log);
+  assert_output(rc, log, "id,name,score,ok\n");
+}
+END_TEST
+
+/* Runs copy_graph on in.csv = text and asserts the failure message. */
+static void assert_copy_fails(const char *text, const char *message) {
+  write_file("in.csv", text, strlen(text));
+  char *log;
+  int rc = run_graph(copy_graph, &log);
+  assert_failure(rc, log, message);
+}
+
+START_TEST(test_malformed_field) {
+  assert_copy_fails("id,name,score,ok\n1,a,1,true\n2,b,2,true\nabc,c,3,true\n",
+                    "sf-exec: error: operator 'src': @DIR@/in.csv:4: error: field 'id': 'abc' is not an int\n");
+  assert_copy_fails("id,name,score,ok\n1,a,1.5x,true\n",
+                    "sf-exec: error: operator 'src': @DIR@/in.csv:2: error: field 'score': '1.5x' is not a double\n");
+  assert_copy_fails("id,name,score,ok\n1,a,1,yes\n",
+                    "sf-exec: error: operator 'src': @DIR@/in.csv:2: error: field 'ok': 'yes' is not a bool\n");
+  assert_copy_fails("id,name,score,ok\n99999999999999999999,a,1,true\n",
+                    "sf-exec: error: operator 'src': @DIR@/in.csv:2: error: field 'id': "
+                    "'99999999999999999999' is not an int\n");
+  assert_copy_fails("id,name,score,ok\n1,a,,true\n",
+                    "sf-exec: error: operator 'src': @DIR@/in.csv:2: error: field 'score': '' is not a double\n");
+  assert_copy_fails("id,name,score,ok\n1,a,1,true\n\"x\nx\",\"y\ny\",1,true\n",
+                    "sf-exec: error: operator 'src': @DIR@/in.csv:3: error: field 'id': 'x\nx' is not an int\n");
+  assert_copy_fails("id,name,score,ok\n1,a,1,0123456789012345678901234567890123456789012345\n",
+                    "sf-exec: error: operator 'src': @DIR@/in.csv:2: error: field 'ok': "
+                    "'0123456789012345678901234567890123456789...' is not a bool\n");
+}
+END_TEST
+
+START_TEST(test_malformed_rows) {
+  assert_copy_fails("id,name,score,ok\n\"1\",\"multi\nline\",1,true\n2,b,3\n",
+                    "sf-exec: error: operator 'src': @DIR@/in.csv:4: error: row has 3 fields, header has 4\n");
+  assert_copy_fails("id,name,score,ok\n1,a,1,true,\n",
+                    "sf-exec: error: operator 'src': @DIR@/in.csv:2: error: row has 5 fields, header has 4\n");
+  assert_copy_fails("id,name,score,ok\n1\n",
+                    "sf-exec: error: operator 'src': @DIR@/in.csv:2: error: row has 1 field, header has 4\n");
+  assert_copy_fails("id,name,score,ok\n1,a\"b,1,true\n",
+                    "sf-exec: error: operator 'src': @DIR@/in.csv:2: error: quote inside an unquoted field\n");
+  assert_copy_fails("id,name,score,ok\n1,\"open,1,true\n2,b,1,true\n",
+                    "sf-exec: error: operator 'src': @DIR@/in.csv:2: error: quoted field is not closed before the "
+                    "end of the file\n");
+}
+END_TEST
+
+START_TEST(test_bad_header) {
+  assert_copy_fails("id,name,score\n1,a,1\n",
+                    "sf-exec: error: operator 'src': @DIR@/in.csv:1: error: header has no column 'ok'\n");
+  assert_copy_fails("id,name,score,ok,extra\n",
+                    "sf-exec: error: operator 'src': @DIR@/in.csv:1: error: header column 'extra' is not an "
+                    "attribute of schema 'Row'\n");
+  assert_copy_fails("id,name,score,ok,name\n",
+                    "sf-exec: error: operator 'src': @DIR@/in.csv:1: error: header has column 'name' twice\n");
+  assert_copy_fails("", "sf-exec: error: operator 'src': @DIR@/in.csv:1: error: the file is empty (expected a header "
+                        "row)\n");
+}
+END_TEST
+
+START_TEST(test_missing_input) {
+  char *log;
+  int rc = run_graph(copy_graph, &log);
+  assert_failure(rc, log, "sf-exec: error: operator 'src': cannot open '@DIR@/in.csv': No such file or directory\n");
+}
+END_TEST
+
+START_TEST(test_sink_directory_missing) {
+  write_file("in.csv", "id,name,score,ok\n", 17);
+  char *log;
+  int rc = run_graph("<graph xmlns='urn:streamfission:graph:1' name='t'>\n" ROW_SCHEMA SOURCE("Row", "in.csv")
+                     "  <operator name='out' kind='FileSink'><input stream='A'/>"
+                     "<param name='file'>@DIR@/nodir/out.csv</param></operator>\n</graph>\n",
+                     &log);
+  assert_failure(rc, log, "sf-exec: error: operator 'out': cannot create a temporary file in '@DIR@/nodir' for "
+                          "'@DIR@/nodir/out.csv': No such file or directory\n");
+}
+END_TEST
+
+START_TEST(test_sink_replaces_target) {
+  /* an existing target is replaced only when the job completes */
+  write_file("out/out.csv", "old\n", 4);
+  write_file("in.csv", "id,name,score,ok\n1,a,1,zzz\n", 27);
+  char *log;
+  int rc = run_graph(copy_graph, &log);
+  ck_assert_int_eq(rc, 1);
+  free(log);
+  char *names = list_dir("out");
+  ck_assert_str_eq(names, "out.csv\n");
+  free(names);
+  char *old = read_file("out/out.csv", NULL);
+  ck_assert_str_eq(old, "old\n");
+  free(old);
+  write_file("in.csv", "id,name,score,ok\n1,a,1,true\n", 28);
+  rc = run_graph(copy_graph, &log);
+  assert_output(rc, log, "id,name,score,ok\n1,a,1,true\n");
+}
+END_TEST
+
+START_TEST(test_large_output) {
+  /* several flushes of the sink's buffer */
+  char *log;
+  int rc = run_graph("<graph xmlns='urn:streamfission:graph:1' name='t'>\n"
+                     "  <schema name='S'><attr name='n' type='int'/><attr name='s' type='string'/></schema>\n"
+                     "  <operator name='gen' kind='Beacon'><output stream='A' schema='S'/>\n"
+                     "    <param name='count'>200000</param>\n"
+                     "    <set attr='n'>seq</set><set attr='s'>\"row, number \" + str(seq)</set>\n"
+                     "  </operator>\n" SINK("A") "</graph>\n",
+                     &log);
+  ck_assert_msg(rc == 0, "%s", log);
+  free(log);
+  size_t n;
+  char *out = read_file("out/out.csv", &n);
+  ck_assert_ptr_nonnull(out);
+  FILE *f = fmemopen(out, n, "rb");
+  CsvReader r;
+  csv_reader_init(&r, f);
+  ck_assert_int_eq(csv_read(&r), 1);
+  for (int i = 0; i < 200000; i++) {
+    ck_assert_int_eq(csv_read(&r), 1);
+    size_t k;
+    char want[64];
+    snprintf(want, sizeof want, "%d", i);
+    ck_assert_str_eq(csv_field(&r, 0, &k), want);
+    snprintf(want, sizeof want, "row, number %d", i);
+    ck_assert_str_eq(csv_field(&r, 1, &k), want);
+  }
+  ck_assert_int_eq(csv_read(&r), 0);
+  csv_reader_release(&r);
+  fclose(f);
+  free(out);
+}
+END_TEST
+
+/* ---- Custom: the sessionize example ---- */
+
+static const char clicks_csv[] = "user,ts,page\n"
+                                 "a,0,/x\n"
+                                 "b,1,/y\n"
+                                 "a,5,/x\n"
+                                 "b,30,/y\n"      /* b's one-click session ends: too short, dropped */
+                                 "a,16,/z\n"      /* 16 - 5 > 10: emits a 0..5 */
+                                 "a,26,/z\n"      /* 26 - 16 = 10: same session */
+                                 "b,35,/y\n"
+                                 "c,40,/q\n"
+                                 "b,100,/y\n"     /* emits b 30..35 */
+                                 "a,37,/z\n"      /* emits a 16..26 */
+                                 "\"x,y\",50,/p\n"
+                                 "\"x,y\",55,\"/p,\"\"q\"\"\"\n"
+                                 "\"x,y\",70,/p\n" /* emits x,y 50..55 */
+                                 "c,41,/q\n";     /* still open at the end: discarded */
+
+static const char sessions_csv[] = "user,startTs,endTs,clicks\n"
+                                   "a,0,5,2\n"
+                                   "b,30,35,2\n"
+                                   "a,16,26,2\n"
+                                   "\"x,y\",50,55,2\n";
+
+/* The sessionize graph with the given <library path>. */
+static char *sessionize_graph(const char *lib_path, const char *symbol) {
+  char *xml = NULL;
+  ck_assert_int_ge(
+      asprintf(&xml,
+               "<graph xmlns='urn:streamfission:graph:1' name='t'>\n"
+               "  <schema name='Click'><attr name='user' type='string'/><attr name='ts' type='int'/>"
+               "<attr name='page' type='string'/></schema>\n"
+               "  <schema name='Session'><attr name='user' type='string'/><attr name='startTs' type='int'/>"
+               "<attr name='endTs' type='int'/><attr name='clicks' type='int'/></schema>\n" SOURCE("Click", "in.csv")
+               "  <operator name='sess' kind='Custom'><input stream='A'/><output stream='B' schema='Session'/>\n"
+               "    <param name='gap'>10</param><param name='minClicks'>2</param>\n"
+               "    <model state='partitioned' keys='user' selectivity='atmostone' forwards='user' punct='none'/>\n"
+               "    <library path='%s' symbol='%s'/>\n"
+               "  </operator>\n" SINK("B") "</graph>\n",
+               lib_path, symbol),
+      0);
+  return xml;
+}
+
+static void copy_file(const char *from, const char *to) {
+  char cmd[3 * PATH_MAX];
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, to);
+  ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Runs the sessionize graph with the library named lib_path on clicks and asserts its output. */
+static void assert_sessions(const char *lib_path) {
+  write_file("in.csv", clicks_csv, sizeof clicks_csv - 1);
+  char *xml = sessionize_graph(lib_path, "sf_sessionize"), *log;
+  int rc = run_graph(xml, &log);
+  free(xml);
+  assert_output(rc, log, sessions_csv);
+}
+
+START_TEST(test_custom_beside_executable) {
+  assert_sessions("libsf_example_ops.so"); /* found in <bin>/../lib/streamfission */
+}
+END_TEST
+
+START_TEST(test_custom_graph_dir) {
+  char *copy = path_in_dir("libmine.so");
+  copy_file(EXAMPLE_LIB, copy);
+  free(copy);
+  assert_sessions("libmine.so");
+}
+END_TEST
+
+START_TEST(test_custom_library_path) {
+  char *libs = path_in_dir("libs");
+  ck_assert_int_eq(mkdir(libs, 0777), 0);
+  char *copy = path_in_dir("libs/libelsewhere.so"), *env = NULL;
+  copy_file(EXAMPLE_LIB, copy);
+  ck_assert_int_ge(asprintf(&env, "/nonexistent::%s", libs), 0);
+  setenv("SF_LIBRARY_PATH", env, 1);
+  assert_sessions("libelsewhere.so");
+  free(env);
+  free(copy);
+  free(libs);
+}
+END_TEST
+
+START_TEST(test_custom_path_with_slash) {
+  assert_sessions(EXAMPLE_LIB);
+}
+END_TEST
+
+static void assert_sessionize_fails(const char *lib_path, const char *symbol, const char *message) {
+  write_file("in.csv", clicks_csv, sizeof clicks_csv - 1);
+  char *xml = sessionize_graph(lib_path, symbol), *log;
+  int rc = run_graph(xml, &log);
+  free(xml);
+  assert_failure(rc, log, message);
+}
+
+START_TEST(test_custom_load_errors) {
+  char exe[PATH_MAX];
+  ck_assert_ptr_nonnull(realpath(SF_BINARY_DIR "/bin", exe));
+  char *message = NULL;
+  ck_assert_int_ge(asprintf(&message,
+                            "sf-exec: error: operator 'sess': cannot find library 'libnope.so' (looked in '@DIR@', "
+                            "'%s/../lib/streamfission' and the system's library path): libnope.so: cannot open "
+                            "shared object file: No such file or directory\n",
+                            exe),
+                   0);
+  assert_sessionize_fails("libnope.so", "sf_sessionize", message);
+  free(message);
+  assert_sessionize_fails("libsf_example_ops.so", "sf_nope",
+                          "sf-exec: error: operator 'sess': library 'libsf_example_ops.so' has no symbol 'sf_nope'\n");
+  char junk[256];
+  memset(junk, '#', sizeof junk);
+  write_file("libbroken.so", junk, sizeof junk);
+  char *broken = path_in_dir("libbroken.so");
+  ck_assert_int_ge(asprintf(&message,
+                            "sf-exec: error: operator 'sess': cannot load library '@DIR@/libbroken.so': "
+                            "%s: invalid ELF header\n",
+                            broken),
+                   0);
+  assert_sessionize_fails("libbroken.so", "sf_sessionize", message);
+  free(message);
+  free(broken);
+}
+END_TEST
+
+START_TEST(test_custom_run_errors) {
+  static const char backwards[] = "user,ts,page\na,10,/x\nb,3,/y\na,9,/x\n";
+  write_file("in.csv", backwards, sizeof backwards - 1);
+  char *xml = sessionize_graph("libsf_example_ops.so", "sf_sessionize"), *log;
+  int rc = run_graph(xml, &log);
+  assert_failure(rc, log, "sf-exec: error: operator 'sess': click of user 'a' at ts 9 is earlier than the previous "
+                          "one at ts 10\n");
+  /* a bad parameter fails in open */
+  char *p = strstr(xml, "<param name='gap'>10<");
+  ck_assert_ptr_nonnull(p);
+  memcpy(p, "<param name='gap'>-1<", 21);
+  write_file("in.csv", clicks_csv, sizeof clicks_csv - 1);
+  rc = run_graph(xml, &log);
+  assert_failure(rc, log, "sf-exec: error: operator 'sess': parameter 'gap' must be an integer >= 0, got '-1'\n");
+  free(xml);
+}
+END_TEST
+
+static Suite *io_suite(void) {
+  Suite *s = suite_create("io");
+  TCase *csv = tcase_create("csv");
+  tcase_add_test(csv, test_csv_plain);
+  tcase_add_test(csv, test_csv_quoted);
+  tcase_add_test(csv, test_csv_crlf);
+  tcase_add_test(csv, test_csv_bom);
+  tcase_add_test(csv, test_csv_errors);
+  tcase_add_test(csv, test_csv_long_record);
+  tcase_add_test(csv, test_csv_put_field);
+  tcase_add_test(csv, test_csv_put_row);
+  tcase_add_test(csv, test_csv_round_trip);
+  suite_add_tcase(s, csv);
+
+  TCase *graphs = tcase_create("graphs");
+  tcase_add_checked_fixture(graphs, setup, teardown);
+  tcase_set_timeout(graphs, 60);
+  tcase_add_test(graphs, test_beacon_to_filesink);
+  tcase_add_test(graphs, test_beacon_rate);
+  tcase_add_test(graphs, test_beacon_eval_error);
+  tcase_add_test(graphs, test_round_trip);
+  tcase_add_test(graphs, test_columns_by_name);
+  tcase_add_test(graphs, test_single_string_column);
+  tcase_add_test(graphs, test_empty_input);
+  tcase_add_test(graphs, test_malformed_field);
+  tcase_add_test(graphs, test_malformed_rows);
+  tcase_add_test(graphs, test_bad_header);
+  tcase_add_test(graphs, test_missing_input);
+  tcase_add_test(graphs, test_sink_directory_missing);
+  tcase_add_test(graphs, test_sink_replaces_target);
+  tcase_add_test(graphs, test_large_output);
+  tcase_add_test(graphs, test_custom_beside_executable);
+  tcase_add_test(graphs, test_custom_graph_dir);
+  tcase_add_test(graphs, test_custom_library_path);
+  tcase_add_test(graphs, test_custom_path_with_slash);
+  tcase_add_test(graphs, test_custom_load_errors);
+  tcase_add_test(graphs, test_custom_run_errors);
+  suite_add_tcase(s, graphs);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(io_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
