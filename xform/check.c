@@ -1,7 +1,9 @@
 /* check.c: the semantic checks that graph.xsd cannot express, run after validation:
  * unique names, streams linked to one producer, ports and parameters per kind (FORMAT.md's table),
  * acyclicity, and every expression parsed and type-checked against the right schema, with output
- * schemas fully produced. Every problem is reported; the caller stops when any was. */
+ * schemas fully produced. Every problem is reported, sorted by line (so a user reads them top to
+ * bottom whichever check found them); the caller stops when any was. Cycles and expressions are
+ * checked only when every name and reference resolved, since they depend on the links. */
 #include "sf.h"
 
 #include <errno.h>
@@ -44,16 +46,19 @@ static bool listed(const char *const *names, const char *name) {
   return false;
 }
 
-static const char *ports_text(int min, int max) {
-  static char buf[4][32];
+/* "no input ports", "1 output port", "at least 1 input port", "0 to 2 output ports" */
+static const char *ports_text(int min, int max, const char *what) {
+  static char buf[4][64];
   static int k;
   char *b = buf[k++ & 3];
   if (max == MANY)
-    snprintf(b, 32, "at least %d", min);
+    snprintf(b, 64, "at least %d %s port%s", min, what, min == 1 ? "" : "s");
+  else if (min == max && min == 0)
+    snprintf(b, 64, "no %s ports", what);
   else if (min == max)
-    snprintf(b, 32, "%d", min);
+    snprintf(b, 64, "%d %s port%s", min, what, min == 1 ? "" : "s");
   else
-    snprintf(b, 32, "%d to %d", min, max);
+    snprintf(b, 64, "%d to %d %s ports", min, max, what);
   return b;
 }
 
@@ -118,6 +123,12 @@ static void check_keys(Diag *d, const Op *op, int line, const char *what, const 
                  op->name, keys[k], schema->name);
 }
 
+/* "parameter 'P' of operator 'O' must be WANT, got 'TEXT'" */
+static void bad_value(Diag *d, const Op *op, const Param *p, const char *want) {
+  diag_error(d, p->line, 0, "parameter '%s' of operator '%s' must be %s, got '%s'", p->name, op->name, want,
+             p->text);
+}
+
 static void check_params(Graph *g, Op *op, Diag *d) {
   const KindSpec *spec = &kinds[op->kind];
   for (int i = 0; i < op->nparams; i++) {
@@ -143,61 +154,49 @@ static void check_params(Graph *g, Op *op, Diag *d) {
     long long v;
     const char *n = p->name;
     if (op->kind == KIND_BEACON && !strcmp(n, "count")) {
-      if (!parse_int_text(p->text, 0, &v))
-        diag_error(d, p->line, 0, "parameter 'count' of '%s' must be a non-negative integer, got '%s'", op->name,
-                   p->text);
+      if (!parse_int_text(p->text, 0, &v)) bad_value(d, op, p, "a non-negative integer");
     } else if (!strcmp(n, "rate")) {
       char *end;
       double r = strtod(p->text, &end);
-      if (*end || !(r > 0) || r > 1e12)
-        diag_error(d, p->line, 0, "parameter 'rate' of '%s' must be a positive number of tuples per second, got '%s'",
-                   op->name, p->text);
+      if (*end || !(r > 0) || r > 1e12) bad_value(d, op, p, "a positive number of tuples per second");
     } else if (!strcmp(n, "format") && !spec->any_params) {
-      if (strcmp(p->text, "csv"))
-        diag_error(d, p->line, 0, "unknown format '%s' for '%s' (the only format is 'csv')", p->text, op->name);
+      if (strcmp(p->text, "csv")) bad_value(d, op, p, "'csv'");
     } else if (!strcmp(n, "file") && !spec->any_params) {
-      if (!*p->text) diag_error(d, p->line, 0, "parameter 'file' of '%s' is empty", op->name);
+      if (!*p->text) diag_error(d, p->line, 0, "parameter 'file' of operator '%s' is empty", op->name);
     } else if (!strcmp(n, "iterations")) {
-      if (!parse_int_text(p->text, 0, &v))
-        diag_error(d, p->line, 0, "parameter 'iterations' of '%s' must be a non-negative integer, got '%s'",
-                   op->name, p->text);
+      if (!parse_int_text(p->text, 0, &v)) bad_value(d, op, p, "a non-negative integer");
     } else if (!strcmp(n, "window")) {
       char kind[16];
       long long size;
       char extra;
       if (sscanf(p->text, "%15s %lld %c", kind, &size, &extra) != 2 ||
           (strcmp(kind, "tumbling") && strcmp(kind, "sliding")) || size < 1)
-        diag_error(d, p->line, 0, "window of '%s' must be 'tumbling N' or 'sliding N' with N >= 1, got '%s'",
-                   op->name, p->text);
+        bad_value(d, op, p, "'tumbling N' or 'sliding N' with N >= 1");
     } else if (!strcmp(n, "partitionBy") && !spec->any_params) {
       int nk;
       const char **keys = names_split(g->arena, p->text, &nk);
-      if (nk == 0) diag_error(d, p->line, 0, "parameter 'partitionBy' of '%s' is empty", op->name);
-      check_keys(d, op, p->line, "partitionBy", keys, nk, in);
+      if (nk == 0) diag_error(d, p->line, 0, "parameter 'partitionBy' of operator '%s' is empty", op->name);
+      check_keys(d, op, p->line, "parameter 'partitionBy'", keys, nk, in);
     } else if (op->kind == KIND_SPLIT && !strcmp(n, "strategy")) {
       if (strcmp(p->text, "roundrobin") && strcmp(p->text, "hash"))
-        diag_error(d, p->line, 0, "strategy of Split '%s' must be 'roundrobin' or 'hash', got '%s'", op->name,
-                   p->text);
+        bad_value(d, op, p, "'roundrobin' or 'hash'");
     } else if (op->kind == KIND_SPLIT && !strcmp(n, "keys")) {
       int nk;
       const char **keys = names_split(g->arena, p->text, &nk);
-      check_keys(d, op, p->line, "keys", keys, nk, in);
+      check_keys(d, op, p->line, "parameter 'keys'", keys, nk, in);
     } else if (op->kind == KIND_SPLIT && !strcmp(n, "sequence")) {
-      if (strcmp(p->text, "assign") && strcmp(p->text, "keep"))
-        diag_error(d, p->line, 0, "sequence of Split '%s' must be 'assign' or 'keep', got '%s'", op->name, p->text);
+      if (strcmp(p->text, "assign") && strcmp(p->text, "keep")) bad_value(d, op, p, "'assign' or 'keep'");
     } else if (op->kind == KIND_SPLIT && !strcmp(n, "pulse")) {
-      if (!parse_int_text(p->text, 0, &v))
-        diag_error(d, p->line, 0, "pulse of Split '%s' must be a non-negative integer, got '%s'", op->name, p->text);
+      if (!parse_int_text(p->text, 0, &v)) bad_value(d, op, p, "a non-negative integer");
     } else if (op->kind == KIND_MERGE && !strcmp(n, "order")) {
       if (strcmp(p->text, "roundrobin") && strcmp(p->text, "seq") && strcmp(p->text, "seqpulse"))
-        diag_error(d, p->line, 0, "order of Merge '%s' must be 'roundrobin', 'seq' or 'seqpulse', got '%s'",
-                   op->name, p->text);
+        bad_value(d, op, p, "'roundrobin', 'seq' or 'seqpulse'");
     }
   }
   if (op->kind == KIND_SPLIT) {
     const char *strategy = op_param(op, "strategy");
     if (strategy && !strcmp(strategy, "hash") && !op_param(op, "keys"))
-      diag_error(d, op->line, 0, "Split '%s' with strategy 'hash' needs parameter 'keys'", op->name);
+      diag_error(d, op->line, 0, "Split operator '%s' with strategy 'hash' needs parameter 'keys'", op->name);
   }
 }
 
@@ -208,20 +207,20 @@ static void check_ports(Graph *g, Op *op, Diag *d) {
   }
   const KindSpec *spec = &kinds[op->kind];
   if (op->ninputs < spec->min_in || (spec->max_in != MANY && op->ninputs > spec->max_in))
-    diag_error(d, op->line, 0, "%s operator '%s' takes %s input port%s, got %d", kind_name(op->kind), op->name,
-               ports_text(spec->min_in, spec->max_in), spec->max_in == 1 ? "" : "s", op->ninputs);
+    diag_error(d, op->line, 0, "%s operator '%s' takes %s, got %d", kind_name(op->kind), op->name,
+               ports_text(spec->min_in, spec->max_in, "input"), op->ninputs);
   if (op->noutputs < spec->min_out || (spec->max_out != MANY && op->noutputs > spec->max_out))
-    diag_error(d, op->line, 0, "%s operator '%s' takes %s output port%s, got %d", kind_name(op->kind), op->name,
-               ports_text(spec->min_out, spec->max_out), spec->max_out == 1 ? "" : "s", op->noutputs);
+    diag_error(d, op->line, 0, "%s operator '%s' takes %s, got %d", kind_name(op->kind), op->name,
+               ports_text(spec->min_out, spec->max_out, "output"), op->noutputs);
   if (op->nsets && !spec->sets)
     diag_error(d, op->sets[0].line, 0, "%s operator '%s' takes no <set>", kind_name(op->kind), op->name);
   if (op->nstates && !spec->states)
     diag_error(d, op->states[0]->line, 0, "%s operator '%s' takes no <state>", kind_name(op->kind), op->name);
   if (op->kind != KIND_CUSTOM && op->model.declared)
-    diag_error(d, op->model.line, 0, "only Custom operators take a <model>, not %s operator '%s'",
+    diag_error(d, op->model.line, 0, "%s operator '%s' takes no <model> (only Custom operators do)",
                kind_name(op->kind), op->name);
   if (op->kind != KIND_CUSTOM && op->lib_path)
-    diag_error(d, op->lib_line, 0, "only Custom operators take a <library>, not %s operator '%s'",
+    diag_error(d, op->lib_line, 0, "%s operator '%s' takes no <library> (only Custom operators do)",
                kind_name(op->kind), op->name);
   if (op->kind == KIND_CUSTOM && !op->lib_path)
     diag_error(d, op->line, 0, "Custom operator '%s' needs a <library path=... symbol=...>", op->name);
@@ -232,8 +231,10 @@ static void check_ports(Graph *g, Op *op, Diag *d) {
     for (int k = 1; k < in->nstreams; k++) {
       Stream *a = in->streams[0], *b = in->streams[k];
       if (a && b && a->schema != b->schema)
-        diag_error(d, in->line, 0, "streams '%s' (schema '%s') and '%s' (schema '%s') share an input of '%s' "
-                   "but have different schemas", a->name, a->schema->name, b->name, b->schema->name, op->name);
+        diag_error(d, in->line, 0,
+                   "streams '%s' (schema '%s') and '%s' (schema '%s') share an input of operator '%s' "
+                   "but have different schemas",
+                   a->name, a->schema->name, b->name, b->schema->name, op->name);
     }
   }
   if (spec->same_schema && op->noutputs >= 1 && op->ninputs >= 1) {
@@ -254,14 +255,17 @@ static void check_ports(Graph *g, Op *op, Diag *d) {
   if (op->kind == KIND_CUSTOM && op->model.declared) {
     Model *m = &op->model;
     if (m->state == STATE_PARTITIONED && m->nkeys == 0)
-      diag_error(d, m->line, 0, "model of '%s' says state is partitioned but names no keys", op->name);
-    check_keys(d, op, m->line, "model keys", m->keys, m->nkeys, op_input_schema(op));
+      diag_error(d, m->line, 0, "the <model> of operator '%s' says state is partitioned but names no keys",
+                 op->name);
+    check_keys(d, op, m->line, "the <model>", m->keys, m->nkeys, op_input_schema(op));
     Schema *in = op_input_schema(op), *out = op_output_schema(op);
     for (int k = 0; k < m->nforwards && in && out; k++) {
       int a = schema_find_attr(in, m->forwards[k]), b = schema_find_attr(out, m->forwards[k]);
       if (a < 0 || b < 0 || in->attrs[a].type != out->attrs[b].type)
-        diag_error(d, m->line, 0, "model of '%s' forwards '%s', which is not an attribute of the same type in "
-                   "both input schema '%s' and output schema '%s'", op->name, m->forwards[k], in->name, out->name);
+        diag_error(d, m->line, 0,
+                   "the <model> of operator '%s' forwards '%s', which is not an attribute of the same "
+                   "type in both input schema '%s' and output schema '%s'",
+                   op->name, m->forwards[k], in->name, out->name);
     }
   }
 }
@@ -296,36 +300,48 @@ static void check_acyclic(Graph *g, Diag *d) {
     }
   }
   if (done < n) {
-    /* every remaining operator has a remaining producer: walk producers until one repeats */
+    /* Every remaining operator has a remaining producer, so walking producers from one of them
+     * ends in a cycle. Each cycle is reported once, from its first operator in document order;
+     * walks that run into a cycle already reported (operators downstream of it) say nothing. */
     int *seen_at = malloc(sizeof(int) * (size_t)n);
-    for (int i = 0; i < n; i++) seen_at[i] = -1;
+    int *cycle_of = malloc(sizeof(int) * (size_t)n); /* which walk reported the op's cycle, -1: none */
     int *path = malloc(sizeof(int) * (size_t)(n + 1));
-    int len = 0, cur = -1;
-    for (int i = 0; i < n && cur < 0; i++)
-      if (!placed[i]) cur = i;
-    while (seen_at[cur] < 0) {
-      seen_at[cur] = len;
-      path[len++] = cur;
-      Op *op = g->ops[cur];
-      int next = -1;
-      for (int p = 0; p < op->ninputs && next < 0; p++)
-        for (int k = 0; k < op->inputs[p].nstreams && next < 0; k++) {
-          Stream *s = op->inputs[p].streams[k];
-          if (s && !placed[s->producer->index]) next = s->producer->index;
-        }
-      sf_assert(next >= 0);
-      cur = next;
+    for (int i = 0; i < n; i++) cycle_of[i] = -1;
+    for (int startop = 0; startop < n; startop++) {
+      if (placed[startop] || cycle_of[startop] >= 0) continue;
+      for (int i = 0; i < n; i++) seen_at[i] = -1;
+      int len = 0, cur = startop;
+      while (seen_at[cur] < 0 && cycle_of[cur] < 0) {
+        seen_at[cur] = len;
+        path[len++] = cur;
+        Op *op = g->ops[cur];
+        int next = -1;
+        for (int p = 0; p < op->ninputs && next < 0; p++)
+          for (int k = 0; k < op->inputs[p].nstreams && next < 0; k++) {
+            Stream *s = op->inputs[p].streams[k];
+            if (s && !placed[s->producer->index]) next = s->producer->index;
+          }
+        sf_assert(next >= 0);
+        cur = next;
+      }
+      if (cycle_of[cur] >= 0) continue; /* downstream of a cycle already reported */
+      /* path[seen_at[cur]..len-1] runs against the data flow; print it along the flow, starting
+       * from its operator that comes first in the document */
+      int first = seen_at[cur], m = len - first, lowest = first;
+      for (int i = first; i < len; i++) {
+        cycle_of[path[i]] = startop;
+        if (path[i] < path[lowest]) lowest = i;
+      }
+      char msg[2048];
+      size_t o = 0;
+      for (int step = 0; step <= m && o < sizeof msg - 64; step++) {
+        int i = first + ((lowest - first) - step + m) % m; /* backwards along the path = along the flow */
+        o += (size_t)snprintf(msg + o, sizeof msg - o, step < m ? "'%s' -> " : "'%s'", g->ops[path[i]]->name);
+      }
+      diag_error(d, g->ops[path[lowest]]->line, 0, "the graph has a cycle: %s", msg);
     }
-    /* path[seen_at[cur]..len-1] runs against the data flow; print it along the flow */
-    char msg[2048];
-    size_t o = 0;
-    int first = seen_at[cur];
-    int start = len - 1; /* the most upstream operator of the cycle along the walk */
-    for (int i = start; i >= first && o < sizeof msg - 64; i--)
-      o += (size_t)snprintf(msg + o, sizeof msg - o, "'%s' -> ", g->ops[path[i]]->name);
-    snprintf(msg + o, sizeof msg - o, "'%s'", g->ops[path[start]]->name);
-    diag_error(d, g->ops[path[start]]->line, 0, "the graph has a cycle: %s", msg);
     free(seen_at);
+    free(cycle_of);
     free(path);
     g->order = NULL;
   }
@@ -342,7 +358,8 @@ static Expr *parse_checked(Graph *g, Diag *d, const char *text, int line, ExprSc
   Type t = expr_check(e, scope, d, line);
   if (t == TYPE_NONE) return NULL;
   if (want != TYPE_NONE && t != want) {
-    diag_error(d, line, 0, "%s of '%s' must be %s, got %s", what, op->name, type_name(want), type_name(t));
+    diag_error(d, line, 0, "%s of operator '%s' must be %s, got %s", what, op->name, type_name(want),
+               type_name(t));
     return NULL;
   }
   return e;
@@ -358,14 +375,30 @@ static void check_aggregate_names(Diag *d, const Op *op, const Expr *e, int line
     for (int k = 0; k < nkeys; k++)
       if (!strcmp(keys[k], in->attrs[e->slot].name)) key = true;
     if (!key)
-      diag_error(d, line, e->col, "attribute '%s' is used outside an aggregate function in '%s'; only "
-                 "partitionBy attributes may be", in->attrs[e->slot].name, op->name);
+      diag_error(d, line, e->col, "attribute '%s' is used outside an aggregate function in operator '%s' "
+                 "(only partitionBy attributes may be)", in->attrs[e->slot].name, op->name);
   }
   bool agg = e->kind == EXPR_CALL && e->func >= FUNC_COUNT;
   check_aggregate_names(d, op, e->a, line, in, keys, nkeys, inside || agg);
   check_aggregate_names(d, op, e->b, line, in, keys, nkeys, inside || agg);
   check_aggregate_names(d, op, e->c, line, in, keys, nkeys, inside || agg);
   for (int i = 0; i < e->nargs; i++) check_aggregate_names(d, op, e->args[i], line, in, keys, nkeys, inside || agg);
+}
+
+/* The first input attribute the checked expression reads, or NULL. */
+static const Expr *first_attr_read(const Expr *e) {
+  if (!e) return NULL;
+  if (e->kind == EXPR_NAME && e->scope == NAME_ATTR) return e;
+  const Expr *sub[3] = {e->a, e->b, e->c};
+  for (int i = 0; i < 3; i++) {
+    const Expr *r = first_attr_read(sub[i]);
+    if (r) return r;
+  }
+  for (int i = 0; i < e->nargs; i++) {
+    const Expr *r = first_attr_read(e->args[i]);
+    if (r) return r;
+  }
+  return NULL;
 }
 
 static void check_sets(Graph *g, Op *op, Diag *d, ExprScope *scope) {
@@ -388,8 +421,9 @@ static void check_sets(Graph *g, Op *op, Diag *d, ExprScope *scope) {
     Expr *e = parse_checked(g, d, s->text, s->line, scope, TYPE_NONE, "", op);
     if (!e) continue;
     if (e->type != out->attrs[s->slot].type) {
-      diag_error(d, s->line, 0, "'%s' is %s in schema '%s', but its expression is %s", s->attr,
-                 type_name(out->attrs[s->slot].type), out->name, type_name(e->type));
+      diag_error(d, s->line, 0, "operator '%s' sets '%s' to %s %s, but '%s' is %s in schema '%s'", op->name,
+                 s->attr, e->type == TYPE_INT ? "an" : "a", type_name(e->type), s->attr,
+                 type_name(out->attrs[s->slot].type), out->name);
       continue;
     }
     if (op->kind == KIND_AGGREGATE && in) check_aggregate_names(d, op, e, s->line, in, keys, nkeys, false);
@@ -410,10 +444,16 @@ static void check_sets(Graph *g, Op *op, Diag *d, ExprScope *scope) {
         diag_error(d, op->line, 0, "%s operator '%s' must set output attribute '%s'", kind_name(op->kind),
                    op->name, at->name);
       else if (op->kind == KIND_AGGREGATE)
-        diag_error(d, op->line, 0, "output attribute '%s' of '%s' is neither set nor a partitionBy attribute",
-                   at->name, op->name);
+        diag_error(d, op->line, 0, "output attribute '%s' of operator '%s' is neither set nor a partitionBy "
+                   "attribute", at->name, op->name);
+      else if (k >= 0)
+        diag_error(d, op->line, 0,
+                   "output attribute '%s' of operator '%s' is not set, and cannot be forwarded: it is %s in "
+                   "output schema '%s' but %s in input schema '%s'", at->name, op->name,
+                   type_name(at->type), out->name, type_name(in->attrs[k].type), in->name);
       else
-        diag_error(d, op->line, 0, "output attribute '%s' of '%s' is neither set nor forwarded from input "
+        diag_error(d, op->line, 0,
+                   "output attribute '%s' of operator '%s' is neither set nor forwarded from input "
                    "schema '%s'", at->name, op->name, in->name);
     }
   }
@@ -429,40 +469,49 @@ static void check_expressions(Graph *g, Op *op, Diag *d) {
     check_sets(g, op, d, &scope);
     break;
   case KIND_FUNCTOR: {
-    ExprScope none = { 0 };
+    ExprScope init_scope = { .input = in }; /* attributes resolve only to be refused below */
     for (int i = 0; i < op->nstates; i++) {
       StateVar *v = op->states[i];
       for (int j = 0; j < i; j++)
         if (!strcmp(op->states[j]->name, v->name))
-          diag_error(d, v->line, 0, "state variable '%s' of '%s' is declared twice", v->name, op->name);
+          diag_error(d, v->line, 0, "state variable '%s' of operator '%s' is declared twice", v->name,
+                     op->name);
       if (in && schema_find_attr(in, v->name) >= 0)
-        diag_error(d, v->line, 0, "state variable '%s' of '%s' has the name of an input attribute", v->name,
-                   op->name);
+        diag_error(d, v->line, 0, "state variable '%s' of operator '%s' has the name of an input attribute",
+                   v->name, op->name);
       char what[160];
-      snprintf(what, sizeof what, "init of state '%s'", v->name);
-      v->init = parse_checked(g, d, v->init_text ? v->init_text : "", v->line, &none, v->type, what, op);
+      snprintf(what, sizeof what, "init of state variable '%s'", v->name);
+      const char *init = v->init_text ? v->init_text : "";
+      v->init = parse_checked(g, d, init, v->line, &init_scope, v->type, what, op);
+      const Expr *attr = first_attr_read(v->init);
+      if (attr) {
+        diag_error(d, v->line, attr->col,
+                   "init of state variable '%s' of operator '%s' cannot read attribute '%s' (an init sees no "
+                   "tuple)", v->name, op->name, attr->sval);
+        v->init = NULL;
+      }
     }
     scope.states = op->states;
     scope.nstates = op->nstates;
     for (int i = 0; i < op->nstates; i++) {
       StateVar *v = op->states[i];
       char what[160];
-      snprintf(what, sizeof what, "update of state '%s'", v->name);
+      snprintf(what, sizeof what, "update of state variable '%s'", v->name);
       v->update = parse_checked(g, d, v->text, v->line, &scope, v->type, what, op);
     }
     const Param *w = op_find_param(op, "where");
-    if (w) op->where = parse_checked(g, d, w->text, w->line, &scope, TYPE_BOOL, "'where'", op);
+    if (w) op->where = parse_checked(g, d, w->text, w->line, &scope, TYPE_BOOL, "parameter 'where'", op);
     check_sets(g, op, d, &scope);
     break;
   }
   case KIND_FILTER: {
     const Param *w = op_find_param(op, "where");
-    if (w) op->where = parse_checked(g, d, w->text, w->line, &scope, TYPE_BOOL, "'where'", op);
+    if (w) op->where = parse_checked(g, d, w->text, w->line, &scope, TYPE_BOOL, "parameter 'where'", op);
     break;
   }
   case KIND_FLATMAP: {
     const Param *c = op_find_param(op, "count");
-    if (c) op->count_expr = parse_checked(g, d, c->text, c->line, &scope, TYPE_INT, "'count'", op);
+    if (c) op->count_expr = parse_checked(g, d, c->text, c->line, &scope, TYPE_INT, "parameter 'count'", op);
     scope.allow_index = true;
     check_sets(g, op, d, &scope);
     break;
@@ -476,15 +525,72 @@ static void check_expressions(Graph *g, Op *op, Diag *d) {
   }
 }
 
+/* ---- reporting in document order ---- */
+
+typedef struct Record {
+  const char *text; /* one diagnostic with the notes after it, lines included */
+  size_t len;       /* bytes */
+  long line, col;   /* where it points (0: the whole file) */
+  int seq;          /* position in the order found, so equal places keep it */
+} Record;
+
+static int record_cmp(const void *pa, const void *pb) {
+  const Record *a = pa, *b = pb;
+  if (a->line != b->line) return a->line < b->line ? -1 : 1;
+  if (a->col != b->col) return a->col < b->col ? -1 : 1;
+  return a->seq - b->seq;
+}
+
+/* Writes the diagnostics of `text` (one per line, each starting with "FILE:", see diag.c) to out,
+ * sorted by line and column; a note stays with the error before it. */
+static void write_sorted(const char *file, const char *text, size_t len, FILE *out) {
+  size_t flen = strlen(file);
+  int n = 0, cap = 16;
+  Record *recs = sf_xmalloc(sizeof *recs * (size_t)cap);
+  for (const char *p = text, *end = text + len; p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    const char *next = nl ? nl + 1 : end;
+    const char *rest = p + flen + 1;
+    if (n == 0 || strncmp(rest, " note: ", 7) != 0) {
+      char *q;
+      long line = strtol(rest, &q, 10), col = 0;
+      if (q == rest) line = 0;
+      else if (*q == ':' && q[1] >= '0' && q[1] <= '9') col = strtol(q + 1, NULL, 10);
+      if (n == cap) recs = sf_xrealloc(recs, sizeof *recs * (size_t)(cap *= 2));
+      recs[n] = (Record){p, 0, line, col, n};
+      n++;
+    }
+    recs[n - 1].len = (size_t)(next - recs[n - 1].text);
+    p = next;
+  }
+  qsort(recs, (size_t)n, sizeof *recs, record_cmp);
+  for (int i = 0; i < n; i++) fwrite(recs[i].text, 1, recs[i].len, out);
+  free(recs);
+}
+
+/* Runs the checks; what they report is written to d->out in document order (by line, then
+ * column), so a user reads the problems top to bottom whatever check found them. */
 int graph_check(Graph *g, Diag *d) {
   int before = d->nerrors;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = d->out, *mem = open_memstream(&text, &len);
+  if (!mem) sf_die("cannot buffer diagnostics");
+  d->out = mem;
+
   check_names(g, d);
   graph_link(g, d);
   for (int i = 0; i < g->nops; i++) check_ports(g, g->ops[i], d);
   for (int i = 0; i < g->nops; i++)
     if (g->ops[i]->kind != KIND_UNKNOWN) check_params(g, g->ops[i], d);
-  if (d->nerrors > before) return d->nerrors - before;
-  check_acyclic(g, d);
-  for (int i = 0; i < g->nops; i++) check_expressions(g, g->ops[i], d);
+  if (d->nerrors == before) { /* cycles and expressions need every reference resolved */
+    check_acyclic(g, d);
+    for (int i = 0; i < g->nops; i++) check_expressions(g, g->ops[i], d);
+  }
+
+  fclose(mem);
+  d->out = out;
+  write_sorted(d->file, text, len, out);
+  free(text);
   return d->nerrors - before;
 }

@@ -1,13 +1,42 @@
 /* diag.c: compiler-style diagnostics. A pass reports every problem it finds through a Diag and the
  * driver stops after the pass when d->nerrors is non-zero. Messages are lowercase, problem first,
- * names quoted: `graph.xml:12:7: error: unknown attribute 'px'`. */
+ * names quoted: `graph.xml:12:7: error: unknown attribute 'px'`. Every diagnostic is exactly one
+ * line: a line break inside a message (a quoted parameter can hold one) is written as `\n`, so
+ * tools and tests can split the output on lines. */
 #include "sf.h"
+
+#include <stdlib.h>
 
 void diag_init(Diag *d, const char *file, FILE *out) {
   d->file = file;
   d->out = out ? out : stderr;
   d->nerrors = 0;
   d->nwarnings = 0;
+}
+
+/* Writes the formatted message with line breaks escaped, then ends the line. */
+static void put_message(FILE *out, const char *fmt, va_list ap) {
+  char small[512];
+  va_list copy;
+  va_copy(copy, ap);
+  int n = vsnprintf(small, sizeof small, fmt, copy);
+  va_end(copy);
+  char *text = small;
+  if (n < 0) n = 0;
+  if ((size_t)n >= sizeof small) {
+    text = sf_xmalloc((size_t)n + 1);
+    vsnprintf(text, (size_t)n + 1, fmt, ap);
+  }
+  for (const char *p = text; *p; p++) {
+    if (*p == '\n')
+      fputs("\\n", out);
+    else if (*p == '\r')
+      fputs("\\r", out);
+    else
+      fputc(*p, out);
+  }
+  fputc('\n', out);
+  if (text != small) free(text);
 }
 
 void diag_verror(Diag *d, int line, int col, const char *fmt, va_list ap) {
@@ -17,8 +46,7 @@ void diag_verror(Diag *d, int line, int col, const char *fmt, va_list ap) {
     fprintf(d->out, "%s:%d: error: ", d->file, line);
   else
     fprintf(d->out, "%s: error: ", d->file);
-  vfprintf(d->out, fmt, ap);
-  fputc('\n', d->out);
+  put_message(d->out, fmt, ap);
   d->nerrors++;
 }
 
@@ -36,7 +64,6 @@ void diag_note(Diag *d, int line, const char *fmt, ...) {
   else
     fprintf(d->out, "%s: note: ", d->file);
   va_start(ap, fmt);
-  vfprintf(d->out, fmt, ap);
+  put_message(d->out, fmt, ap);
   va_end(ap);
-  fputc('\n', d->out);
 }

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# bad_inputs.sh: the bad-input corpus. Every tests/bad/NAME.xml is a graph sf-xform must refuse;
+# tests/bad/NAME.err holds the exact standard error of
+#     sf-xform --check tests/bad/NAME.xml
+# run from the source directory. Each file must give exit status 1, that stderr byte for byte and
+# nothing on stdout. A few command-line cases are checked as well (missing file, usage error,
+# nothing written by -o on bad input).
+#
+# usage: bash tests/bad_inputs.sh BUILD_DIR SOURCE_DIR
+#        bash tests/bad_inputs.sh --regen BUILD_DIR SOURCE_DIR
+# --regen rewrites every .err from what sf-xform prints now (and creates the missing ones); read
+# `git diff tests/bad` afterwards: every message must still be right, clear and point at the
+# right line before it is committed.
+set -u
+
+regen=0
+if [ "${1:-}" = "--regen" ]; then
+  regen=1
+  shift
+fi
+if [ $# -ne 2 ]; then
+  echo "usage: bash $0 [--regen] BUILD_DIR SOURCE_DIR" >&2
+  exit 2
+fi
+build=$(cd "$1" && pwd) || exit 2
+src=$(cd "$2" && pwd) || exit 2
+xform="$build/bin/sf-xform"
+if [ ! -x "$xform" ]; then
+  echo "bad_inputs: $xform is missing (build the sf-xform target)" >&2
+  exit 2
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failed=0
+checked=0
+
+fail() {
+  echo "FAIL: $*"
+  failed=$((failed + 1))
+}
+
+# Runs sf-xform from the source directory; leaves stdout, stderr and the status in $tmp.
+run() {
+  (cd "$src" && "$xform" "$@") >"$tmp/out" 2>"$tmp/err"
+  echo $? >"$tmp/status"
+}
+
+# expect_run WHAT STATUS EXPECTED_STDERR_FILE ARGS...: the exact result of one run.
+expect_run() {
+  local what=$1 status=$2 expected=$3
+  shift 3
+  run "$@"
+  local got
+  got=$(cat "$tmp/status")
+  checked=$((checked + 1))
+  if [ "$got" != "$status" ]; then
+    fail "$what: exit status $got, expected $status"
+  fi
+  if [ -s "$tmp/out" ]; then
+    fail "$what: unexpected output on stdout:"
+    head -c 2000 "$tmp/out"
+  fi
+  if ! cmp -s "$expected" "$tmp/err"; then
+    fail "$what: stderr differs from ${expected#"$src"/}"
+    diff -u --label expected --label actual "$expected" "$tmp/err"
+  fi
+}
+
+shopt -s nullglob
+corpus=("$src"/tests/bad/*.xml)
+if [ ${#corpus[@]} -eq 0 ]; then
+  echo "bad_inputs: no files in $src/tests/bad" >&2
+  exit 1
+fi
+
+for xml in "${corpus[@]}"; do
+  rel=${xml#"$src"/}
+  err=${xml%.xml}.err
+  if [ $regen -eq 1 ]; then
+    run --check "$rel"
+    cp "$tmp/err" "$err"
+    echo "regenerated ${err#"$src"/} (exit $(cat "$tmp/status"))"
+    continue
+  fi
+  if [ ! -f "$err" ]; then
+    fail "$rel: no expected stderr ${err#"$src"/}"
+    continue
+  fi
+  expect_run "$rel" 1 "$err" --check "$rel"
+done
+for err in "$src"/tests/bad/*.err; do
+  [ -f "${err%.err}.xml" ] || fail "${err#"$src"/}: no matching .xml"
+done
+[ $regen -eq 1 ] && exit 0
+
+# A missing file: a plain message without a line, exit 1.
+printf '%s\n' "tests/bad/nope.xml: error: cannot open file: No such file or directory" >"$tmp/nope.err"
+expect_run "missing file" 1 "$tmp/nope.err" --check tests/bad/nope.xml
+
+# A width of 0 is bad usage (exit 2) with a message, not bad input.
+run -w 0 graphs/vwap.xml
+checked=$((checked + 1))
+[ "$(cat "$tmp/status")" = 2 ] || fail "-w 0: exit status $(cat "$tmp/status"), expected 2"
+grep -q "width" "$tmp/err" || fail "-w 0: the message does not mention the width: $(cat "$tmp/err")"
+[ -s "$tmp/out" ] && fail "-w 0: unexpected output on stdout"
+
+# -o on a bad input: the errors, exit 1, and no output file (not even an empty one).
+out="$tmp/never.xml"
+for rel in tests/bad/cycle-two-operators.xml tests/bad/xml-unclosed-tag.xml; do
+  expect_run "-o with $rel" 1 "$src/${rel%.xml}.err" -o "$out" "$rel"
+  [ -e "$out" ] && fail "-o with $rel: $out was created"
+  leftovers=("$tmp"/never.xml*)
+  [ ${#leftovers[@]} -eq 0 ] || fail "-o with $rel: left ${leftovers[*]}"
+done
+
+if [ $failed -ne 0 ]; then
+  echo "bad_inputs: $failed of $checked checks failed"
+  exit 1
+fi
+echo "bad_inputs: all $checked checks passed (${#corpus[@]} corpus files)"

@@ -1,0 +1,805 @@
+/* test_check.c: the semantic checks (xform/check.c) and the linking of streams (graph_link in
+ * xform/graph.c): producers and consumers, the topological order, and the exact diagnostics for
+ * names, references, ports, parameters, cycles, expressions and output schemas. Every error a pass
+ * finds is reported, in document order, and the count graph_check returns matches.
+ *
+ * Documents are strings parsed with graph_parse_memory against the source tree's graph.xsd; line
+ * numbers are given in trailing comments where the test depends on them. */
+#include "sf.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define XSD SF_SOURCE_DIR "/schema/graph.xsd"
+#define NS "urn:streamfission:graph:1"
+
+static char *diag_text;
+static size_t diag_len;
+static FILE *diag_file;
+static Diag diag;
+static Graph *graph;
+
+static void setup(void) {
+  diag_text = NULL;
+  diag_len = 0;
+  diag_file = open_memstream(&diag_text, &diag_len);
+  diag_init(&diag, "g.xml", diag_file);
+  graph = NULL;
+}
+
+static void teardown(void) {
+  graph_free(graph);
+  fclose(diag_file);
+  free(diag_text);
+}
+
+static const char *diags(void) {
+  fflush(diag_file);
+  return diag_text ? diag_text : "";
+}
+
+/* Parses a document that must be valid against the XSD (the test is about what comes after). */
+static Graph *parse(const char *text) {
+  graph = graph_parse_memory(text, strlen(text), "g.xml", XSD, &diag);
+  ck_assert_msg(graph != NULL, "parse failed: %s", diags());
+  return graph;
+}
+
+/* Parses and checks a graph that must be accepted. */
+static Graph *check_ok(const char *text) {
+  Graph *g = parse(text);
+  int n = graph_check(g, &diag);
+  ck_assert_msg(n == 0, "check failed: %s", diags());
+  ck_assert_str_eq(diags(), "");
+  return g;
+}
+
+/* Parses and checks a graph that must give exactly `expected`, `count` errors. */
+static void check_fails(const char *text, int count, const char *expected) {
+  Graph *g = parse(text);
+  int n = graph_check(g, &diag);
+  ck_assert_str_eq(diags(), expected);
+  ck_assert_int_eq(n, count);
+  ck_assert_int_eq(diag.nerrors, count);
+}
+
+/* The usual head of the test graphs: a Trade schema, a Bar schema and a Beacon of trades.
+ * Lines 1 to 19; the next line is 20. */
+#define HEAD                                                              \
+  "<graph xmlns='" NS "' name='g'>\n"                          /* 1 */    \
+  "  <schema name='Trade'>\n"                                  /* 2 */    \
+  "    <attr name='sym' type='string'/>\n"                     /* 3 */    \
+  "    <attr name='price' type='double'/>\n"                   /* 4 */    \
+  "    <attr name='vol' type='int'/>\n"                        /* 5 */    \
+  "  </schema>\n"                                              /* 6 */    \
+  "  <schema name='Bar'>\n"                                    /* 7 */    \
+  "    <attr name='sym' type='string'/>\n"                     /* 8 */    \
+  "    <attr name='avg' type='double'/>\n"                     /* 9 */    \
+  "    <attr name='n' type='int'/>\n"                          /* 10 */   \
+  "  </schema>\n"                                              /* 11 */   \
+  "  <operator name='trades' kind='Beacon'>\n"                 /* 12 */   \
+  "    <output stream='Trades' schema='Trade'/>\n"             /* 13 */   \
+  "    <param name='count'>100</param>\n"                      /* 14 */   \
+  "    <set attr='sym'>\"S\" + str(seq % 5)</set>\n"           /* 15 */   \
+  "    <set attr='price'>double(seq)</set>\n"                  /* 16 */   \
+  "    <set attr='vol'>seq % 50</set>\n"                       /* 17 */   \
+  "  </operator>\n"                                            /* 18 */   \
+  "  <!-- line 19 -->\n"                                       /* 19 */
+#define TAIL "</graph>\n"
+
+/* ---- linking and order ---- */
+
+/* A diamond: src feeds left and right, both feed join (one input port, fan-in), join feeds out. */
+static const char diamond[] =
+    "<graph xmlns='" NS "' name='diamond'>\n"
+    "  <schema name='T'><attr name='x' type='int'/></schema>\n"
+    "  <operator name='out' kind='FileSink'>\n"
+    "    <input stream='J'/>\n"
+    "    <param name='file'>out.csv</param>\n"
+    "  </operator>\n"
+    "  <operator name='join' kind='Functor'>\n"
+    "    <input stream='L R'/>\n"
+    "    <output stream='J' schema='T'/>\n"
+    "  </operator>\n"
+    "  <operator name='right' kind='Filter'>\n"
+    "    <input stream='S'/>\n"
+    "    <output stream='R' schema='T'/>\n"
+    "    <param name='where'>x % 2 == 1</param>\n"
+    "  </operator>\n"
+    "  <operator name='left' kind='Filter'>\n"
+    "    <input stream='S'/>\n"
+    "    <output stream='L' schema='T'/>\n"
+    "    <param name='where'>x % 2 == 0</param>\n"
+    "  </operator>\n"
+    "  <operator name='src' kind='Beacon'>\n"
+    "    <output stream='S' schema='T'/>\n"
+    "    <param name='count'>10</param>\n"
+    "    <set attr='x'>seq</set>\n"
+    "  </operator>\n"
+    "</graph>\n";
+
+START_TEST(link_producers_and_consumers) {
+  Graph *g = check_ok(diamond);
+  Op *out = g->ops[0], *join = g->ops[1], *right = g->ops[2], *left = g->ops[3], *src = g->ops[4];
+  ck_assert_int_eq(g->streams.n, 4);
+  /* streams in declaration order */
+  const char *names[] = {"J", "R", "L", "S"};
+  Op *producers[] = {join, right, left, src};
+  for (int i = 0; i < 4; i++) {
+    Stream *s = g->streams.items[i];
+    ck_assert_str_eq(s->name, names[i]);
+    ck_assert_ptr_eq(s->producer, producers[i]);
+    ck_assert_int_eq(s->port, 0);
+    ck_assert_str_eq(s->schema->name, "T");
+    ck_assert_ptr_eq(graph_find_stream(g, names[i]), s);
+  }
+  Stream *S = graph_find_stream(g, "S");
+  ck_assert_int_eq(S->line, 22);
+  ck_assert_int_eq(S->consumers.n, 2);
+  ck_assert_ptr_eq(S->consumers.items[0], right);
+  ck_assert_ptr_eq(S->consumers.items[1], left);
+  Stream *J = graph_find_stream(g, "J");
+  ck_assert_int_eq(J->consumers.n, 1);
+  ck_assert_ptr_eq(J->consumers.items[0], out);
+  ck_assert_ptr_eq(src->outputs[0].resolved, S);
+  /* the fan-in port resolves both streams, in the order written */
+  ck_assert_int_eq(join->inputs[0].nstreams, 2);
+  ck_assert_ptr_eq(join->inputs[0].streams[0], graph_find_stream(g, "L"));
+  ck_assert_ptr_eq(join->inputs[0].streams[1], graph_find_stream(g, "R"));
+  ck_assert_ptr_eq(op_input_schema(join), S->schema);
+  ck_assert_ptr_eq(op_output_schema(join), S->schema);
+  ck_assert_ptr_null(op_input_schema(src));
+  ck_assert_ptr_null(op_output_schema(out));
+  ck_assert_ptr_null(graph_find_stream(g, "nope"));
+}
+END_TEST
+
+START_TEST(topological_order_of_a_diamond) {
+  Graph *g = check_ok(diamond);
+  /* ties are broken by document order: right before left */
+  const char *order[] = {"src", "right", "left", "join", "out"};
+  ck_assert_ptr_nonnull(g->order);
+  for (int i = 0; i < 5; i++) {
+    ck_assert_str_eq(g->order[i]->name, order[i]);
+    ck_assert_int_eq(g->order[i]->topo, i);
+  }
+  ck_assert_int_eq(graph_find_op(g, "out")->index, 0);
+}
+END_TEST
+
+START_TEST(consumer_listed_once_per_port) {
+  Graph *g = check_ok("<graph xmlns='" NS "' name='g'>\n"
+                      "  <schema name='T'><attr name='x' type='int'/></schema>\n"
+                      "  <operator name='src' kind='Beacon'>\n"
+                      "    <output stream='S' schema='T'/>\n"
+                      "    <param name='count'>1</param>\n"
+                      "    <set attr='x'>seq</set>\n"
+                      "  </operator>\n"
+                      "  <operator name='two' kind='Custom'>\n"
+                      "    <input stream='S'/>\n"
+                      "    <input stream='S'/>\n"
+                      "    <output stream='A' schema='T'/>\n"
+                      "    <output stream='B' schema='T'/>\n"
+                      "    <library path='two.so' symbol='two'/>\n"
+                      "  </operator>\n"
+                      "</graph>\n");
+  Stream *s = graph_find_stream(g, "S");
+  ck_assert_int_eq(s->consumers.n, 2);
+  ck_assert_ptr_eq(s->consumers.items[0], g->ops[1]);
+  ck_assert_ptr_eq(s->consumers.items[1], g->ops[1]);
+  ck_assert_int_eq(graph_find_stream(g, "B")->port, 1);
+  ck_assert_int_eq(graph_find_stream(g, "B")->consumers.n, 0);
+}
+END_TEST
+
+START_TEST(example_graphs_check) {
+  const char *names[] = {"clicks", "enrich", "logs", "sensors", "twokeys", "vwap", "wordfreq", "work"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    char path[512];
+    snprintf(path, sizeof path, SF_SOURCE_DIR "/graphs/%s.xml", names[i]);
+    Diag d;
+    diag_init(&d, path, diag_file);
+    Graph *g = graph_parse_file(path, XSD, &d);
+    ck_assert_msg(g != NULL, "%s: %s", path, diags());
+    ck_assert_int_eq(graph_check(g, &d), 0);
+    ck_assert_ptr_nonnull(g->order);
+    graph_free(g);
+  }
+  ck_assert_str_eq(diags(), "");
+}
+END_TEST
+
+/* ---- checked expressions are attached to the graph ---- */
+
+START_TEST(expressions_are_attached) {
+  Graph *g = check_ok(HEAD
+                      "  <operator name='run' kind='Functor'>\n"
+                      "    <input stream='Trades'/>\n"
+                      "    <output stream='Bars' schema='Bar'/>\n"
+                      "    <param name='where'>total &gt; 1</param>\n"
+                      "    <set attr='avg'>price</set>\n"
+                      "    <set attr='n'>total</set>\n"
+                      "    <state name='total' type='int' init='0'>total + vol</state>\n"
+                      "  </operator>\n"
+                      "  <operator name='copies' kind='FlatMap'>\n"
+                      "    <input stream='Bars'/>\n"
+                      "    <output stream='Copies' schema='Bar'/>\n"
+                      "    <param name='count'>n % 3</param>\n"
+                      "    <set attr='n'>i</set>\n"
+                      "  </operator>\n" TAIL);
+  Op *run = graph_find_op(g, "run"), *copies = graph_find_op(g, "copies");
+  ck_assert_ptr_nonnull(run->where);
+  ck_assert_int_eq(run->where->type, TYPE_BOOL);
+  ck_assert_str_eq(expr_format(g->arena, run->where), "(total > 1)");
+  ck_assert_int_eq(run->sets[0].slot, 1);
+  ck_assert_int_eq(run->sets[1].slot, 2);
+  int slot = -1;
+  ck_assert(expr_is_attr(run->sets[0].expr, &slot));
+  ck_assert_int_eq(slot, 1); /* price in Trade */
+  ck_assert_int_eq(run->sets[1].expr->scope, NAME_STATE);
+  ck_assert_int_eq(run->states[0]->init->type, TYPE_INT);
+  ck_assert_str_eq(expr_format(g->arena, run->states[0]->update), "(total + vol)");
+  ck_assert_ptr_nonnull(copies->count_expr);
+  ck_assert_int_eq(copies->sets[0].expr->scope, NAME_INDEX);
+  /* the Beacon's sets use seq */
+  ck_assert_int_eq(g->ops[0]->sets[2].expr->a->scope, NAME_SEQ);
+}
+END_TEST
+
+START_TEST(aggregate_keys_and_aggregates) {
+  Graph *g = check_ok(HEAD
+                      "  <operator name='bars' kind='Aggregate'>\n"
+                      "    <input stream='Trades'/>\n"
+                      "    <output stream='Bars' schema='Bar'/>\n"
+                      "    <param name='partitionBy'>sym</param>\n"
+                      "    <param name='window'>sliding 3</param>\n"
+                      "    <set attr='avg'>sum(price) / double(count())</set>\n"
+                      "    <set attr='n'>len(sym) + max(vol)</set>\n"
+                      "  </operator>\n" TAIL);
+  Op *bars = graph_find_op(g, "bars");
+  ck_assert_ptr_nonnull(bars->sets[0].expr);
+  ck_assert_ptr_nonnull(bars->sets[1].expr);
+  ck_assert_str_eq(expr_format(g->arena, bars->sets[1].expr), "(len(sym) + max(vol))");
+}
+END_TEST
+
+/* ---- names and references: every problem of the pass at once, in document order ---- */
+
+START_TEST(references_all_reported) {
+  check_fails(HEAD
+              "  <operator name='copy' kind='Functor' host='h7'>\n"          /* 20 */
+              "    <input stream='Trade'/>\n"                                /* 21 */
+              "    <output stream='Trades' schema='Trade'/>\n"               /* 22 */
+              "  </operator>\n"                                              /* 23 */
+              "  <operator name='wide' kind='Functor'>\n"                    /* 24 */
+              "    <input stream='Trades Trades'/>\n"                        /* 25 */
+              "    <output stream='Wide' schema='Wider'/>\n"                 /* 26 */
+              "  </operator>\n"                                              /* 27 */
+              "  <operator name='trades' kind='FileSink'>\n"                 /* 28 */
+              "    <input stream='Wide Nowhere'/>\n"                         /* 29 */
+              "    <param name='file'>x.csv</param>\n"                       /* 30 */
+              "  </operator>\n" TAIL,
+              6,
+              "g.xml:21: error: operator 'copy' reads stream 'Trade', which no operator produces\n"
+              "g.xml:22: error: stream 'Trades' is produced twice: by 'trades' (line 13) and by 'copy'\n"
+              "g.xml:25: error: operator 'wide' lists stream 'Trades' twice in one input\n"
+              "g.xml:26: error: unknown schema 'Wider' for stream 'Wide'\n"
+              "g.xml:28: error: operator 'trades' is declared twice (first on line 12)\n"
+              "g.xml:29: error: operator 'trades' reads stream 'Nowhere', which no operator produces\n");
+}
+END_TEST
+
+START_TEST(hosts) {
+  check_fails("<graph xmlns='" NS "' name='g'>\n"
+              "  <schema name='T'><attr name='x' type='int'/></schema>\n"
+              "  <host name='h0' address='10.0.0.1:1'/>\n"
+              "  <host name='h1' address='10.0.0.1:1'/>\n"
+              "  <operator name='src' kind='Beacon' host='h2'>\n"
+              "    <output stream='S' schema='T'/>\n"
+              "    <param name='count'>1</param>\n"
+              "    <set attr='x'>seq</set>\n"
+              "  </operator>\n"
+              "</graph>\n",
+              2,
+              "g.xml:4: error: hosts 'h0' and 'h1' have the same address '10.0.0.1:1'\n"
+              "g.xml:5: error: operator 'src' is placed on unknown host 'h2'\n");
+}
+END_TEST
+
+START_TEST(host_names_wait_for_placement_without_hosts) {
+  /* without <host> elements the hosts come from --hosts, checked when placing */
+  Graph *g = check_ok("<graph xmlns='" NS "' name='g'>\n"
+                      "  <schema name='T'><attr name='x' type='int'/></schema>\n"
+                      "  <operator name='src' kind='Beacon' host='h2'>\n"
+                      "    <output stream='S' schema='T'/>\n"
+                      "    <param name='count'>1</param>\n"
+                      "    <set attr='x'>seq</set>\n"
+                      "  </operator>\n"
+                      "</graph>\n");
+  ck_assert_str_eq(g->ops[0]->host, "h2");
+}
+END_TEST
+
+/* ---- ports and children per kind ---- */
+
+START_TEST(ports_per_kind) {
+  check_fails(HEAD
+              "  <operator name='more' kind='Beacon'>\n"                      /* 20 */
+              "    <input stream='Trades'/>\n"
+              "    <output stream='More' schema='Trade'/>\n"
+              "    <param name='count'>1</param>\n"
+              "    <set attr='sym'>\"x\"</set>\n"
+              "  </operator>\n"
+              "  <operator name='two' kind='Filter'>\n"                       /* 26 */
+              "    <input stream='Trades'/>\n"
+              "    <output stream='A' schema='Trade'/>\n"
+              "    <output stream='B' schema='Trade'/>\n"
+              "    <param name='where'>true</param>\n"
+              "  </operator>\n"
+              "  <operator name='merge' kind='Merge'>\n"                      /* 32 */
+              "    <output stream='M' schema='Trade'/>\n"
+              "    <param name='order'>seq</param>\n"
+              "  </operator>\n"
+              "  <operator name='out' kind='FileSink'>\n"                     /* 36 */
+              "    <input stream='A'/>\n"
+              "    <output stream='Written' schema='Trade'/>\n"
+              "    <param name='file'>out.csv</param>\n"
+              "  </operator>\n"
+              "  <operator name='f' kind='Functor'>\n"                        /* 41 */
+              "    <input stream='B'/>\n"
+              "  </operator>\n" TAIL,
+              5,
+              "g.xml:20: error: Beacon operator 'more' takes no input ports, got 1\n"
+              "g.xml:26: error: Filter operator 'two' takes 1 output port, got 2\n"
+              "g.xml:32: error: Merge operator 'merge' takes at least 1 input port, got 0\n"
+              "g.xml:36: error: FileSink operator 'out' takes no output ports, got 1\n"
+              "g.xml:41: error: Functor operator 'f' takes 1 output port, got 0\n");
+}
+END_TEST
+
+START_TEST(children_per_kind) {
+  check_fails(HEAD
+              "  <operator name='big' kind='Filter'>\n"                       /* 20 */
+              "    <input stream='Trades'/>\n"
+              "    <output stream='Big' schema='Trade'/>\n"
+              "    <param name='where'>vol &gt; 1</param>\n"
+              "    <set attr='vol'>vol</set>\n"                               /* 24 */
+              "    <state name='n' type='int' init='0'>n + 1</state>\n"       /* 25 */
+              "    <model state='none'/>\n"                                   /* 26 */
+              "    <library path='x.so' symbol='x'/>\n"                       /* 27 */
+              "  </operator>\n"
+              "  <operator name='mine' kind='Custom'>\n"                      /* 29 */
+              "    <input stream='Big'/>\n"
+              "  </operator>\n" TAIL,
+              5,
+              "g.xml:24: error: Filter operator 'big' takes no <set>\n"
+              "g.xml:25: error: Filter operator 'big' takes no <state>\n"
+              "g.xml:26: error: Filter operator 'big' takes no <model> (only Custom operators do)\n"
+              "g.xml:27: error: Filter operator 'big' takes no <library> (only Custom operators do)\n"
+              "g.xml:29: error: Custom operator 'mine' needs a <library path=... symbol=...>\n");
+}
+END_TEST
+
+START_TEST(schemas_across_ports) {
+  check_fails(HEAD
+              "  <operator name='bars' kind='Beacon'>\n"                      /* 20 */
+              "    <output stream='Bars' schema='Bar'/>\n"
+              "    <param name='count'>1</param>\n"
+              "    <set attr='sym'>\"s\"</set>\n"
+              "    <set attr='avg'>1.0</set>\n"
+              "    <set attr='n'>1</set>\n"
+              "  </operator>\n"
+              "  <operator name='both' kind='FileSink'>\n"                    /* 27 */
+              "    <input stream='Trades Bars'/>\n"                           /* 28 */
+              "    <param name='file'>x.csv</param>\n"
+              "  </operator>\n"
+              "  <operator name='big' kind='Filter'>\n"                       /* 31 */
+              "    <input stream='Trades'/>\n"
+              "    <output stream='Big' schema='Bar'/>\n"                     /* 33 */
+              "    <param name='where'>true</param>\n"
+              "  </operator>\n"
+              "  <operator name='merge' kind='Merge'>\n"                      /* 36 */
+              "    <input stream='Trades'/>\n"
+              "    <input stream='Bars'/>\n"                                  /* 38 */
+              "    <output stream='M' schema='Trade'/>\n"
+              "    <param name='order'>roundrobin</param>\n"
+              "  </operator>\n" TAIL,
+              3,
+              "g.xml:28: error: streams 'Trades' (schema 'Trade') and 'Bars' (schema 'Bar') share an input of "
+              "operator 'both' but have different schemas\n"
+              "g.xml:33: error: Filter operator 'big' must output its input schema 'Trade', not 'Bar'\n"
+              "g.xml:38: error: all inputs of Merge operator 'merge' must have schema 'Trade', not 'Bar'\n");
+}
+END_TEST
+
+START_TEST(custom_model) {
+  check_fails(HEAD
+              "  <operator name='mine' kind='Custom'>\n"                                         /* 20 */
+              "    <input stream='Trades'/>\n"
+              "    <output stream='Mine' schema='Bar'/>\n"
+              "    <model state='partitioned' selectivity='one' forwards='sym price'/>\n"        /* 23 */
+              "    <library path='x.so' symbol='x'/>\n"
+              "  </operator>\n"
+              "  <operator name='keyed' kind='Custom'>\n"                                        /* 26 */
+              "    <input stream='Trades'/>\n"
+              "    <model state='partitioned' keys='sym symbol'/>\n"                             /* 28 */
+              "    <library path='x.so' symbol='x'/>\n"
+              "  </operator>\n" TAIL,
+              3,
+              "g.xml:23: error: the <model> of operator 'mine' says state is partitioned but names no keys\n"
+              "g.xml:23: error: the <model> of operator 'mine' forwards 'price', which is not an attribute of the "
+              "same type in both input schema 'Trade' and output schema 'Bar'\n"
+              "g.xml:28: error: the <model> of operator 'keyed' names 'symbol', which input schema 'Trade' does not "
+              "have\n");
+}
+END_TEST
+
+/* ---- parameters ---- */
+
+START_TEST(parameters_unknown_missing_twice) {
+  check_fails(HEAD
+              "  <operator name='big' kind='Filter'>\n"                       /* 20 */
+              "    <input stream='Trades'/>\n"
+              "    <output stream='Big' schema='Trade'/>\n"
+              "    <param name='when'>vol &gt; 1</param>\n"                   /* 23 */
+              "  </operator>\n"
+              "  <operator name='out' kind='FileSink'>\n"                     /* 25 */
+              "    <input stream='Big'/>\n"
+              "    <param name='file'>a.csv</param>\n"
+              "    <param name='file'>b.csv</param>\n"                        /* 28 */
+              "  </operator>\n" TAIL,
+              3,
+              "g.xml:20: error: Filter operator 'big' needs parameter 'where'\n"
+              "g.xml:23: error: unknown parameter 'when' for Filter operator 'big'\n"
+              "g.xml:28: error: parameter 'file' of operator 'out' is given twice\n");
+}
+END_TEST
+
+START_TEST(parameter_values) {
+  check_fails(HEAD
+              "  <operator name='more' kind='Beacon'>\n"                      /* 20 */
+              "    <output stream='More' schema='Trade'/>\n"
+              "    <param name='count'>-1</param>\n"                          /* 22 */
+              "    <param name='rate'>0</param>\n"                            /* 23 */
+              "    <set attr='sym'>\"x\"</set><set attr='price'>1.0</set><set attr='vol'>1</set>\n"
+              "  </operator>\n"
+              "  <operator name='bars' kind='Aggregate'>\n"                   /* 26 */
+              "    <input stream='Trades'/>\n"
+              "    <output stream='Bars' schema='Bar'/>\n"
+              "    <param name='partitionBy'>sym, symbol</param>\n"           /* 29 */
+              "    <param name='window'>tumbling 0</param>\n"                 /* 30 */
+              "    <set attr='avg'>avg(price)</set><set attr='n'>count()</set>\n"
+              "  </operator>\n"
+              "  <operator name='spin' kind='Work'>\n"                        /* 33 */
+              "    <input stream='Trades'/>\n"
+              "    <output stream='Spun' schema='Trade'/>\n"
+              "    <param name='iterations'>lots</param>\n"                   /* 36 */
+              "  </operator>\n"
+              "  <operator name='split' kind='Split'>\n"                      /* 38 */
+              "    <input stream='Trades'/>\n"
+              "    <output stream='A' schema='Trade'/>\n"
+              "    <param name='strategy'>hash</param>\n"
+              "    <param name='sequence'>renumber</param>\n"                 /* 42 */
+              "    <param name='pulse'>often</param>\n"                       /* 43 */
+              "  </operator>\n"
+              "  <operator name='merge' kind='Merge'>\n"                      /* 45 */
+              "    <input stream='A'/>\n"
+              "    <output stream='M' schema='Trade'/>\n"
+              "    <param name='order'>sorted</param>\n"                      /* 48 */
+              "  </operator>\n"
+              "  <operator name='out' kind='FileSink'>\n"                     /* 50 */
+              "    <input stream='M'/>\n"
+              "    <param name='file'>  </param>\n"                           /* 52 */
+              "    <param name='format'>CSV</param>\n"                        /* 53 */
+              "  </operator>\n" TAIL,
+              11,
+              "g.xml:22: error: parameter 'count' of operator 'more' must be a non-negative integer, got '-1'\n"
+              "g.xml:23: error: parameter 'rate' of operator 'more' must be a positive number of tuples per second, "
+              "got '0'\n"
+              "g.xml:29: error: parameter 'partitionBy' of operator 'bars' names 'symbol', which input schema "
+              "'Trade' does not have\n"
+              "g.xml:30: error: parameter 'window' of operator 'bars' must be 'tumbling N' or 'sliding N' with "
+              "N >= 1, got 'tumbling 0'\n"
+              "g.xml:36: error: parameter 'iterations' of operator 'spin' must be a non-negative integer, got "
+              "'lots'\n"
+              "g.xml:38: error: Split operator 'split' with strategy 'hash' needs parameter 'keys'\n"
+              "g.xml:42: error: parameter 'sequence' of operator 'split' must be 'assign' or 'keep', got "
+              "'renumber'\n"
+              "g.xml:43: error: parameter 'pulse' of operator 'split' must be a non-negative integer, got 'often'\n"
+              "g.xml:48: error: parameter 'order' of operator 'merge' must be 'roundrobin', 'seq' or 'seqpulse', "
+              "got 'sorted'\n"
+              "g.xml:52: error: parameter 'file' of operator 'out' is empty\n"
+              "g.xml:53: error: parameter 'format' of operator 'out' must be 'csv', got 'CSV'\n");
+}
+END_TEST
+
+START_TEST(line_breaks_in_values_stay_on_one_line) {
+  check_fails(HEAD
+              "  <operator name='bars' kind='Aggregate'>\n"                   /* 20 */
+              "    <input stream='Trades'/>\n"
+              "    <output stream='Bars' schema='Bar'/>\n"
+              "    <param name='partitionBy'>sym</param>\n"
+              "    <param name='window'>tumbling\n"                           /* 24 */
+              "      10 rows</param>\n"
+              "    <set attr='avg'>avg(price)</set><set attr='n'>count()</set>\n"
+              "  </operator>\n" TAIL,
+              1,
+              "g.xml:24: error: parameter 'window' of operator 'bars' must be 'tumbling N' or 'sliding N' with "
+              "N >= 1, got 'tumbling\\n      10 rows'\n");
+}
+END_TEST
+
+START_TEST(structure_errors_stop_before_expressions) {
+  /* the type error in 'big' is not reported while a reference is broken: types need references */
+  check_fails(HEAD
+              "  <operator name='big' kind='Filter'>\n"                       /* 20 */
+              "    <input stream='Trades'/>\n"
+              "    <output stream='Big' schema='Trade'/>\n"
+              "    <param name='where'>vol + 1</param>\n"
+              "  </operator>\n"
+              "  <operator name='out' kind='FileSink'>\n"                     /* 25 */
+              "    <input stream='Small'/>\n"                                 /* 26 */
+              "    <param name='file'>x.csv</param>\n"
+              "  </operator>\n" TAIL,
+              1,
+              "g.xml:26: error: operator 'out' reads stream 'Small', which no operator produces\n");
+  ck_assert_ptr_null(graph->order);
+}
+END_TEST
+
+/* ---- cycles ---- */
+
+START_TEST(cycle_of_three) {
+  check_fails("<graph xmlns='" NS "' name='g'>\n"
+              "  <schema name='T'><attr name='x' type='int'/></schema>\n"
+              "  <operator name='c' kind='Functor'><input stream='B'/><output stream='C' schema='T'/></operator>\n"
+              "  <operator name='a' kind='Functor'><input stream='C'/><output stream='A' schema='T'/></operator>\n"
+              "  <operator name='b' kind='Functor'><input stream='A'/><output stream='B' schema='T'/></operator>\n"
+              "</graph>\n",
+              1, "g.xml:3: error: the graph has a cycle: 'c' -> 'a' -> 'b' -> 'c'\n");
+  ck_assert_ptr_null(graph->order);
+}
+END_TEST
+
+START_TEST(every_cycle_reported_once) {
+  /* two cycles, one operator downstream of the first, and a self-loop */
+  check_fails("<graph xmlns='" NS "' name='g'>\n"
+              "  <schema name='T'><attr name='x' type='int'/></schema>\n"
+              "  <operator name='after' kind='FileSink'><input stream='B'/><param name='file'>f</param></operator>\n"
+              "  <operator name='a' kind='Functor'><input stream='B'/><output stream='A' schema='T'/></operator>\n"
+              "  <operator name='b' kind='Functor'><input stream='A'/><output stream='B' schema='T'/></operator>\n"
+              "  <operator name='self' kind='Functor'><input stream='S'/><output stream='S' schema='T'/></operator>\n"
+              "</graph>\n",
+              2,
+              "g.xml:4: error: the graph has a cycle: 'a' -> 'b' -> 'a'\n"
+              "g.xml:6: error: the graph has a cycle: 'self' -> 'self'\n");
+}
+END_TEST
+
+/* ---- expressions: types, syntax, names, with line and column ---- */
+
+START_TEST(expression_errors_all_reported) {
+  check_fails(HEAD
+              "  <operator name='f' kind='Functor'>\n"                        /* 20 */
+              "    <input stream='Trades'/>\n"
+              "    <output stream='F' schema='Trade'/>\n"
+              "    <param name='where'>vol</param>\n"                         /* 23 */
+              "    <set attr='sym'>sym + vol</set>\n"                         /* 24 */
+              "    <set attr='price'>price * vol</set>\n"                     /* 25 */
+              "    <set attr='vol'>lenght(sym) + nope</set>\n"                /* 26 */
+              "  </operator>\n" TAIL,
+              5,
+              "g.xml:23: error: parameter 'where' of operator 'f' must be bool, got int\n"
+              "g.xml:24:5: error: operator '+' needs two ints, two doubles or two strings, got string and int\n"
+              "g.xml:25:7: error: operator '*' needs two ints or two doubles, got double and int\n"
+              "g.xml:26:1: error: unknown function 'lenght'\n"
+              "g.xml:26:15: error: unknown name 'nope'\n");
+}
+END_TEST
+
+START_TEST(expression_syntax_errors) {
+  check_fails(HEAD
+              "  <operator name='f' kind='Functor'>\n"                        /* 20 */
+              "    <input stream='Trades'/>\n"
+              "    <output stream='F' schema='Trade'/>\n"
+              "    <param name='where'>vol &gt;</param>\n"                    /* 23 */
+              "    <set attr='sym'>\"abc</set>\n"                             /* 24 */
+              "    <set attr='price'>(price</set>\n"                          /* 25 */
+              "    <set attr='vol'>vol vol</set>\n"                           /* 26 */
+              "  </operator>\n" TAIL,
+              4,
+              "g.xml:23:6: error: unexpected end of expression\n"
+              "g.xml:24:1: error: unterminated string\n"
+              "g.xml:25:7: error: expected ')'\n"
+              "g.xml:26:5: error: unexpected 'vol'\n");
+}
+END_TEST
+
+START_TEST(expression_on_the_next_line) {
+  check_fails(HEAD
+              "  <operator name='f' kind='Functor'>\n"                        /* 20 */
+              "    <input stream='Trades'/>\n"
+              "    <output stream='F' schema='Trade'/>\n"
+              "    <param name='where'>\n"                                    /* 23 */
+              "      vol &gt;= 10 &amp;&amp;\n"                               /* 24 */
+              "      sym</param>\n"
+              "    <set attr='price'>\n"                                      /* 26 */
+              "\n"
+              "      price + 1</set>\n"                                       /* 28 */
+              "  </operator>\n" TAIL,
+              2,
+              "g.xml:24:11: error: operator '&&' needs two bools, got bool and string\n"
+              "g.xml:28:7: error: operator '+' needs two ints, two doubles or two strings, got double and int\n");
+}
+END_TEST
+
+START_TEST(aggregate_rules) {
+  check_fails(HEAD
+              "  <operator name='bars' kind='Aggregate'>\n"                   /* 20 */
+              "    <input stream='Trades'/>\n"
+              "    <output stream='Bars' schema='Bar'/>\n"
+              "    <param name='partitionBy'>sym</param>\n"
+              "    <param name='window'>tumbling 5</param>\n"
+              "    <set attr='avg'>price + avg(price)</set>\n"                /* 25 */
+              "    <set attr='n'>sum(count())</set>\n"                        /* 26 */
+              "  </operator>\n"
+              "  <operator name='f' kind='Functor'>\n"                        /* 28 */
+              "    <input stream='Bars'/>\n"
+              "    <output stream='F' schema='Bar'/>\n"
+              "    <set attr='n'>count()</set>\n"                             /* 31 */
+              "  </operator>\n"
+              "  <operator name='nokey' kind='Aggregate'>\n"                  /* 33 */
+              "    <input stream='Trades'/>\n"
+              "    <output stream='NoKey' schema='Bar'/>\n"
+              "    <param name='window'>sliding 5</param>\n"
+              "    <set attr='avg'>avg(price)</set>\n"
+              "    <set attr='n'>count()</set>\n"
+              "  </operator>\n" TAIL,
+              4,
+              "g.xml:25:1: error: attribute 'price' is used outside an aggregate function in operator 'bars' "
+              "(only partitionBy attributes may be)\n"
+              "g.xml:26:5: error: aggregate function 'count' cannot be nested inside 'sum'\n"
+              "g.xml:31:1: error: aggregate function 'count' is only allowed in an Aggregate\n"
+              "g.xml:33: error: output attribute 'sym' of operator 'nokey' is neither set nor a partitionBy "
+              "attribute\n");
+}
+END_TEST
+
+START_TEST(state_rules) {
+  check_fails(HEAD
+              "  <operator name='run' kind='Functor'>\n"                                  /* 20 */
+              "    <input stream='Trades'/>\n"
+              "    <output stream='Run' schema='Trade'/>\n"
+              "    <state name='total' type='int' init='0.0'>total + vol</state>\n"       /* 23 */
+              "    <state name='vol' type='int' init='0'>vol</state>\n"                   /* 24 */
+              "    <state name='mean' type='double' init='price'>mean</state>\n"          /* 25 */
+              "    <state name='total' type='int' init='0'>total + 1.5</state>\n"         /* 26 */
+              "  </operator>\n" TAIL,
+              5,
+              "g.xml:23: error: init of state variable 'total' of operator 'run' must be int, got double\n"
+              "g.xml:24: error: state variable 'vol' of operator 'run' has the name of an input attribute\n"
+              "g.xml:25:1: error: init of state variable 'mean' of operator 'run' cannot read attribute 'price' "
+              "(an init sees no tuple)\n"
+              "g.xml:26: error: state variable 'total' of operator 'run' is declared twice\n"
+              "g.xml:26:7: error: operator '+' needs two ints, two doubles or two strings, got int and double\n");
+}
+END_TEST
+
+START_TEST(flatmap_count_and_index) {
+  check_fails(HEAD
+              "  <operator name='copies' kind='FlatMap'>\n"                   /* 20 */
+              "    <input stream='Trades'/>\n"
+              "    <output stream='Copies' schema='Trade'/>\n"
+              "    <param name='count'>price</param>\n"                       /* 23 */
+              "    <set attr='vol'>i + seq</set>\n"                           /* 24 */
+              "  </operator>\n" TAIL,
+              2,
+              "g.xml:23: error: parameter 'count' of operator 'copies' must be int, got double\n"
+              "g.xml:24:5: error: unknown name 'seq'\n");
+}
+END_TEST
+
+/* ---- output schemas: every attribute set or forwarded ---- */
+
+START_TEST(sets_and_forwarding_messages) {
+  /* HEAD cannot take another schema after its operator, so this graph has its own head */
+  check_fails("<graph xmlns='" NS "' name='g'>\n"                              /* 1 */
+              "  <schema name='Trade'>\n"
+              "    <attr name='sym' type='string'/>\n"
+              "    <attr name='price' type='double'/>\n"
+              "  </schema>\n"
+              "  <schema name='Wide'>\n"                                       /* 6 */
+              "    <attr name='sym' type='string'/>\n"
+              "    <attr name='price' type='int'/>\n"
+              "    <attr name='extra' type='bool'/>\n"
+              "  </schema>\n"
+              "  <operator name='src' kind='Beacon'>\n"                        /* 11 */
+              "    <output stream='S' schema='Wide'/>\n"
+              "    <param name='count'>1</param>\n"
+              "    <set attr='sym'>\"s\"</set>\n"
+              "  </operator>\n"
+              "  <operator name='f' kind='Functor'>\n"                         /* 16 */
+              "    <input stream='S'/>\n"
+              "    <output stream='F' schema='Trade'/>\n"
+              "    <set attr='size'>price</set>\n"                             /* 19 */
+              "    <set attr='sym'>1</set>\n"                                  /* 20 */
+              "    <set attr='sym'>sym</set>\n"                                /* 21 */
+              "  </operator>\n"
+              "</graph>\n",
+              6,
+              "g.xml:11: error: Beacon operator 'src' must set output attribute 'price'\n"
+              "g.xml:11: error: Beacon operator 'src' must set output attribute 'extra'\n"
+              "g.xml:16: error: output attribute 'price' of operator 'f' is not set, and cannot be forwarded: it is "
+              "double in output schema 'Trade' but int in input schema 'Wide'\n"
+              "g.xml:19: error: operator 'f' sets 'size', which output schema 'Trade' does not have\n"
+              "g.xml:20: error: operator 'f' sets 'sym' to an int, but 'sym' is string in schema 'Trade'\n"
+              "g.xml:21: error: operator 'f' sets 'sym' twice\n");
+}
+END_TEST
+
+START_TEST(forwarded_attributes_need_no_set) {
+  Graph *g = check_ok(HEAD
+                      "  <operator name='f' kind='Functor'>\n"
+                      "    <input stream='Trades'/>\n"
+                      "    <output stream='F' schema='Bar'/>\n"
+                      "    <set attr='avg'>price</set>\n"
+                      "    <set attr='n'>vol</set>\n"
+                      "  </operator>\n"
+                      "  <operator name='d' kind='Dedup'>\n"
+                      "    <input stream='F'/>\n"
+                      "    <output stream='D' schema='Bar'/>\n"
+                      "    <param name='partitionBy'>sym n</param>\n"
+                      "  </operator>\n" TAIL);
+  ck_assert_int_eq(graph_find_op(g, "f")->nsets, 2);
+}
+END_TEST
+
+static Suite *check_suite(void) {
+  Suite *s = suite_create("check");
+  TCase *tc;
+#define ADD(t)                                          \
+  do {                                                  \
+    tc = tcase_create(#t);                              \
+    tcase_add_checked_fixture(tc, setup, teardown);     \
+    tcase_add_test(tc, t);                              \
+    suite_add_tcase(s, tc);                             \
+  } while (0)
+  ADD(link_producers_and_consumers);
+  ADD(topological_order_of_a_diamond);
+  ADD(consumer_listed_once_per_port);
+  ADD(example_graphs_check);
+  ADD(expressions_are_attached);
+  ADD(aggregate_keys_and_aggregates);
+  ADD(references_all_reported);
+  ADD(hosts);
+  ADD(host_names_wait_for_placement_without_hosts);
+  ADD(ports_per_kind);
+  ADD(children_per_kind);
+  ADD(schemas_across_ports);
+  ADD(custom_model);
+  ADD(parameters_unknown_missing_twice);
+  ADD(parameter_values);
+  ADD(line_breaks_in_values_stay_on_one_line);
+  ADD(structure_errors_stop_before_expressions);
+  ADD(cycle_of_three);
+  ADD(every_cycle_reported_once);
+  ADD(expression_errors_all_reported);
+  ADD(expression_syntax_errors);
+  ADD(expression_on_the_next_line);
+  ADD(aggregate_rules);
+  ADD(state_rules);
+  ADD(flatmap_count_and_index);
+  ADD(sets_and_forwarding_messages);
+  ADD(forwarded_attributes_need_no_set);
+#undef ADD
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(check_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
