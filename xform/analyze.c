@@ -56,8 +56,7 @@ static void analyze_op(Graph *g, Op *op) {
       m->sel = SEL_MANY;
       m->punct = PUNCT_NONE;
     } else if (m->forwards_all) {
-      m->forwards_all = false;
-      forwards_all(g, op);
+      forwards_all(g, op); /* the list model_forwards reads; forwards_all stays, so `*` is emitted back */
     }
     return;
   }

@@ -351,12 +351,16 @@ static void check_acyclic(Graph *g, Diag *d) {
 
 /* ---- expressions ---- */
 
-static Expr *parse_checked(Graph *g, Diag *d, const char *text, int line, ExprScope *scope, Type want,
-                           const char *what, const Op *op) {
+/* Parses and checks one expression; `origin` says where its text is in the file (NULL: unknown,
+ * then diagnostics carry the line only). */
+static Expr *parse_checked(Graph *g, Diag *d, const char *text, int line, const TextOrigin *origin,
+                           ExprScope *scope, Type want, const char *what, const Op *op) {
+  static const TextOrigin unknown = { 0 };
+  d->origin = origin ? origin : &unknown;
   Expr *e = expr_parse(g->arena, text, d, line);
-  if (!e) return NULL;
-  Type t = expr_check(e, scope, d, line);
-  if (t == TYPE_NONE) return NULL;
+  Type t = e ? expr_check(e, scope, d, line) : TYPE_NONE;
+  d->origin = NULL;
+  if (!e || t == TYPE_NONE) return NULL;
   if (want != TYPE_NONE && t != want) {
     diag_error(d, line, 0, "%s of operator '%s' must be %s, got %s", what, op->name, type_name(want),
                type_name(t));
@@ -418,7 +422,7 @@ static void check_sets(Graph *g, Op *op, Diag *d, ExprScope *scope) {
     }
     if (set[s->slot]) diag_error(d, s->line, 0, "operator '%s' sets '%s' twice", op->name, s->attr);
     set[s->slot] = true;
-    Expr *e = parse_checked(g, d, s->text, s->line, scope, TYPE_NONE, "", op);
+    Expr *e = parse_checked(g, d, s->text, s->line, &s->origin, scope, TYPE_NONE, "", op);
     if (!e) continue;
     if (e->type != out->attrs[s->slot].type) {
       diag_error(d, s->line, 0, "operator '%s' sets '%s' to %s %s, but '%s' is %s in schema '%s'", op->name,
@@ -426,7 +430,11 @@ static void check_sets(Graph *g, Op *op, Diag *d, ExprScope *scope) {
                  type_name(out->attrs[s->slot].type), out->name);
       continue;
     }
-    if (op->kind == KIND_AGGREGATE && in) check_aggregate_names(d, op, e, s->line, in, keys, nkeys, false);
+    if (op->kind == KIND_AGGREGATE && in) {
+      d->origin = &s->origin;
+      check_aggregate_names(d, op, e, s->line, in, keys, nkeys, false);
+      d->origin = NULL;
+    }
     s->expr = e;
   }
   for (int a = 0; a < out->nattrs; a++) {
@@ -482,10 +490,10 @@ static void check_expressions(Graph *g, Op *op, Diag *d) {
       char what[160];
       snprintf(what, sizeof what, "init of state variable '%s'", v->name);
       const char *init = v->init_text ? v->init_text : "";
-      v->init = parse_checked(g, d, init, v->line, &init_scope, v->type, what, op);
+      v->init = parse_checked(g, d, init, v->line, NULL, &init_scope, v->type, what, op);
       const Expr *attr = first_attr_read(v->init);
       if (attr) {
-        diag_error(d, v->line, attr->col,
+        diag_error(d, v->line, 0,
                    "init of state variable '%s' of operator '%s' cannot read attribute '%s' (an init sees no "
                    "tuple)", v->name, op->name, attr->sval);
         v->init = NULL;
@@ -497,21 +505,21 @@ static void check_expressions(Graph *g, Op *op, Diag *d) {
       StateVar *v = op->states[i];
       char what[160];
       snprintf(what, sizeof what, "update of state variable '%s'", v->name);
-      v->update = parse_checked(g, d, v->text, v->line, &scope, v->type, what, op);
+      v->update = parse_checked(g, d, v->text, v->line, &v->origin, &scope, v->type, what, op);
     }
     const Param *w = op_find_param(op, "where");
-    if (w) op->where = parse_checked(g, d, w->text, w->line, &scope, TYPE_BOOL, "parameter 'where'", op);
+    if (w) op->where = parse_checked(g, d, w->text, w->line, &w->origin, &scope, TYPE_BOOL, "parameter 'where'", op);
     check_sets(g, op, d, &scope);
     break;
   }
   case KIND_FILTER: {
     const Param *w = op_find_param(op, "where");
-    if (w) op->where = parse_checked(g, d, w->text, w->line, &scope, TYPE_BOOL, "parameter 'where'", op);
+    if (w) op->where = parse_checked(g, d, w->text, w->line, &w->origin, &scope, TYPE_BOOL, "parameter 'where'", op);
     break;
   }
   case KIND_FLATMAP: {
     const Param *c = op_find_param(op, "count");
-    if (c) op->count_expr = parse_checked(g, d, c->text, c->line, &scope, TYPE_INT, "parameter 'count'", op);
+    if (c) op->count_expr = parse_checked(g, d, c->text, c->line, &c->origin, &scope, TYPE_INT, "parameter 'count'", op);
     scope.allow_index = true;
     check_sets(g, op, d, &scope);
     break;

@@ -9,6 +9,7 @@
 
 void diag_init(Diag *d, const char *file, FILE *out) {
   d->file = file;
+  d->origin = NULL;
   d->out = out ? out : stderr;
   d->nerrors = 0;
   d->nwarnings = 0;
@@ -39,7 +40,42 @@ static void put_message(FILE *out, const char *fmt, va_list ap) {
   if (text != small) free(text);
 }
 
+/* Column `col` of an expression (counted in its decoded text) as a line and column of the file:
+ * walks the raw XML text, where an entity reference like `&gt;` is one character of the
+ * expression and CR LF is one line break. */
+static void map_column(const TextOrigin *o, int col, int *line, int *c) {
+  const char *p = o->raw;
+  int l = o->line, cc = o->col;
+  for (int i = 1; i < col && *p; i++) {
+    if (*p == '&') {
+      const char *semi = p + 1;
+      while (*semi && *semi != ';' && semi - p < 12) semi++;
+      if (*semi == ';') {
+        cc += (int)(semi - p) + 1;
+        p = semi + 1;
+        continue;
+      }
+    }
+    if (*p == '\r' && p[1] == '\n') p++;
+    if (*p == '\n') {
+      l++;
+      cc = 1;
+    } else {
+      cc++;
+    }
+    p++;
+  }
+  *line = l;
+  *c = cc;
+}
+
 void diag_verror(Diag *d, int line, int col, const char *fmt, va_list ap) {
+  if (d->origin && col > 0) {
+    if (d->origin->raw)
+      map_column(d->origin, col, &line, &col);
+    else
+      col = 0; /* the expression's place in the file is unknown: say only the line */
+  }
   if (line > 0 && col > 0)
     fprintf(d->out, "%s:%d:%d: error: ", d->file, line, col);
   else if (line > 0)

@@ -17,19 +17,16 @@ void fission_explain(const Fission *f, FILE *out) {
       fprintf(out, "not parallelized: %s\n", f->why[op->index] ? f->why[op->index] : "no reason recorded");
       continue;
     }
-    const char *split;
-    if (r->from) {
-      const Region *up = r->from;
-      split = arena_printf(a, "entered by a shuffle from r%d (%s)", up->id,
-                           r->split == SPLIT_HASH ? "hash" : "roundrobin");
-    } else if (r->split == SPLIT_HASH) {
+    const char *how = "roundrobin";
+    if (r->split == SPLIT_HASH) {
       char *keys = arena_strdup(a, "");
-      for (int k = 0; k < r->nkeys; k++) keys = arena_printf(a, "%s%s'%s'", keys, k ? ", " : "", r->keys[k]);
-      split = arena_printf(a, "split hash on %s", keys);
-    } else {
-      split = "split roundrobin";
+      for (int k = 0; k < r->nkeys; k++)
+        keys = arena_printf(a, "%s%s'%s'", keys, k == 0 ? "" : k == r->nkeys - 1 ? " and " : ", ", r->keys[k]);
+      how = arena_printf(a, "hash on %s", keys);
     }
-    const char *merge = r->to ? arena_printf(a, "leaves by a shuffle into r%d", r->to->id)
+    const char *split = r->from ? arena_printf(a, "shuffle from r%d by %s", r->from->id, how)
+                                : arena_printf(a, "split %s", how);
+    const char *merge = r->to ? arena_printf(a, "shuffle into r%d", r->to->id)
                               : arena_printf(a, "merge %s", merge_text(r->merge));
     const char *width = r->width_by && r->width < f->width
                             ? arena_printf(a, "width %d, limited by '%s'", r->width, r->width_by)

@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
@@ -27,7 +28,8 @@ static const char usage_text[] =
     "      --dot FILE        write a Graphviz picture of the parallel graph\n"
     "      --dot-input FILE  write a Graphviz picture of the input graph\n"
     "      --explain         say on stderr, per operator, what was parallelized and why not\n"
-    "      --dump PASS       print the graph after PASS (check, regions, rewrite, place) and stop\n"
+    "      --dump PASS       print the graph after PASS (check, rewrite, place; regions: the\n"
+    "                        decisions) on stdout and stop\n"
     "  -h, --help            show this help\n"
     "  -V, --version         show the version\n"
     "\n"
@@ -115,6 +117,8 @@ static Pending render(const char *path, EmitFn fn, const Graph *g) {
 /* Writes every pending output: files through a temporary file renamed into place. On failure
  * removes what it wrote and returns -1. */
 static int commit_outputs(Pending *outs, int n) {
+  mode_t file_mask = umask(0);
+  umask(file_mask);
   char **tmps = calloc((size_t)n, sizeof *tmps);
   int rc = 0;
   for (int i = 0; i < n && rc == 0; i++) {
@@ -122,6 +126,7 @@ static int commit_outputs(Pending *outs, int n) {
     tmps[i] = sf_xmalloc(strlen(outs[i].path) + 16);
     sprintf(tmps[i], "%s.tmp.XXXXXX", outs[i].path);
     int fd = mkstemp(tmps[i]);
+    if (fd >= 0) fchmod(fd, 0666 & ~file_mask); /* mkstemp makes 0600; give what creat(2) would */
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f || fwrite(outs[i].data, 1, outs[i].len, f) != outs[i].len || fclose(f) != 0) {
       fprintf(stderr, "sf-xform: error: cannot write '%s': %s\n", outs[i].path, strerror(errno));
@@ -181,8 +186,11 @@ int main(int argc, char **argv) {
   }
   graph_analyze(g);
   Fission *f = fission_regions(g, o.width ? o.width : default_width(g, nhosts));
+  if (o.dump && !strcmp(o.dump, "regions")) {
+    fission_explain(f, stdout);
+    return 0;
+  }
   if (o.explain) fission_explain(f, stderr);
-  if (o.dump && !strcmp(o.dump, "regions")) return 0;
 
   Graph *parallel = fission_rewrite(f);
   if (o.dump && !strcmp(o.dump, "rewrite")) return graph_emit_xml(parallel, stdout) ? EXIT_INPUT : 0;

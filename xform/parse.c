@@ -440,6 +440,75 @@ const char *sf_schema_path(void) {
 
 /* ---- DOM to Graph ---- */
 
+/* The raw file, to find where an element's text starts (libxml2 keeps lines, not columns). */
+typedef struct RawText {
+  const char *buf;   /* the whole file */
+  size_t len;        /* its length */
+  int last_line;     /* line of the previous text element looked up */
+  int seen[3];       /* param, set, state elements already found on last_line */
+} RawText;
+
+static size_t line_offset(const RawText *raw, int line) {
+  size_t off = 0;
+  for (int l = 1; l < line && off < raw->len; off++)
+    if (raw->buf[off] == '\n') l++;
+  return off;
+}
+
+/* Fills o with where the text of the nth <name> element whose start tag ends on `line` begins.
+ * Leaves o->raw NULL when it cannot tell (a start tag spread over several lines). */
+static void find_origin(Graph *g, RawText *raw, const char *name, int kind, int line, TextOrigin *o) {
+  o->raw = NULL;
+  if (!raw || line <= 0) return;
+  if (line != raw->last_line) {
+    raw->last_line = line;
+    raw->seen[0] = raw->seen[1] = raw->seen[2] = 0;
+  }
+  int nth = raw->seen[kind]++;
+  size_t start = line_offset(raw, line), n = strlen(name);
+  size_t end = start;
+  while (end < raw->len && raw->buf[end] != '\n') end++;
+  size_t at = start;
+  for (int found = -1; found < nth;) {
+    while (at < end && !(raw->buf[at] == '<' && at + 1 + n <= raw->len && !strncmp(raw->buf + at + 1, name, n) &&
+                         strchr(" \t\r\n/>", raw->buf[at + 1 + n])))
+      at++;
+    if (at >= end) return;
+    found++;
+    if (found < nth) at++;
+  }
+  char quote = 0;
+  for (; at < raw->len; at++) {
+    char ch = raw->buf[at];
+    if (quote) {
+      if (ch == quote) quote = 0;
+    } else if (ch == '"' || ch == '\'') {
+      quote = ch;
+    } else if (ch == '>') {
+      break;
+    }
+  }
+  if (at >= raw->len) return;
+  at++;
+  int l = line, col = (int)(at - start) + 1;
+  for (size_t k = start; k < at; k++)
+    if (raw->buf[k] == '\n') l++, col = (int)(at - k);
+  while (at < raw->len && isspace((unsigned char)raw->buf[at])) {
+    if (raw->buf[at] == '\n') {
+      l++;
+      col = 1;
+    } else if (raw->buf[at] != '\r') {
+      col++;
+    }
+    at++;
+  }
+  size_t stop = at;
+  while (stop < raw->len && raw->buf[stop] != '<') stop++;
+  o->raw = arena_strndup(g->arena, raw->buf + at, stop - at);
+  o->line = l;
+  o->col = col;
+}
+
 static bool is_element(xmlNodePtr n, const char *name) {
   return n->type == XML_ELEMENT_NODE && !strcmp((const char *)n->name, name);
 }
@@ -524,7 +593,7 @@ static void build_model(Graph *g, Op *op, xmlNodePtr n) {
                                                 : PUNCT_CONSUMES;
 }
 
-static Op *build_op(Graph *g, xmlNodePtr n, Diag *d) {
+static Op *build_op(Graph *g, xmlNodePtr n, Diag *d, RawText *raw) {
   Arena *a = g->arena;
   Op *op = arena_alloc(a, sizeof *op);
   op->line = node_line(n);
@@ -572,11 +641,13 @@ static Op *build_op(Graph *g, xmlNodePtr n, Diag *d) {
       Param *p = &op->params[op->nparams++];
       p->line = line;
       p->name = prop(g, c, "name");
+      find_origin(g, raw, "param", 0, line, &p->origin);
       p->text = text_of(g, c, &p->line);
     } else if (is_element(c, "set")) {
       Set *s = &op->sets[op->nsets++];
       s->line = line;
       s->attr = prop(g, c, "attr");
+      find_origin(g, raw, "set", 1, line, &s->origin);
       s->text = text_of(g, c, &s->line);
       s->slot = -1;
     } else if (is_element(c, "state")) {
@@ -585,6 +656,7 @@ static Op *build_op(Graph *g, xmlNodePtr n, Diag *d) {
       v->name = prop(g, c, "name");
       v->type = type_from_name(prop(g, c, "type"));
       v->init_text = prop(g, c, "init");
+      find_origin(g, raw, "state", 2, line, &v->origin);
       v->text = text_of(g, c, &v->line);
       op->states[op->nstates++] = v;
     } else if (is_element(c, "model")) {
@@ -598,7 +670,7 @@ static Op *build_op(Graph *g, xmlNodePtr n, Diag *d) {
   return op;
 }
 
-static Graph *build_graph(xmlDocPtr doc, const char *name, Diag *d) {
+static Graph *build_graph(xmlDocPtr doc, const char *name, Diag *d, RawText *raw) {
   xmlNodePtr root = xmlDocGetRootElement(doc);
   Graph *g = graph_new(name);
   g->name = prop(g, root, "name");
@@ -626,7 +698,7 @@ static Graph *build_graph(xmlDocPtr doc, const char *name, Diag *d) {
       h->address = prop(g, c, "address");
       g->hosts[g->nhosts++] = h;
     } else if (is_element(c, "operator")) {
-      Op *op = build_op(g, c, d);
+      Op *op = build_op(g, c, d, raw);
       op->index = g->nops;
       g->ops[g->nops++] = op;
     }
@@ -720,7 +792,8 @@ Graph *graph_parse_memory(const char *text, size_t len, const char *name, const 
   if (rc != 0 && d->nerrors == before) diag_error(d, 0, 0, "graph does not match graph.xsd");
   if (d->nerrors > before) goto done;
 
-  g = build_graph(doc, name, d);
+  RawText raw = { .buf = text, .len = len };
+  g = build_graph(doc, name, d, &raw);
   if (d->nerrors > before) {
     graph_free(g);
     g = NULL;

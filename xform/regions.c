@@ -9,9 +9,10 @@
 
 enum { DEFAULT_PULSE = 128 };
 
+/* Key attributes for a message: 'a', 'a' and 'b', 'a', 'b' and 'c'. */
 static const char *keys_text(Arena *a, const char **keys, int n) {
   char *s = arena_strdup(a, "");
-  for (int i = 0; i < n; i++) s = arena_printf(a, "%s%s'%s'", s, i ? ", " : "", keys[i]);
+  for (int i = 0; i < n; i++) s = arena_printf(a, "%s%s'%s'", s, i == 0 ? "" : i == n - 1 ? " and " : ", ", keys[i]);
   return s;
 }
 
@@ -195,9 +196,10 @@ static void form_regions(Fission *f) {
       split_off_keyed_tail(f, r, x);
       continue;
     }
-    bool contains = true;
-    for (int k = 0; k < rn; k++)
-      if (!keys_contain(x->model.keys, x->model.nkeys, rkeys[k])) contains = false;
+    const char *uncontained = NULL; /* a region key attribute missing from x's key */
+    for (int k = 0; k < rn && !uncontained; k++)
+      if (!keys_contain(x->model.keys, x->model.nkeys, rkeys[k])) uncontained = rkeys[k];
+    bool contains = !uncontained;
     const char *missing = NULL;
     const Op *dropper = NULL;
     for (int i = 0; i < r->ops.n && !missing; i++) {
@@ -213,9 +215,9 @@ static void form_regions(Fission *f) {
     r->to = n;
     n->from = r;
     if (!contains)
-      f->note[x->index] = arena_printf(a, "starts region r%d, shuffled from r%d: its key %s does not contain region "
-                                       "r%d's key %s", n->id, r->id, keys_text(a, x->model.keys, x->model.nkeys),
-                                       r->id, keys_text(a, rkeys, rn));
+      f->note[x->index] = arena_printf(a, "starts region r%d, shuffled from r%d: its key %s does not contain '%s', "
+                                       "part of region r%d's key", n->id, r->id,
+                                       keys_text(a, x->model.keys, x->model.nkeys), uncontained, r->id);
     else
       f->note[x->index] = arena_printf(a, "starts region r%d, shuffled from r%d: '%s' does not forward key '%s'",
                                        n->id, r->id, dropper->name, missing);

@@ -42,7 +42,16 @@ void ptrvec_push(Arena *a, PtrVec *v, void *item);
 
 /* ---- diag.c: diagnostics collected within a pass, printed as `file:line[:col]: error: msg` ---- */
 
+/* Where an expression's text starts in the graph file, so that a column inside the expression can
+ * be reported as a line and column of the file. */
+typedef struct TextOrigin {
+  const char *raw;  /* the element's raw XML text from the expression's first character (NULL: unknown) */
+  int line;         /* file line of that character */
+  int col;          /* file column (1-based, bytes) of that character */
+} TextOrigin;
+
 typedef struct Diag {
+  const TextOrigin *origin; /* set while an expression is checked: columns are mapped through it */
   const char *file; /* the graph file named in every message */
   FILE *out;        /* where messages go (stderr by default) */
   int nerrors;      /* errors reported so far */
@@ -210,6 +219,7 @@ typedef struct Param {
   const char *name;     /* parameter name */
   const char *text;     /* its text, whitespace-trimmed */
   int line;             /* where written */
+  TextOrigin origin;    /* where the text starts in the file */
 } Param;
 
 typedef struct Set {
@@ -218,6 +228,7 @@ typedef struct Set {
   Expr *expr;           /* parsed and checked */
   int slot;             /* output attribute index */
   int line;             /* where written */
+  TextOrigin origin;    /* where the text starts in the file */
 } Set;
 
 struct StateVar {
@@ -228,6 +239,7 @@ struct StateVar {
   Expr *init;           /* parsed init */
   Expr *update;         /* parsed update */
   int line;             /* where written */
+  TextOrigin origin;    /* where the update text starts in the file */
 };
 
 /* The behaviour the transformer reasons with (declared by <model> or derived by analyze). */

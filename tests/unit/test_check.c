@@ -591,10 +591,10 @@ START_TEST(expression_errors_all_reported) {
               "  </operator>\n" TAIL,
               5,
               "g.xml:23: error: parameter 'where' of operator 'f' must be bool, got int\n"
-              "g.xml:24:5: error: operator '+' needs two ints, two doubles or two strings, got string and int\n"
-              "g.xml:25:7: error: operator '*' needs two ints or two doubles, got double and int\n"
-              "g.xml:26:1: error: unknown function 'lenght'\n"
-              "g.xml:26:15: error: unknown name 'nope'\n");
+              "g.xml:24:25: error: operator '+' needs two ints, two doubles or two strings, got string and int\n"
+              "g.xml:25:29: error: operator '*' needs two ints or two doubles, got double and int\n"
+              "g.xml:26:21: error: unknown function 'lenght'\n"
+              "g.xml:26:35: error: unknown name 'nope'\n");
 }
 END_TEST
 
@@ -609,10 +609,10 @@ START_TEST(expression_syntax_errors) {
               "    <set attr='vol'>vol vol</set>\n"                           /* 26 */
               "  </operator>\n" TAIL,
               4,
-              "g.xml:23:6: error: unexpected end of expression\n"
-              "g.xml:24:1: error: unterminated string\n"
-              "g.xml:25:7: error: expected ')'\n"
-              "g.xml:26:5: error: unexpected 'vol'\n");
+              "g.xml:23:33: error: unexpected end of expression\n"
+              "g.xml:24:21: error: unterminated string\n"
+              "g.xml:25:29: error: expected ')'\n"
+              "g.xml:26:25: error: unexpected 'vol'\n");
 }
 END_TEST
 
@@ -629,8 +629,8 @@ START_TEST(expression_on_the_next_line) {
               "      price + 1</set>\n"                                       /* 28 */
               "  </operator>\n" TAIL,
               2,
-              "g.xml:24:11: error: operator '&&' needs two bools, got bool and string\n"
-              "g.xml:28:7: error: operator '+' needs two ints, two doubles or two strings, got double and int\n");
+              "g.xml:24:20: error: operator '&&' needs two bools, got bool and string\n"
+              "g.xml:28:13: error: operator '+' needs two ints, two doubles or two strings, got double and int\n");
 }
 END_TEST
 
@@ -657,10 +657,10 @@ START_TEST(aggregate_rules) {
               "    <set attr='n'>count()</set>\n"
               "  </operator>\n" TAIL,
               4,
-              "g.xml:25:1: error: attribute 'price' is used outside an aggregate function in operator 'bars' "
+              "g.xml:25:21: error: attribute 'price' is used outside an aggregate function in operator 'bars' "
               "(only partitionBy attributes may be)\n"
-              "g.xml:26:5: error: aggregate function 'count' cannot be nested inside 'sum'\n"
-              "g.xml:31:1: error: aggregate function 'count' is only allowed in an Aggregate\n"
+              "g.xml:26:23: error: aggregate function 'count' cannot be nested inside 'sum'\n"
+              "g.xml:31:19: error: aggregate function 'count' is only allowed in an Aggregate\n"
               "g.xml:33: error: output attribute 'sym' of operator 'nokey' is neither set nor a partitionBy "
               "attribute\n");
 }
@@ -679,10 +679,10 @@ START_TEST(state_rules) {
               5,
               "g.xml:23: error: init of state variable 'total' of operator 'run' must be int, got double\n"
               "g.xml:24: error: state variable 'vol' of operator 'run' has the name of an input attribute\n"
-              "g.xml:25:1: error: init of state variable 'mean' of operator 'run' cannot read attribute 'price' "
+              "g.xml:25: error: init of state variable 'mean' of operator 'run' cannot read attribute 'price' "
               "(an init sees no tuple)\n"
               "g.xml:26: error: state variable 'total' of operator 'run' is declared twice\n"
-              "g.xml:26:7: error: operator '+' needs two ints, two doubles or two strings, got int and double\n");
+              "g.xml:26:51: error: operator '+' needs two ints, two doubles or two strings, got int and double\n");
 }
 END_TEST
 
@@ -696,7 +696,7 @@ START_TEST(flatmap_count_and_index) {
               "  </operator>\n" TAIL,
               2,
               "g.xml:23: error: parameter 'count' of operator 'copies' must be int, got double\n"
-              "g.xml:24:5: error: unknown name 'seq'\n");
+              "g.xml:24:25: error: unknown name 'seq'\n");
 }
 END_TEST
 
