@@ -374,6 +374,13 @@ START_TEST(test_wrong_token) {
   char addr[64];
   addr_of(rt, addr, sizeof addr);
   RxStream *rx = transport_accept(rt, "s");
+  RxStream *other_rx = transport_accept(rt, "other"); /* a stream running meanwhile */
+  TxStream *other = transport_open(gt, "h1", addr, "other");
+  void *buf;
+  size_t len;
+  ck_assert_int_eq(transport_send(other, "before", 6), 0);
+  ck_assert_int_eq(transport_recv(other_rx, &buf, &len), 1);
+  transport_free_message(buf);
   TxStream *btx = transport_open(bt, "h1", addr, "s");
   ck_assert_int_eq(transport_send(btx, "x", 1), -1);
   char want[256];
@@ -384,11 +391,16 @@ START_TEST(test_wrong_token) {
   ck_assert(cap_has(cap, "transport: refused call for edge 's' from host 'intruder' (ipv4:127.0.0.1:"));
   ck_assert(cap_has(cap, "UNAUTHENTICATED: missing or wrong job token"));
 
+  ck_assert_int_eq(transport_send(other, "after", 5), 0);
+  ck_assert_int_eq(transport_close(other), 0);
+  ck_assert_int_eq(transport_recv(other_rx, &buf, &len), 1);
+  ck_assert_int_eq(memcmp(buf, "after", 5), 0);
+  transport_free_message(buf);
+  ck_assert_int_eq(transport_recv(other_rx, &buf, &len), 0);
+
   TxStream *gtx = transport_open(gt, "h1", addr, "s");
   ck_assert_int_eq(transport_send(gtx, "hello", 5), 0);
   ck_assert_msg(transport_close(gtx) == 0, "%s", transport_tx_error(gtx));
-  void *buf;
-  size_t len;
   ck_assert_int_eq(transport_recv(rx, &buf, &len), 1);
   ck_assert_uint_eq(len, 5);
   ck_assert_int_eq(memcmp(buf, "hello", 5), 0);
