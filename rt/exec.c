@@ -99,6 +99,7 @@ struct Group {
   PtrVec outs;                /* Edge* pushed by this thread (queue and remote) */
   uint64_t progress;          /* src of the item being processed */
   int last_slot;              /* ordered drivers: slot of the item just taken */
+  char fail[256];             /* ordered drivers: why the order cannot be restored */
   pthread_t thread;           /* its thread */
   bool started;
 };
@@ -472,7 +473,14 @@ static bool item_before(const Item *a, int sa, const Item *b, int sb, bool by_sr
   return sa < sb;
 }
 
-typedef enum Step { STEP_WAIT, STEP_DELIVER, STEP_DONE, STEP_AGAIN } Step;
+typedef enum Step { STEP_WAIT, STEP_DELIVER, STEP_DONE, STEP_AGAIN, STEP_FAIL } Step;
+
+/* The channels of a region broke the promise their operators' models made (a Custom operator
+ * that says selectivity one but drops tuples, say): the order cannot be restored. */
+static Step broken_promise(Group *g, const char *fmt, unsigned long long seq) {
+  snprintf(g->fail, sizeof g->fail, fmt, g->entry->op->name, seq);
+  return STEP_FAIL;
+}
 
 /* Decides the next action of an ordered driver (caller holds g->mu). On STEP_DELIVER *out is the
  * item to deliver and it has been consumed from its slot. */
@@ -501,7 +509,9 @@ static Step ordered_step(Group *g, Item *out) {
         pop(g, s);
         return STEP_AGAIN;
       }
-      if (o->kind != h->kind) sf_die("roundrobin merge '%s': channels disagree at punctuation", n->op->name);
+      if (o->kind != h->kind)
+        return broken_promise(g, "merge '%s': channels reached the end or a window at different tuples (%llu); "
+                              "an operator in the region emitted more or fewer tuples than its model says", 0);
     }
     *out = *h;
     for (int s = 0; s < W; s++) pop(g, s);
@@ -536,8 +546,8 @@ static Step ordered_step(Group *g, Item *out) {
       for (int s = 0; s < W; s++) pop(g, s);
       return STEP_DELIVER;
     }
-    if (windows + finals == W) return STEP_WAIT;
-    sf_die("seq merge '%s': sequence number %llu never arrived", n->op->name, (unsigned long long)g->next_seq);
+    return broken_promise(g, "merge '%s': tuple %llu never arrived; an operator in the region dropped a tuple "
+                          "although its model says selectivity one", (unsigned long long)g->next_seq);
   }
   /* seqpulse and fan-in: the smallest head, once every slot has one */
   bool by_src = g->driver == DRIVE_SRC;
@@ -584,7 +594,7 @@ static Step ordered_step(Group *g, Item *out) {
           pop(g, best);
           return STEP_DELIVER;
         }
-        sf_die("merge '%s': window punctuation missing on a channel", n->op->name);
+        return broken_promise(g, "merge '%s': window punctuation %llu missing on a channel", bh->seq);
       }
     }
     *out = *bh;
@@ -613,6 +623,10 @@ static int run_ordered(Group *g) {
     if (stopping(x)) return -1;
     if (st == STEP_DONE) return 0;
     if (st == STEP_AGAIN) continue;
+    if (st == STEP_FAIL) {
+      exec_fail(x, "%s", g->fail);
+      return -1;
+    }
     g->progress = it.src;
     if (it.kind == ITEM_FINAL) n->finals_left = 1;
     if (deliver(n, it.kind == ITEM_TUPLE ? g->last_slot : 0, it) < 0) return -1;

@@ -35,7 +35,10 @@ typedef struct RemoteRx {
   void *edge;         /* exec's edge */
   pthread_t thread;
   bool started;
-  bool saw_final;
+  bool saw_final;     /* the end of stream arrived */
+  bool seen_any;      /* an item arrived */
+  uint64_t last_seq;  /* of the last item */
+  uint64_t last_src;
 } RemoteRx;
 
 struct Remote {
@@ -51,7 +54,7 @@ struct Remote {
 
 static void log_line(void *ctx, const char *line) {
   Remote *r = ctx;
-  fprintf(r->log, "sf-exec: %s: transport: %s\n", r->host, line);
+  fprintf(r->log, "sf-exec: %s: %s\n", r->host, line);
   fflush(r->log);
 }
 
@@ -139,6 +142,25 @@ RemoteTx *remote_open(Remote *r, const char *id, const char *peer, const Schema 
   return tx;
 }
 
+/* What a well-behaved executor sends on one edge: positions that never go back, nothing after the
+ * end of stream. A message that breaks this is refused like a malformed one. */
+static const char *check_order(RemoteRx *rx, const Item *items, int n) {
+  for (int i = 0; i < n; i++) {
+    if (rx->saw_final) return "items after the end of stream";
+    if (rx->seen_any && (items[i].seq < rx->last_seq || items[i].src < rx->last_src) &&
+        items[i].kind != ITEM_FINAL)
+      return "sequence numbers went backwards";
+    if (items[i].kind == ITEM_FINAL) {
+      rx->saw_final = true;
+      continue;
+    }
+    rx->last_seq = items[i].seq;
+    rx->last_src = items[i].src;
+    rx->seen_any = true;
+  }
+  return NULL;
+}
+
 static void *receiver_main(void *arg) {
   RemoteRx *rx = arg;
   Remote *r = rx->r;
@@ -173,8 +195,17 @@ static void *receiver_main(void *arg) {
       return NULL;
     }
     transport_free_message(buf);
-    for (int i = 0; i < n; i++)
-      if (items[i].kind == ITEM_FINAL) rx->saw_final = true;
+    const char *bad = check_order(rx, items, n);
+    if (bad) {
+      for (int i = 0; i < n; i++)
+        if (items[i].kind == ITEM_TUPLE) tuple_unref(items[i].t);
+      free(items);
+      transport_rx_abort(rx->stream, bad);
+      snprintf(msg, sizeof msg, "host '%s': edge '%s' from host '%s' sent a bad message: %s", r->host, rx->id,
+               rx->peer, bad);
+      exec_fail_remote(r->x, msg);
+      return NULL;
+    }
     int pushed = exec_remote_deliver(r->x, rx->edge, items, n);
     free(items);
     if (pushed < 0) return NULL; /* the job is stopping; the batch was released */
@@ -202,26 +233,34 @@ int remote_send(RemoteTx *tx, const Item *items, int n) {
     exec_fail_remote(r->x, msg);
     return -1;
   }
-  if (n > 0 && items[n - 1].kind == ITEM_FINAL) {
-    tx->closed = true;
-    if (transport_close(tx->stream) < 0) {
-      snprintf(msg, sizeof msg, "host '%s': edge '%s' to host '%s' did not complete: %s", r->host, tx->id, tx->peer,
-               transport_tx_error(tx->stream));
-      exec_fail_remote(r->x, msg);
-      return -1;
-    }
-  }
+  /* the stream is closed in remote_finish, off the executor's threads: closing waits for the
+   * receiving executor to have read everything */
+  if (n > 0 && items[n - 1].kind == ITEM_FINAL) tx->closed = true;
   return 0;
 }
 
 int remote_finish(Remote *r, bool ok) {
+  int rc = 0;
+  char msg[1024];
+  for (int i = 0; ok && i < r->txs.n; i++) {
+    RemoteTx *tx = r->txs.items[i];
+    if (!tx->closed) continue;
+    tx->closed = false;
+    if (transport_close(tx->stream) < 0) {
+      snprintf(msg, sizeof msg, "host '%s': edge '%s' to host '%s' did not complete: %s", r->host, tx->id, tx->peer,
+               transport_tx_error(tx->stream));
+      exec_fail_remote(r->x, msg);
+      ok = false;
+      rc = -1;
+    }
+  }
   if (!ok) transport_cancel(r->t);
   for (int i = 0; i < r->rxs.n; i++) {
     RemoteRx *rx = r->rxs.items[i];
     if (rx->started) pthread_join(rx->thread, NULL);
     rx->started = false;
   }
-  return 0;
+  return rc;
 }
 
 void remote_abort(Remote *r) {

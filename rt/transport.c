@@ -22,7 +22,8 @@
  *   could not be reached at all or connected but did not accept the edge.
  * Receiving end (server call, SCall, attached to the RxStream of its edge):
  *   batch RECV_CLOSE_ON_SERVER | batch SEND_INITIAL_METADATA + SEND_MESSAGE(first grant), then
- *   SEND_MESSAGE per grant | RECV_MESSAGE one at a time; SEND_STATUS_FROM_SERVER(OK) on the clean end.
+ *   SEND_MESSAGE per grant | RECV_MESSAGE one at a time; SEND_STATUS_FROM_SERVER(OK) once the
+ *   application has read the clean end (transport_recv returned 0).
  *   A refused call gets one batch: SEND_INITIAL_METADATA + SEND_STATUS_FROM_SERVER + RECV_CLOSE. */
 #include "transport.h"
 
@@ -758,7 +759,8 @@ static void sc_on_recv(SCall *sc, int success) {
   } else if (success && !bb && !grpc_call_failed_before_recv_message(sc->call)) {
     rx->eos = 1;
     pthread_cond_broadcast(&rx->cv);
-    sc_send_status(sc, GRPC_STATUS_OK, NULL);
+    /* the OK status goes out only when the application has read every message and the end
+     * (transport_recv), so a message it rejects can still fail the sender */
   } else {
     if (!rx->eos)
       rx_fail(rx, "edge '%s' from %s failed: the stream broke (sender gone, connection lost, or a message over max_message %zu bytes)",
@@ -948,7 +950,8 @@ int transport_recv(RxStream *rx, void **buf, size_t *len) {
     if (rx->call) sc_grant(rx->call);
     rc = 1;
   } else {
-    rc = 0; /* eos */
+    rc = 0; /* eos: everything was read; now the sender may hear that it all arrived */
+    if (rx->call && !rx->call->status_sent) sc_send_status(rx->call, GRPC_STATUS_OK, NULL);
   }
   leave(t);
   pthread_mutex_unlock(&t->mu);

@@ -15,8 +15,9 @@
  *     the window up as its application consumes messages, so at most `credits` messages are ever in
  *     flight or queued per edge.  Anything else from the server is malformed and ends the call;
  *     a sender exceeding its credit ends the call with RESOURCE_EXHAUSTED.
- *   - the sender half-closes; the receiving transport answers with status OK as soon as the end of
- *     stream has arrived (every message is then in the receiver's hands, read or not).
+ *   - the sender half-closes; the receiving transport answers with status OK once its application
+ *     has read every message and the end of stream (transport_recv returned 0), so a message the
+ *     application rejects (transport_rx_abort) still fails the sender.
  *
  * Threading: every Transport runs one thread of its own, the only one that waits on gRPC's
  * completion queue (all network I/O happens there).  Executor threads block on condition variables

@@ -3,6 +3,9 @@
  * Both pictures flow top to bottom: sources on top, sinks at the bottom, so that in the parallel
  * picture a region's channels stand side by side between the Split above them and the Merge below
  * them (a trapezium widening into the channels, an inverted one narrowing out of them).
+ * The parallel picture is meant to be read at a glance, also without colour: a region's label says
+ * how it works (width, distribution, merge or shuffle), a channel's label names its host, the two
+ * sides of a shuffle say so, and only edges carrying a stream of the user's graph are labelled.
  * Edges are computed from the operators' ports by name (producer -> one edge per consumer port),
  * so a graph need not have been linked. Everything is written in g->ops order, so the output is
  * deterministic. Every identifier and label is quoted and escaped: generated names contain `.`,
@@ -22,7 +25,10 @@ static const char *const host_palette[] = {
 enum { PALETTE_SIZE = sizeof host_palette / sizeof host_palette[0] };
 static const char NO_HOST_FILL[] = "#ffffff";
 
-enum { REASON_SHORT = 32 }; /* characters of why_serial shown in a node's label */
+/* The short reason in a node's label: lines of at most REASON_LINE bytes (the first counting
+ * REASON_PREFIX), at most REASON_LINES of them. */
+enum { REASON_LINE = 40, REASON_LINES = 3 };
+static const char REASON_PREFIX[] = "not parallel: ";
 
 /* ---- writing quoted strings ---- */
 
@@ -83,59 +89,138 @@ static const char *op_shape(const Op *op) {
   return "box";
 }
 
-/* A short form of why_serial for a label: the text before its first " (" or ": " (the reasons say
- * the problem first and explain after), cut at a word to REASON_SHORT characters with "...". */
+/* Whether the op gets the "not parallel" marking: a reason, and not a source or a sink (those are
+ * never parallel by nature; marking every one of them would only be noise). */
+static bool is_marked(const Op *op) {
+  return op->why_serial && !is_source(op) && !is_sink(op);
+}
+
+/* The short reason of a label, each line after a `\n`: REASON_PREFIX and the text of why before its
+ * first " (", ": " or control character (the reasons say the problem first and explain after),
+ * wrapped at spaces into lines of at most REASON_LINE bytes so that names quoted at the end
+ * (a colocate partner, a punctuation consumer) are kept. A word longer than a line is cut (not
+ * inside a UTF-8 character); text beyond REASON_LINES lines is dropped with "...". */
 static void put_short_reason(FILE *out, const char *why) {
-  int len = (int)strlen(why);
-  for (int i = 1; i + 1 < len; i++)
-    if ((why[i] == ' ' && why[i + 1] == '(') || (why[i] == ':' && why[i + 1] == ' ')) {
-      len = i;
-      break;
-    }
-  if (len <= REASON_SHORT) {
-    put_escaped(out, why, len);
-    return;
+  int len = 0;
+  while (why[len] && (unsigned char)why[len] >= 0x20 && why[len] != 0x7f) {
+    if (len > 0 && ((why[len] == ' ' && why[len + 1] == '(') || (why[len] == ':' && why[len + 1] == ' '))) break;
+    len++;
   }
-  int cut = REASON_SHORT;
-  while (cut > 0 && why[cut] != ' ') cut--;
-  if (cut < REASON_SHORT / 2) cut = REASON_SHORT; /* one long word: cut inside it */
-  while (cut > 0 && ((unsigned char)why[cut] & 0xc0) == 0x80) cut--; /* not inside a UTF-8 character */
-  while (cut > 0 && why[cut - 1] == ' ') cut--;
-  put_escaped(out, why, cut);
-  fputs("...", out);
+  size_t plen = strlen(REASON_PREFIX);
+  char *text = sf_xmalloc(plen + (size_t)len + 1);
+  memcpy(text, REASON_PREFIX, plen);
+  memcpy(text + plen, why, (size_t)len);
+  int n = (int)plen + len;
+  text[n] = 0;
+  int pos = 0;
+  for (int line = 0; line < REASON_LINES; line++) {
+    while (pos < n && text[pos] == ' ') pos++;
+    if (pos >= n) break;
+    int end = pos; /* the most whole words that fit */
+    for (int j = pos;;) {
+      int k = j;
+      while (k < n && text[k] != ' ') k++;
+      if (k - pos > REASON_LINE) break;
+      end = k;
+      while (k < n && text[k] == ' ') k++;
+      if (k >= n) break;
+      j = k;
+    }
+    if (end == pos) { /* one word longer than a line */
+      end = pos + REASON_LINE;
+      while (end > pos + 1 && ((unsigned char)text[end] & 0xc0) == 0x80) end--;
+    }
+    fputs("\\n", out);
+    put_escaped(out, text + pos, end - pos);
+    pos = end;
+    bool more = false;
+    for (int k = pos; k < n && !more; k++) more = text[k] != ' ';
+    if (more && line + 1 == REASON_LINES) fputs("...", out);
+  }
+  free(text);
+}
+
+/* Writes the names of a key list (separated by spaces and/or commas, as names_split reads them),
+ * joined by sep, the last two by last. */
+static void put_keys(FILE *out, const char *text, const char *sep, const char *last) {
+  int total = 0;
+  for (const char *p = text; *p;) {
+    while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') p++;
+    if (!*p) break;
+    total++;
+    while (*p && *p != ' ' && *p != ',' && *p != '\t' && *p != '\n') p++;
+  }
+  int k = 0;
+  for (const char *p = text; *p;) {
+    while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') p++;
+    if (!*p) break;
+    const char *w = p;
+    while (*p && *p != ' ' && *p != ',' && *p != '\t' && *p != '\n') p++;
+    if (k > 0) fputs(k + 1 == total ? last : sep, out);
+    put_escaped(out, w, (int)(p - w));
+    k++;
+  }
+}
+
+/* Whether the op is a Split or Merge of one channel: the two sides of a shuffle between regions. */
+static bool is_shuffle(const Op *op) {
+  return (op->kind == KIND_SPLIT || op->kind == KIND_MERGE) && op->region && op->channel >= 0;
+}
+
+/* The second line of a Split's or Merge's label: its kind, or "shuffle" for the Split and "shuffle
+ * merge" for the Merges of a shuffle, then its strategy and keys, its sequence when not the usual
+ * "assign" (a shuffle keeps the numbers of the entry Split) and a non-zero pulse period, all on one
+ * line (a taller trapezium grows wide fast). Other operators: their kind. */
+static void put_kind_line(FILE *out, const Op *op) {
+  if (op->kind == KIND_SPLIT) {
+    fputs(is_shuffle(op) ? "shuffle" : op_kind_text(op), out);
+    const char *strategy = op_param(op, "strategy"), *keys = op_param(op, "keys");
+    const char *sequence = op_param(op, "sequence"), *pulse = op_param(op, "pulse");
+    if (strategy) {
+      fputc(' ', out);
+      put_escaped(out, strategy, -1);
+      if (keys) {
+        fputc('(', out);
+        put_keys(out, keys, ", ", ", ");
+        fputc(')', out);
+      }
+    }
+    if (sequence && strcmp(sequence, "assign")) {
+      fputc(' ', out);
+      put_escaped(out, sequence, -1);
+    }
+    if (pulse && strtol(pulse, NULL, 10) != 0) {
+      fputs(", pulse ", out);
+      put_escaped(out, pulse, -1);
+    }
+  } else if (op->kind == KIND_MERGE) {
+    fputs(is_shuffle(op) ? "shuffle merge" : op_kind_text(op), out);
+    if (op_param(op, "order")) {
+      fputc(' ', out);
+      put_escaped(out, op_param(op, "order"), -1);
+    }
+  } else {
+    put_escaped(out, op_kind_text(op), -1);
+  }
 }
 
 /* One operator node. fill: its fill colour. Splits and Merges show their strategy after their
- * kind; an operator that was not parallelized gets a dashed border, a short reason in its label and
- * the full reason in its tooltip. */
+ * kind; an operator that was not parallelized (and is neither a source nor a sink) gets a dashed
+ * border, a short reason in its label and the full reason in its tooltip. */
 static void put_op_node(FILE *out, const Op *op, const char *fill, const char *indent) {
   const char *shape = op_shape(op);
   bool box = !strcmp(shape, "box");
+  bool marked = is_marked(op);
   fputs(indent, out);
   put_quoted(out, op->name);
   fputs(" [label=\"", out);
   put_escaped(out, op->name, -1);
   fputs("\\n", out);
-  put_escaped(out, op_kind_text(op), -1);
-  if (op->kind == KIND_SPLIT && op_param(op, "strategy")) {
-    fputc(' ', out);
-    put_escaped(out, op_param(op, "strategy"), -1);
-    if (op_param(op, "keys")) {
-      fputc('(', out);
-      put_escaped(out, op_param(op, "keys"), -1);
-      fputc(')', out);
-    }
-  } else if (op->kind == KIND_MERGE && op_param(op, "order")) {
-    fputc(' ', out);
-    put_escaped(out, op_param(op, "order"), -1);
-  }
-  if (op->why_serial) {
-    fputs("\\nnot parallel: ", out);
-    put_short_reason(out, op->why_serial);
-  }
+  put_kind_line(out, op);
+  if (marked) put_short_reason(out, op->why_serial);
   fputc('"', out);
   if (!box) fprintf(out, ", shape=%s, margin=\"0.04,0.02\"", shape); /* polygons grow fast */
-  if (op->why_serial)
+  if (marked)
     fprintf(out, ", style=\"%sfilled,dashed\"", box ? "rounded," : "");
   else if (!box)
     fputs(", style=\"filled\"", out);
@@ -153,15 +238,28 @@ static void put_op_node(FILE *out, const Op *op, const char *fill, const char *i
     fputs(", on host ", out);
     put_escaped(out, op->host, -1);
   }
-  if (op->why_serial) {
+  if (marked) {
     fputs("\\nnot parallel: ", out);
     put_escaped(out, op->why_serial, -1);
   }
   fputs("\"];\n", out);
 }
 
+/* Whether the edge prod -> cons is labelled with its stream's name: when the stream has a name of
+ * the user's graph, that is when it is not inside the parallel part: it leaves or enters an operator
+ * outside the regions, leaves a region's final Merge or enters a region's entry Split. The streams
+ * between generated operators (into and out of the channels, across a shuffle) are many, their
+ * generated names would overlap, and the picture says what they are; they get the name as a
+ * tooltip instead. */
+static bool edge_labelled(const Op *prod, const Op *cons) {
+  if (!prod->region || !cons->region) return true;
+  if (prod->kind == KIND_MERGE && prod->channel < 0) return true;
+  return cons->kind == KIND_SPLIT && cons->channel < 0;
+}
+
 /* One edge per (producer output port, consumer input port naming the stream), labelled with the
- * stream's name, in the order producers, their ports, consumers and their ports appear. */
+ * stream's name (see edge_labelled), in the order producers, their ports, consumers and their
+ * ports appear. */
 static void put_edges(FILE *out, const Graph *g) {
   for (int i = 0; i < g->nops; i++) {
     const Op *prod = g->ops[i];
@@ -177,7 +275,7 @@ static void put_edges(FILE *out, const Graph *g) {
             put_quoted(out, prod->name);
             fputs(" -> ", out);
             put_quoted(out, cons->name);
-            fputs(" [label=", out);
+            fputs(edge_labelled(prod, cons) ? " [label=" : " [tooltip=", out);
             put_quoted(out, stream);
             fputs("];\n", out);
           }
@@ -236,6 +334,97 @@ static int region_channels(const Graph *g, const char *region, int *chans) {
   return n;
 }
 
+/* The first operator of region `region` of kind `kind` that is region-wide (channel < 0) or not. */
+static const Op *region_op(const Graph *g, const char *region, OpKind kind, bool per_channel) {
+  for (int i = 0; i < g->nops; i++) {
+    const Op *op = g->ops[i];
+    if (same(op->region, region) && op->kind == kind && (op->channel >= 0) == per_channel) return op;
+  }
+  return NULL;
+}
+
+/* The operator writing stream `name`, NULL when none. */
+static const Op *producer_of(const Graph *g, const char *name) {
+  for (int i = 0; name && i < g->nops; i++)
+    for (int p = 0; p < g->ops[i]->noutputs; p++)
+      if (same(g->ops[i]->outputs[p].stream, name)) return g->ops[i];
+  return NULL;
+}
+
+/* The first operator reading stream `name`, NULL when none. */
+static const Op *consumer_of(const Graph *g, const char *name) {
+  for (int i = 0; name && i < g->nops; i++)
+    for (int q = 0; q < g->ops[i]->ninputs; q++)
+      for (int k = 0; k < g->ops[i]->inputs[q].nstreams; k++)
+        if (same(g->ops[i]->inputs[q].names[k], name)) return g->ops[i];
+  return NULL;
+}
+
+/* How a region works, as its cluster's label, read from its Splits and Merges: its width, how its
+ * tuples are distributed (the strategy and keys of its entry Split, or of the shuffle Splits of
+ * the region upstream when it is entered by a shuffle), how they leave (its final Merge's order,
+ * or the region its own shuffle Splits feed) and where a shuffle comes from, e.g.
+ * `r1: width 3, hash on sector and sym, shuffled into r2`,
+ * `r2: width 3, hash on sector, merge seqpulse, shuffled from r1`, or in a chain of shuffles
+ * `r2: width 3, hash on sector, shuffled from r1 and into r3`. A region entered by a shuffle (and
+ * not left by one) has its label, and its channels theirs, at the bottom: the shuffle's edges come in
+ * from above all across it and would run through labels at the top. */
+static void put_region_label(FILE *out, const Graph *g, const char *region, int width) {
+  const Op *entry = region_op(g, region, KIND_SPLIT, false);
+  const Op *final = region_op(g, region, KIND_MERGE, false);
+  const Op *shuffle_in = region_op(g, region, KIND_MERGE, true);
+  const Op *shuffle_out = region_op(g, region, KIND_SPLIT, true);
+  const Op *from = NULL, *into = NULL;
+  if (!entry && shuffle_in && shuffle_in->ninputs > 0 && shuffle_in->inputs[0].nstreams > 0)
+    from = producer_of(g, shuffle_in->inputs[0].names[0]);
+  if (!final && shuffle_out && shuffle_out->noutputs > 0) into = consumer_of(g, shuffle_out->outputs[0].stream);
+  const Op *split = entry ? entry : from && from->kind == KIND_SPLIT ? from : NULL;
+  fputs("    label=\"", out);
+  put_escaped(out, region, -1);
+  fprintf(out, ": width %d", width);
+  const char *strategy = split ? op_param(split, "strategy") : NULL;
+  if (strategy) {
+    fputs(", ", out);
+    put_escaped(out, strategy, -1);
+    const char *keys = op_param(split, "keys");
+    if (keys) {
+      fputs(" on ", out);
+      put_keys(out, keys, ", ", " and ");
+    }
+  }
+  if (final && op_param(final, "order")) {
+    fputs(", merge ", out);
+    put_escaped(out, op_param(final, "order"), -1);
+  }
+  if (from && from->region) {
+    fputs(", shuffled from ", out);
+    put_escaped(out, from->region, -1);
+  }
+  if (into && into->region) {
+    fputs(from && from->region ? " and into " : ", shuffled into ", out);
+    put_escaped(out, into->region, -1);
+  }
+  fputs(from && !into ? "\"; labelloc=b;\n" : "\";\n", out);
+}
+
+/* A channel's cluster label: `channel N @ HOST`, with every host of its operators (in g->ops order)
+ * so that readers who cannot tell the colours apart still see where it runs. */
+static void put_channel_label(FILE *out, const Graph *g, const char *region, int channel) {
+  fprintf(out, "      label=\"channel %d", channel);
+  int nhosts = 0;
+  for (int i = 0; i < g->nops; i++) {
+    const Op *op = g->ops[i];
+    if (!same(op->region, region) || op->channel != channel || !op->host) continue;
+    bool seen = false;
+    for (int j = 0; j < i && !seen; j++)
+      seen = same(g->ops[j]->region, region) && g->ops[j]->channel == channel && same(g->ops[j]->host, op->host);
+    if (seen) continue;
+    fputs(nhosts++ ? ", " : " @ ", out);
+    put_escaped(out, op->host, -1);
+  }
+  fputs("\";\n", out);
+}
+
 /* Region `region` as a cluster: its region-wide operators (the Split and Merge around it), then one
  * nested cluster per channel holding that channel's replicas and its own Splits and Merges. */
 static void put_region(FILE *out, const Graph *g, const char *region, int *chans) {
@@ -244,9 +433,7 @@ static void put_region(FILE *out, const Graph *g, const char *region, int *chans
   fputs("\"cluster_", out);
   put_escaped(out, region, -1);
   fputs("\" {\n", out);
-  fputs("    label=\"region ", out);
-  put_escaped(out, region, -1);
-  fprintf(out, " (width %d)\";\n", width);
+  put_region_label(out, g, region, width);
   fputs("    style=\"rounded,filled\"; fillcolor=\"#f2f2f2\"; color=\"#888888\"; labeljust=l;\n", out);
   for (int i = 0; i < g->nops; i++) {
     const Op *op = g->ops[i];
@@ -256,7 +443,7 @@ static void put_region(FILE *out, const Graph *g, const char *region, int *chans
     fputs("    subgraph \"cluster_", out);
     put_escaped(out, region, -1);
     fprintf(out, "_c%d\" {\n", chans[c]);
-    fprintf(out, "      label=\"channel %d\";\n", chans[c]);
+    put_channel_label(out, g, region, chans[c]);
     fputs("      style=\"rounded,filled,dashed\"; fillcolor=\"#ffffff\"; color=\"#aaaaaa\";\n", out);
     for (int i = 0; i < g->nops; i++) {
       const Op *op = g->ops[i];

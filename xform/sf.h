@@ -395,7 +395,8 @@ int graph_emit_xml(const Graph *g, FILE *out);
 /* ---- dot.c: Graphviz pictures. graph_dot_input draws any graph (operators labelled with name and
  * kind, edges with stream names); graph_dot_parallel draws a rewritten graph with regions as
  * clusters, channels side by side, Split/Merge in their own shapes, hosts by colour and operators
- * that were not parallelized (why_serial set) marked. Return 0, or -1 when writing failed. ---- */
+ * that were not parallelized (why_serial set; sources and sinks, never parallel, are not marked)
+ * marked. Return 0, or -1 when writing failed. ---- */
 int graph_dot_input(const Graph *g, FILE *out);
 int graph_dot_parallel(const Graph *g, FILE *out);
 

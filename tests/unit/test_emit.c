@@ -465,7 +465,8 @@ static const char TINY[] =
 
 START_TEST(test_dot_input_exact) {
   Graph *g = parse_text(TINY);
-  graph_find_op(g, "o1")->why_serial = "it is a sink (FileSink)";
+  graph_find_op(g, "o1")->why_serial = "it is a sink (FileSink)"; /* never marked: a sink by nature */
+  graph_find_op(g, "w")->why_serial = "it is marked parallel=\"no\"";
   char *dot = write_to_string(graph_dot_input, g);
   ck_assert_str_eq(dot,
     "digraph \"tiny\" {\n"
@@ -474,9 +475,10 @@ START_TEST(test_dot_input_exact) {
     "  edge [fontname=\"Helvetica\", fontsize=8, fontcolor=\"#555555\", color=\"#555555\", arrowsize=0.7];\n"
     "  \"src\" [label=\"src\\nBeacon\", shape=invhouse, margin=\"0.04,0.02\", style=\"filled\", "
     "tooltip=\"Beacon operator src\"];\n"
-    "  \"w\" [label=\"w\\nWork\", tooltip=\"Work operator w\"];\n"
-    "  \"o1\" [label=\"o1\\nFileSink\\nnot parallel: it is a sink\", shape=house, margin=\"0.04,0.02\", "
-    "style=\"filled,dashed\", tooltip=\"FileSink operator o1\\nnot parallel: it is a sink (FileSink)\"];\n"
+    "  \"w\" [label=\"w\\nWork\\nnot parallel: it is marked parallel=\\\"no\\\"\", style=\"rounded,filled,dashed\", "
+    "tooltip=\"Work operator w\\nnot parallel: it is marked parallel=\\\"no\\\"\"];\n"
+    "  \"o1\" [label=\"o1\\nFileSink\", shape=house, margin=\"0.04,0.02\", style=\"filled\", "
+    "tooltip=\"FileSink operator o1\"];\n"
     "  \"o2\" [label=\"o2\\nFileSink\", shape=house, margin=\"0.04,0.02\", style=\"filled\", "
     "tooltip=\"FileSink operator o2\"];\n"
     "  \"src\" -> \"w\" [label=\"S\"];\n"
@@ -491,22 +493,41 @@ START_TEST(test_dot_input_exact) {
 END_TEST
 
 /* Names with '.', '[' and ']' are quoted; quotes, backslashes and line breaks in reasons escaped;
- * long reasons shortened in the label and kept whole in the tooltip. */
+ * reasons shortened in the label (the problem, wrapped at words into at most three lines of 40
+ * bytes, a word longer than a line cut outside UTF-8 characters) and kept whole in the tooltip;
+ * sources and sinks never marked, whatever their reason. */
 START_TEST(test_dot_escapes_and_shortens) {
   Graph *g = parse_text(PARALLEL);
-  Op *keep = graph_find_op(g, "keep");
-  keep->why_serial = "it is marked parallel=\"no\" by C:\\user\nsecond line";
-  Op *src = graph_find_op(g, "src");
-  src->why_serial = "its state is unknown: it has <state> but no 'partitionBy' (rule 2)";
-  Op *w = graph_find_op(g, "b[1]");
-  w->why_serial = "a reason with many words that does not fit in one short label at all";
+  graph_find_op(g, "keep")->why_serial = "it is marked parallel=\"no\" by C:\\user\nsecond line";
+  graph_find_op(g, "src")->why_serial = "its state is unknown: it has <state> but no 'partitionBy' (rule 2)";
+  graph_find_op(g, "out")->why_serial = "it is a sink (FileSink)";
+  graph_find_op(g, "a[0]")->why_serial = "its state is unknown: it has <state> but no 'partitionBy' (rule 2)";
+  graph_find_op(g, "b[1]")->why_serial =
+      "a reason with many words that does not fit in one short label at all, not even on three lines of a node label";
+  graph_find_op(g, "b[0]")->why_serial = "it shares colocate tag 'crm' with 'spend' (rule 4)";
+  graph_find_op(g, "a[1]")->why_serial = "it shares colocate tag 'crm' with 'aVeryLongPartnerOperatorName' (rule 4)";
+  graph_find_op(g, "r2.merge[1]")->why_serial = "a\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+      "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+      "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9";
   for (int pass = 0; pass < 2; pass++) {
     char *dot = write_to_string(pass ? graph_dot_parallel : graph_dot_input, g);
-    assert_contains(dot, "\"r1.split[0]\" -> \"r2.merge[1]\" [label=\"A[0][1]\"];\n");
-    assert_contains(dot, "label=\"keep\\nFilter\\nnot parallel: it is marked parallel=\\\"no\\\" by...\"");
+    assert_contains(dot, "\"r1.split[0]\" -> \"r2.merge[1]\" [tooltip=\"A[0][1]\"];\n");
+    assert_contains(dot, "label=\"keep\\nFilter\\nnot parallel: it is marked parallel=\\\"no\\\"\\nby C:\\\\user\"");
     assert_contains(dot, "\\nnot parallel: it is marked parallel=\\\"no\\\" by C:\\\\user\\nsecond line\"];\n");
-    assert_contains(dot, "label=\"src\\nBeacon\\nnot parallel: its state is unknown\"");
-    assert_contains(dot, "label=\"b[1]\\nDedup\\nnot parallel: a reason with many words that...\"");
+    assert_contains(dot, "\"src\" [label=\"src\\nBeacon\", shape=invhouse, margin=\"0.04,0.02\", style=\"filled\", ");
+    assert_contains(dot, "tooltip=\"Beacon operator src, on host h0\"];\n");
+    assert_contains(dot, "\"out\" [label=\"out\\nFileSink\", shape=house, margin=\"0.04,0.02\", style=\"filled\", ");
+    assert_contains(dot, "tooltip=\"FileSink operator out, on host h0\"];\n");
+    assert_contains(dot, "label=\"a[0]\\nDedup\\nnot parallel: its state is unknown\", style=\"rounded,filled,dashed\"");
+    assert_contains(dot, "label=\"b[1]\\nDedup\\nnot parallel: a reason with many words\\n"
+                         "that does not fit in one short label at\\nall, not even on three lines of a node...\"");
+    assert_contains(dot, "label=\"b[0]\\nDedup\\nnot parallel: it shares colocate tag\\n'crm' with 'spend'\"");
+    assert_contains(dot, "label=\"a[1]\\nDedup\\nnot parallel: it shares colocate tag\\n'crm' with\\n"
+                         "'aVeryLongPartnerOperatorName'\"");
+    assert_contains(dot, "label=\"r2.merge[1]\\nshuffle merge seqpulse\\nnot parallel:\\na"
+                         "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+                         "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\\n"
+                         "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\"");
     assert_renders_cleanly(dot, pass ? "the parallel graph with reasons" : "the input graph with reasons");
     free(dot);
   }
@@ -519,11 +540,13 @@ START_TEST(test_dot_parallel_clusters_shapes_colours) {
   graph_find_op(g, "src")->why_serial = "it is a source (Beacon)";
   char *dot = write_to_string(graph_dot_parallel, g);
 
-  /* regions with their width, channels nested inside */
-  assert_contains(dot, "  subgraph \"cluster_r1\" {\n    label=\"region r1 (width 2)\";\n");
-  assert_contains(dot, "  subgraph \"cluster_r2\" {\n    label=\"region r2 (width 2)\";\n");
-  assert_contains(dot, "    subgraph \"cluster_r1_c0\" {\n      label=\"channel 0\";\n");
-  assert_contains(dot, "    subgraph \"cluster_r2_c1\" {\n      label=\"channel 1\";\n");
+  /* regions say how they work (entry Split or shuffle, keys, exit Merge or shuffle); a region
+   * entered by a shuffle has its labels at the bottom; channels nested inside name their host */
+  assert_contains(dot, "  subgraph \"cluster_r1\" {\n    label=\"r1: width 2, hash on k, shuffled into r2\";\n");
+  assert_contains(dot, "  subgraph \"cluster_r2\" {\n"
+                       "    label=\"r2: width 2, hash on j, merge seqpulse, shuffled from r1\"; labelloc=b;\n");
+  assert_contains(dot, "    subgraph \"cluster_r1_c0\" {\n      label=\"channel 0 @ h0\";\n");
+  assert_contains(dot, "    subgraph \"cluster_r2_c1\" {\n      label=\"channel 1 @ h1\";\n");
 
   /* Split and Merge shapes; hosts by fill colour in the palette order of g->hosts */
   assert_contains(dot, "    \"r1.split\" [label=\"r1.split\\nSplit hash(k)\", shape=trapezium, "
@@ -535,15 +558,22 @@ START_TEST(test_dot_parallel_clusters_shapes_colours) {
                        "tooltip=\"Dedup operator a[1], replica of a, on host h1\"];\n");
   assert_contains(dot, "  \"keep\" [label=\"keep\\nFilter\", fillcolor=\"#b2df8a\"");
 
+  /* the two sides of a shuffle: its Splits keep the sequence and show their pulse, its Merges */
+  assert_contains(dot, "      \"r1.split[1]\" [label=\"r1.split[1]\\nshuffle hash(j) keep, pulse 64\", "
+                       "shape=trapezium, margin=\"0.04,0.02\", style=\"filled\", fillcolor=\"#b2df8a\", "
+                       "tooltip=\"Split operator r1.split[1], for a, on host h1\"];\n");
+  assert_contains(dot, "      \"r2.merge[0]\" [label=\"r2.merge[0]\\nshuffle merge seqpulse\", shape=invtrapezium, ");
+
   /* the legend: host -> colour and address, in order */
   assert_contains(dot, "  subgraph \"cluster_legend\" {\n");
   assert_contains(dot, "<tr><td bgcolor=\"#a6cee3\">h0</td><td>127.0.0.1:7000</td></tr>"
                        "<tr><td bgcolor=\"#b2df8a\">h1</td><td>127.0.0.1:7001</td></tr>");
 
-  /* not parallelized: dashed, short label, full reason in the tooltip */
-  assert_contains(dot, "  \"src\" [label=\"src\\nBeacon\\nnot parallel: it is a source\", shape=invhouse, "
-                       "margin=\"0.04,0.02\", style=\"filled,dashed\", fillcolor=\"#a6cee3\", "
-                       "tooltip=\"Beacon operator src, on host h0\\nnot parallel: it is a source (Beacon)\"];\n");
+  /* a source is not parallel by nature: no marking, no reason */
+  assert_contains(dot, "  \"src\" [label=\"src\\nBeacon\", shape=invhouse, margin=\"0.04,0.02\", style=\"filled\", "
+                       "fillcolor=\"#a6cee3\", tooltip=\"Beacon operator src, on host h0\"];\n");
+  ck_assert_ptr_null(strstr(dot, "not parallel"));
+  ck_assert_ptr_null(strstr(dot, "dashed\", fillcolor=\"#"));
 
   /* a Split or Merge of one channel sits in its channel's cluster; region-wide ones outside channels */
   char *c0 = cluster_body(dot, "subgraph \"cluster_r1_c0\"", "\n    }\n");
@@ -560,15 +590,113 @@ START_TEST(test_dot_parallel_clusters_shapes_colours) {
   ck_assert_ptr_null(strstr(r2, "\"r1.split\" ["));
   free(r2);
 
-  /* one edge per consumer port */
-  assert_contains(dot, "  \"r1.split[1]\" -> \"r2.merge[0]\" [label=\"A[1][0]\"];\n");
+  /* one edge per consumer port; labelled where it carries a stream of the user's graph (outside
+   * regions, into an entry Split, out of a final Merge), the generated name as a tooltip inside */
+  assert_contains(dot, "  \"src\" -> \"r1.split\" [label=\"S\"];\n");
+  assert_contains(dot, "  \"r1.split\" -> \"a[0]\" [tooltip=\"S.r1[0]\"];\n");
+  assert_contains(dot, "  \"a[1]\" -> \"r1.split[1]\" [tooltip=\"A[1]\"];\n");
+  assert_contains(dot, "  \"r1.split[1]\" -> \"r2.merge[0]\" [tooltip=\"A[1][0]\"];\n");
+  assert_contains(dot, "  \"b[1]\" -> \"r2.merge\" [tooltip=\"B[1]\"];\n");
   assert_contains(dot, "  \"r2.merge\" -> \"keep\" [label=\"B\"];\n");
+  assert_contains(dot, "  \"keep\" -> \"out\" [label=\"K\"];\n");
   ck_assert_str_eq(dot + strlen(dot) - 2, "}\n");
 
   assert_renders_cleanly(dot, "the parallel graph");
   char *again = write_to_string(graph_dot_parallel, g);
   ck_assert_str_eq(again, dot);
   free(again);
+  free(dot);
+  graph_free(g);
+}
+END_TEST
+
+/* Region and channel labels from other shapes of graph: key lists written with commas and several
+ * keys, a channel on two hosts and one on none, a region left by its Merge into another region's
+ * entry Split (that edge keeps its label: it carries a stream of the user's graph), roundrobin. */
+START_TEST(test_dot_parallel_region_labels) {
+  Graph *g = parse_text(PARALLEL);
+  ((Param *)op_find_param(graph_find_op(g, "r1.split"), "keys"))->text = "k,  j";
+  graph_find_op(g, "b[1]")->host = "h0";
+  graph_find_op(g, "a[0]")->host = NULL;
+  graph_find_op(g, "r1.split[0]")->host = NULL;
+  char *dot = write_to_string(graph_dot_parallel, g);
+  assert_contains(dot, "    label=\"r1: width 2, hash on k and j, shuffled into r2\";\n");
+  assert_contains(dot, "\"r1.split\" [label=\"r1.split\\nSplit hash(k, j)\", ");
+  assert_contains(dot, "    subgraph \"cluster_r2_c1\" {\n      label=\"channel 1 @ h1, h0\";\n");
+  assert_contains(dot, "    subgraph \"cluster_r1_c0\" {\n      label=\"channel 0\";\n");
+  assert_renders_cleanly(dot, "the parallel graph with odd hosts");
+  free(dot);
+  graph_free(g);
+
+  /* two regions one after the other, through the first one's Merge into the second one's Split */
+  static const char CHAIN[] =
+    "<graph xmlns=\"urn:streamfission:graph:1\" name=\"chain\">\n"
+    "  <schema name=\"T\"><attr name=\"a\" type=\"int\"/><attr name=\"b\" type=\"int\"/>"
+    "<attr name=\"c\" type=\"int\"/></schema>\n"
+    "  <operator name=\"src\" kind=\"Beacon\">\n"
+    "    <output stream=\"S\" schema=\"T\"/>\n"
+    "    <param name=\"count\">10</param>\n"
+    "    <set attr=\"a\">seq</set><set attr=\"b\">seq</set><set attr=\"c\">seq</set>\n"
+    "  </operator>\n"
+    "  <operator name=\"r1.split\" kind=\"Split\" origin=\"x\" region=\"r1\">\n"
+    "    <input stream=\"S\"/>\n"
+    "    <output stream=\"S.r1[0]\" schema=\"T\"/>\n"
+    "    <output stream=\"S.r1[1]\" schema=\"T\"/>\n"
+    "    <param name=\"strategy\">roundrobin</param>\n"
+    "    <param name=\"sequence\">assign</param>\n"
+    "    <param name=\"pulse\">0</param>\n"
+    "  </operator>\n"
+    "  <operator name=\"x[0]\" kind=\"Work\" origin=\"x\" region=\"r1\" channel=\"0\">\n"
+    "    <input stream=\"S.r1[0]\"/><output stream=\"X[0]\" schema=\"T\"/>\n"
+    "    <param name=\"iterations\">1</param>\n"
+    "  </operator>\n"
+    "  <operator name=\"x[1]\" kind=\"Work\" origin=\"x\" region=\"r1\" channel=\"1\">\n"
+    "    <input stream=\"S.r1[1]\"/><output stream=\"X[1]\" schema=\"T\"/>\n"
+    "    <param name=\"iterations\">1</param>\n"
+    "  </operator>\n"
+    "  <operator name=\"r1.merge\" kind=\"Merge\" origin=\"x\" region=\"r1\">\n"
+    "    <input stream=\"X[0]\"/><input stream=\"X[1]\"/>\n"
+    "    <output stream=\"X\" schema=\"T\"/>\n"
+    "    <param name=\"order\">roundrobin</param>\n"
+    "  </operator>\n"
+    "  <operator name=\"r2.split\" kind=\"Split\" origin=\"y\" region=\"r2\">\n"
+    "    <input stream=\"X\"/>\n"
+    "    <output stream=\"X.r2[0]\" schema=\"T\"/>\n"
+    "    <output stream=\"X.r2[1]\" schema=\"T\"/>\n"
+    "    <param name=\"strategy\">hash</param>\n"
+    "    <param name=\"keys\">a b,c</param>\n"
+    "    <param name=\"sequence\">assign</param>\n"
+    "    <param name=\"pulse\">0</param>\n"
+    "  </operator>\n"
+    "  <operator name=\"y[0]\" kind=\"Dedup\" origin=\"y\" region=\"r2\" channel=\"0\">\n"
+    "    <input stream=\"X.r2[0]\"/><output stream=\"Y[0]\" schema=\"T\"/>\n"
+    "    <param name=\"partitionBy\">a b c</param>\n"
+    "  </operator>\n"
+    "  <operator name=\"y[1]\" kind=\"Dedup\" origin=\"y\" region=\"r2\" channel=\"1\">\n"
+    "    <input stream=\"X.r2[1]\"/><output stream=\"Y[1]\" schema=\"T\"/>\n"
+    "    <param name=\"partitionBy\">a b c</param>\n"
+    "  </operator>\n"
+    "  <operator name=\"r2.merge\" kind=\"Merge\" origin=\"y\" region=\"r2\">\n"
+    "    <input stream=\"Y[0]\"/><input stream=\"Y[1]\"/>\n"
+    "    <output stream=\"Y\" schema=\"T\"/>\n"
+    "    <param name=\"order\">seq</param>\n"
+    "  </operator>\n"
+    "  <operator name=\"out\" kind=\"FileSink\">\n"
+    "    <input stream=\"Y\"/>\n"
+    "    <param name=\"file\">o.csv</param>\n"
+    "  </operator>\n"
+    "</graph>\n";
+  g = parse_text(CHAIN);
+  dot = write_to_string(graph_dot_parallel, g);
+  assert_contains(dot, "    label=\"r1: width 2, roundrobin, merge roundrobin\";\n");
+  assert_contains(dot, "    label=\"r2: width 2, hash on a, b and c, merge seq\";\n");
+  assert_contains(dot, "\"r2.split\" [label=\"r2.split\\nSplit hash(a, b, c)\", ");
+  assert_contains(dot, "      label=\"channel 1\";\n");
+  assert_contains(dot, "  \"r1.merge\" -> \"r2.split\" [label=\"X\"];\n");
+  assert_contains(dot, "  \"r1.split\" -> \"x[1]\" [tooltip=\"S.r1[1]\"];\n");
+  assert_contains(dot, "  \"y[0]\" -> \"r2.merge\" [tooltip=\"Y[0]\"];\n");
+  assert_contains(dot, "  \"r2.merge\" -> \"out\" [label=\"Y\"];\n");
+  assert_renders_cleanly(dot, "two regions in a row");
   free(dot);
   graph_free(g);
 }
@@ -646,6 +774,7 @@ static Suite *emit_suite(void) {
   tcase_add_test(dot, test_dot_input_exact);
   tcase_add_test(dot, test_dot_escapes_and_shortens);
   tcase_add_test(dot, test_dot_parallel_clusters_shapes_colours);
+  tcase_add_test(dot, test_dot_parallel_region_labels);
   tcase_add_test(dot, test_dot_parallel_without_hosts);
   tcase_add_test(dot, test_dot_parallel_palette_wraps);
   tcase_add_test(dot, test_dot_renders_example_graph);

@@ -144,6 +144,34 @@ static int tcp_connect(int port) {
 }
 
 /* Reads the whole edge in a thread, checking every message against the schedule. */
+/* The sender's close waits for the receiving application to read the end of stream: close on
+ * another thread while this one reads. */
+typedef struct Closer {
+  TxStream *tx; /* stream to close */
+  int rc;       /* transport_close's result */
+  pthread_t th; /* the closing thread */
+} Closer;
+
+static void *closer_main(void *arg) {
+  Closer *c = arg;
+  c->rc = transport_close(c->tx);
+  return NULL;
+}
+
+static Closer *close_async(TxStream *tx) {
+  Closer *c = calloc(1, sizeof *c);
+  c->tx = tx;
+  pthread_create(&c->th, NULL, closer_main, c);
+  return c;
+}
+
+static int close_wait(Closer *c) {
+  pthread_join(c->th, NULL);
+  int rc = c->rc;
+  free(c);
+  return rc;
+}
+
 typedef struct Reader {
   RxStream *rx;
   const size_t *sizes; /* expected size of message i is sizes[i % nsizes] */
@@ -303,10 +331,11 @@ START_TEST(test_clean_end_and_late_accept) {
   RxStream *rx = transport_accept(rt, "empty");
   ck_assert_ptr_nonnull(rx);
   ck_assert_ptr_null(transport_accept(rt, "empty")); /* once per edge */
-  ck_assert_msg(transport_close(tx) == 0, "close: %s", transport_tx_error(tx));
+  Closer *closing_tx = close_async(tx); /* returns once the reader saw the end */
   void *buf;
   size_t len;
   ck_assert_int_eq(transport_recv(rx, &buf, &len), 0);
+  ck_assert_msg(close_wait(closing_tx) == 0, "close: %s", transport_tx_error(tx));
   ck_assert_int_eq(transport_recv(rx, &buf, &len), 0);
   ck_assert_str_eq(transport_rx_error(rx), "");
   transport_stop(st);
@@ -392,20 +421,22 @@ START_TEST(test_wrong_token) {
   ck_assert(cap_has(cap, "UNAUTHENTICATED: missing or wrong job token"));
 
   ck_assert_int_eq(transport_send(other, "after", 5), 0);
-  ck_assert_int_eq(transport_close(other), 0);
+  Closer *closing_other = close_async(other); /* returns once the reader saw the end */
   ck_assert_int_eq(transport_recv(other_rx, &buf, &len), 1);
   ck_assert_int_eq(memcmp(buf, "after", 5), 0);
   transport_free_message(buf);
   ck_assert_int_eq(transport_recv(other_rx, &buf, &len), 0);
+  ck_assert_msg(close_wait(closing_other) == 0, "close: %s", transport_tx_error(other));
 
   TxStream *gtx = transport_open(gt, "h1", addr, "s");
   ck_assert_int_eq(transport_send(gtx, "hello", 5), 0);
-  ck_assert_msg(transport_close(gtx) == 0, "%s", transport_tx_error(gtx));
+  Closer *closing_gtx = close_async(gtx); /* returns once the reader saw the end */
   ck_assert_int_eq(transport_recv(rx, &buf, &len), 1);
   ck_assert_uint_eq(len, 5);
   ck_assert_int_eq(memcmp(buf, "hello", 5), 0);
   transport_free_message(buf);
   ck_assert_int_eq(transport_recv(rx, &buf, &len), 0);
+  ck_assert_msg(close_wait(closing_gtx) == 0, "close: %s", transport_tx_error(gtx));
   transport_stop(bt);
   transport_stop(gt);
   transport_stop(rt);
@@ -450,8 +481,9 @@ START_TEST(test_duplicate_and_unaccepted_edge) {
   ck_assert(cap_has(cap, want));
 
   /* the first stream is unaffected */
-  ck_assert_msg(transport_close(one) == 0, "%s", transport_tx_error(one));
+  Closer *closing_one = close_async(one); /* returns once the reader saw the end */
   ck_assert_int_eq(transport_recv(rx, &buf, &len), 0);
+  ck_assert_msg(close_wait(closing_one) == 0, "close: %s", transport_tx_error(one));
   transport_stop(st);
   transport_stop(qt);
   transport_stop(rt);
@@ -479,13 +511,14 @@ START_TEST(test_sender_gives_up) {
   RxStream *rx = transport_accept(rt, "slow");
   TxStream *tx2 = transport_open(st, "h1", addr, "slow");
   ck_assert_msg(transport_send(tx2, "y", 1) == 0, "%s", transport_tx_error(tx2));
-  ck_assert_msg(transport_close(tx2) == 0, "%s", transport_tx_error(tx2));
+  Closer *closing_tx2 = close_async(tx2); /* returns once the reader saw the end */
   void *buf;
   size_t len;
   ck_assert_int_eq(transport_recv(rx, &buf, &len), 1);
   ck_assert_int_eq(((char *)buf)[0], 'y');
   transport_free_message(buf);
   ck_assert_int_eq(transport_recv(rx, &buf, &len), 0);
+  ck_assert_msg(close_wait(closing_tx2) == 0, "close: %s", transport_tx_error(tx2));
   transport_stop(st);
   transport_stop(rt);
   cap_free(cap);
@@ -590,13 +623,14 @@ START_TEST(test_garbage_tcp) {
   RxStream *rx = transport_accept(rt, "ok");
   TxStream *tx = transport_open(st, "h1", addr, "ok");
   ck_assert_int_eq(transport_send(tx, "fine", 4), 0);
-  ck_assert_msg(transport_close(tx) == 0, "%s", transport_tx_error(tx));
+  Closer *closing_tx = close_async(tx); /* returns once the reader saw the end */
   void *buf;
   size_t len;
   ck_assert_int_eq(transport_recv(rx, &buf, &len), 1);
   ck_assert_uint_eq(len, 4);
   transport_free_message(buf);
   ck_assert_int_eq(transport_recv(rx, &buf, &len), 0);
+  ck_assert_msg(close_wait(closing_tx) == 0, "close: %s", transport_tx_error(tx));
   close(idle);
   transport_stop(st);
   transport_stop(rt);
@@ -641,13 +675,14 @@ START_TEST(test_peer_starts_late) {
   RxStream *rx = transport_accept(rt, "late");
   int64_t t0 = mono_ms();
   ck_assert_msg(transport_send(tx, "abc", 3) == 0, "%s", transport_tx_error(tx));
-  ck_assert_msg(transport_close(tx) == 0, "%s", transport_tx_error(tx));
+  Closer *closing_tx = close_async(tx); /* returns once the reader saw the end */
   ck_assert_int_le(mono_ms() - t0, MS(2000));
   void *buf;
   size_t len;
   ck_assert_int_eq(transport_recv(rx, &buf, &len), 1);
   transport_free_message(buf);
   ck_assert_int_eq(transport_recv(rx, &buf, &len), 0);
+  ck_assert_msg(close_wait(closing_tx) == 0, "close: %s", transport_tx_error(tx));
   transport_stop(st);
   transport_stop(rt);
 }
@@ -857,8 +892,9 @@ START_TEST(test_keepalive_idle) {
   ck_assert_msg(transport_send(tx, "b", 1) == 0, "%s", transport_tx_error(tx));
   ck_assert_msg(transport_recv(rx, &buf, &len) == 1, "%s", transport_rx_error(rx));
   transport_free_message(buf);
-  ck_assert_msg(transport_close(tx) == 0, "%s", transport_tx_error(tx));
+  Closer *closing_tx = close_async(tx); /* returns once the reader saw the end */
   ck_assert_int_eq(transport_recv(rx, &buf, &len), 0);
+  ck_assert_msg(close_wait(closing_tx) == 0, "close: %s", transport_tx_error(tx));
   transport_stop(st);
   transport_stop(rt);
 }
