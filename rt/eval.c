@@ -58,54 +58,54 @@ static int eval_binary(const Expr *e, const EvalEnv *env, Value *out, char *err,
   if (x.type == TYPE_INT) {
     uint64_t a = (uint64_t)x.i, b = (uint64_t)y.i;
     switch (e->op) {
-    case OP_ADD: *out = value_int((int64_t)(a + b)); return 0;
-    case OP_SUB: *out = value_int((int64_t)(a - b)); return 0;
-    case OP_MUL: *out = value_int((int64_t)(a * b)); return 0;
+    case OP_ADD: value_put_int(out, (int64_t)(a + b)); return 0;
+    case OP_SUB: value_put_int(out, (int64_t)(a - b)); return 0;
+    case OP_MUL: value_put_int(out, (int64_t)(a * b)); return 0;
     case OP_DIV:
       if (y.i == 0) return fail(err, errlen, "division by zero");
-      *out = value_int(y.i == -1 ? (int64_t)(0 - a) : x.i / y.i);
+      value_put_int(out, y.i == -1 ? (int64_t)(0 - a) : x.i / y.i);
       return 0;
     case OP_MOD:
       if (y.i == 0) return fail(err, errlen, "modulo by zero");
-      *out = value_int(y.i == -1 ? 0 : x.i % y.i);
+      value_put_int(out, y.i == -1 ? 0 : x.i % y.i);
       return 0;
-    case OP_EQ: *out = value_bool(x.i == y.i); return 0;
-    case OP_NE: *out = value_bool(x.i != y.i); return 0;
-    case OP_LT: *out = value_bool(x.i < y.i); return 0;
-    case OP_LE: *out = value_bool(x.i <= y.i); return 0;
-    case OP_GT: *out = value_bool(x.i > y.i); return 0;
-    case OP_GE: *out = value_bool(x.i >= y.i); return 0;
+    case OP_EQ: value_put_bool(out, x.i == y.i); return 0;
+    case OP_NE: value_put_bool(out, x.i != y.i); return 0;
+    case OP_LT: value_put_bool(out, x.i < y.i); return 0;
+    case OP_LE: value_put_bool(out, x.i <= y.i); return 0;
+    case OP_GT: value_put_bool(out, x.i > y.i); return 0;
+    case OP_GE: value_put_bool(out, x.i >= y.i); return 0;
     default: break;
     }
   } else if (x.type == TYPE_DOUBLE) {
     switch (e->op) {
-    case OP_ADD: *out = value_double(x.d + y.d); return 0;
-    case OP_SUB: *out = value_double(x.d - y.d); return 0;
-    case OP_MUL: *out = value_double(x.d * y.d); return 0;
-    case OP_DIV: *out = value_double(x.d / y.d); return 0;
-    case OP_EQ: *out = value_bool(x.d == y.d); return 0;
-    case OP_NE: *out = value_bool(x.d != y.d); return 0;
-    case OP_LT: *out = value_bool(x.d < y.d); return 0;
-    case OP_LE: *out = value_bool(x.d <= y.d); return 0;
-    case OP_GT: *out = value_bool(x.d > y.d); return 0;
-    case OP_GE: *out = value_bool(x.d >= y.d); return 0;
+    case OP_ADD: value_put_double(out, x.d + y.d); return 0;
+    case OP_SUB: value_put_double(out, x.d - y.d); return 0;
+    case OP_MUL: value_put_double(out, x.d * y.d); return 0;
+    case OP_DIV: value_put_double(out, x.d / y.d); return 0;
+    case OP_EQ: value_put_bool(out, x.d == y.d); return 0;
+    case OP_NE: value_put_bool(out, x.d != y.d); return 0;
+    case OP_LT: value_put_bool(out, x.d < y.d); return 0;
+    case OP_LE: value_put_bool(out, x.d <= y.d); return 0;
+    case OP_GT: value_put_bool(out, x.d > y.d); return 0;
+    case OP_GE: value_put_bool(out, x.d >= y.d); return 0;
     default: break;
     }
   } else if (x.type == TYPE_STRING) {
     switch (e->op) {
     case OP_ADD: *out = make_string(env->scratch, x.s.p, x.s.n, y.s.p, y.s.n); return 0;
-    case OP_EQ: *out = value_bool(value_compare(&x, &y) == 0); return 0;
-    case OP_NE: *out = value_bool(value_compare(&x, &y) != 0); return 0;
-    case OP_LT: *out = value_bool(value_compare(&x, &y) < 0); return 0;
-    case OP_LE: *out = value_bool(value_compare(&x, &y) <= 0); return 0;
-    case OP_GT: *out = value_bool(value_compare(&x, &y) > 0); return 0;
-    case OP_GE: *out = value_bool(value_compare(&x, &y) >= 0); return 0;
+    case OP_EQ: value_put_bool(out, value_compare(&x, &y) == 0); return 0;
+    case OP_NE: value_put_bool(out, value_compare(&x, &y) != 0); return 0;
+    case OP_LT: value_put_bool(out, value_compare(&x, &y) < 0); return 0;
+    case OP_LE: value_put_bool(out, value_compare(&x, &y) <= 0); return 0;
+    case OP_GT: value_put_bool(out, value_compare(&x, &y) > 0); return 0;
+    case OP_GE: value_put_bool(out, value_compare(&x, &y) >= 0); return 0;
     default: break;
     }
   } else if (x.type == TYPE_BOOL) {
     switch (e->op) {
-    case OP_EQ: *out = value_bool(x.b == y.b); return 0;
-    case OP_NE: *out = value_bool(x.b != y.b); return 0;
+    case OP_EQ: value_put_bool(out, x.b == y.b); return 0;
+    case OP_NE: value_put_bool(out, x.b != y.b); return 0;
     default: break;
     }
   }
@@ -131,9 +131,9 @@ static int eval_call(const Expr *e, const EvalEnv *env, Value *out, char *err, s
   switch (e->func) {
   case FUNC_ABS:
     if (v[0].type == TYPE_INT)
-      *out = value_int(v[0].i < 0 ? (int64_t)(0 - (uint64_t)v[0].i) : v[0].i);
+      value_put_int(out, v[0].i < 0 ? (int64_t)(0 - (uint64_t)v[0].i) : v[0].i);
     else
-      *out = value_double(fabs(v[0].d));
+      value_put_double(out, fabs(v[0].d));
     return 0;
   case FUNC_MIN:
     *out = value_compare(&v[1], &v[0]) < 0 ? v[1] : v[0];
@@ -144,12 +144,12 @@ static int eval_call(const Expr *e, const EvalEnv *env, Value *out, char *err, s
   case FUNC_INT:
     switch (v[0].type) {
     case TYPE_INT: *out = v[0]; return 0;
-    case TYPE_BOOL: *out = value_int(v[0].b); return 0;
+    case TYPE_BOOL: value_put_int(out, v[0].b); return 0;
     case TYPE_DOUBLE:
       /* [-2^63, 2^63) truncates into range; the comparison is false for nan too */
       if (!(v[0].d >= -9223372036854775808.0 && v[0].d < 9223372036854775808.0))
         return fail_convert(err, errlen, &v[0], "int");
-      *out = value_int((int64_t)v[0].d);
+      value_put_int(out, (int64_t)v[0].d);
       return 0;
     case TYPE_STRING:
       if (value_parse(TYPE_INT, v[0].s.p, v[0].s.n, out, NULL))
@@ -160,7 +160,7 @@ static int eval_call(const Expr *e, const EvalEnv *env, Value *out, char *err, s
     break;
   case FUNC_DOUBLE:
     switch (v[0].type) {
-    case TYPE_INT: *out = value_double((double)v[0].i); return 0;
+    case TYPE_INT: value_put_double(out, (double)v[0].i); return 0;
     case TYPE_DOUBLE: *out = v[0]; return 0;
     case TYPE_STRING:
       if (value_parse(TYPE_DOUBLE, v[0].s.p, v[0].s.n, out, NULL))
@@ -187,21 +187,21 @@ static int eval_call(const Expr *e, const EvalEnv *env, Value *out, char *err, s
     }
     break;
   case FUNC_LEN:
-    *out = value_int((int64_t)v[0].s.n);
+    value_put_int(out, (int64_t)v[0].s.n);
     return 0;
   case FUNC_SUBSTR: {
     uint64_t len = v[0].s.n;
     int64_t from = v[1].i, n = v[2].i;
     uint64_t f = from < 0 ? 0 : (uint64_t)from > len ? len : (uint64_t)from;
     uint64_t m = n < 0 ? 0 : (uint64_t)n > len - f ? len - f : (uint64_t)n;
-    *out = value_string(v[0].s.p + f, (size_t)m);
+    value_put_string(out, v[0].s.p + f, (size_t)m);
     return 0;
   }
   case FUNC_HASH:
-    *out = value_int((int64_t)(value_hash(&v[0], SF_HASH_SEED) & (uint64_t)INT64_MAX));
+    value_put_int(out, (int64_t)(value_hash(&v[0], SF_HASH_SEED) & (uint64_t)INT64_MAX));
     return 0;
   case FUNC_RAND:
-    *out = value_int(sf_rand(v[0].i));
+    value_put_int(out, sf_rand(v[0].i));
     return 0;
   default:
     break;
@@ -212,23 +212,23 @@ static int eval_call(const Expr *e, const EvalEnv *env, Value *out, char *err, s
 int expr_eval(const Expr *e, const EvalEnv *env, Value *out, char *err, size_t errlen) {
   switch (e->kind) {
   case EXPR_INT:
-    *out = value_int(e->ival);
+    value_put_int(out, e->ival);
     return 0;
   case EXPR_DOUBLE:
-    *out = value_double(e->dval);
+    value_put_double(out, e->dval);
     return 0;
   case EXPR_STRING:
-    *out = value_string(e->sval, e->slen);
+    value_put_string(out, e->sval, e->slen);
     return 0;
   case EXPR_BOOL:
-    *out = value_bool(e->bval);
+    value_put_bool(out, e->bval);
     return 0;
   case EXPR_NAME:
     switch (e->scope) {
     case NAME_ATTR: *out = env->attrs[e->slot]; return 0;
     case NAME_STATE: *out = env->states[e->slot]; return 0;
-    case NAME_SEQ: *out = value_int(env->seq); return 0;
-    case NAME_INDEX: *out = value_int(env->index); return 0;
+    case NAME_SEQ: value_put_int(out, env->seq); return 0;
+    case NAME_INDEX: value_put_int(out, env->index); return 0;
     default: sf_die("name '%s' is not resolved", e->sval);
     }
   case EXPR_UNARY:

@@ -29,7 +29,13 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { DEFAULT_BATCH = 256, DEFAULT_QUEUE_BATCHES = 8, WAIT_SLICE_MS = 100 };
+enum {
+  DEFAULT_BATCH = 256,         /* items per batch between threads */
+  DEFAULT_REMOTE_BATCH = 1024, /* items per message between hosts (GRPC-NOTES: 100-1000 per message) */
+  DEFAULT_QUEUE_BATCHES = 8,   /* batches a queue holds */
+  WAIT_SLICE_MS = 100,         /* waits wake up this often to look at the job's state */
+  BATCH_DELAY_NS = 10000000,   /* a batch older than this goes out with the next item */
+};
 
 typedef struct Batch {
   int n;        /* items used */
@@ -61,6 +67,8 @@ typedef struct Edge {
   int slot;          /* consumer's input slot */
   Queue *q;          /* EDGE_QUEUE, and remote input */
   Batch *pending;    /* producer side: items not yet pushed */
+  int64_t pending_since; /* when pending got its first item (coarse monotonic ns) */
+  int limit;         /* items per batch on this edge */
   Group *producer;   /* the group whose thread pushes */
   bool feeds_fanin;  /* consumer orders by src: send progress */
   uint64_t sent_src; /* highest src pushed (progress) */
@@ -112,7 +120,8 @@ struct Exec {
   int nnodes;
   PtrVec groups;            /* Group* */
   Arena *arena;             /* plan memory */
-  int batch;                /* items per batch */
+  int batch;                /* items per batch between threads */
+  int remote_batch;         /* items per message between hosts */
   int queue_batches;        /* queue capacity */
   atomic_bool failed;       /* a failure happened: stop */
   pthread_mutex_t fail_mu;  /* protects message */
@@ -303,7 +312,7 @@ static int edge_flush(Edge *e) {
   if (e->closed) return 0;
   if (e->feeds_fanin && (!e->sent_any || group_progress(e->producer) > e->sent_src)) {
     uint64_t p = group_progress(e->producer);
-    if (!e->pending) e->pending = batch_new(x->batch + 1);
+    if (!e->pending) e->pending = batch_new(e->limit + 1);
     if (e->pending->n == e->pending->cap) {
       /* full: push it first, then the progress */
       Batch *full = e->pending;
@@ -311,7 +320,7 @@ static int edge_flush(Edge *e) {
       int rc = e->kind == EDGE_REMOTE ? remote_send(e->tx, full->items, full->n) : queue_push(x, e->q, full, e->producer, e);
       if (e->kind == EDGE_REMOTE) batch_free(full);
       if (rc < 0) return -1;
-      e->pending = batch_new(x->batch + 1);
+      e->pending = batch_new(e->limit + 1);
     }
     e->pending->items[e->pending->n++] = (Item){ .kind = ITEM_PROGRESS, .seq = p, .src = p };
     e->sent_src = p;
@@ -340,11 +349,19 @@ static void group_flush(Group *g, Edge *except) {
 
 static int deliver(Node *n, int slot, Item it);
 
+static int64_t coarse_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static int edge_push(Edge *e, Item it) {
   if (e->kind == EDGE_DIRECT) return deliver(e->to, e->slot, it);
-  Exec *x = e->producer->exec;
   if (e->closed) sf_die("item after the end of stream '%s'", e->stream->name);
-  if (!e->pending) e->pending = batch_new(x->batch + 1);
+  if (!e->pending) e->pending = batch_new(e->limit + 1);
+  /* the clock is read for the first item of a batch and every 16th, not for every tuple */
+  int64_t now = e->pending->n % 16 == 0 ? coarse_ns() : e->pending_since;
+  if (e->pending->n == 0) e->pending_since = now;
   e->pending->items[e->pending->n++] = it;
   if (it.src > e->sent_src || !e->sent_any) e->sent_src = it.src;
   e->sent_any = true;
@@ -353,8 +370,17 @@ static int edge_push(Edge *e, Item it) {
     e->closed = true;
     return rc;
   }
-  if (e->pending->n >= x->batch || it.kind == ITEM_WINDOW) return edge_flush(e);
+  /* a batch closes when full, at punctuation, or when it has waited long enough (a slow input
+   * must not hold results back) */
+  if (e->pending->n >= e->limit || it.kind == ITEM_WINDOW || now - e->pending_since > BATCH_DELAY_NS)
+    return edge_flush(e);
   return 0;
+}
+
+/* Per-operator counters have one writer (the operator's thread) and are only read by the stats
+ * printer: a relaxed load and store, no locked add on the per-tuple path. */
+static inline void count_one(atomic_ullong *c) {
+  atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
 }
 
 int rt_emit_item(OpInst *op, int port, Item it) {
@@ -366,7 +392,7 @@ int rt_emit_item(OpInst *op, int port, Item it) {
   }
   sf_assert(port >= 0 && port < n->op->noutputs);
   PtrVec *edges = &n->outs[port];
-  if (it.kind == ITEM_TUPLE) atomic_fetch_add_explicit(&op->n_out, 1, memory_order_relaxed);
+  if (it.kind == ITEM_TUPLE) count_one(&op->n_out);
   if (edges->n == 0) {
     if (it.kind == ITEM_TUPLE) tuple_unref(it.t);
     return 0;
@@ -381,6 +407,11 @@ int rt_emit_item(OpInst *op, int port, Item it) {
     }
   }
   return 0;
+}
+
+void rt_idle(OpInst *op) {
+  Node *n = op->exec_data;
+  if (n->group) group_flush(n->group, NULL);
 }
 
 int rt_emit(OpInst *op, int port, Tuple *t) {
@@ -403,7 +434,7 @@ static int deliver(Node *n, int slot, Item it) {
   op->cur_src = it.src;
   switch (it.kind) {
   case ITEM_TUPLE: {
-    atomic_fetch_add_explicit(&op->n_in, 1, memory_order_relaxed);
+    count_one(&op->n_in);
     int rc = impl->process(op, port, it.t);
     arena_reset(op->scratch);
     return rc;
@@ -786,10 +817,12 @@ static int build_plan(Exec *x) {
         e->from = from->local ? from : NULL;
         e->to = to->local ? to : NULL;
         e->to_op = op;
+        e->limit = x->batch;
         if (from->local && to->local) {
           e->kind = from->group == to->group ? EDGE_DIRECT : EDGE_QUEUE;
         } else if (from->local) {
           e->kind = EDGE_REMOTE;
+          e->limit = x->remote_batch;
         } else {
           e->kind = EDGE_QUEUE; /* filled by a receiver thread */
         }
@@ -951,6 +984,7 @@ int exec_run(Graph *g, const ExecOptions *o) {
   x->log = o->log ? o->log : stderr;
   x->arena = arena_new();
   x->batch = o->batch > 0 ? o->batch : DEFAULT_BATCH;
+  x->remote_batch = o->batch > 0 ? o->batch : DEFAULT_REMOTE_BATCH;
   x->queue_batches = o->queue_batches > 0 ? o->queue_batches : DEFAULT_QUEUE_BATCHES;
   pthread_mutex_init(&x->fail_mu, NULL);
   atomic_init(&x->failed, false);

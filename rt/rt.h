@@ -92,6 +92,9 @@ int rt_fail(OpInst *op, const char *fmt, ...) __attribute__((format(printf, 2, 3
 /* A run-time fault of an expression: names the operator, what (e.g. "set 'vwap'"), the expression
  * text and the offending tuple. Returns -1. */
 int rt_eval_fail(OpInst *op, const char *what, const char *text, const Tuple *t, const char *err);
+/* A source is about to wait (pacing): hands on the partial batches its thread holds, so nothing
+ * it emitted waits for the next tuple. */
+void rt_idle(OpInst *op);
 /* True once the job is stopping (a failure anywhere, or a signal): sources must return. */
 bool rt_stopping(const OpInst *op);
 /* The op's parameter text or NULL. */
@@ -107,7 +110,8 @@ const OpKindImpl *rt_kind_impl(OpKind k);
 typedef struct ExecOptions {
   const char *host;        /* run only this host's operators (NULL: the whole graph in one process) */
   const char *graph_path;  /* the graph file (its directory is where Custom libraries are looked up) */
-  int batch;               /* items per batch between threads (0: default 256) */
+  int batch;               /* items per batch between threads and hosts (0: 256 between threads,
+                              1024 between hosts, where each message costs more) */
   int queue_batches;       /* batches a queue holds before its producer waits (0: default 8) */
   bool stats;              /* print per-operator counts periodically and at the end (stderr) */
   double stats_interval;   /* seconds between periodic stats lines (0: default 2) */

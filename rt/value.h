@@ -25,6 +25,18 @@ void buf_puts(Buf *b, const char *s);
 
 /* ---- value constructors ---- */
 
+/* In-place setters: on hot paths, build values where they live. Returning a Value from a
+ * constructor and copying it costs a store-forwarding stall on x86 (measured: most of a batch
+ * decode's time). */
+static inline void value_put_int(Value *o, int64_t i) { o->type = TYPE_INT; o->i = i; }
+static inline void value_put_double(Value *o, double d) { o->type = TYPE_DOUBLE; o->d = d; }
+static inline void value_put_bool(Value *o, bool b) { o->type = TYPE_BOOL; o->b = b; }
+static inline void value_put_string(Value *o, const char *p, size_t n) {
+  o->type = TYPE_STRING;
+  o->s.p = p;
+  o->s.n = n;
+}
+
 static inline Value value_int(int64_t i) { Value v = {.type = TYPE_INT}; v.i = i; return v; }
 static inline Value value_double(double d) { Value v = {.type = TYPE_DOUBLE}; v.d = d; return v; }
 static inline Value value_bool(bool b) { Value v = {.type = TYPE_BOOL}; v.b = b; return v; }

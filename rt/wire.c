@@ -122,13 +122,13 @@ int wire_decode(const void *buf, size_t len, const char *edge, const Schema *s, 
     if (items[i].kind != ITEM_TUPLE) continue;
     for (int k = 0; k < s->nattrs; k++) {
       switch (s->attrs[k].type) {
-      case TYPE_INT: vals[k] = value_int(b->ints[ii++]); break;
-      case TYPE_DOUBLE: vals[k] = value_double(b->doubles[id++]); break;
+      case TYPE_INT: value_put_int(&vals[k], b->ints[ii++]); break;
+      case TYPE_DOUBLE: value_put_double(&vals[k], b->doubles[id++]); break;
       case TYPE_STRING:
-        vals[k] = value_string((const char *)b->strings[is].data, b->strings[is].len);
+        value_put_string(&vals[k], (const char *)b->strings[is].data, b->strings[is].len);
         is++;
         break;
-      default: vals[k] = value_bool(b->bools[ib++]); break;
+      default: value_put_bool(&vals[k], b->bools[ib++]); break;
       }
     }
     items[i].t = tuple_new(vals, s->nattrs);

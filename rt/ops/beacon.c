@@ -72,6 +72,7 @@ static int pace(OpInst *op, const Beacon *b, int64_t start, uint64_t n) {
   for (;;) {
     int64_t now = now_ns();
     if (now >= due) return 0;
+    if (due - now > 1000000) rt_idle(op); /* about to sleep: let what we emitted go on */
     int64_t until = due - now > SLICE_NS ? now + SLICE_NS : due;
     struct timespec ts = { .tv_sec = until / 1000000000, .tv_nsec = until % 1000000000 };
     clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL); /* EINTR: just look again */
