@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -941,9 +942,11 @@ static void json_string(FILE *f, const char *s) {
 
 static int write_stats_json(Exec *x, const char *path, bool ok) {
   char tmp[PATH_MAX];
+  struct stat st;
+  bool direct = stat(path, &st) == 0 && !S_ISREG(st.st_mode); /* /dev/stdout, a pipe: never replaced */
   snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
-  int fd = mkstemp(tmp);
-  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  int fd = direct ? -1 : mkstemp(tmp);
+  FILE *f = direct ? fopen(path, "w") : fd >= 0 ? fdopen(fd, "w") : NULL;
   if (!f) return -1;
   double t = seconds_since(&x->started);
   fprintf(f, "{\n  \"graph\": ");
@@ -964,6 +967,8 @@ static int write_stats_json(Exec *x, const char *path, bool ok) {
     first = false;
   }
   fprintf(f, "\n  ]\n}\n");
+  if (direct) return fclose(f) == 0 ? 0 : -1;
+  fchmod(fileno(f), 0644);
   if (fclose(f) != 0 || rename(tmp, path) != 0) {
     unlink(tmp);
     return -1;

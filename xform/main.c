@@ -123,6 +123,16 @@ static int commit_outputs(Pending *outs, int n) {
   int rc = 0;
   for (int i = 0; i < n && rc == 0; i++) {
     if (!outs[i].path) continue;
+    struct stat st;
+    if (stat(outs[i].path, &st) == 0 && !S_ISREG(st.st_mode)) {
+      /* a device or a pipe (/dev/stdout, a FIFO): written as it is, never replaced */
+      FILE *f = fopen(outs[i].path, "w");
+      if (!f || fwrite(outs[i].data, 1, outs[i].len, f) != outs[i].len || fclose(f) != 0) {
+        fprintf(stderr, "sf-xform: error: cannot write '%s': %s\n", outs[i].path, strerror(errno));
+        rc = -1;
+      }
+      continue;
+    }
     tmps[i] = sf_xmalloc(strlen(outs[i].path) + 16);
     sprintf(tmps[i], "%s.tmp.XXXXXX", outs[i].path);
     int fd = mkstemp(tmps[i]);

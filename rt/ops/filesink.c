@@ -26,6 +26,7 @@ typedef struct FileSink {
   char *tmp;        /* the temporary file's path */
   int fd;           /* the temporary file (-1: closed) */
   bool committed;   /* renamed to the target */
+  bool direct;      /* the target is a device or pipe: written in place, no temporary file */
   Buf buf;          /* rows not yet written */
 } FileSink;
 
@@ -75,7 +76,14 @@ static int setup(OpInst *op, FileSink *s) {
   const char *base = slash ? slash + 1 : s->path;
   if (!*base) return rt_fail(op, "cannot write '%s': it names a directory", s->path);
   size_t dirlen = slash ? (size_t)(slash - s->path) : 0;
-  s->dir = slash ? strndup(s->path, dirlen ? dirlen : 1) : strdup(".");
+  struct stat st;
+  if (stat(s->path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    /* a device or a pipe (/dev/null, /dev/stdout, a FIFO): written as it is, never replaced */
+    s->fd = open(s->path, O_WRONLY | O_CLOEXEC);
+    if (s->fd < 0) return rt_fail(op, "cannot open '%s': %s", s->path, strerror(errno));
+    s->direct = true;
+  } else {
+    s->dir = slash ? strndup(s->path, dirlen ? dirlen : 1) : strdup(".");
   if (!s->dir || asprintf(&s->tmp, "%s/.%s.tmp.XXXXXX", s->dir, base) < 0) sf_die("out of memory");
   s->fd = mkostemp(s->tmp, O_CLOEXEC);
   if (s->fd < 0) {
@@ -85,6 +93,7 @@ static int setup(OpInst *op, FileSink *s) {
     return rt_fail(op, "cannot create a temporary file in '%s' for '%s': %s", s->dir, s->path, strerror(e));
   }
   if (fchmod(s->fd, 0666 & ~current_umask()) < 0) return write_fail(op, s);
+  }
   const Schema *in = op->in_schema;
   for (int i = 0; i < in->nattrs; i++) {
     if (i) buf_putc(&s->buf, ',');
@@ -116,7 +125,7 @@ static int filesink_final(OpInst *op) {
   FileSink *s = op->state;
   if (rt_stopping(op)) return rt_fail(op, "the job stopped before the end of the input; '%s' is not written", s->path);
   if (flush(op, s) < 0) return -1;
-  if (fsync(s->fd) < 0) return write_fail(op, s);
+  if (!s->direct && fsync(s->fd) < 0) return write_fail(op, s);
   int fd = s->fd;
   s->fd = -1;
   if (close(fd) < 0) return write_fail(op, s);
@@ -125,6 +134,7 @@ static int filesink_final(OpInst *op) {
 
 static int filesink_commit(OpInst *op) {
   FileSink *s = op->state;
+  if (s->direct) return 0;
   if (rename(s->tmp, s->path) < 0)
     return rt_fail(op, "cannot rename '%s' to '%s': %s", s->tmp, s->path, strerror(errno));
   s->committed = true;
