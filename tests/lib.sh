@@ -1,0 +1,132 @@
+# tests/lib.sh: shell helpers shared by the script tests (source it; it defines functions only).
+#
+# Every script test runs as `bash tests/NAME.sh BUILD_DIR SOURCE_DIR` (tests/CMakeLists.txt).
+# This file has no main: sourcing it only defines the functions below and never exits.
+
+# The tests would rather fail loudly than run a half-built tree.
+sf_need_bins() { # BUILD_DIR NAME...
+  local build=$1 name
+  shift
+  for name in "$@"; do
+    if [[ ! -x $build/bin/$name ]]; then
+      echo "error: $build/bin/$name is missing or not executable (build first)" >&2
+      return 1
+    fi
+  done
+}
+
+# Seconds since the epoch with milliseconds, for timings.
+sf_now() { date +%s.%3N; }
+
+# Elapsed seconds between two sf_now values, printed as 1.234.
+sf_elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+
+# A fresh temporary directory under ${TMPDIR:-/tmp}, removed by sf_cleanup unless kept. Set
+# SF_KEEP=1 to keep every work directory for inspection.
+#   sf_mktemp VAR PREFIX   stores the path in the variable VAR and remembers it for sf_cleanup;
+#   sf_mktemp PREFIX       prints the path; called as $(sf_mktemp PREFIX) it runs in a subshell,
+#                          so the caller must add it to SF_TMPDIRS itself.
+SF_TMPDIRS=()
+sf_mktemp() { # [VAR] PREFIX
+  local _d
+  _d=$(mktemp -d "${TMPDIR:-/tmp}/${!#}.XXXXXX") || return 1
+  SF_TMPDIRS+=("$_d")
+  if [[ $# -ge 2 ]]; then
+    printf -v "$1" '%s' "$_d"
+  else
+    printf '%s\n' "$_d"
+  fi
+}
+# Directories a failure wants kept (their path is printed in the failure message).
+SF_KEEP_DIRS=()
+sf_keep() { SF_KEEP_DIRS+=("$1"); }
+# Removes the directories of sf_mktemp but the kept ones (and those holding a kept one). For
+# `trap sf_cleanup EXIT`: it preserves the script's exit status.
+sf_cleanup() {
+  local rc=$? d k keep
+  [[ ${SF_KEEP:-0} == 1 ]] && return $rc
+  for d in "${SF_TMPDIRS[@]}"; do
+    keep=0
+    for k in "${SF_KEEP_DIRS[@]}"; do
+      [[ $d == "$k" || $d == "$k"/* || $k == "$d"/* ]] && keep=1
+    done
+    [[ $keep == 1 ]] || rm -rf -- "$d"
+  done
+  return $rc
+}
+
+# Runs sf-exec on GRAPH with WORKDIR as the working directory, under a time limit
+# (SF_RUN_TIMEOUT seconds, default 120: a hang is a failure, not a stuck test).
+# stdout and stderr go to LOG. Returns sf-exec's status (124 on timeout).
+sf_exec_in() { # BUILD_DIR WORKDIR GRAPH LOG
+  local build=$1 dir=$2 graph=$3 log=$4
+  (cd "$dir" && timeout -k 5 "${SF_RUN_TIMEOUT:-120}" "$build/bin/sf-exec" "$graph") >"$log" 2>&1
+}
+
+# The files of a directory, one name a line, sorted (no subdirectories expected).
+sf_list_files() { (cd "$1" && find . -maxdepth 1 -type f -printf '%P\n' | LC_ALL=C sort); }
+
+# Prints CSV FILE with its rows stably grouped by the value of column COLUMN (named in the header):
+# the rows of each group keep their order. Two files whose rows of every group are in the same order
+# print the same. Handles quoted fields with commas and quotes; not line breaks inside fields.
+sf_csv_group_by() { # FILE COLUMN
+  awk -v col="$2" '
+    function field(line, want,    n, i, c, q, f) {
+      n = 1; q = 0; f = ""
+      for (i = 1; i <= length(line); i++) {
+        c = substr(line, i, 1)
+        if (q) { if (c == "\"") { if (substr(line, i + 1, 1) == "\"") { f = f c; i++ } else q = 0 } else f = f c }
+        else if (c == "\"") q = 1
+        else if (c == ",") { if (n == want) return f; n++; f = "" }
+        else f = f c
+      }
+      return n == want ? f : ""
+    }
+    NR == 1 { k = 0; m = split($0, h, ","); for (i = 1; i <= m; i++) if (h[i] == col) k = i; print "\t" $0; next }
+    { print field($0, k) "\t" $0 }' "$1" | LC_ALL=C sort -s -t "$(printf '\t')" -k1,1
+}
+
+# Compares every file of directory EXPECT with the same-named file of ACTUAL, byte for byte, and the
+# sets of names. Files named in SF_SORTED_FILES (space separated base names) are compared after
+# sorting their lines: their row order is not determined (a fan-in of several streams). Entries of
+# SF_GROUPED_FILES of the form NAME:COLUMN are compared per value of COLUMN: the rows of one value
+# must be in the same order (a fan-in of streams told apart by COLUMN, each stream being ordered).
+# Prints what differs (a cmp line and the first lines of a diff) and returns 1 if anything does.
+sf_compare_dirs() { # EXPECT ACTUAL
+  local exp=$1 act=$2 rc=0 f
+  local el al
+  el=$(sf_list_files "$exp")
+  al=$(sf_list_files "$act")
+  if [[ $el != "$al" ]]; then
+    echo "    different sets of output files:"
+    diff <(printf '%s\n' "$el") <(printf '%s\n' "$al") | sed 's/^/      /'
+    rc=1
+  fi
+  while IFS= read -r f; do
+    [[ -n $f && -f $act/$f ]] || continue
+    local g col=""
+    for g in ${SF_GROUPED_FILES:-}; do
+      [[ ${g%%:*} == "$f" ]] && col=${g#*:}
+    done
+    if [[ -n $col ]]; then
+      if ! cmp -s <(sf_csv_group_by "$exp/$f" "$col") <(sf_csv_group_by "$act/$f" "$col"); then
+        echo "    $f differs (compared per value of column $col: the interleaving of those is not determined)"
+        diff <(sf_csv_group_by "$exp/$f" "$col") <(sf_csv_group_by "$act/$f" "$col") |
+          head -n "${SF_DIFF_LINES:-10}" | sed 's/^/      /'
+        rc=1
+      fi
+    elif [[ " ${SF_SORTED_FILES:-} " == *" $f "* ]]; then
+      if ! cmp -s <(LC_ALL=C sort "$exp/$f") <(LC_ALL=C sort "$act/$f"); then
+        echo "    $f differs (compared sorted: its row order is not determined)"
+        diff <(LC_ALL=C sort "$exp/$f") <(LC_ALL=C sort "$act/$f") | head -n "${SF_DIFF_LINES:-10}" | sed 's/^/      /'
+        rc=1
+      fi
+    elif ! cmp -s "$exp/$f" "$act/$f"; then
+      echo "    $(cmp "$exp/$f" "$act/$f" 2>&1 | head -n 1)"
+      echo "    lines: $(wc -l <"$exp/$f") expected, $(wc -l <"$act/$f") actual"
+      diff "$exp/$f" "$act/$f" | head -n "${SF_DIFF_LINES:-10}" | sed 's/^/      /'
+      rc=1
+    fi
+  done <<<"$el"
+  return $rc
+}
