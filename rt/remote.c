@@ -52,6 +52,15 @@ struct Remote {
   FILE *log;
 };
 
+/* "host 'h0': " and the transport's message, which names the edge and the peer (or, when it
+ * does not name the edge, with the edge added). */
+static void describe_failure(char *msg, size_t cap, const char *host, const char *edge, const char *err) {
+  if (strstr(err, "edge '"))
+    snprintf(msg, cap, "host '%s': %s", host, err);
+  else
+    snprintf(msg, cap, "host '%s': edge '%s': %s", host, edge, err);
+}
+
 static void log_line(void *ctx, const char *line) {
   Remote *r = ctx;
   fprintf(r->log, "sf-exec: %s: %s\n", r->host, line);
@@ -178,8 +187,7 @@ static void *receiver_main(void *arg) {
       return NULL;
     }
     if (rc < 0) {
-      snprintf(msg, sizeof msg, "host '%s': edge '%s' from host '%s' broke: %s", r->host, rx->id, rx->peer,
-               transport_rx_error(rx->stream));
+      describe_failure(msg, sizeof msg, r->host, rx->id, transport_rx_error(rx->stream));
       exec_fail_remote(r->x, msg);
       return NULL;
     }
@@ -228,8 +236,7 @@ int remote_send(RemoteTx *tx, const Item *items, int n) {
   buf_reset(&tx->buf);
   wire_encode(tx->id, tx->schema, items, n, &tx->buf);
   if (transport_send(tx->stream, tx->buf.p, tx->buf.n) < 0) {
-    snprintf(msg, sizeof msg, "host '%s': edge '%s' to host '%s' failed: %s", r->host, tx->id, tx->peer,
-             transport_tx_error(tx->stream));
+    describe_failure(msg, sizeof msg, r->host, tx->id, transport_tx_error(tx->stream));
     exec_fail_remote(r->x, msg);
     return -1;
   }
@@ -247,8 +254,7 @@ int remote_finish(Remote *r, bool ok) {
     if (!tx->closed) continue;
     tx->closed = false;
     if (transport_close(tx->stream) < 0) {
-      snprintf(msg, sizeof msg, "host '%s': edge '%s' to host '%s' did not complete: %s", r->host, tx->id, tx->peer,
-               transport_tx_error(tx->stream));
+      describe_failure(msg, sizeof msg, r->host, tx->id, transport_tx_error(tx->stream));
       exec_fail_remote(r->x, msg);
       ok = false;
       rc = -1;
