@@ -775,41 +775,11 @@ static void text_put(Text *t, const char *s, size_t n) {
 static void text_puts(Text *t, const char *s) { text_put(t, s, strlen(s)); }
 
 /* A double literal that reads back (strtod) to the same value and lexes as a double again: the
- * layout of value_format_double (rt/value.c; sfgraph cannot call into the runtime), plus ".0" when
- * the text would otherwise read as an int. */
+ * runtime's text (double_format) plus ".0" when it would otherwise read as an int. */
 static void format_double(Text *t, double d) {
-  char e[40], out[48];
-  size_t n = 0;
-  if (!isfinite(d) || d == 0) {
-    snprintf(out, sizeof out, "%s", isnan(d) ? "nan" : isinf(d) ? (d < 0 ? "-inf" : "inf")
-                                    : signbit(d) ? "-0.0" : "0.0");
-    text_puts(t, out);
-    return;
-  }
-  for (int prec = 0; prec < 17; prec++) {
-    snprintf(e, sizeof e, "%.*e", prec, d);
-    if (strtod(e, NULL) == d) break;
-  }
-  const char *p = e;
-  if (*p == '-') out[n++] = *p++;
-  char digits[24];
-  int k = 0;
-  for (; *p && *p != 'e'; p++)
-    if (*p != '.') digits[k++] = *p;
-  while (k > 1 && digits[k - 1] == '0') k--;
-  int x = atoi(p + 1) + 1; /* d = 0.DIGITS * 10^x */
-  if (0 < x && x <= 21) {
-    for (int z = 0; z < x; z++) out[n++] = z < k ? digits[z] : '0';
-    out[n++] = '.';
-    if (k <= x) out[n++] = '0';
-    for (int z = x; z < k; z++) out[n++] = digits[z];
-    out[n] = 0;
-  } else if (-6 < x && x <= 0) {
-    n += (size_t)snprintf(out + n, sizeof out - n, "0.%.*s%.*s", -x, "000000", k, digits);
-  } else {
-    n += (size_t)snprintf(out + n, sizeof out - n, "%c%s%.*se%c%d", digits[0], k > 1 ? "." : "",
-                          k - 1, digits + 1, x - 1 < 0 ? '-' : '+', abs(x - 1));
-  }
+  char out[48];
+  double_format(d, out, sizeof out - 2);
+  if (!strpbrk(out, ".eni")) strcat(out, ".0"); /* 100 -> 100.0; 1e+21, nan and inf stay */
   text_puts(t, out);
 }
 

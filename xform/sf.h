@@ -67,6 +67,9 @@ void diag_note(Diag *d, int line, const char *fmt, ...) __attribute__((format(pr
 
 typedef enum Type { TYPE_NONE, TYPE_INT, TYPE_DOUBLE, TYPE_STRING, TYPE_BOOL } Type;
 const char *type_name(Type t);               /* "int", "double", "string", "bool", "none" */
+/* number.c: the shortest text that strtod reads back to exactly d; see value_format_double
+ * (rt/value.h) for the layout. Returns the full length; writes at most cap bytes with the NUL. */
+size_t double_format(double d, char *buf, size_t cap);
 Type type_from_name(const char *name);       /* TYPE_NONE when unknown */
 
 /* One value of an attribute, a state variable or an expression. Strings are not owned. */
