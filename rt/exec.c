@@ -77,6 +77,8 @@ typedef struct Edge {
   RemoteTx *tx;      /* EDGE_REMOTE */
   Op *to_op;         /* consumer operator (also when it runs on another host) */
   bool closed;       /* FINAL was pushed: nothing more goes out */
+  bool pushing;      /* a batch of this edge waits for room: later items only collect */
+  bool final_queued; /* FINAL is in pending: no progress may follow it */
 } Edge;
 
 typedef enum Driver { DRIVE_SINGLE, DRIVE_RR, DRIVE_SEQ, DRIVE_SEQPULSE, DRIVE_SRC } Driver;
@@ -103,11 +105,17 @@ struct Group {
   pthread_mutex_t mu;         /* protects the queues feeding this group */
   pthread_cond_t wake;        /* an input queue got a batch, or the job is stopping */
   Batch **cur;                /* per slot: batch being read */
+  uint64_t *floor;            /* per slot: key (seq or src) of the last item taken: later ones are not smaller */
+  bool *floor_known;          /* per slot: an item was taken */
+  bool by_src;                /* ordered by src (fan-in) rather than seq */
   uint64_t next_seq;          /* DRIVE_SEQ: next expected seq */
   int rr_next;                /* DRIVE_RR: next channel */
   PtrVec outs;                /* Edge* pushed by this thread (queue and remote) */
   uint64_t progress;          /* src of the item being processed */
   int last_slot;              /* ordered drivers: slot of the item just taken */
+  PtrVec idlers;              /* Node* of this group whose kind has an idle hook (Split) */
+  bool stalled;               /* waiting for room in a full queue: emitted items only collect */
+  bool in_idle;               /* the idle hooks are running */
   char fail[256];             /* ordered drivers: why the order cannot be restored */
   pthread_t thread;           /* its thread */
   bool started;
@@ -258,18 +266,51 @@ static Queue *queue_new(Exec *x, Group *owner) {
 }
 
 static void group_flush(Group *g, Edge *except);
+static void group_idle(Group *g);
 
-/* Pushes a batch; waits while the queue is full (flushing the pusher's other outputs first so
- * nobody waits for a batch we hold). Returns -1 when the job is stopping (the batch is freed). */
+static bool group_try_flush(Group *g, Edge *except);
+
+static void timed_wait_ms(pthread_cond_t *c, pthread_mutex_t *m, long ms) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_nsec += ms * 1000000L;
+  while (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
+  }
+  pthread_cond_timedwait(c, m, &ts);
+}
+
+/* Pushes a batch; waits while the queue is full. A thread never waits holding a batch another
+ * consumer may need: before waiting, its Splits send pulses (group_idle) and its other partial
+ * batches are handed on without waiting (group_try_flush, retried every millisecond while some
+ * queue is full too); meanwhile the thread is "stalled": whatever it emits only collects, so it
+ * never waits twice. Returns -1 when the job is stopping (the batch is freed). */
 static int queue_push(Exec *x, Queue *q, Batch *b, Group *pusher, Edge *via) {
   Group *o = q->owner;
   pthread_mutex_lock(&o->mu);
   if (q->count == q->cap && pusher) {
     pthread_mutex_unlock(&o->mu);
-    group_flush(pusher, via);
+    if (via) via->pushing = true;
+    bool was_stalled = pusher->stalled;
+    pusher->stalled = true;
+    group_idle(pusher);
+    bool clear = group_try_flush(pusher, via);
     pthread_mutex_lock(&o->mu);
+    while (q->count == q->cap && !stopping(x)) {
+      if (clear) {
+        timed_wait(&q->not_full, &o->mu);
+        continue;
+      }
+      timed_wait_ms(&q->not_full, &o->mu, 1);
+      pthread_mutex_unlock(&o->mu);
+      clear = group_try_flush(pusher, via);
+      pthread_mutex_lock(&o->mu);
+    }
+    pusher->stalled = was_stalled;
   }
   while (q->count == q->cap && !stopping(x)) timed_wait(&q->not_full, &o->mu);
+  if (via) via->pushing = false;
   if (stopping(x)) {
     pthread_mutex_unlock(&o->mu);
     batch_free(b);
@@ -311,7 +352,8 @@ static uint64_t group_progress(const Group *g) {
 static int edge_flush(Edge *e) {
   Exec *x = e->producer->exec;
   if (e->closed) return 0;
-  if (e->feeds_fanin && (!e->sent_any || group_progress(e->producer) > e->sent_src)) {
+  if (e->pushing) return 0; /* an earlier batch of this edge waits for room: it must go first */
+  if (e->feeds_fanin && !e->final_queued && (!e->sent_any || group_progress(e->producer) > e->sent_src)) {
     uint64_t p = group_progress(e->producer);
     if (!e->pending) e->pending = batch_new(e->limit + 1);
     if (e->pending->n == e->pending->cap) {
@@ -330,15 +372,64 @@ static int edge_flush(Edge *e) {
   if (!e->pending || e->pending->n == 0) return 0;
   Batch *b = e->pending;
   e->pending = NULL;
+  bool last = e->final_queued; /* FINAL is the last item of b */
+  int rc;
   if (e->kind == EDGE_REMOTE) {
-    int rc = remote_send(e->tx, b->items, b->n);
+    rc = remote_send(e->tx, b->items, b->n);
     b->next = b->n; /* the encoder copied the tuples; drop our references below */
     for (int i = 0; i < b->n; i++)
       if (b->items[i].kind == ITEM_TUPLE) tuple_unref(b->items[i].t);
     free(b);
-    return rc;
+  } else {
+    rc = queue_push(x, e->q, b, e->producer, e);
   }
-  return queue_push(x, e->q, b, e->producer, e);
+  if (last) e->closed = true;
+  return rc;
+}
+
+/* Hands on e's batch (with its progress) if its queue has room now; never waits. A remote edge
+ * flushes as always (its transport waits for credit only). */
+static void edge_try_flush(Edge *e) {
+  if (e->closed || e->pushing) return;
+  if (e->kind == EDGE_REMOTE) {
+    edge_flush(e);
+    return;
+  }
+  if (e->feeds_fanin && !e->final_queued && (!e->sent_any || group_progress(e->producer) > e->sent_src)) {
+    uint64_t p = group_progress(e->producer);
+    if (!e->pending) e->pending = batch_new(e->limit + 1);
+    if (e->pending->n == e->pending->cap) {
+      e->pending->cap *= 2;
+      e->pending = sf_xrealloc(e->pending, sizeof(Batch) + sizeof(Item) * (size_t)e->pending->cap);
+    }
+    e->pending->items[e->pending->n++] = (Item){ .kind = ITEM_PROGRESS, .seq = p, .src = p };
+    e->sent_src = p;
+    e->sent_any = true;
+  }
+  if (!e->pending || e->pending->n == 0) return;
+  Queue *q = e->q;
+  Group *o = q->owner;
+  pthread_mutex_lock(&o->mu);
+  if (q->count < q->cap) {
+    q->ring[(q->head + q->count) % q->cap] = e->pending;
+    q->count++;
+    e->pending = NULL;
+    if (e->final_queued) e->closed = true;
+    pthread_cond_signal(&o->wake);
+  }
+  pthread_mutex_unlock(&o->mu);
+}
+
+/* edge_try_flush on every output but except; true when none holds a batch any more. */
+static bool group_try_flush(Group *g, Edge *except) {
+  bool clear = true;
+  for (int i = 0; i < g->outs.n; i++) {
+    Edge *e = g->outs.items[i];
+    if (e == except) continue;
+    edge_try_flush(e);
+    if (e->pending && e->pending->n > 0 && !e->closed && !e->pushing) clear = false;
+  }
+  return clear;
 }
 
 static void group_flush(Group *g, Edge *except) {
@@ -363,14 +454,16 @@ static int edge_push(Edge *e, Item it) {
   /* the clock is read for the first item of a batch and every 16th, not for every tuple */
   int64_t now = e->pending->n % 16 == 0 ? coarse_ns() : e->pending_since;
   if (e->pending->n == 0) e->pending_since = now;
+  if (e->pending->n == e->pending->cap) { /* only while a batch of this edge waits for room */
+    e->pending->cap *= 2;
+    e->pending = sf_xrealloc(e->pending, sizeof(Batch) + sizeof(Item) * (size_t)e->pending->cap);
+  }
   e->pending->items[e->pending->n++] = it;
   if (it.src > e->sent_src || !e->sent_any) e->sent_src = it.src;
   e->sent_any = true;
-  if (it.kind == ITEM_FINAL) {
-    int rc = edge_flush(e);
-    e->closed = true;
-    return rc;
-  }
+  if (it.kind == ITEM_FINAL) e->final_queued = true;
+  if (e->pushing || e->producer->stalled) return 0; /* handed on once the wait is over */
+  if (it.kind == ITEM_FINAL) return edge_flush(e);
   /* a batch closes when full, at punctuation, or when it has waited long enough (a slow input
    * must not hold results back) */
   if (e->pending->n >= e->limit || it.kind == ITEM_WINDOW || now - e->pending_since > BATCH_DELAY_NS)
@@ -410,9 +503,32 @@ int rt_emit_item(OpInst *op, int port, Item it) {
   return 0;
 }
 
+/* The group's thread is about to wait (for input, for room, or pacing a source): the idle hooks
+ * run once (a Split sends a pulse if it sent tuples since its last one: DESIGN.md's pulse "after
+ * a short idle time"). */
+static void group_idle(Group *g) {
+  if (g->in_idle) return;
+  g->in_idle = true;
+  bool was_stalled = g->stalled;
+  g->stalled = true; /* what the hooks emit only collects: a hook never waits */
+  for (int i = 0; i < g->idlers.n; i++) {
+    Node *n = g->idlers.items[i];
+    if (!n->finished) n->inst.impl->idle(&n->inst);
+  }
+  g->stalled = was_stalled;
+  g->in_idle = false;
+}
+
+/* Before the thread waits for input: pulses, then every partial batch that has room goes on.
+ * A batch for a full queue stays (that consumer has work); true when nothing stayed. */
+static bool group_before_wait(Group *g) {
+  group_idle(g);
+  return group_try_flush(g, NULL);
+}
+
 void rt_idle(OpInst *op) {
   Node *n = op->exec_data;
-  if (n->group) group_flush(n->group, NULL);
+  if (n->group) group_before_wait(n->group);
 }
 
 int rt_emit(OpInst *op, int port, Tuple *t) {
@@ -476,6 +592,11 @@ static Item *head(Group *g, int s) {
 }
 
 static void pop(Group *g, int s) {
+  const Item *it = &g->cur[s]->items[g->cur[s]->next];
+  if (it->kind != ITEM_FINAL) {
+    g->floor[s] = g->by_src ? it->src : it->seq;
+    g->floor_known[s] = true;
+  }
   g->cur[s]->next++;
   g->last_slot = s;
 }
@@ -522,7 +643,18 @@ static Step ordered_step(Group *g, Item *out) {
   if (n->finished) return STEP_DONE;
   if (g->driver == DRIVE_RR) {
     Item *h = head(g, g->rr_next);
-    if (!h) return STEP_WAIT;
+    if (!h) {
+      /* while waiting for the next channel, drop the promises queued on the others: a round-robin
+       * merge does not need them, and they must not fill a queue the Split needs */
+      for (int s = 0; s < W; s++) {
+        Item *o = s == g->rr_next ? NULL : head(g, s);
+        if (o && (o->kind == ITEM_PULSE || o->kind == ITEM_PROGRESS)) {
+          pop(g, s);
+          return STEP_AGAIN;
+        }
+      }
+      return STEP_WAIT;
+    }
     if (h->kind == ITEM_TUPLE) {
       *out = *h;
       pop(g, g->rr_next);
@@ -581,20 +713,40 @@ static Step ordered_step(Group *g, Item *out) {
     return broken_promise(g, "merge '%s': tuple %llu never arrived; an operator in the region dropped a tuple "
                           "although its model says selectivity one", (unsigned long long)g->next_seq);
   }
-  /* seqpulse and fan-in: the smallest head, once every slot has one */
+  /* seqpulse and fan-in: the smallest head, once every slot has one, or once every slot without
+   * one is known not to send anything smaller (its last pulse, progress or tuple says so) */
   bool by_src = g->driver == DRIVE_SRC;
   int best = -1;
   Item *bh = NULL;
+  bool missing = false;
   for (int s = 0; s < W; s++) {
     Item *h = head(g, s);
-    if (!h) return STEP_WAIT;
+    if (!h) {
+      missing = true;
+      continue;
+    }
     if (!bh || item_before(h, s, bh, best, by_src)) {
       best = s;
       bh = h;
     }
   }
+  if (!bh) return STEP_WAIT;
+  if (missing) {
+    if (bh->kind == ITEM_FINAL || bh->kind == ITEM_WINDOW) return STEP_WAIT;
+    uint64_t key = by_src ? bh->src : bh->seq;
+    for (int s = 0; s < W; s++) {
+      if (g->cur[s] && g->cur[s]->next < g->cur[s]->n) continue;
+      if (!g->floor_known[s]) return STEP_WAIT;
+      /* seq numbers are unique, so a floor equal to the key is no obstacle; src positions repeat
+       * (FlatMap), and on a tie the lower slot goes first */
+      bool ok = by_src ? key < g->floor[s] || (key == g->floor[s] && best < s) : key <= g->floor[s];
+      if (!ok) return STEP_WAIT;
+    }
+  }
   switch (bh->kind) {
   case ITEM_PULSE:
+    /* every input is past it: a fan-in downstream may hear how far this merge has got */
+    if (!by_src && bh->src > g->progress) g->progress = bh->src;
     pop(g, best);
     /* a shuffle Merge passes the promise on to its channel: every input is past it */
     if (n->channel_merge && bh->seq > g->next_seq) {
@@ -645,11 +797,14 @@ static int run_ordered(Group *g) {
     Step st;
     while ((st = ordered_step(g, &it)) == STEP_WAIT && !stopping(x)) {
       pthread_mutex_unlock(&g->mu);
-      group_flush(g, NULL);
+      bool clear = group_before_wait(g);
       pthread_mutex_lock(&g->mu);
       st = ordered_step(g, &it);
       if (st != STEP_WAIT) break;
-      timed_wait(&g->wake, &g->mu);
+      if (clear)
+        timed_wait(&g->wake, &g->mu);
+      else
+        timed_wait_ms(&g->wake, &g->mu, 1); /* some batch still waits for room: look again soon */
     }
     pthread_mutex_unlock(&g->mu);
     if (stopping(x)) return -1;
@@ -676,11 +831,14 @@ static int run_single(Group *g) {
     Batch *b = queue_take(q);
     while (!b && !stopping(x)) {
       pthread_mutex_unlock(&g->mu);
-      group_flush(g, NULL);
+      bool clear = group_before_wait(g);
       pthread_mutex_lock(&g->mu);
       b = queue_take(q);
       if (b) break;
-      timed_wait(&g->wake, &g->mu);
+      if (clear)
+        timed_wait(&g->wake, &g->mu);
+      else
+        timed_wait_ms(&g->wake, &g->mu, 1); /* some batch still waits for room: look again soon */
       b = queue_take(q);
     }
     pthread_mutex_unlock(&g->mu);
@@ -792,6 +950,8 @@ static int build_plan(Exec *x) {
     gr->entry = n;
     n->group = gr;
     gr->cur = arena_alloc(x->arena, sizeof(Batch *) * (size_t)(n->nslots + 1));
+    gr->floor = arena_alloc(x->arena, sizeof(uint64_t) * (size_t)(n->nslots + 1));
+    gr->floor_known = arena_alloc(x->arena, sizeof(bool) * (size_t)(n->nslots + 1));
     if (op->kind == KIND_MERGE) {
       const char *order = op_param(op, "order");
       gr->driver = n->nslots == 1 ? DRIVE_SINGLE
@@ -801,6 +961,11 @@ static int build_plan(Exec *x) {
     } else {
       gr->driver = n->nslots == 1 ? DRIVE_SINGLE : DRIVE_SRC;
     }
+    gr->by_src = gr->driver == DRIVE_SRC;
+  }
+  for (int i = 0; i < g->nops; i++) {
+    Node *n = &x->nodes[i];
+    if (n->local && n->group && n->inst.impl->idle) ptrvec_push(x->arena, &n->group->idlers, n);
   }
   /* edges */
   for (int i = 0; i < g->nops; i++) {

@@ -60,6 +60,7 @@ typedef struct OpKindImpl {
   int (*process)(OpInst *op, int port, Tuple *t); /* one input tuple; the op owns the reference */
   int (*window)(OpInst *op, int port);            /* window punctuation; NULL: forwarded to outputs */
   int (*pulse)(OpInst *op, int port, uint64_t seq); /* a pulse; NULL: forwarded to outputs */
+  void (*idle)(OpInst *op);                       /* its thread is about to wait (Split: pulse) */
   int (*final)(OpInst *op);                       /* every input ended: flush (emit what is left) */
   int (*commit)(OpInst *op);                      /* everything on this executor completed: make
                                                      outputs visible (FileSink renames); may be NULL */

@@ -17,6 +17,7 @@ typedef struct Split {
   uint64_t next_seq; /* assign: the next sequence number */
   uint64_t high;     /* one past the highest seq sent so far */
   uint64_t since;    /* tuples since the last pulse */
+  uint64_t pulsed;   /* seq of the last pulse sent (0: none) */
   uint64_t rr;       /* round-robin position */
   int width;         /* outputs */
 } Split;
@@ -72,6 +73,15 @@ static int split_pulse(OpInst *op, int port, uint64_t seq) {
   return send_pulses(op, s, seq);
 }
 
+/* Its thread is about to wait: a pulse now keeps the Merge below from waiting for tuples that
+ * will not come soon (a slow input), or for a pulse this wait would hold back (a full queue). */
+static void split_idle(OpInst *op) {
+  Split *s = op->state;
+  /* `high` counts the tuple being sent too: the wait may be inside its emit. Also without a pulse
+   * period: an idle pulse is cheap, and merges that do not need it drop it. */
+  if (s && s->high > s->pulsed) send_pulses(op, s, s->high);
+}
+
 static int split_window(OpInst *op, int port) {
   Split *s = op->state;
   uint64_t seq = s->assign ? s->next_seq : op->cur_seq;
@@ -92,6 +102,7 @@ const OpKindImpl op_split = {
   .open = split_open,
   .process = split_process,
   .pulse = split_pulse,
+  .idle = split_idle,
   .window = split_window,
   .close = split_close,
 };

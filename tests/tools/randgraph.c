@@ -1,7 +1,7 @@
 /* randgraph.c: sf-randgraph SEED [OUTDIR] prints a random, valid StreamFission graph (FORMAT.md) to
  * standard output, the same graph for the same seed on every machine.
  *
- * The graph is a Beacon of 500..6000 tuples over the core schema
+ * The graph is a Beacon of 500..6000 tuples (sometimes 20 000..60 000) over the core schema
  *     k1:int (few distinct values), k2:string (few distinct), v:int, d:double, b:bool
  * (plus, sometimes, extra attributes x1, x2, ... of any type that later operators carry along),
  * then a chain of 2..7 operators drawn from Functor (stateless or with state, partitioned or not,
@@ -502,12 +502,9 @@ static Port gen_functor(const Port *in) {
     }
   }
   functor_sets(&out.schema, added, &sc, NULL, done);
-  for (int k = 0; k < nst; k++) {
-    char tw[8];
-    snprintf(tw, sizeof tw, "%s", type_word(states[k].type));
-    fprintf(body, "    <state name=\"%s\" type=\"%s\" init=\"%s\">%s</state>\n", states[k].name, tw,
-            xml(states[k].init), xml(states[k].update));
-  }
+  for (int k = 0; k < nst; k++)
+    fprintf(body, "    <state name=\"%s\" type=\"%s\" init=\"%s\">%s</state>\n", states[k].name,
+            type_word(states[k].type), xml(states[k].init), xml(states[k].update));
   op_end();
   return out;
 }
@@ -516,7 +513,7 @@ static Port gen_functor(const Port *in) {
  * all too often constant), sometimes nothing or everything passes. */
 static char *gen_pred(const Scope *sc) {
   switch (rnd(12)) {
-  case 0: return fmt("false");
+  case 0: return fmt("%s", chance(35) ? "false" : "v % 2 == 0"); /* everything dropped: 3 % */
   case 1: return fmt("true");
   case 2: return fmt("v %% %d != 0", range(2, 7));
   case 3: return fmt("rand(v + k1) %% 100 < %d", PICK(((int[]){1, 5, 50, 70, 95, 100})));
@@ -599,19 +596,16 @@ static Port gen_aggregate(const Port *in) {
       schema_remove(&out.schema, i);
       break;
     }
-  int added = -1;
   if (chance(30) && out.schema.n < MAX_ATTRS) {
     char nm[8];
     snprintf(nm, sizeof nm, "x%d", next_extra++);
     schema_add(&out.schema, nm, chance(70) ? 'i' : 'd');
-    added = out.schema.n - 1;
   }
   if (chance(15)) schema_shuffle(&out.schema);
   op_begin(new_op_name("Aggregate"), "Aggregate", in, out.stream, &out.schema, true);
   static const int sizes[] = {1, 2, 3, 4, 5, 7, 10, 25};
   param("window", fmt("%s %d", chance(55) ? "tumbling" : "sliding", PICK(sizes)));
   if (keys) param("partitionBy", keys);
-  (void)added;
   for (int i = 0; i < out.schema.n; i++) {
     const char *a = out.schema.name[i];
     char t = out.schema.type[i];
@@ -654,9 +648,8 @@ static Port gen_flatmap(const Port *in) {
   int added;
   out.schema = derive_schema(&in->schema, &added);
   op_begin(new_op_name("FlatMap"), "FlatMap", in, out.stream, &out.schema, true);
-  static const char *const counts[] = {"abs(v) % 3", "(b ? 2 : 0)", "abs(k1) % 4", "1", "2", "len(k2) % 3",
-                                       "0"};
-  const char *c = chance(3) ? "0" : PICK(counts);
+  static const char *const counts[] = {"abs(v) % 3", "(b ? 2 : 0)", "abs(k1) % 4", "1", "2", "len(k2) % 3"};
+  const char *c = chance(3) ? "0" : PICK(counts); /* sometimes nothing at all */
   param("count", c);
   bool done[MAX_ATTRS] = {0};
   functor_sets(&out.schema, added, &no_scope, "i", done);
@@ -730,7 +723,9 @@ int main(int argc, char **argv) {
     schema_add(&src.schema, nm, PICK(((char[]){'i', 'd', 's', 'b'})));
   }
   if (chance(10)) schema_shuffle(&src.schema);
-  int count = range(500, 6000);
+  /* 500..6000 tuples; one graph in 25 gets 20 000..60 000, enough to fill the bounded queues
+   * between threads, so that back-pressure (and a region waiting on it) is exercised too */
+  int count = chance(4) ? range(20000, 60000) : range(500, 6000);
   op_begin("src", "Beacon", NULL, src.stream, &src.schema, false);
   param("count", fmt("%d", count));
   if (chance(5)) param("rate", "2000000");
