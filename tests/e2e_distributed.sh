@@ -40,7 +40,7 @@ launch=$src/tools/sf-launch
 widths=${SF_WIDTHS:-2 3 4}
 seeds=${SF_DIST_SEEDS-$(seq -s ' ' 1 15)}
 run_timeout=${SF_RUN_TIMEOUT:-120}
-export SF_GROUPED_FILES="logs_alerts.csv:kind" # a fan-in of two streams: see graphs/README.md
+export SF_GROUPED_FILES="" # every file byte for byte (fan-in is ordered by source position)
 
 # Every launcher runs in its own process group (setsid), so that the exit trap can stop whatever a
 # failed or interrupted run left behind.

@@ -10,9 +10,7 @@
 # One line per (graph, width): OK or FAIL with timings; a failure shows the cmp/diff head and the
 # path of the kept work directory. Exits 1 if anything failed.
 #
-# Exceptions, both stated in graphs/README.md:
-#  - out/logs_alerts.csv is the fan-in of two streams; FORMAT.md orders each stream, not their
-#    interleaving, so it is compared per value of its `kind` column (each kind in order).
+# Exception:
 #  - graphs/work.xml is the heavy benchmark graph; it runs at every width while one run of it takes
 #    at most SF_HEAVY_SECONDS (default 20) seconds, and at widths 1 and 2 only when slower.
 #
@@ -34,7 +32,7 @@ sf_need_bins "$build" sf-xform sf-exec || exit 1
 
 widths=${SF_WIDTHS:-1 2 3 4}
 heavy_limit=${SF_HEAVY_SECONDS:-20}
-export SF_GROUPED_FILES="logs_alerts.csv:kind"
+export SF_GROUPED_FILES="" # every file byte for byte (fan-in is ordered by source position)
 
 if [[ $# -gt 0 ]]; then
   graphs=("$@")
