@@ -82,6 +82,14 @@ static void split_idle(OpInst *op) {
   if (s && s->high > s->pulsed) send_pulses(op, s, s->high);
 }
 
+/* The end of the input: a last pulse goes down every output before the end of stream does, so a
+ * Merge can release what it holds even while the end of stream waits for room in a full queue. */
+static int split_final(OpInst *op) {
+  Split *s = op->state;
+  if (s->high > s->pulsed) return send_pulses(op, s, s->high);
+  return 0;
+}
+
 static int split_window(OpInst *op, int port) {
   Split *s = op->state;
   uint64_t seq = s->assign ? s->next_seq : op->cur_seq;
@@ -103,6 +111,7 @@ const OpKindImpl op_split = {
   .process = split_process,
   .pulse = split_pulse,
   .idle = split_idle,
+  .final = split_final,
   .window = split_window,
   .close = split_close,
 };
