@@ -9,8 +9,11 @@
  *   - any other operator with several input streams (fan-in): by source position (src), ties by the
  *     order the streams are listed, so fan-in is deterministic, in the sequential graph too. The
  *     executor keeps such inputs moving with internal progress items.
- * A thread flushes its partial output batches before it waits (for input or for room in a full
- * queue), so no batch sits in a buffer while its consumer waits for it.
+ * Before a thread waits (for input, or for room in a full queue), its Splits send pulses and its
+ * partial batches go on wherever there is room; a thread never waits twice (what it emits while
+ * waiting only collects), so no consumer waits for a batch or a promise that a wait holds back.
+ * Merges remember what each channel last promised, so a channel with nothing queued does not hold
+ * back tuples it can no longer precede.
  *
  * Failure: the first error is recorded; every wait wakes up, every thread stops, every operator is
  * closed with ok=false (FileSink removes its temporary file) and exec_run returns 1. */
