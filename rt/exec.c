@@ -352,26 +352,32 @@ static uint64_t group_progress(const Group *g) {
   return g->source ? g->source->inst.cur_src : g->progress;
 }
 
+/* Appends to the edge's pending batch, growing it past its limit if need be (only while a batch of
+ * this edge waits for room, or for one progress item). */
+static void pending_append(Edge *e, Item it) {
+  if (!e->pending) e->pending = batch_new(e->limit + 1);
+  if (e->pending->n == e->pending->cap) {
+    e->pending->cap *= 2;
+    e->pending = sf_xrealloc(e->pending, sizeof(Batch) + sizeof(Item) * (size_t)e->pending->cap);
+  }
+  e->pending->items[e->pending->n++] = it;
+}
+
+/* An edge into a fan-in says how far its producer has got, unless it already did or has ended. */
+static void add_progress(Edge *e) {
+  if (!e->feeds_fanin || e->final_queued) return;
+  uint64_t p = group_progress(e->producer);
+  if (e->sent_any && p <= e->sent_src) return;
+  pending_append(e, (Item){ .kind = ITEM_PROGRESS, .seq = p, .src = p });
+  e->sent_src = p;
+  e->sent_any = true;
+}
+
 static int edge_flush(Edge *e) {
   Exec *x = e->producer->exec;
   if (e->closed) return 0;
   if (e->pushing) return 0; /* an earlier batch of this edge waits for room: it must go first */
-  if (e->feeds_fanin && !e->final_queued && (!e->sent_any || group_progress(e->producer) > e->sent_src)) {
-    uint64_t p = group_progress(e->producer);
-    if (!e->pending) e->pending = batch_new(e->limit + 1);
-    if (e->pending->n == e->pending->cap) {
-      /* full: push it first, then the progress */
-      Batch *full = e->pending;
-      e->pending = NULL;
-      int rc = e->kind == EDGE_REMOTE ? remote_send(e->tx, full->items, full->n) : queue_push(x, e->q, full, e->producer, e);
-      if (e->kind == EDGE_REMOTE) batch_free(full);
-      if (rc < 0) return -1;
-      e->pending = batch_new(e->limit + 1);
-    }
-    e->pending->items[e->pending->n++] = (Item){ .kind = ITEM_PROGRESS, .seq = p, .src = p };
-    e->sent_src = p;
-    e->sent_any = true;
-  }
+  add_progress(e);
   if (!e->pending || e->pending->n == 0) return 0;
   Batch *b = e->pending;
   e->pending = NULL;
@@ -379,10 +385,7 @@ static int edge_flush(Edge *e) {
   int rc;
   if (e->kind == EDGE_REMOTE) {
     rc = remote_send(e->tx, b->items, b->n);
-    b->next = b->n; /* the encoder copied the tuples; drop our references below */
-    for (int i = 0; i < b->n; i++)
-      if (b->items[i].kind == ITEM_TUPLE) tuple_unref(b->items[i].t);
-    free(b);
+    batch_free(b); /* the encoder copied the tuples: our references go */
   } else {
     rc = queue_push(x, e->q, b, e->producer, e);
   }
@@ -398,17 +401,7 @@ static void edge_try_flush(Edge *e) {
     edge_flush(e);
     return;
   }
-  if (e->feeds_fanin && !e->final_queued && (!e->sent_any || group_progress(e->producer) > e->sent_src)) {
-    uint64_t p = group_progress(e->producer);
-    if (!e->pending) e->pending = batch_new(e->limit + 1);
-    if (e->pending->n == e->pending->cap) {
-      e->pending->cap *= 2;
-      e->pending = sf_xrealloc(e->pending, sizeof(Batch) + sizeof(Item) * (size_t)e->pending->cap);
-    }
-    e->pending->items[e->pending->n++] = (Item){ .kind = ITEM_PROGRESS, .seq = p, .src = p };
-    e->sent_src = p;
-    e->sent_any = true;
-  }
+  add_progress(e);
   if (!e->pending || e->pending->n == 0) return;
   Queue *q = e->q;
   Group *o = q->owner;
@@ -457,11 +450,7 @@ static int edge_push(Edge *e, Item it) {
   /* the clock is read for the first item of a batch and every 16th, not for every tuple */
   int64_t now = e->pending->n % 16 == 0 ? coarse_ns() : e->pending_since;
   if (e->pending->n == 0) e->pending_since = now;
-  if (e->pending->n == e->pending->cap) { /* only while a batch of this edge waits for room */
-    e->pending->cap *= 2;
-    e->pending = sf_xrealloc(e->pending, sizeof(Batch) + sizeof(Item) * (size_t)e->pending->cap);
-  }
-  e->pending->items[e->pending->n++] = it;
+  pending_append(e, it);
   if (it.src > e->sent_src || !e->sent_any) e->sent_src = it.src;
   e->sent_any = true;
   if (it.kind == ITEM_FINAL) e->final_queued = true;

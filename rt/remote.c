@@ -194,23 +194,18 @@ static void *receiver_main(void *arg) {
     Item *items;
     int n;
     char err[512];
-    if (wire_decode(buf, len, rx->id, rx->schema, &items, &n, err, sizeof err) < 0) {
-      transport_free_message(buf);
-      transport_rx_abort(rx->stream, err);
-      snprintf(msg, sizeof msg, "host '%s': edge '%s' from host '%s' sent a bad message: %s", r->host, rx->id,
-               rx->peer, err);
-      exec_fail_remote(r->x, msg);
-      return NULL;
-    }
+    int bad = wire_decode(buf, len, rx->id, rx->schema, &items, &n, err, sizeof err);
     transport_free_message(buf);
-    const char *bad = check_order(rx, items, n);
-    if (bad) {
-      for (int i = 0; i < n; i++)
-        if (items[i].kind == ITEM_TUPLE) tuple_unref(items[i].t);
-      free(items);
-      transport_rx_abort(rx->stream, bad);
+    const char *why = bad < 0 ? err : check_order(rx, items, n);
+    if (why) {
+      if (bad == 0) {
+        for (int i = 0; i < n; i++)
+          if (items[i].kind == ITEM_TUPLE) tuple_unref(items[i].t);
+        free(items);
+      }
+      transport_rx_abort(rx->stream, why);
       snprintf(msg, sizeof msg, "host '%s': edge '%s' from host '%s' sent a bad message: %s", r->host, rx->id,
-               rx->peer, bad);
+               rx->peer, why);
       exec_fail_remote(r->x, msg);
       return NULL;
     }
