@@ -91,6 +91,7 @@ static void emit_model(Emitter *e, const Model *m) {
   attr(e, "selectivity", selectivity_text(m->sel));
   attr(e, "forwards", m->forwards_all ? "*" : join(e->scratch, m->forwards, m->nforwards));
   attr(e, "punct", punct_text(m->punct));
+  if (m->final == FINAL_EMITS) attr(e, "final", "emits"); /* `none`, the default, is left out */
   end(e);
 }
 

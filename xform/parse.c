@@ -591,6 +591,8 @@ static void build_model(Graph *g, Op *op, xmlNodePtr n) {
   m->punct = !punct || !strcmp(punct, "none") ? PUNCT_NONE
            : !strcmp(punct, "generates")       ? PUNCT_GENERATES
                                                 : PUNCT_CONSUMES;
+  const char *final = prop(g, n, "final");
+  m->final = final && !strcmp(final, "emits") ? FINAL_EMITS : FINAL_NONE;
 }
 
 static Op *build_op(Graph *g, xmlNodePtr n, Diag *d, RawText *raw) {

@@ -86,7 +86,11 @@ static const char *unsafe_reason(Graph *g, const Op *op) {
     for (int i = 0; i < g->nops; i++)
       if (g->ops[i] != op && g->ops[i]->colocate && !strcmp(g->ops[i]->colocate, op->colocate))
         return arena_printf(a, "it shares colocate tag '%s' with '%s' (rule 4)", op->colocate, g->ops[i]->name);
-  /* 5: punctuation */
+  /* 5: punctuation. What an operator emits on a punctuation is caused by no input tuple, so it has
+   * no sequence number that could put it in the sequential order. */
+  if (m->punct == PUNCT_CONSUMES)
+    return "it may emit tuples when a window punctuation arrives (punct=\"consumes\", rule 5)";
+  if (m->final == FINAL_EMITS) return "it emits tuples when the final punctuation arrives (final=\"emits\", rule 5)";
   if (m->punct == PUNCT_GENERATES) {
     bool *seen = arena_alloc(a, (size_t)g->nops + 1);
     const Op *consumer = punct_consumer_below(g, op, seen);

@@ -191,6 +191,7 @@ OpKind kind_from_name(const char *name);
 typedef enum StateKind { STATE_NONE, STATE_PARTITIONED, STATE_UNKNOWN } StateKind;
 typedef enum Selectivity { SEL_NONE, SEL_ONE, SEL_ATMOSTONE, SEL_MANY } Selectivity;
 typedef enum PunctKind { PUNCT_NONE, PUNCT_GENERATES, PUNCT_CONSUMES } PunctKind;
+typedef enum FinalKind { FINAL_NONE, FINAL_EMITS } FinalKind; /* what the op does on the final punctuation */
 
 typedef struct Op Op;
 typedef struct Stream Stream;
@@ -256,6 +257,7 @@ typedef struct Model {
   int nforwards;        /* how many */
   bool forwards_all;    /* `*`: every attribute of the output */
   PunctKind punct;      /* punctuation behaviour */
+  FinalKind final;      /* final="emits": may emit tuples when the final punctuation arrives */
   bool is_source;       /* no input port */
   bool is_sink;         /* no output port */
   int line;             /* where the <model> was written */

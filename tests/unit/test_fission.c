@@ -430,9 +430,12 @@ START_TEST(test_rule5_punctuation) {
                           SINK("out", "D") TAIL, 2);
   ck_assert_str_eq(why(f, "gen"), "it generates punctuation that 'use' downstream consumes (rule 5)");
   ck_assert_ptr_null(why(f, "w"));
-  ck_assert_ptr_null(why(f, "use"));  /* consuming is not a reason */
+  /* a consumer may emit when a window punctuation arrives: never replicated */
+  ck_assert_str_eq(why(f, "use"), "it may emit tuples when a window punctuation arrives (punct=\"consumes\", rule 5)");
   ck_assert_ptr_null(why(f, "late")); /* the consumer is upstream of it */
-  assert_regions(f, "r1: w use late key=- width=2 roundrobin/roundrobin from=- to=-\n");
+  assert_regions(f, "r1: w key=- width=2 roundrobin/roundrobin from=- to=-\n"
+                    "r2: late key=- width=2 roundrobin/roundrobin from=- to=-\n");
+  ck_assert_str_eq(note(f, "late"), "starts region r2: its producer 'use' is not parallelized");
   free_fission(f);
 }
 END_TEST
@@ -442,9 +445,70 @@ START_TEST(test_rule5_consumer_on_other_branch) {
   Fission *f = fission_of(HEAD SRC CUSTOM_PUNCT("gen", "S", "A", "generates") SINK("o1", "A")
                           CUSTOM_PUNCT("use", "S", "B", "consumes") SINK("o2", "B") TAIL, 2);
   ck_assert_ptr_null(why(f, "gen"));
-  assert_regions(f, "r1: gen key=- width=2 roundrobin/roundrobin from=- to=-\n"
-                    "r2: use key=- width=2 roundrobin/roundrobin from=- to=-\n");
+  ck_assert_str_eq(why(f, "use"), "it may emit tuples when a window punctuation arrives (punct=\"consumes\", rule 5)");
+  assert_regions(f, "r1: gen key=- width=2 roundrobin/roundrobin from=- to=-\n");
   free_fission(f);
+}
+END_TEST
+
+/* A keyed Custom operator emitting per key on a window punctuation (issue 8's failing case), and one
+ * flushing its open sessions on the final punctuation: both stay serial, with the reason; the
+ * operators around them still form their regions. */
+#define CUSTOM_KEYED(name, in, out, extra)                                                        \
+  "<operator name=\"" name "\" kind=\"Custom\"><input stream=\"" in "\"/><output stream=\"" out   \
+  "\" schema=\"T\"/><model state=\"partitioned\" keys=\"k\" selectivity=\"atmostone\" forwards=\"*\"" extra \
+  "/><library path=\"x.so\" symbol=\"s\"/></operator>\n"
+
+START_TEST(test_rule5_emits_on_punctuation) {
+  Fission *f = fission_of(HEAD SRC WORK("a", "S", "A") CUSTOM_KEYED("win", "A", "B", " punct=\"consumes\"")
+                          DEDUP("d", "B", "C", "k") CUSTOM_KEYED("sess", "C", "D", " final=\"emits\"")
+                          CUSTOM_KEYED("plain", "D", "E", " final=\"none\"") SINK("out", "E") TAIL, 2);
+  ck_assert_int_eq(op_named(f, "sess")->model.final, FINAL_EMITS);
+  ck_assert_int_eq(op_named(f, "plain")->model.final, FINAL_NONE);
+  ck_assert_int_eq(op_named(f, "win")->model.final, FINAL_NONE); /* the default */
+  ck_assert_str_eq(why(f, "win"), "it may emit tuples when a window punctuation arrives (punct=\"consumes\", rule 5)");
+  ck_assert_str_eq(why(f, "sess"), "it emits tuples when the final punctuation arrives (final=\"emits\", rule 5)");
+  ck_assert_ptr_null(why(f, "plain"));
+  assert_regions(f, "r1: a key=- width=2 roundrobin/roundrobin from=- to=-\n"
+                    "r2: d key=k width=2 hash/seqpulse from=- to=-\n"
+                    "r3: plain key=k width=2 hash/seqpulse from=- to=-\n");
+  char *text = explain_text(f);
+  ck_assert_msg(strstr(text, "t.xml:6: win: not parallelized: it may emit tuples when a window punctuation arrives "
+                             "(punct=\"consumes\", rule 5)\n") != NULL, "%s", text);
+  ck_assert_msg(strstr(text, "t.xml:8: sess: not parallelized: it emits tuples when the final punctuation arrives "
+                             "(final=\"emits\", rule 5)\n") != NULL, "%s", text);
+  free(text);
+  /* the model is written back: final="emits" on the serial copy, `none` (the default) left out */
+  Graph *p = rewrite_and_place(f, NULL);
+  char *xml = write_to_string(graph_emit_xml, p);
+  const char *sess = "    <model state=\"partitioned\" keys=\"k\" selectivity=\"atmostone\" forwards=\"*\" "
+                     "punct=\"none\" final=\"emits\"/>\n";
+  ck_assert_msg(strstr(xml, sess) != NULL, "missing:\n%s\nin:\n%s", sess, xml);
+  ck_assert_ptr_null(strstr(xml, "final=\"none\""));
+  /* and reads back to the same model */
+  Graph *back = parse_text(xml);
+  ck_assert_int_eq(graph_find_op(back, "sess")->model.final, FINAL_EMITS);
+  ck_assert_int_eq(graph_find_op(back, "plain[0]")->model.final, FINAL_NONE);
+  graph_free(back);
+  free(xml);
+  graph_free(p);
+  free_fission(f);
+}
+END_TEST
+
+/* final takes `none` or `emits`, nothing else (the schema says so). */
+START_TEST(test_rule5_final_values) {
+  const char *text = HEAD SRC CUSTOM_KEYED("sess", "S", "A", " final=\"flush\"") SINK("out", "A") TAIL;
+  char *msgs = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&msgs, &len);
+  Diag d;
+  diag_init(&d, "t.xml", m);
+  Graph *g = graph_parse_memory(text, strlen(text), "t.xml", XSD, &d);
+  fclose(m);
+  ck_assert_ptr_null(g);
+  ck_assert_str_eq(msgs, "t.xml:5: error: attribute 'final' of <model> must be 'none' or 'emits', got 'flush'\n");
+  free(msgs);
 }
 END_TEST
 
@@ -1302,6 +1366,8 @@ static Suite *fission_suite(void) {
   tcase_add_test(safety, test_rule4_colocate);
   tcase_add_test(safety, test_rule5_punctuation);
   tcase_add_test(safety, test_rule5_consumer_on_other_branch);
+  tcase_add_test(safety, test_rule5_emits_on_punctuation);
+  tcase_add_test(safety, test_rule5_final_values);
   tcase_add_test(safety, test_rule6_user_and_roles);
   tcase_add_test(safety, test_rule6_custom_source_and_sink);
   tcase_add_test(safety, test_rule6_already_parallel);
