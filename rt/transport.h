@@ -2,8 +2,8 @@
  *
  * The transport knows nothing about tuples or protobuf: it moves byte strings (already-encoded
  * batches) from a TxStream in one process to the RxStream of the same edge in another, in order,
- * with credit-based back-pressure.  rt/transport.c is the only file of the project that includes
- * <grpc/grpc.h>.
+ * with credit-based back-pressure.  rt/transport*.c (see rt/transport_priv.h) are the only files
+ * of the project that include <grpc/grpc.h>.
  *
  * The protocol (one service method, "/sf.Exec/Edge", a bidirectional streaming call per edge):
  *   - the sender opens the call with initial metadata `sf-edge` (the edge id), `sf-token` (the job

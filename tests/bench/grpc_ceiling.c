@@ -11,7 +11,7 @@
  * The receiver flattens each message if it came in several slices (readall), decodes it with
  * wire_decode (which creates the tuples), checks the seqs and releases the tuples.  At most one
  * SEND_MESSAGE and one RECV_MESSAGE in flight, one thread per side, no credits, no
- * WRITE_BUFFER_HINT, retries off (as in rt/transport.c).  The client half-closes; the receiver
+ * WRITE_BUFFER_HINT, retries off (as in rt/transport*.c).  The client half-closes; the receiver
  * answers status OK once it has all N tuples.
  *
  * Time: S runs from the client's first send (just before it builds the first message, so the first

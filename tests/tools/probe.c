@@ -18,7 +18,7 @@
  *   3  the transport could not start.
  * Transport log lines go to standard error, prefixed "sf-probe: ".
  *
- * It only includes rt/transport.h: gRPC stays inside rt/transport.c. */
+ * It only includes rt/transport.h: gRPC stays inside rt/transport*.c. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
