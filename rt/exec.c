@@ -21,8 +21,10 @@
 #include "remote.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -142,6 +144,8 @@ struct Exec {
   char graph_dir[PATH_MAX]; /* directory of the graph file */
   struct timespec started;  /* for rates */
   atomic_int running;       /* groups still running */
+  int stop_pipe[2];         /* its read end turns readable when the job stops (the first failure
+                               writes a byte, never read): rt_wait_fd polls it (-1: none) */
 };
 
 static atomic_bool interrupted;
@@ -166,7 +170,9 @@ static void exec_failv(Exec *x, const char *fmt, va_list ap) {
   if (first) vsnprintf(x->message, sizeof x->message, fmt, ap);
   atomic_store(&x->failed, true);
   pthread_mutex_unlock(&x->fail_mu);
-  if (first) wake_all(x);
+  if (!first) return;
+  if (x->stop_pipe[1] >= 0) (void)!write(x->stop_pipe[1], "", 1); /* written once: it cannot be full */
+  wake_all(x);
 }
 
 static void exec_fail(Exec *x, const char *fmt, ...) {
@@ -203,6 +209,18 @@ int rt_eval_fail(OpInst *op, const char *what, const char *text, const Tuple *t,
 
 bool rt_stopping(const OpInst *op) {
   return stopping(op->exec);
+}
+
+int rt_wait_fd(const OpInst *op, int fd, short events) {
+  Exec *x = op->exec;
+  struct pollfd p[2] = { { .fd = fd, .events = events }, { .fd = x->stop_pipe[0], .events = POLLIN } };
+  for (;;) {
+    if (stopping(x)) return 0;
+    /* the stop pipe wakes the poll at once; the time slice is for a stop noticed another way */
+    int n = poll(p, 2, WAIT_SLICE_MS);
+    if (n < 0 && errno != EINTR) return -1;
+    if (n > 0 && p[0].revents) return 1;
+  }
 }
 
 const char *rt_param(const OpInst *op, const char *name) {
@@ -1150,6 +1168,10 @@ int exec_run(Graph *g, const ExecOptions *o) {
   x->queue_batches = o->queue_batches > 0 ? o->queue_batches : DEFAULT_QUEUE_BATCHES;
   pthread_mutex_init(&x->fail_mu, NULL);
   atomic_init(&x->failed, false);
+  if (pipe2(x->stop_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+    x->stop_pipe[0] = x->stop_pipe[1] = -1;
+    exec_fail(x, "cannot create a pipe: %s", strerror(errno));
+  }
   atomic_store(&interrupted, false);
   clock_gettime(CLOCK_MONOTONIC, &x->started);
   if (o->graph_path) {
@@ -1233,6 +1255,8 @@ int exec_run(Graph *g, const ExecOptions *o) {
   for (int i = 0; i < x->nnodes; i++) arena_free(x->nodes[i].inst.scratch);
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
+  for (int i = 0; i < 2; i++)
+    if (x->stop_pipe[i] >= 0) close(x->stop_pipe[i]);
   arena_free(x->arena);
   free(x);
   return ok ? 0 : 1;

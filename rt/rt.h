@@ -98,6 +98,12 @@ int rt_eval_fail(OpInst *op, const char *what, const char *text, const Tuple *t,
 void rt_idle(OpInst *op);
 /* True once the job is stopping (a failure anywhere, or a signal): sources must return. */
 bool rt_stopping(const OpInst *op);
+/* Waits until fd is ready for `events` (POLLIN or POLLOUT, as for poll(2)) or the job stops, with no
+ * time limit otherwise. An operator whose file may block (a pipe, a FIFO, a terminal; opened with
+ * O_NONBLOCK) calls it when a read or write would block, so that a stalled peer never holds up a
+ * stop. Returns 1 when fd is ready (or has an error or a hang-up for the next read or write to
+ * report), 0 when the job is stopping, -1 when poll fails (errno set). */
+int rt_wait_fd(const OpInst *op, int fd, short events);
 /* The op's parameter text or NULL. */
 const char *rt_param(const OpInst *op, const char *name);
 

@@ -7,18 +7,27 @@
  * once every operator of this executor completed, renames it over the target and fsyncs the
  * directory. A failure anywhere (close with ok false, or the job stopping before the final
  * punctuation) unlinks the temporary file, so a failed job never leaves a file that looks
- * complete, not even one whose own branch had finished. Window punctuation and pulses mean nothing to a sink. */
+ * complete, not even one whose own branch had finished. Window punctuation and pulses mean nothing to a sink.
+ *
+ * A device or a pipe (/dev/null, /dev/stdout, a FIFO) is written in place, never replaced, through
+ * a non-blocking descriptor: when its reader stalls, the sink waits in rt_wait_fd, which a stop of
+ * the job ends, so a reader that never reads cannot keep the executor from stopping. */
 #include "csv.h"
 #include "rt.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-enum { FLUSH_AT = 1 << 20 /* bytes buffered before a write */ };
+enum {
+  FLUSH_AT = 1 << 20,         /* bytes buffered before a write */
+  READER_POLL_NS = 10000000,  /* a FIFO without a reader is opened again this often */
+};
 
 typedef struct FileSink {
   const char *path; /* the target, as given in `file` */
@@ -53,17 +62,37 @@ static int write_fail(OpInst *op, FileSink *s) {
   return rt_fail(op, "cannot write '%s': %s", s->path, strerror(errno));
 }
 
-/* Writes out everything buffered. 0 or rt_fail. */
+/* Writes out everything buffered. 0, rt_fail, or -1 without a message when the job stopped while
+ * a pipe's reader did not read. */
 static int flush(OpInst *op, FileSink *s) {
   size_t done = 0;
   while (done < s->buf.n) {
     ssize_t n = write(s->fd, s->buf.p + done, s->buf.n - done);
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) { /* a pipe, full: wait for its reader or for a stop */
+      int ready = rt_wait_fd(op, s->fd, POLLOUT);
+      if (ready == 0) return -1;
+      if (ready < 0) return write_fail(op, s);
+      continue;
+    }
     if (n < 0) return write_fail(op, s);
     done += (size_t)n;
   }
   buf_reset(&s->buf);
   return 0;
+}
+
+/* Opens a device or a pipe for writing without ever blocking: a FIFO without a reader yet is
+ * opened again every few milliseconds until one comes or the job stops. The descriptor stays
+ * non-blocking (flush waits with rt_wait_fd). 0, rt_fail, or -1 without a message on a stop. */
+static int open_direct(OpInst *op, FileSink *s) {
+  for (;;) {
+    s->fd = open(s->path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (s->fd >= 0) return 0;
+    if (errno != ENXIO) return rt_fail(op, "cannot open '%s': %s", s->path, strerror(errno));
+    if (rt_stopping(op)) return -1;
+    nanosleep(&(struct timespec){ .tv_nsec = READER_POLL_NS }, NULL);
+  }
 }
 
 static int setup(OpInst *op, FileSink *s) {
@@ -79,8 +108,7 @@ static int setup(OpInst *op, FileSink *s) {
   struct stat st;
   if (stat(s->path, &st) == 0 && !S_ISREG(st.st_mode)) {
     /* a device or a pipe (/dev/null, /dev/stdout, a FIFO): written as it is, never replaced */
-    s->fd = open(s->path, O_WRONLY | O_CLOEXEC);
-    if (s->fd < 0) return rt_fail(op, "cannot open '%s': %s", s->path, strerror(errno));
+    if (open_direct(op, s) < 0) return -1;
     s->direct = true;
   } else {
     s->dir = slash ? strndup(s->path, dirlen ? dirlen : 1) : strdup(".");

@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# tests/stop.sh BUILD_DIR SOURCE_DIR
+#
+# A job stops when asked, from any state, and says why. Every case runs sf-exec (or sf-launch) on a
+# small graph written here (Beacon or FileSource -> stateless Functor -> FileSink), at width 1 and
+# at width 2 (sf-xform -w 2: the Functor runs in two channels), sends it a signal and requires:
+# exit within a time limit (a hang is a failure, never a stuck suite), the exact error line, and no
+# file left in the output directory, temporary or not. Cases:
+#   sink:  the FileSink writes into a FIFO whose reader holds it open but never reads (the pipe is
+#          full, the sink's write would block forever): SIGINT and SIGTERM stop the job;
+#   sink-open: the FIFO has no reader at all (opening it waits): SIGINT stops the job;
+#   sink-fifo: a reader that reads slowly gets exactly the bytes the sink writes to a file.
+# Every case prints one line, OK or FAIL with what was expected; failures keep the work directory.
+#
+# sf-exec is started through `env --default-signal`: a background job of a non-interactive shell
+# starts with SIGINT ignored, and an executor keeps a signal that was ignored when it started.
+# Environment: SF_KEEP=1 keeps the work directory.
+set -uo pipefail
+
+if [[ $# -lt 2 ]]; then
+  echo "usage: $0 BUILD_DIR SOURCE_DIR" >&2
+  exit 2
+fi
+build=$(cd "$1" && pwd) || exit 2
+src=$(cd "$2" && pwd) || exit 2
+source "$src/tests/lib.sh"
+sf_need_bins "$build" sf-xform sf-exec || exit 1
+B=$build/bin
+
+cleanup() {
+  local p
+  for p in $(jobs -p); do kill -KILL "$p" 2>/dev/null; done # unreaped children only: no stale pids
+  wait 2>/dev/null
+  sf_cleanup
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+work=$(sf_mktemp sf-stop) || exit 1
+SF_TMPDIRS+=("$work") # sf_mktemp ran in a $(...) subshell: register it here
+
+passed=0
+failed=0
+t_start=$(sf_now)
+ok() { printf '%-14s OK    %s\n' "$1" "$2"; passed=$((passed + 1)); }
+bad() { # CASE WHAT [LOG...]
+  local c=$1 what=$2 f
+  shift 2
+  printf '%-14s FAIL  %s (work dir %s)\n' "$c" "$what" "$work"
+  for f in "$@"; do
+    [[ -f $f ]] || continue
+    echo "    $(basename "$f"):"
+    sed 's/^/    | /' "$f" | head -n 15
+  done
+  sf_keep "$work"
+  failed=$((failed + 1))
+}
+
+# ---- graphs ----
+
+# make_graph DIR WIDTH SOURCE SINK_FILE: DIR/g.xml, a source, a Functor 'calc', a FileSink writing
+# SINK_FILE (relative to DIR); SOURCE is `beacon` (unbounded, as fast as it goes), `beacon:COUNT`,
+# `beacon:COUNT:RATE` (tuples per second) or `file:PATH` (a FileSource). WIDTH 2 rewrites it with
+# sf-xform -w 2.
+make_graph() {
+  local dir=$1 width=$2 source=$3 sink=$4 src_xml
+  mkdir -p "$dir/out"
+  case $source in
+    beacon*)
+      local count rate="" spec=${source#beacon}
+      spec=${spec#:}
+      count=${spec%%:*}
+      [[ $spec == *:* ]] && rate="<param name=\"rate\">${spec#*:}</param>"
+      src_xml="<operator name=\"src\" kind=\"Beacon\">
+    <output stream=\"Ticks\" schema=\"T\"/>
+    <param name=\"count\">${count:-0}</param>$rate
+    <set attr=\"id\">seq</set>
+    <set attr=\"v\">rand(seq) % 1000</set>
+  </operator>" ;;
+    file:*)
+      src_xml="<operator name=\"src\" kind=\"FileSource\">
+    <output stream=\"Ticks\" schema=\"T\"/>
+    <param name=\"file\">${source#file:}</param>
+  </operator>" ;;
+  esac
+  cat >"$dir/seq.xml" <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<graph xmlns="urn:streamfission:graph:1" name="stop">
+  <schema name="T">
+    <attr name="id" type="int"/>
+    <attr name="v"  type="int"/>
+  </schema>
+  $src_xml
+  <operator name="calc" kind="Functor">
+    <input stream="Ticks"/>
+    <output stream="Calced" schema="T"/>
+    <set attr="v">v * 2 + 1</set>
+  </operator>
+  <operator name="out" kind="FileSink">
+    <input stream="Calced"/>
+    <param name="file">$sink</param>
+  </operator>
+</graph>
+EOF
+  if [[ $width == 1 ]]; then
+    cp "$dir/seq.xml" "$dir/g.xml"
+  elif ! "$B/sf-xform" -w "$width" "$dir/seq.xml" -o "$dir/g.xml" >"$dir/xform.log" 2>&1; then
+    echo "error: sf-xform failed on the test graph:" >&2
+    cat "$dir/xform.log" >&2
+    exit 1
+  fi
+}
+
+# ---- processes ----
+
+# start_exec DIR [ARGS...]: starts sf-exec ARGS DIR/g.xml in DIR (log DIR/exec.log); sets PID.
+start_exec() {
+  local dir=$1
+  shift
+  (cd "$dir" && exec env --default-signal=INT,QUIT "$B/sf-exec" "$@" "$dir/g.xml") >"$dir/exec.log" 2>&1 &
+  PID=$!
+}
+
+# wait_exit PID SECONDS: waits for PID (a child of this shell) to end; sets ST to its exit status,
+# or to "timeout" (and kills it). Not in a $(...) subshell: only this shell can wait for its children.
+wait_exit() {
+  local pid=$1 limit=$2 end
+  end=$(awk -v n="$(sf_now)" -v l="$limit" 'BEGIN { printf "%.3f", n + l }')
+  while kill -0 "$pid" 2>/dev/null; do
+    if awk -v n="$(sf_now)" -v e="$end" 'BEGIN { exit !(n > e) }'; then
+      kill -KILL "$pid" 2>/dev/null
+      wait "$pid" 2>/dev/null
+      ST=timeout
+      return
+    fi
+    sleep 0.05
+  done
+  wait "$pid" 2>/dev/null
+  ST=$?
+}
+
+# out_files DIR: the files in DIR/out, hidden ones included, one line (empty when none)
+out_files() { find "$1/out" -mindepth 1 -printf '%P ' 2>/dev/null; }
+
+# check_stopped CASE DIR STATUS MESSAGE [WHAT]: the executor of DIR exited with STATUS, its last
+# line is MESSAGE, and DIR/out is empty.
+check_stopped() {
+  local c=$1 dir=$2 want=$3 msg=$4 what=${5:-}
+  local last
+  last=$(tail -n 1 "$dir/exec.log")
+  if [[ $ST == timeout ]]; then
+    bad "$c" "$what: still running 5 s after the signal" "$dir/exec.log"
+  elif [[ $ST != "$want" ]]; then
+    bad "$c" "$what: exit status $ST, expected $want" "$dir/exec.log"
+  elif [[ $last != "$msg" ]]; then
+    bad "$c" "$what: last line '$last', expected '$msg'" "$dir/exec.log"
+  elif [[ -n $(out_files "$dir") ]]; then
+    bad "$c" "$what: files left in out/: $(out_files "$dir")" "$dir/exec.log"
+  else
+    ok "$c" "$what: exit $ST, '$msg'"
+  fi
+}
+
+# ---- sink: a FileSink blocked on a FIFO nobody reads ----
+for width in 1 2; do
+  for sig in INT TERM; do
+    d=$work/sink-w$width-$sig
+    make_graph "$d" "$width" beacon out.fifo
+    mkfifo "$d/out.fifo"
+    sleep 60 <"$d/out.fifo" & # opens the FIFO for reading, never reads
+    reader=$!
+    start_exec "$d"
+    sleep 1 # the pipe fills in a few milliseconds; the sink then waits in write
+    kill -"$sig" "$PID"
+    wait_exit "$PID" 5
+    kill "$reader" 2>/dev/null
+    wait "$reader" 2>/dev/null
+    rm -f "$d/out.fifo"
+    check_stopped "sink-w$width" "$d" 1 "sf-exec: error: interrupted" "SIG$sig while the sink waits for a reader"
+  done
+done
+
+# ---- sink-open: a FileSink waiting for a FIFO's reader to open it ----
+for width in 1 2; do
+  d=$work/sink-open-w$width
+  make_graph "$d" "$width" beacon out.fifo
+  mkfifo "$d/out.fifo"
+  start_exec "$d"
+  sleep 0.5
+  kill -INT "$PID"
+  wait_exit "$PID" 5
+  rm -f "$d/out.fifo"
+  check_stopped "sink-open-w$width" "$d" 1 "sf-exec: error: interrupted" "SIGINT while the sink waits for a reader to open the FIFO"
+done
+
+# ---- sink-fifo: what a FIFO's reader gets is the file a FileSink writes, byte for byte ----
+for width in 1 2; do
+  d=$work/sink-fifo-w$width
+  make_graph "$d" "$width" beacon:300000 out/want.csv
+  if ! sf_exec_in "$build" "$d" "$d/g.xml" "$d/want.log"; then
+    bad "sink-fifo-w$width" "the run writing a file failed" "$d/want.log"
+    continue
+  fi
+  sed -i 's|out/want.csv|out.fifo|' "$d/g.xml"
+  mkfifo "$d/out.fifo"
+  # the reader reads slowly at first: the sink finds the pipe full and must wait for room
+  (sleep 0.5; exec cat) <"$d/out.fifo" >"$d/got.csv" &
+  reader=$!
+  start_exec "$d"
+  wait_exit "$PID" 60
+  wait "$reader"
+  if [[ $ST != 0 ]]; then
+    bad "sink-fifo-w$width" "writing into the FIFO: exit status $ST, expected 0" "$d/exec.log"
+  elif ! cmp -s "$d/out/want.csv" "$d/got.csv"; then
+    bad "sink-fifo-w$width" "the FIFO's reader got other bytes than the file: $(cmp "$d/out/want.csv" "$d/got.csv" 2>&1)"
+  else
+    ok "sink-fifo-w$width" "the FIFO's reader got the file's $(wc -c <"$d/got.csv") bytes"
+  fi
+done
+
+echo "stop: $passed passed, $failed failed in $(sf_elapsed "$t_start" "$(sf_now)") s"
+[[ $failed == 0 ]]
