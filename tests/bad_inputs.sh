@@ -98,6 +98,32 @@ done
 printf '%s\n' "tests/bad/nope.xml: error: cannot open file: No such file or directory" >"$tmp/nope.err"
 expect_run "missing file" 1 "$tmp/nope.err" --check tests/bad/nope.xml
 
+# Host pins are checked against the hosts the run would use: --hosts when given, else the graph's,
+# else the one default host 'local'.
+nohosts=tests/bad/ref-unknown-host-no-hosts.xml
+printf '%s\n' "$nohosts:8: error: operator 'src' is placed on unknown host 'local'" >"$tmp/pins.err"
+expect_run "--hosts without 'local'" 1 "$tmp/pins.err" --check --hosts h1=127.0.0.1:7471 "$nohosts"
+: >"$tmp/empty.err"
+expect_run "--hosts naming every pin" 0 "$tmp/empty.err" --check --hosts local=127.0.0.1:7470,h1=127.0.0.1:7471 \
+  "$nohosts"
+
+# sf-exec runs the same checks before starting anything: the same diagnostics, exit 1, and no file
+# written (it runs in a directory of its own holding only the graph).
+for rel in tests/bad/custom-too-many-ports.xml tests/bad/filesink-same-file.xml \
+  tests/bad/file-names-directory.xml tests/bad/colocate-pinned-apart.xml; do
+  rm -rf "$tmp/run" && mkdir -p "$tmp/run/tests/bad" && cp "$src/$rel" "$tmp/run/tests/bad/"
+  (cd "$tmp/run" && SF_TOKEN=t "$build/bin/sf-exec" "$rel") >"$tmp/out" 2>"$tmp/err" </dev/null
+  status=$?
+  checked=$((checked + 1))
+  [ $status -eq 1 ] || fail "sf-exec $rel: exit status $status, expected 1"
+  cmp -s "$src/${rel%.xml}.err" "$tmp/err" || {
+    fail "sf-exec $rel: stderr differs from the --check diagnostics"
+    diff -u --label expected --label actual "$src/${rel%.xml}.err" "$tmp/err"
+  }
+  made=$(cd "$tmp/run" && find . -mindepth 1 ! -path ./tests ! -path ./tests/bad ! -path "./$rel")
+  [ -z "$made" ] || fail "sf-exec $rel: wrote $made"
+done
+
 # A width of 0 is bad usage (exit 2) with a message, not bad input.
 run -w 0 graphs/vwap.xml
 checked=$((checked + 1))

@@ -1,7 +1,9 @@
 /* check.c: the semantic checks that graph.xsd cannot express, run after validation:
- * unique names, streams linked to one producer, ports and parameters per kind (FORMAT.md's table),
- * acyclicity, and every expression parsed and type-checked against the right schema, with output
- * schemas fully produced. Every problem is reported, sorted by line (so a user reads them top to
+ * unique names, streams linked to one producer, ports and parameters per kind (FORMAT.md's table,
+ * and op.h's limit for Custom), host pins and colocate tags that placement could not honour, no two
+ * FileSinks writing one file, acyclicity, and every expression parsed and type-checked against the
+ * right schema, with output schemas fully produced. A graph that passes is one sf-exec can start:
+ * its own refusals at start-up that depend only on the graph are unreachable defences. Every problem is reported, sorted by line (so a user reads them top to
  * bottom whichever check found them); the caller stops when any was. Cycles and expressions are
  * checked only when every name and reference resolved, since they depend on the links. */
 #include "sf.h"
@@ -9,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- the kind table ---- */
 
@@ -34,7 +37,8 @@ static const KindSpec kinds[KIND_COUNT_] = {
   [KIND_AGGREGATE] = {1, 1, 1, 1, {"window"}, {"partitionBy"}, false, true, false, false},
   [KIND_DEDUP] = {1, 1, 1, 1, {"partitionBy"}, {0}, false, false, false, true},
   [KIND_WORK] = {1, 1, 1, 1, {"iterations"}, {0}, false, false, false, true},
-  [KIND_CUSTOM] = {0, MANY, 0, MANY, {0}, {0}, true, false, false, false},
+  /* at most one port each way: the operator interface of rt/op.h has no port numbers to emit on */
+  [KIND_CUSTOM] = {0, 1, 0, 1, {0}, {0}, true, false, false, false},
   [KIND_FILESINK] = {1, 1, 0, 0, {"file"}, {"format"}, false, false, false, false},
   [KIND_SPLIT] = {1, 1, 1, MANY, {"strategy"}, {"keys", "sequence", "pulse"}, false, false, false, true},
   [KIND_MERGE] = {1, MANY, 1, 1, {"order"}, {0}, false, false, false, true},
@@ -46,7 +50,8 @@ static bool listed(const char *const *names, const char *name) {
   return false;
 }
 
-/* "no input ports", "1 output port", "at least 1 input port", "0 to 2 output ports" */
+/* "no input ports", "1 output port", "at least 1 input port", "at most 1 input port",
+ * "0 to 2 output ports" */
 static const char *ports_text(int min, int max, const char *what) {
   static char buf[4][64];
   static int k;
@@ -57,6 +62,8 @@ static const char *ports_text(int min, int max, const char *what) {
     snprintf(b, 64, "no %s ports", what);
   else if (min == max)
     snprintf(b, 64, "%d %s port%s", min, what, min == 1 ? "" : "s");
+  else if (min == 0)
+    snprintf(b, 64, "at most %d %s port%s", max, what, max == 1 ? "" : "s");
   else
     snprintf(b, 64, "%d to %d %s ports", min, max, what);
   return b;
@@ -99,6 +106,124 @@ static void check_names(Graph *g, Diag *d) {
     if (op->host && g->nhosts > 0 && !graph_find_host(g, op->host))
       diag_error(d, op->line, 0, "operator '%s' is placed on unknown host '%s'", op->name, op->host);
   }
+}
+
+/* ---- placement: pins and colocate tags ---- */
+
+/* Operators sharing a colocate tag run on one host, so two of them pinned to different hosts can
+ * never be placed. Replicas of one operator (a rewritten graph) keep its tag but are meant to be
+ * spread, so they are not compared with each other. Reported once per tag, at the first operator
+ * whose pin disagrees with the first pinned one. */
+static void check_colocate(Graph *g, Diag *d) {
+  for (int i = 0; i < g->nops; i++) {
+    Op *a = g->ops[i];
+    if (!a->colocate || !a->host) continue;
+    bool first_pinned = true; /* a is the first pinned operator of its tag */
+    for (int j = 0; j < i && first_pinned; j++)
+      if (g->ops[j]->colocate && g->ops[j]->host && !strcmp(g->ops[j]->colocate, a->colocate))
+        first_pinned = false;
+    if (!first_pinned) continue;
+    for (int j = i + 1; j < g->nops; j++) {
+      Op *b = g->ops[j];
+      if (!b->colocate || !b->host || strcmp(b->colocate, a->colocate) || !strcmp(b->host, a->host)) continue;
+      if (a->origin && b->origin && !strcmp(a->origin, b->origin) && a->channel >= 0 && b->channel >= 0)
+        continue;
+      diag_error(d, b->line, 0,
+                 "operators '%s' (line %d) and '%s' share colocate tag '%s' but are pinned to different "
+                 "hosts ('%s' and '%s')", a->name, a->line, b->name, b->colocate, a->host, b->host);
+      break;
+    }
+  }
+}
+
+int graph_check_pins(Graph *g, Host *const *hosts, int nhosts, Diag *d) {
+  int before = d->nerrors;
+  for (int i = 0; i < g->nops; i++) {
+    const Op *op = g->ops[i];
+    if (!op->host) continue;
+    bool known = nhosts == 0 && !strcmp(op->host, SF_DEFAULT_HOST_NAME);
+    for (int h = 0; h < nhosts && !known; h++) known = !strcmp(hosts[h]->name, op->host);
+    if (!known) diag_error(d, op->line, 0, "operator '%s' is placed on unknown host '%s'", op->name, op->host);
+  }
+  return d->nerrors - before;
+}
+
+/* ---- files ---- */
+
+/* True when the last component of `path` is empty, "." or "..": it can only name a directory. */
+static bool names_directory(const char *path) {
+  const char *slash = strrchr(path, '/');
+  const char *base = slash ? slash + 1 : path;
+  return !*base || !strcmp(base, ".") || !strcmp(base, "..");
+}
+
+/* `path` made absolute against `cwd` (when it is relative and cwd is known) and normalized
+ * lexically: empty and "." components dropped, ".." removing the component before it (at the root
+ * it stays there). The file need not exist, and symbolic links are not followed. */
+static char *normalize_path(Arena *a, const char *path, const char *cwd) {
+  size_t cap = strlen(path) + (cwd ? strlen(cwd) : 0) + 3;
+  char *full = arena_alloc(a, cap);
+  if (path[0] != '/' && cwd)
+    snprintf(full, cap, "%s/%s", cwd, path);
+  else
+    snprintf(full, cap, "%s", path);
+  bool absolute = full[0] == '/';
+  char *out = arena_alloc(a, cap);
+  size_t n = 0;   /* length of out */
+  size_t ups = 0; /* leading ".." components kept in a relative path */
+  for (const char *p = full; *p;) {
+    while (*p == '/') p++;
+    const char *end = p;
+    while (*end && *end != '/') end++;
+    size_t len = (size_t)(end - p);
+    if (len == 0 || (len == 1 && p[0] == '.')) {
+      /* nothing */
+    } else if (len == 2 && p[0] == '.' && p[1] == '.') {
+      if (n > ups * 3) { /* drop the last component */
+        while (n > 0 && out[n - 1] != '/') n--;
+        if (n > 0) n--;
+      } else if (!absolute) {
+        n += (size_t)snprintf(out + n, cap - n, "%s..", n ? "/" : "");
+        ups++;
+      }
+    } else {
+      n += (size_t)snprintf(out + n, cap - n, "%s%.*s", n || absolute ? "/" : "", (int)len, p);
+    }
+    p = end;
+  }
+  if (n == 0) n += (size_t)snprintf(out, cap, absolute ? "/" : ".");
+  out[n] = 0;
+  return out;
+}
+
+/* Two FileSinks writing one file would each rename their own temporary file over it, and the
+ * last one would win silently. Paths are compared after normalize_path against the working
+ * directory (where sf-exec resolves them too). `-` (standard output) and devices under /dev are
+ * written in place, not replaced, so sharing them is allowed. */
+static void check_files(Graph *g, Diag *d) {
+  char cwdbuf[4096];
+  const char *cwd = getcwd(cwdbuf, sizeof cwdbuf);
+  const Param **files = calloc((size_t)g->nops + 1, sizeof *files);
+  const char **norm = calloc((size_t)g->nops + 1, sizeof *norm);
+  for (int i = 0; i < g->nops; i++) {
+    Op *op = g->ops[i];
+    const Param *p = op->kind == KIND_FILESINK ? op_find_param(op, "file") : NULL;
+    if (!p || !*p->text || !strcmp(p->text, "-") || names_directory(p->text)) continue;
+    files[i] = p;
+    norm[i] = normalize_path(g->arena, p->text, cwd);
+    if (!strncmp(norm[i], "/dev/", 5)) {
+      files[i] = NULL;
+      continue;
+    }
+    for (int j = 0; j < i; j++)
+      if (files[j] && !strcmp(norm[j], norm[i])) {
+        diag_error(d, p->line, 0, "operator '%s' writes file '%s', the same file as operator '%s' (line %d)",
+                   op->name, p->text, g->ops[j]->name, files[j]->line);
+        break;
+      }
+  }
+  free(files);
+  free(norm);
 }
 
 /* ---- ports and parameters ---- */
@@ -162,7 +287,11 @@ static void check_params(Graph *g, Op *op, Diag *d) {
     } else if (!strcmp(n, "format") && !spec->any_params) {
       if (strcmp(p->text, "csv")) bad_value(d, op, p, "'csv'");
     } else if (!strcmp(n, "file") && !spec->any_params) {
-      if (!*p->text) diag_error(d, p->line, 0, "parameter 'file' of operator '%s' is empty", op->name);
+      if (!*p->text)
+        diag_error(d, p->line, 0, "parameter 'file' of operator '%s' is empty", op->name);
+      else if (names_directory(p->text))
+        diag_error(d, p->line, 0, "parameter 'file' of operator '%s' names a directory, not a file: '%s'",
+                   op->name, p->text);
     } else if (!strcmp(n, "iterations")) {
       if (!parse_int_text(p->text, 0, &v)) bad_value(d, op, p, "a non-negative integer");
     } else if (!strcmp(n, "window")) {
@@ -206,12 +335,14 @@ static void check_ports(Graph *g, Op *op, Diag *d) {
     return;
   }
   const KindSpec *spec = &kinds[op->kind];
+  /* sf-exec would refuse a Custom operator with more ports when opening it (rt/ops/custom.c) */
+  const char *why = op->kind == KIND_CUSTOM ? " (op.h's operator interface has one input and one output)" : "";
   if (op->ninputs < spec->min_in || (spec->max_in != MANY && op->ninputs > spec->max_in))
-    diag_error(d, op->line, 0, "%s operator '%s' takes %s, got %d", kind_name(op->kind), op->name,
-               ports_text(spec->min_in, spec->max_in, "input"), op->ninputs);
+    diag_error(d, op->line, 0, "%s operator '%s' takes %s, got %d%s", kind_name(op->kind), op->name,
+               ports_text(spec->min_in, spec->max_in, "input"), op->ninputs, why);
   if (op->noutputs < spec->min_out || (spec->max_out != MANY && op->noutputs > spec->max_out))
-    diag_error(d, op->line, 0, "%s operator '%s' takes %s, got %d", kind_name(op->kind), op->name,
-               ports_text(spec->min_out, spec->max_out, "output"), op->noutputs);
+    diag_error(d, op->line, 0, "%s operator '%s' takes %s, got %d%s", kind_name(op->kind), op->name,
+               ports_text(spec->min_out, spec->max_out, "output"), op->noutputs, why);
   if (op->nsets && !spec->sets)
     diag_error(d, op->sets[0].line, 0, "%s operator '%s' takes no <set>", kind_name(op->kind), op->name);
   if (op->nstates && !spec->states)
@@ -587,6 +718,8 @@ int graph_check(Graph *g, Diag *d) {
   d->out = mem;
 
   check_names(g, d);
+  check_colocate(g, d);
+  check_files(g, d);
   graph_link(g, d);
   for (int i = 0; i < g->nops; i++) check_ports(g, g->ops[i], d);
   for (int i = 0; i < g->nops; i++)

@@ -183,17 +183,19 @@ int main(int argc, char **argv) {
   if (graph_check(g, &d) != 0) return EXIT_INPUT;
   if (o.dump && !strcmp(o.dump, "check")) return graph_emit_xml(g, stdout) ? EXIT_INPUT : 0;
 
-  Pending outs[3];
-  int nouts = 0;
-  if (o.dot_input) outs[nouts++] = render(o.dot_input, graph_dot_input, g);
-  if (o.check_only) return commit_outputs(outs, nouts) ? EXIT_INPUT : 0;
-
   Host **hosts = g->hosts;
   int nhosts = g->nhosts;
   if (o.hosts) {
     char err[512];
     if (hosts_parse(g, o.hosts, &hosts, &nhosts, err, sizeof err) < 0) usage_error("%s", err);
   }
+  if (graph_check_pins(g, hosts, nhosts, &d) != 0) return EXIT_INPUT;
+
+  Pending outs[3];
+  int nouts = 0;
+  if (o.dot_input) outs[nouts++] = render(o.dot_input, graph_dot_input, g);
+  if (o.check_only) return commit_outputs(outs, nouts) ? EXIT_INPUT : 0;
+
   graph_analyze(g);
   Fission *f = fission_regions(g, o.width ? o.width : default_width(g, nhosts));
   if (o.dump && !strcmp(o.dump, "regions")) {

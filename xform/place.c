@@ -8,9 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DEFAULT_HOST_NAME "local"
-#define DEFAULT_HOST_ADDRESS "127.0.0.1:7470"
-
 static bool is_identifier(const char *s, size_t n) {
   if (n == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_')) return false;
   for (size_t i = 1; i < n; i++)
@@ -140,8 +137,8 @@ int graph_place(Graph *g, Diag *d) {
   if (g->nhosts == 0) {
     g->hosts = arena_alloc(g->arena, sizeof(Host *));
     Host *h = arena_alloc(g->arena, sizeof *h);
-    h->name = DEFAULT_HOST_NAME;
-    h->address = DEFAULT_HOST_ADDRESS;
+    h->name = SF_DEFAULT_HOST_NAME;
+    h->address = SF_DEFAULT_HOST_ADDRESS;
     g->hosts[0] = h;
     g->nhosts = 1;
   }

@@ -337,8 +337,14 @@ Graph *graph_parse_memory(const char *text, size_t len, const char *name, const 
 /* Where graph.xsd is: $SF_SCHEMA, else ../share/streamfission/graph.xsd beside the executable. */
 const char *sf_schema_path(void);
 
-/* ---- check.c: semantic checks XSD cannot do. Returns the number of errors reported. ---- */
+/* ---- check.c: semantic checks XSD cannot do, everything sf-exec would refuse at start-up that
+ * depends only on the graph. Returns the number of errors reported. A host pin is checked against
+ * the graph's <host> elements when it has some; without them the hosts come from elsewhere (sf-xform
+ * --hosts), and graph_check_pins checks the pins once they are known. ---- */
 int graph_check(Graph *g, Diag *d);
+/* Checks that every operator's host pin names one of `hosts` (nhosts 0: only the default host
+ * SF_DEFAULT_HOST_NAME, which placement adds then). Returns the number of errors reported. */
+int graph_check_pins(Graph *g, Host *const *hosts, int nhosts, Diag *d);
 
 /* ---- analyze.c: completes every operator's Model from its kind, parameters and expressions
  * (Custom: from <model>; without one: unknown state, selectivity many, forwards nothing). ---- */
@@ -383,6 +389,9 @@ Fission *fission_regions(Graph *g, int width);
 Graph *fission_rewrite(const Fission *f);
 
 /* ---- place.c: hosts and the host attribute of every operator ---- */
+/* The one host a graph runs on when neither the graph nor --hosts names any. */
+#define SF_DEFAULT_HOST_NAME "local"
+#define SF_DEFAULT_HOST_ADDRESS "127.0.0.1:7470"
 /* Parses --hosts SPEC (`name=addr:port,...` or `@FILE`) into g's arena; on error writes a message
  * to err and returns -1. */
 int hosts_parse(Graph *g, const char *spec, Host ***hosts, int *nhosts, char *err, size_t errlen);

@@ -10,6 +10,7 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define XSD SF_SOURCE_DIR "/schema/graph.xsd"
 #define NS "urn:streamfission:graph:1"
@@ -176,18 +177,24 @@ START_TEST(consumer_listed_once_per_port) {
                       "    <param name='count'>1</param>\n"
                       "    <set attr='x'>seq</set>\n"
                       "  </operator>\n"
-                      "  <operator name='two' kind='Custom'>\n"
+                      "  <operator name='two' kind='Merge'>\n"
                       "    <input stream='S'/>\n"
                       "    <input stream='S'/>\n"
+                      "    <output stream='M' schema='T'/>\n"
+                      "    <param name='order'>roundrobin</param>\n"
+                      "  </operator>\n"
+                      "  <operator name='fan' kind='Split'>\n"
+                      "    <input stream='M'/>\n"
                       "    <output stream='A' schema='T'/>\n"
                       "    <output stream='B' schema='T'/>\n"
-                      "    <library path='two.so' symbol='two'/>\n"
+                      "    <param name='strategy'>roundrobin</param>\n"
                       "  </operator>\n"
                       "</graph>\n");
   Stream *s = graph_find_stream(g, "S");
   ck_assert_int_eq(s->consumers.n, 2);
   ck_assert_ptr_eq(s->consumers.items[0], g->ops[1]);
   ck_assert_ptr_eq(s->consumers.items[1], g->ops[1]);
+  ck_assert_ptr_eq(graph_find_stream(g, "B")->producer, g->ops[2]);
   ck_assert_int_eq(graph_find_stream(g, "B")->port, 1);
   ck_assert_int_eq(graph_find_stream(g, "B")->consumers.n, 0);
 }
@@ -321,6 +328,193 @@ START_TEST(host_names_wait_for_placement_without_hosts) {
 }
 END_TEST
 
+START_TEST(host_pins_against_the_hosts_of_the_run) {
+  /* sf-xform checks pins once it knows the hosts: --hosts, the graph's, or the default 'local' */
+  Graph *g = check_ok("<graph xmlns='" NS "' name='g'>\n"
+                      "  <schema name='T'><attr name='x' type='int'/></schema>\n"
+                      "  <operator name='src' kind='Beacon' host='local'>\n"      /* 3 */
+                      "    <output stream='S' schema='T'/>\n"
+                      "    <param name='count'>1</param>\n"
+                      "    <set attr='x'>seq</set>\n"
+                      "  </operator>\n"
+                      "  <operator name='out' kind='FileSink' host='h2'>\n"       /* 8 */
+                      "    <input stream='S'/>\n"
+                      "    <param name='file'>out.csv</param>\n"
+                      "  </operator>\n"
+                      "</graph>\n");
+  ck_assert_int_eq(graph_check_pins(g, NULL, 0, &diag), 1);
+  ck_assert_str_eq(diags(), "g.xml:8: error: operator 'out' is placed on unknown host 'h2'\n");
+  Host h2 = {"h2", "127.0.0.1:2", 0}, other = {"other", "127.0.0.1:3", 0};
+  Host *both[] = {&other, &h2};
+  ck_assert_int_eq(graph_check_pins(g, both, 2, &diag), 1);
+  ck_assert_str_eq(diags(), "g.xml:8: error: operator 'out' is placed on unknown host 'h2'\n"
+                            "g.xml:3: error: operator 'src' is placed on unknown host 'local'\n");
+  Host local = {"local", "127.0.0.1:4", 0};
+  Host *all[] = {&h2, &local};
+  ck_assert_int_eq(graph_check_pins(g, all, 2, &diag), 0);
+  ck_assert_int_eq(diag.nerrors, 2);
+}
+END_TEST
+
+START_TEST(colocated_operators_pinned_apart) {
+  check_fails("<graph xmlns='" NS "' name='g'>\n"
+              "  <schema name='T'><attr name='x' type='int'/></schema>\n"
+              "  <host name='h0' address='127.0.0.1:1'/>\n"
+              "  <host name='h1' address='127.0.0.1:2'/>\n"
+              "  <operator name='src' kind='Beacon' colocate='io'>\n"              /* 5 */
+              "    <output stream='S' schema='T'/>\n"
+              "    <param name='count'>1</param>\n"
+              "    <set attr='x'>seq</set>\n"
+              "  </operator>\n"
+              "  <operator name='a' kind='Filter' colocate='io' host='h1'>\n"      /* 10 */
+              "    <input stream='S'/><output stream='A' schema='T'/>\n"
+              "    <param name='where'>true</param>\n"
+              "  </operator>\n"
+              "  <operator name='b' kind='Filter' colocate='io' host='h1'>\n"      /* 14 */
+              "    <input stream='A'/><output stream='B' schema='T'/>\n"
+              "    <param name='where'>true</param>\n"
+              "  </operator>\n"
+              "  <operator name='c' kind='Filter' colocate='io' host='h0'>\n"      /* 18 */
+              "    <input stream='B'/><output stream='C' schema='T'/>\n"
+              "    <param name='where'>true</param>\n"
+              "  </operator>\n"
+              "  <operator name='d' kind='Filter' colocate='io' host='h0'>\n"      /* 22 */
+              "    <input stream='C'/><output stream='D' schema='T'/>\n"
+              "    <param name='where'>true</param>\n"
+              "  </operator>\n"
+              "  <operator name='e' kind='Filter' colocate='other' host='h0'>\n"   /* 26 */
+              "    <input stream='D'/><output stream='E' schema='T'/>\n"
+              "    <param name='where'>true</param>\n"
+              "  </operator>\n"
+              "  <operator name='f' kind='Filter' host='h1'>\n"                    /* 30 */
+              "    <input stream='E'/><output stream='F' schema='T'/>\n"
+              "    <param name='where'>true</param>\n"
+              "  </operator>\n"
+              "</graph>\n",
+              1,
+              "g.xml:18: error: operators 'a' (line 10) and 'c' share colocate tag 'io' but are pinned to "
+              "different hosts ('h1' and 'h0')\n");
+}
+END_TEST
+
+START_TEST(replicas_keep_their_colocate_tag_apart) {
+  /* a rewritten graph: the channels of one operator are spread over the hosts on purpose */
+  check_ok("<graph xmlns='" NS "' name='g'>\n"
+           "  <schema name='T'><attr name='x' type='int'/></schema>\n"
+           "  <host name='h0' address='127.0.0.1:1'/>\n"
+           "  <host name='h1' address='127.0.0.1:2'/>\n"
+           "  <operator name='src' kind='Beacon' host='h0'>\n"
+           "    <output stream='S' schema='T'/>\n"
+           "    <param name='count'>1</param>\n"
+           "    <set attr='x'>seq</set>\n"
+           "  </operator>\n"
+           "  <operator name='r1.split' kind='Split' host='h0' origin='a' region='r1'>\n"
+           "    <input stream='S'/>\n"
+           "    <output stream='S.r1[0]' schema='T'/><output stream='S.r1[1]' schema='T'/>\n"
+           "    <param name='strategy'>roundrobin</param>\n"
+           "  </operator>\n"
+           "  <operator name='a[0]' kind='Filter' colocate='t' host='h0' origin='a' region='r1' channel='0'>\n"
+           "    <input stream='S.r1[0]'/><output stream='A[0]' schema='T'/>\n"
+           "    <param name='where'>true</param>\n"
+           "  </operator>\n"
+           "  <operator name='a[1]' kind='Filter' colocate='t' host='h1' origin='a' region='r1' channel='1'>\n"
+           "    <input stream='S.r1[1]'/><output stream='A[1]' schema='T'/>\n"
+           "    <param name='where'>true</param>\n"
+           "  </operator>\n"
+           "  <operator name='r1.merge' kind='Merge' host='h0' origin='a' region='r1'>\n"
+           "    <input stream='A[0]'/><input stream='A[1]'/>\n"
+           "    <output stream='A' schema='T'/>\n"
+           "    <param name='order'>roundrobin</param>\n"
+           "  </operator>\n"
+           "</graph>\n");
+}
+END_TEST
+
+/* ---- files ---- */
+
+START_TEST(sinks_writing_one_file) {
+  char cwd[4096], doc[8192];
+  ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+  /* the same file as out.csv, spelled as an absolute path with a detour through the parent */
+  char *last = strrchr(cwd, '/');
+  ck_assert_ptr_nonnull(last);
+  snprintf(doc, sizeof doc,
+           "<graph xmlns='" NS "' name='g'>\n"
+           "  <schema name='T'><attr name='x' type='int'/></schema>\n"
+           "  <operator name='src' kind='Beacon'>\n"
+           "    <output stream='S' schema='T'/>\n"
+           "    <param name='count'>1</param>\n"
+           "    <set attr='x'>seq</set>\n"
+           "  </operator>\n"
+           "  <operator name='a' kind='FileSink'><input stream='S'/>\n"                 /* 8 */
+           "    <param name='file'>out.csv</param></operator>\n"                        /* 9 */
+           "  <operator name='b' kind='FileSink'><input stream='S'/>\n"
+           "    <param name='file'>.//out.csv</param></operator>\n"                     /* 11 */
+           "  <operator name='c' kind='FileSink'><input stream='S'/>\n"
+           "    <param name='file'>x/y/../../out.csv</param></operator>\n"              /* 13 */
+           "  <operator name='d' kind='FileSink'><input stream='S'/>\n"
+           "    <param name='file'>%s/../%s/out.csv</param></operator>\n"               /* 15 */
+           "  <operator name='e' kind='FileSink'><input stream='S'/>\n"
+           "    <param name='file'>x/out.csv</param></operator>\n"                      /* 17 */
+           "  <operator name='f' kind='FileSink'><input stream='S'/>\n"
+           "    <param name='file'>y/../x/./out.csv</param></operator>\n"               /* 19 */
+           "  <operator name='g' kind='FileSink'><input stream='S'/>\n"
+           "    <param name='file'>out.csv.2</param></operator>\n"
+           "  <operator name='h' kind='FileSink'><input stream='S'/>\n"
+           "    <param name='file'>/../out.csv</param></operator>\n"                    /* 23 */
+           "  <operator name='i' kind='FileSink'><input stream='S'/>\n"
+           "    <param name='file'>/out.csv</param></operator>\n"                       /* 25 */
+           "  <operator name='j' kind='FileSink'><input stream='S'/>\n"
+           "    <param name='file'>-</param></operator>\n"
+           "  <operator name='k' kind='FileSink'><input stream='S'/>\n"
+           "    <param name='file'>-</param></operator>\n"
+           "  <operator name='l' kind='FileSink'><input stream='S'/>\n"
+           "    <param name='file'>/dev/null</param></operator>\n"
+           "  <operator name='m' kind='FileSink'><input stream='S'/>\n"
+           "    <param name='file'>/dev/null</param></operator>\n"
+           "</graph>\n",
+           cwd, last + 1);
+  char expected[8192];
+  snprintf(expected, sizeof expected,
+           "g.xml:11: error: operator 'b' writes file './/out.csv', the same file as operator 'a' (line 9)\n"
+           "g.xml:13: error: operator 'c' writes file 'x/y/../../out.csv', the same file as operator 'a' "
+           "(line 9)\n"
+           "g.xml:15: error: operator 'd' writes file '%s/../%s/out.csv', the same file as operator 'a' "
+           "(line 9)\n"
+           "g.xml:19: error: operator 'f' writes file 'y/../x/./out.csv', the same file as operator 'e' "
+           "(line 17)\n"
+           "g.xml:25: error: operator 'i' writes file '/out.csv', the same file as operator 'h' (line 23)\n",
+           cwd, last + 1);
+  check_fails(doc, 5, expected);
+}
+END_TEST
+
+START_TEST(files_naming_directories) {
+  check_fails("<graph xmlns='" NS "' name='g'>\n"
+              "  <schema name='T'><attr name='x' type='int'/></schema>\n"
+              "  <operator name='src' kind='FileSource'>\n"
+              "    <output stream='S' schema='T'/>\n"
+              "    <param name='file'>in/</param>\n"                            /* 5 */
+              "  </operator>\n"
+              "  <operator name='a' kind='FileSink'><input stream='S'/>\n"
+              "    <param name='file'>..</param></operator>\n"                  /* 8 */
+              "  <operator name='b' kind='FileSink'><input stream='S'/>\n"
+              "    <param name='file'>/</param></operator>\n"                   /* 10 */
+              "  <operator name='c' kind='FileSink'><input stream='S'/>\n"
+              "    <param name='file'>out/.</param></operator>\n"               /* 12 */
+              "  <operator name='d' kind='FileSink'><input stream='S'/>\n"
+              "    <param name='file'>out/.hidden</param></operator>\n"
+              "  <operator name='e' kind='FileSink'><input stream='S'/>\n"
+              "    <param name='file'>out/...</param></operator>\n"
+              "</graph>\n",
+              4,
+              "g.xml:5: error: parameter 'file' of operator 'src' names a directory, not a file: 'in/'\n"
+              "g.xml:8: error: parameter 'file' of operator 'a' names a directory, not a file: '..'\n"
+              "g.xml:10: error: parameter 'file' of operator 'b' names a directory, not a file: '/'\n"
+              "g.xml:12: error: parameter 'file' of operator 'c' names a directory, not a file: 'out/.'\n");
+}
+END_TEST
+
 /* ---- ports and children per kind ---- */
 
 START_TEST(ports_per_kind) {
@@ -378,6 +572,42 @@ START_TEST(children_per_kind) {
               "g.xml:26: error: Filter operator 'big' takes no <model> (only Custom operators do)\n"
               "g.xml:27: error: Filter operator 'big' takes no <library> (only Custom operators do)\n"
               "g.xml:29: error: Custom operator 'mine' needs a <library path=... symbol=...>\n");
+}
+END_TEST
+
+START_TEST(custom_ports_within_the_operator_interface) {
+  /* op.h gives an operator one input and one output at most (a source or a sink has none) */
+  check_ok(HEAD
+           "  <operator name='pass' kind='Custom'>\n"
+           "    <input stream='Trades'/><output stream='P' schema='Trade'/>\n"
+           "    <library path='p.so' symbol='p'/>\n"
+           "  </operator>\n"
+           "  <operator name='gen' kind='Custom'>\n"
+           "    <output stream='G' schema='Trade'/>\n"
+           "    <library path='p.so' symbol='g'/>\n"
+           "  </operator>\n"
+           "  <operator name='both' kind='Custom'>\n"
+           "    <input stream='P G'/>\n"
+           "    <library path='p.so' symbol='s'/>\n"
+           "  </operator>\n" TAIL);
+  teardown();
+  setup();
+  check_fails(HEAD
+              "  <operator name='join' kind='Custom'>\n"                      /* 20 */
+              "    <input stream='Trades'/><input stream='Trades'/>\n"
+              "    <library path='p.so' symbol='j'/>\n"
+              "  </operator>\n"
+              "  <operator name='fork' kind='Custom'>\n"                      /* 24 */
+              "    <input stream='Trades'/>\n"
+              "    <output stream='A' schema='Trade'/><output stream='B' schema='Trade'/>\n"
+              "    <output stream='C' schema='Trade'/>\n"
+              "    <library path='p.so' symbol='f'/>\n"
+              "  </operator>\n" TAIL,
+              2,
+              "g.xml:20: error: Custom operator 'join' takes at most 1 input port, got 2 (op.h's operator "
+              "interface has one input and one output)\n"
+              "g.xml:24: error: Custom operator 'fork' takes at most 1 output port, got 3 (op.h's operator "
+              "interface has one input and one output)\n");
 }
 END_TEST
 
@@ -774,8 +1004,14 @@ static Suite *check_suite(void) {
   ADD(references_all_reported);
   ADD(hosts);
   ADD(host_names_wait_for_placement_without_hosts);
+  ADD(host_pins_against_the_hosts_of_the_run);
+  ADD(colocated_operators_pinned_apart);
+  ADD(replicas_keep_their_colocate_tag_apart);
+  ADD(sinks_writing_one_file);
+  ADD(files_naming_directories);
   ADD(ports_per_kind);
   ADD(children_per_kind);
+  ADD(custom_ports_within_the_operator_interface);
   ADD(schemas_across_ports);
   ADD(custom_model);
   ADD(parameters_unknown_missing_twice);

@@ -58,8 +58,9 @@
 #define SLIDEJ(name, in, out)                                                                     \
   OP(name, "Aggregate", in, out, "<param name=\"partitionBy\">j</param><param name=\"window\">sliding 2</param>" \
      "<set attr=\"k\">last(k)</set><set attr=\"v\">sum(v)</set>")
+/* a FileSink writing NAME.csv (two sinks may not write one file) */
 #define SINK(name, in) \
-  "<operator name=\"" name "\" kind=\"FileSink\"><input stream=\"" in "\"/><param name=\"file\">x.csv</param></operator>\n"
+  "<operator name=\"" name "\" kind=\"FileSink\"><input stream=\"" in "\"/><param name=\"file\">" name ".csv</param></operator>\n"
 
 /* ---- helpers ---- */
 
@@ -278,21 +279,8 @@ START_TEST(test_rule1_fan_in) {
 }
 END_TEST
 
-START_TEST(test_rule1_ports) {
-  Fission *f = fission_of(HEAD SRC
-    "<operator name=\"two\" kind=\"Custom\"><input stream=\"S\"/><output stream=\"A\" schema=\"T\"/>"
-    "<output stream=\"B\" schema=\"T\"/><model state=\"none\" selectivity=\"one\" forwards=\"*\"/>"
-    "<library path=\"x.so\" symbol=\"s\"/></operator>\n"
-    "<operator name=\"join\" kind=\"Custom\"><input stream=\"A\"/><input stream=\"B\"/>"
-    "<output stream=\"C\" schema=\"T\"/><model state=\"none\" selectivity=\"one\" forwards=\"*\"/>"
-    "<library path=\"x.so\" symbol=\"s\"/></operator>\n"
-    SINK("out", "C") TAIL, 3);
-  ck_assert_str_eq(why(f, "two"), "it has 2 output ports (rule 1: exactly one)");
-  ck_assert_str_eq(why(f, "join"), "it has 2 input ports (rule 1: exactly one)");
-  ck_assert_int_eq(f->regions.n, 0);
-  free_fission(f);
-}
-END_TEST
+/* Rule 1's port counts need no test of their own: only Split and Merge may have several ports (check
+ * holds Custom operators to op.h's one input and one output), and those stop at rule 6 first. */
 
 /* ---- rule 2: state none or partitioned on a non-empty key ---- */
 
@@ -1083,7 +1071,7 @@ START_TEST(test_rewrite_exact_xml) {
     "  </operator>\n"
     "  <operator name=\"out\" kind=\"FileSink\" host=\"h0\">\n"
     "    <input stream=\"B\"/>\n"
-    "    <param name=\"file\">x.csv</param>\n"
+    "    <param name=\"file\">out.csv</param>\n"
     "  </operator>\n"
     "</graph>\n");
   free(xml);
@@ -1358,7 +1346,6 @@ static Suite *fission_suite(void) {
   Suite *s = suite_create("fission");
   TCase *safety = tcase_create("safety");
   tcase_add_test(safety, test_rule1_fan_in);
-  tcase_add_test(safety, test_rule1_ports);
   tcase_add_test(safety, test_rule2_state);
   tcase_add_test(safety, test_custom_without_model);
   tcase_add_test(safety, test_custom_with_model);
