@@ -197,7 +197,11 @@ int rt_fail(OpInst *op, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  exec_fail(op->exec, "operator '%s': %s", op->op->name, msg);
+  const Op *o = op->op;
+  if (o->origin && o->channel >= 0 && o->kind != KIND_SPLIT && o->kind != KIND_MERGE)
+    exec_fail(op->exec, "operator '%s' (from '%s'): %s", o->name, o->origin, msg); /* a replica */
+  else
+    exec_fail(op->exec, "operator '%s': %s", o->name, msg);
   return -1;
 }
 

@@ -55,6 +55,12 @@
  * one input port and at most one output port; one without an input port (a source) gets only
  * SF_PUNCT_FINAL, once the job runs, and may emit everything from there.
  *
+ * Models: the graph's <model> is a promise the transformer relies on, and an instance running as a
+ * channel of a parallel region is checked against it: under selectivity="one" it must emit exactly
+ * one tuple per process call, under "atmostone" at most one, and it must never emit from
+ * punctuation (an operator that does declares punct="consumes" or final="emits", and is kept
+ * serial). Breaking one fails the job with a message naming the operator and the attribute.
+ *
  * Errors: a callback returning non-zero, sf_error, or a misuse of the functions below (a wrong
  * attribute index or type) fails the job with a message naming the operator; sf_emit then returns
  * -1, and the callback should return at once. */

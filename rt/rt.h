@@ -88,7 +88,8 @@ struct OpInst {
 int rt_emit(OpInst *op, int port, Tuple *t);
 /* Emits an item with explicit seq/src (Split, Merge). Takes over item.t's reference. */
 int rt_emit_item(OpInst *op, int port, Item item);
-/* Records the job's first failure as "operator 'NAME': message" and returns -1. */
+/* Records the job's first failure as "operator 'NAME': message" ("operator 'NAME' (from 'ORIGIN'):
+ * message" for a replica in a parallel region, so the user finds their operator) and returns -1. */
 int rt_fail(OpInst *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A run-time fault of an expression: names the operator, what (e.g. "set 'vwap'"), the expression
  * text and the offending tuple. Returns -1. */

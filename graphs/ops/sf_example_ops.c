@@ -7,7 +7,24 @@
  *   with ts - last > gap it closes the open session, emitting (user, start, last, clicks) when
  *   clicks >= minClicks, and opens a new one with this click; otherwise it extends the session.
  *   A ts smaller than the user's last one is an error. Open sessions are discarded at the end of the
- *   stream (nothing is emitted on punctuation): the output depends only on each user's own clicks. */
+ *   stream (nothing is emitted on punctuation): the output depends only on each user's own clicks.
+ *   With the param atEnd="emit" (default "discard"), the sessions still open when the final
+ *   punctuation arrives are emitted then (those of at least minClicks clicks, by start time, ties
+ *   by user name), so its model must say final="emits".
+ *
+ * sf_time_windows: cuts a stream into time windows with window punctuation.
+ *   Input = output schema with at least  ATTR:int  (param attr, default "ts").
+ *   Params: attr (the time attribute), period (int > 0, required).
+ *   Forwards every tuple unchanged; before the first tuple whose ATTR / period differs from that
+ *   of the tuple before it, emits window punctuation (ATTR must not decrease: an error). Its state
+ *   is the position in the stream, so its model is state="unknown" punct="generates".
+ *
+ * sf_window_counts: counts the tuples of each key between window punctuations.
+ *   Input: at least  KEY:string  (param key, default "key").  Output: KEY:string, count:int.
+ *   Per key the number of tuples since the last window punctuation; when one arrives, emits
+ *   (key, count) for every key seen in that window, in the order of their first tuple in it, and
+ *   forgets them. Nothing is emitted per tuple, and an unfinished window is discarded at the end
+ *   of the stream: model state="partitioned" keys=KEY selectivity="atmostone" punct="consumes". */
 #include "op.h"
 
 #include <errno.h>
@@ -27,6 +44,7 @@ typedef struct Session {
 typedef struct Sessionize {
   int64_t gap;        /* largest gap inside one session, in seconds */
   int64_t min_clicks; /* shortest session emitted */
+  bool emit_at_end;   /* atEnd="emit": open sessions are emitted at the final punctuation */
   int in_user, in_ts; /* input attribute indexes */
   int out_user, out_start, out_end, out_clicks; /* output attribute indexes */
   Session *slots;     /* open addressing, linear probing */
@@ -98,6 +116,12 @@ static int sessionize_open(sf_op *op, void **state) {
   Sessionize *z = calloc(1, sizeof *z);
   if (!z) return sf_error(op, "out of memory");
   z->min_clicks = 1;
+  const char *at_end = sf_param(op, "atEnd");
+  if (at_end && strcmp(at_end, "emit") && strcmp(at_end, "discard")) {
+    free(z);
+    return sf_error(op, "parameter 'atEnd' must be 'emit' or 'discard', got '%s'", at_end);
+  }
+  z->emit_at_end = at_end && !strcmp(at_end, "emit");
   if (int_param(op, "gap", true, 0, &z->gap) || int_param(op, "minClicks", false, INT64_MIN, &z->min_clicks) ||
       attr(op, sf_input_attr(op, "user"), true, "user", &z->in_user) ||
       attr(op, sf_input_attr(op, "ts"), true, "ts", &z->in_ts) ||
@@ -146,6 +170,31 @@ static int sessionize_process(sf_op *op, void *state, int port, const sf_tuple *
   return 0;
 }
 
+/* Orders open sessions by start time, ties by user name. */
+static int session_order(const void *a, const void *b) {
+  const Session *x = *(const Session *const *)a, *y = *(const Session *const *)b;
+  if (x->start != y->start) return x->start < y->start ? -1 : 1;
+  size_t n = x->len < y->len ? x->len : y->len;
+  int c = memcmp(x->user, y->user, n);
+  return c ? c : x->len < y->len ? -1 : x->len > y->len;
+}
+
+/* atEnd="emit": at the final punctuation, the open sessions of at least minClicks clicks. */
+static int sessionize_punctuation(sf_op *op, void *state, int port, int kind) {
+  Sessionize *z = state;
+  if (kind != SF_PUNCT_FINAL || !z->emit_at_end || z->count == 0) return 0;
+  const Session **open = malloc(z->count * sizeof *open);
+  if (!open) return sf_error(op, "out of memory");
+  size_t n = 0;
+  for (size_t i = 0; i < z->cap; i++)
+    if (z->slots[i].user && z->slots[i].clicks > 0 && z->slots[i].clicks >= z->min_clicks) open[n++] = &z->slots[i];
+  qsort(open, n, sizeof *open, session_order);
+  int rc = 0;
+  for (size_t i = 0; i < n && rc == 0; i++) rc = emit_session(op, z, open[i]);
+  free(open);
+  return rc;
+}
+
 static void sessionize_close(sf_op *op, void *state) {
   Sessionize *z = state;
   if (!z) return;
@@ -158,5 +207,175 @@ SF_EXPORT const struct sf_operator sf_sessionize = {
   .abi_version = SF_OPERATOR_ABI,
   .open = sessionize_open,
   .process = sessionize_process,
+  .punctuation = sessionize_punctuation,
   .close = sessionize_close,
+};
+
+/* ---- sf_time_windows ---- */
+
+typedef struct TimeWindows {
+  int attr;       /* index of the time attribute */
+  const char *name; /* its name (for messages) */
+  int64_t period; /* window length */
+  bool started;   /* a tuple was seen */
+  int64_t last;   /* the time of the previous tuple */
+} TimeWindows;
+
+/* floor(t / period) for any sign of t. */
+static int64_t window_of(int64_t t, int64_t period) {
+  int64_t q = t / period;
+  return t % period < 0 ? q - 1 : q;
+}
+
+static int time_windows_open(sf_op *op, void **state) {
+  TimeWindows *w = calloc(1, sizeof *w);
+  if (!w) return sf_error(op, "out of memory");
+  *state = w; /* close frees it, also after a failure here */
+  w->name = sf_param(op, "attr");
+  if (!w->name) w->name = "ts";
+  if (int_param(op, "period", true, 1, &w->period) || attr(op, sf_input_attr(op, w->name), true, w->name, &w->attr))
+    return -1;
+  return 0;
+}
+
+static int time_windows_process(sf_op *op, void *state, int port, const sf_tuple *in) {
+  TimeWindows *w = state;
+  int64_t t = sf_get_int(in, w->attr);
+  if (w->started && t < w->last)
+    return sf_error(op, "'%s' went back from %lld to %lld", w->name, (long long)w->last, (long long)t);
+  if (w->started && window_of(t, w->period) != window_of(w->last, w->period) && sf_emit_window(op) < 0) return -1;
+  w->started = true;
+  w->last = t;
+  sf_tuple *out = sf_tuple_new(op);
+  if (!out) return -1;
+  sf_copy(out, in);
+  return sf_emit(op, out);
+}
+
+static void time_windows_close(sf_op *op, void *state) {
+  free(state);
+}
+
+SF_EXPORT const struct sf_operator sf_time_windows = {
+  .abi_version = SF_OPERATOR_ABI,
+  .open = time_windows_open,
+  .process = time_windows_process,
+  .close = time_windows_close,
+};
+
+/* ---- sf_window_counts ---- */
+
+typedef struct KeyCount {
+  char *key;     /* owned copy of the key */
+  size_t len;    /* its length */
+  int64_t count; /* tuples in this window */
+} KeyCount;
+
+typedef struct WindowCounts {
+  int in_key;       /* input attribute index of the key */
+  int out_key, out_count; /* output attribute indexes */
+  KeyCount *keys;   /* the keys of this window, in the order of their first tuple */
+  size_t n, cap;    /* used and allocated entries of keys */
+  size_t *slots;    /* hash index into keys: index + 1, 0 when empty (open addressing) */
+  size_t nslots;    /* slots (a power of two) */
+} WindowCounts;
+
+/* The slot of key in w->slots: the one holding it, or the empty one where it belongs. */
+static size_t *count_slot(WindowCounts *w, const char *key, size_t len) {
+  size_t i = (size_t)hash_bytes(key, len) & (w->nslots - 1);
+  while (w->slots[i]) {
+    const KeyCount *k = &w->keys[w->slots[i] - 1];
+    if (k->len == len && !memcmp(k->key, key, len)) break;
+    i = (i + 1) & (w->nslots - 1);
+  }
+  return &w->slots[i];
+}
+
+static int window_counts_open(sf_op *op, void **state) {
+  WindowCounts *w = calloc(1, sizeof *w);
+  if (!w) return sf_error(op, "out of memory");
+  *state = w; /* close frees it, also after a failure here */
+  const char *key = sf_param(op, "key");
+  if (!key) key = "key";
+  if (attr(op, sf_input_attr(op, key), true, key, &w->in_key) ||
+      attr(op, sf_output_attr(op, key), false, key, &w->out_key) ||
+      attr(op, sf_output_attr(op, "count"), false, "count", &w->out_count))
+    return -1;
+  w->nslots = 64;
+  w->slots = calloc(w->nslots, sizeof *w->slots);
+  if (!w->slots) return sf_error(op, "out of memory");
+  return 0;
+}
+
+static int window_counts_process(sf_op *op, void *state, int port, const sf_tuple *in) {
+  WindowCounts *w = state;
+  size_t len;
+  const char *key = sf_get_string(in, w->in_key, &len);
+  if (2 * (w->n + 1) > w->nslots) { /* grow the index and rebuild it */
+    size_t nslots = 2 * w->nslots, *slots = calloc(nslots, sizeof *slots);
+    if (!slots) return sf_error(op, "out of memory");
+    free(w->slots);
+    w->slots = slots;
+    w->nslots = nslots;
+    for (size_t i = 0; i < w->n; i++) *count_slot(w, w->keys[i].key, w->keys[i].len) = i + 1;
+  }
+  size_t *slot = count_slot(w, key, len);
+  if (!*slot) {
+    if (w->n == w->cap) {
+      size_t cap = w->cap ? 2 * w->cap : 64;
+      KeyCount *keys = realloc(w->keys, cap * sizeof *keys);
+      if (!keys) return sf_error(op, "out of memory");
+      w->keys = keys;
+      w->cap = cap;
+    }
+    KeyCount *k = &w->keys[w->n];
+    k->key = malloc(len + 1);
+    if (!k->key) return sf_error(op, "out of memory");
+    memcpy(k->key, key, len);
+    k->key[len] = 0;
+    k->len = len;
+    k->count = 0;
+    *slot = ++w->n;
+  }
+  w->keys[*slot - 1].count++;
+  return 0;
+}
+
+/* Forgets the keys of the window. */
+static void window_counts_reset(WindowCounts *w) {
+  for (size_t i = 0; i < w->n; i++) free(w->keys[i].key);
+  w->n = 0;
+  if (w->slots) memset(w->slots, 0, w->nslots * sizeof *w->slots);
+}
+
+/* A window ended: one (key, count) per key seen in it. The end of the stream discards the rest. */
+static int window_counts_punctuation(sf_op *op, void *state, int port, int kind) {
+  WindowCounts *w = state;
+  if (kind != SF_PUNCT_WINDOW) return 0;
+  for (size_t i = 0; i < w->n; i++) {
+    sf_tuple *out = sf_tuple_new(op);
+    if (!out) return -1;
+    sf_set_string(out, w->out_key, w->keys[i].key, w->keys[i].len);
+    sf_set_int(out, w->out_count, w->keys[i].count);
+    if (sf_emit(op, out) < 0) return -1;
+  }
+  window_counts_reset(w);
+  return 0;
+}
+
+static void window_counts_close(sf_op *op, void *state) {
+  WindowCounts *w = state;
+  if (!w) return;
+  window_counts_reset(w);
+  free(w->slots);
+  free(w->keys);
+  free(w);
+}
+
+SF_EXPORT const struct sf_operator sf_window_counts = {
+  .abi_version = SF_OPERATOR_ABI,
+  .open = window_counts_open,
+  .process = window_counts_process,
+  .punctuation = window_counts_punctuation,
+  .close = window_counts_close,
 };

@@ -8,7 +8,12 @@
  * an error (no falling back to another copy). A path with '/' is used as it is.
  *
  * The sf_* functions are called by the library, so the executable must export them (sf-exec and the
- * tests are linked with ENABLE_EXPORTS). */
+ * tests are linked with ENABLE_EXPORTS).
+ *
+ * A replica (a channel of a parallel region) is checked against its model as it runs (DESIGN.md,
+ * "A model is a promise"): more than one tuple for one input under selectivity one or atmostone,
+ * none under one, or any tuple while handling punctuation stops the job, naming the operator and
+ * the model attribute it broke, before the offending tuple leaves the operator. */
 #include "op.h"
 #include "rt.h"
 
@@ -23,6 +28,14 @@
 #define SF_LIBDIR_REL "lib/streamfission"
 #endif
 
+/* Which callback of the library is running: what an emitted tuple answers. */
+typedef enum Handling {
+  HANDLING_NOTHING, /* open, or between callbacks */
+  HANDLING_TUPLE,   /* process */
+  HANDLING_WINDOW,  /* punctuation(SF_PUNCT_WINDOW) */
+  HANDLING_FINAL,   /* punctuation(SF_PUNCT_FINAL) */
+} Handling;
+
 struct sf_op {
   OpInst *inst;                  /* the runtime's instance */
   void *dl;                      /* dlopen handle */
@@ -32,6 +45,10 @@ struct sf_op {
   bool failed;                   /* the job failed through this operator, or emitting failed */
   bool final_done;               /* SF_PUNCT_FINAL was delivered */
   uint64_t emitted;              /* operators without input: tuples emitted (their seq) */
+  bool replica;                  /* a channel of a parallel region: its emissions are checked */
+  Handling handling;             /* the callback running now */
+  const Tuple *input;            /* HANDLING_TUPLE: the input tuple (for messages) */
+  int emitted_now;               /* tuples emitted by the running callback */
 };
 
 struct sf_tuple {
@@ -207,6 +224,55 @@ void sf_tuple_free(sf_tuple *t) {
   free(t);
 }
 
+/* ---- the model of a replica ---- */
+
+static const char *selectivity_name(Selectivity s) {
+  return s == SEL_ONE ? "one" : s == SEL_ATMOSTONE ? "atmostone" : "many";
+}
+
+/* The selectivity a replica's declared model promises, SEL_MANY when it promises nothing. */
+static Selectivity promised_selectivity(const sf_op *op) {
+  const Model *m = &op->inst->op->model;
+  return m->declared ? m->sel : SEL_MANY;
+}
+
+/* Checks the emission just counted in op->emitted_now against the replica's model: 0, or fails the
+ * job naming the attribute broken. Output emitted on a punctuation has no input tuple whose place
+ * in the sequential order it could take, so a replica never emits there (DESIGN.md, rule 5). */
+static int replica_may_emit(sf_op *op) {
+  const Model *m = &op->inst->op->model;
+  switch (op->handling) {
+  case HANDLING_TUPLE: {
+    Selectivity sel = promised_selectivity(op);
+    if (op->emitted_now < 2 || (sel != SEL_ONE && sel != SEL_ATMOSTONE)) return 0;
+    char tuple[512];
+    tuple_describe(op->input, op->inst->in_schema, tuple, sizeof tuple);
+    return op_fail(op, "emitted %d tuples on tuple %s, but its model declares selectivity=\"%s\"",
+                   op->emitted_now, tuple, selectivity_name(sel));
+  }
+  case HANDLING_WINDOW:
+    if (m->punct == PUNCT_CONSUMES)
+      return op_fail(op, "emitted a tuple on window punctuation in a parallel region, but its model declares "
+                         "punct=\"consumes\": it must not be replicated");
+    return op_fail(op, "emitted a tuple on window punctuation, but its model does not declare "
+                       "punct=\"consumes\" (which would keep it out of parallel regions)");
+  case HANDLING_FINAL:
+    return op_fail(op, "emitted a tuple on the final punctuation, but its model does not declare "
+                       "final=\"emits\" (which would keep it out of parallel regions)");
+  case HANDLING_NOTHING: break;
+  }
+  return 0;
+}
+
+/* After process returned without failing: a replica whose model says selectivity one must have
+ * emitted exactly one tuple (the region's merge counts on it). 0, or fails the job. */
+static int replica_processed(sf_op *op, const Tuple *t) {
+  if (op->emitted_now > 0 || promised_selectivity(op) != SEL_ONE) return 0;
+  char tuple[512];
+  tuple_describe(t, op->inst->in_schema, tuple, sizeof tuple);
+  return op_fail(op, "emitted no tuple on tuple %s, but its model declares selectivity=\"one\"", tuple);
+}
+
 int sf_emit(sf_op *op, sf_tuple *t) {
   if (!t) return op_fail(op, "sf_emit: the tuple is NULL");
   if (!t->built) return op_fail(op, "sf_emit: the tuple is an input (emit a tuple from sf_tuple_new)");
@@ -215,6 +281,11 @@ int sf_emit(sf_op *op, sf_tuple *t) {
     return op_fail(op, "sf_emit: the tuple was made by another operator");
   }
   if (op->failed) {
+    sf_tuple_free(t);
+    return -1;
+  }
+  op->emitted_now++;
+  if (op->replica && replica_may_emit(op) < 0) {
     sf_tuple_free(t);
     return -1;
   }
@@ -347,7 +418,7 @@ static int open_library(sf_op *op) {
 
 static int custom_open(OpInst *inst) {
   sf_op *op = sf_xmalloc(sizeof *op);
-  *op = (sf_op){ .inst = inst };
+  *op = (sf_op){ .inst = inst, .replica = inst->op->region && inst->op->channel >= 0 };
   inst->state = op;
   if (open_library(op) == 0) return 0;
   custom_close(inst, false); /* the executor closes only operators whose open succeeded */
@@ -365,22 +436,37 @@ static int custom_run(OpInst *inst) {
   return 0; /* an operator without input gets SF_PUNCT_FINAL from custom_final */
 }
 
+/* Calls the library's punctuation callback for `kind` (SF_PUNCT_*), if any. 0, or the job fails. */
+static int call_punctuation(sf_op *op, int port, int kind) {
+  if (!op->vt->punctuation) return 0;
+  op->handling = kind == SF_PUNCT_FINAL ? HANDLING_FINAL : HANDLING_WINDOW;
+  op->emitted_now = 0;
+  int rc = op->vt->punctuation(op, op->state, port, kind);
+  op->handling = HANDLING_NOTHING;
+  return callback_result(op, rc, "punctuation");
+}
+
 static int custom_process(OpInst *inst, int port, Tuple *t) {
   sf_op *op = inst->state;
   int rc = 0;
+  op->handling = HANDLING_TUPLE;
+  op->input = t;
+  op->emitted_now = 0;
   if (op->vt->process) {
     sf_tuple in = { .op = op, .schema = inst->in_schema, .v = t->v, .n = t->n, .built = false };
     rc = op->vt->process(op, op->state, port, &in);
   }
+  op->handling = HANDLING_NOTHING;
+  op->input = NULL;
+  rc = callback_result(op, rc, "process");
+  if (rc == 0 && op->replica) rc = replica_processed(op, t);
   tuple_unref(t);
-  return callback_result(op, rc, "process");
+  return rc;
 }
 
 static int custom_window(OpInst *inst, int port) {
   sf_op *op = inst->state;
-  if (op->vt->punctuation &&
-      callback_result(op, op->vt->punctuation(op, op->state, port, SF_PUNCT_WINDOW), "punctuation") < 0)
-    return -1;
+  if (call_punctuation(op, port, SF_PUNCT_WINDOW) < 0) return -1;
   if (!inst->out_schema) return 0;
   Item it = { .kind = ITEM_WINDOW, .seq = inst->cur_seq, .src = inst->cur_src };
   return rt_emit_item(inst, 0, it);
@@ -390,8 +476,7 @@ static int custom_final(OpInst *inst) {
   sf_op *op = inst->state;
   if (op->final_done) return 0;
   op->final_done = true;
-  if (!op->vt->punctuation) return 0;
-  return callback_result(op, op->vt->punctuation(op, op->state, -1, SF_PUNCT_FINAL), "punctuation");
+  return call_punctuation(op, -1, SF_PUNCT_FINAL);
 }
 
 static void custom_close(OpInst *inst, bool ok) {
