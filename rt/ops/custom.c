@@ -257,6 +257,9 @@ static int replica_may_emit(sf_op *op) {
     return op_fail(op, "emitted a tuple on window punctuation, but its model does not declare "
                        "punct=\"consumes\" (which would keep it out of parallel regions)");
   case HANDLING_FINAL:
+    if (m->final == FINAL_EMITS)
+      return op_fail(op, "emitted a tuple on the final punctuation in a parallel region, but its model declares "
+                         "final=\"emits\": it must not be replicated");
     return op_fail(op, "emitted a tuple on the final punctuation, but its model does not declare "
                        "final=\"emits\" (which would keep it out of parallel regions)");
   case HANDLING_NOTHING: break;
