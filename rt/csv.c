@@ -10,9 +10,21 @@
 
 enum { CSV_BUFFER = 1 << 20, CSV_ERROR = -2 /* not EOF */ };
 
+/* CsvReadFn over a stdio stream. */
+static ssize_t read_stdio(void *ctx, char *buf, size_t cap) {
+  FILE *f = ctx;
+  size_t n = fread(buf, 1, cap, f);
+  return n == 0 && ferror(f) ? -1 : (ssize_t)n;
+}
+
 void csv_reader_init(CsvReader *r, FILE *f) {
+  csv_reader_init_fn(r, read_stdio, f);
+}
+
+void csv_reader_init_fn(CsvReader *r, CsvReadFn *read, void *ctx) {
   memset(r, 0, sizeof *r);
-  r->f = f;
+  r->read = read;
+  r->ctx = ctx;
   r->cap = CSV_BUFFER;
   r->buf = sf_xmalloc(r->cap);
   r->line = 1;
@@ -26,16 +38,25 @@ void csv_reader_release(CsvReader *r) {
   memset(r, 0, sizeof *r);
 }
 
-/* Makes at least one unread byte available; false at the end of the file or on a read error. */
+/* Makes at least one unread byte available; false at the end of the input or on a read error
+ * (r->failed). Takes what one read gives: a pipe's rows are parsed as they come. */
 static bool refill(CsvReader *r) {
   if (r->pos < r->len) return true;
-  if (r->eof) return false;
+  if (r->eof || r->failed) return false;
   r->pos = 0;
-  r->len = fread(r->buf, 1, r->cap, r->f);
-  if (r->len == 0) {
+  r->len = 0;
+  errno = 0;
+  ssize_t n = r->read(r->ctx, r->buf, r->cap);
+  if (n < 0) {
+    r->failed = true;
+    r->read_errno = errno ? errno : EIO;
+    return false;
+  }
+  if (n == 0) {
     r->eof = true;
     return false;
   }
+  r->len = (size_t)n;
   return true;
 }
 
@@ -55,7 +76,7 @@ static int fail(CsvReader *r, int line, const char *fmt, ...) {
 }
 
 static int read_error(CsvReader *r) {
-  return fail(r, r->line, "read error: %s", strerror(errno ? errno : EIO));
+  return fail(r, r->line, "read error: %s", strerror(r->read_errno));
 }
 
 static void end_field(CsvReader *r) {
@@ -83,7 +104,7 @@ static int read_quoted(CsvReader *r) {
   int start_line = r->line;
   for (;;) {
     if (!refill(r)) {
-      if (ferror(r->f)) return read_error(r);
+      if (r->failed) return read_error(r);
       return fail(r, start_line, "quoted field is not closed before the end of the file");
     }
     const char *p = r->buf + r->pos, *end = r->buf + r->len;
@@ -106,7 +127,7 @@ static int read_quoted(CsvReader *r) {
 static int read_plain(CsvReader *r) {
   for (;;) {
     if (!refill(r)) {
-      if (ferror(r->f)) {
+      if (r->failed) {
         read_error(r);
         return CSV_ERROR;
       }
@@ -139,7 +160,7 @@ int csv_read(CsvReader *r) {
     while (r->nprefix < 3 && peek(r) == (unsigned char)bom[r->nprefix]) r->prefix[r->nprefix++] = r->buf[r->pos++];
     if (r->nprefix == 3) r->nprefix = 0;
   }
-  if (!r->nprefix && peek(r) == EOF) return ferror(r->f) ? read_error(r) : 0;
+  if (!r->nprefix && peek(r) == EOF) return r->failed ? read_error(r) : 0;
   r->record_line = r->line;
   for (;;) {
     int c;
@@ -156,7 +177,7 @@ int csv_read(CsvReader *r) {
         if (c != '\n') return fail(r, r->line, "a closing quote must be followed by a comma or a line end");
       }
       if (c != ',' && c != '\n' && c != EOF) {
-        if (ferror(r->f)) return read_error(r);
+        if (r->failed) return read_error(r);
         return fail(r, r->line, "a closing quote must be followed by a comma or a line end");
       }
     } else {

@@ -1,6 +1,7 @@
 /* csv.h: RFC 4180 files, the one file format of FileSource and FileSink.
  *
- * Reading streams records from a FILE* through a large buffer of its own: fields separated by
+ * Reading streams records from a CsvReadFn (or a FILE*) through a large buffer of its own, taking
+ * whatever one read gives (a pipe's rows are seen as they come, not once the buffer fills): fields separated by
  * commas, records ended by LF or CRLF (the last one may end at the end of the file), fields quoted
  * with '"' when they hold commas, quotes ("" inside quotes) or line breaks. A UTF-8 byte order mark
  * at the start of the file is skipped. The reader is strict where RFC 4180 is: a quote inside an
@@ -18,16 +19,24 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "value.h"
 
+/* Where a reader's bytes come from: puts at most cap bytes into buf and returns how many (fewer is
+ * fine), 0 at the end of the input, -1 on an error with errno set. */
+typedef ssize_t CsvReadFn(void *ctx, char *buf, size_t cap);
+
 typedef struct CsvReader {
-  FILE *f;           /* the file being read (not owned) */
+  CsvReadFn *read;   /* reads the input */
+  void *ctx;         /* its argument (not owned) */
   char *buf;         /* input buffer */
   size_t cap;        /* its size */
   size_t len;        /* bytes in it */
   size_t pos;        /* next byte to parse */
-  bool eof;          /* fread returned nothing more */
+  bool eof;          /* the input ended */
+  bool failed;       /* a read failed (read_errno says why) */
+  int read_errno;    /* errno of that read */
   bool started;      /* the first bytes were read (and a BOM skipped) */
   char prefix[3];    /* bytes consumed looking for a BOM that were not one: the first field's start */
   int nprefix;       /* how many */
@@ -42,8 +51,10 @@ typedef struct CsvReader {
   char err[160];     /* after an error: what is wrong, lowercase, no location */
 } CsvReader;
 
-/* Prepares r to read f from its current position. Allocates the buffer; tests may lower r->cap
- * afterwards (to any size >= 1) to make records cross refills. */
+/* Prepares r to read what `read` gives. Allocates the buffer; tests may lower r->cap afterwards (to
+ * any size >= 1) to make records cross refills. */
+void csv_reader_init_fn(CsvReader *r, CsvReadFn *read, void *ctx);
+/* csv_reader_init_fn reading f (with fread) from its current position. */
 void csv_reader_init(CsvReader *r, FILE *f);
 /* Frees what the reader allocated (not f); r must be initialized again before reuse. */
 void csv_reader_release(CsvReader *r);

@@ -9,7 +9,11 @@
 #   sink:  the FileSink writes into a FIFO whose reader holds it open but never reads (the pipe is
 #          full, the sink's write would block forever): SIGINT and SIGTERM stop the job;
 #   sink-open: the FIFO has no reader at all (opening it waits): SIGINT stops the job;
-#   sink-fifo: a reader that reads slowly gets exactly the bytes the sink writes to a file.
+#   sink-fifo: a reader that reads slowly gets exactly the bytes the sink writes to a file;
+#   source: a FileSource reads a FIFO whose writer wrote 2 MiB of rows, then idles: SIGINT
+#          and SIGTERM stop the job; source-open: no writer ever opens the FIFO: SIGINT stops it;
+#   source-live: rows written to a FIFO are read as they come (the stats show them while the
+#          writer holds the FIFO open), and the job ends with exit 0 when the writer closes it.
 # Every case prints one line, OK or FAIL with what was expected; failures keep the work directory.
 #
 # sf-exec is started through `env --default-signal`: a background job of a non-interactive shell
@@ -215,6 +219,71 @@ for width in 1 2; do
     bad "sink-fifo-w$width" "the FIFO's reader got other bytes than the file: $(cmp "$d/out/want.csv" "$d/got.csv" 2>&1)"
   else
     ok "sink-fifo-w$width" "the FIFO's reader got the file's $(wc -c <"$d/got.csv") bytes"
+  fi
+done
+
+# ---- source: a FileSource reading a FIFO whose writer is idle ----
+for width in 1 2; do
+  for sig in INT TERM; do
+    d=$work/source-w$width-$sig
+    make_graph "$d" "$width" file:in.fifo out/x.csv
+    mkfifo "$d/in.fifo"
+    # more than 1 MiB, then nothing: the source has read its header and waits in the middle
+    (printf 'id,v\n'; seq 1 200000 | sed 's/.*/&,&/'; exec sleep 60) >"$d/in.fifo" &
+    writer=$!
+    start_exec "$d"
+    sleep 1
+    kill -"$sig" "$PID"
+    wait_exit "$PID" 5
+    kill "$writer" 2>/dev/null
+    wait "$writer" 2>/dev/null
+    rm -f "$d/in.fifo"
+    check_stopped "source-w$width" "$d" 1 "sf-exec: error: interrupted" "SIG$sig while the source waits for its writer"
+  done
+done
+
+# ---- source-open: a FileSource reading a FIFO that no writer opened ----
+for width in 1 2; do
+  d=$work/source-open-w$width
+  make_graph "$d" "$width" file:in.fifo out/x.csv
+  mkfifo "$d/in.fifo"
+  start_exec "$d"
+  sleep 0.5
+  kill -INT "$PID"
+  wait_exit "$PID" 5
+  rm -f "$d/in.fifo"
+  check_stopped "source-open-w$width" "$d" 1 "sf-exec: error: interrupted" "SIGINT while the source waits for a writer to open the FIFO"
+done
+
+# ---- source-live: rows written to a FIFO flow at once, not once 1 MiB has come ----
+for width in 1 2; do
+  d=$work/source-live-w$width
+  make_graph "$d" "$width" file:in.fifo out/x.csv
+  mkfifo "$d/in.fifo"
+  start_exec "$d" --stats-interval 0.1
+  (printf 'id,v\n1,10\n2,20\n3,30\n'; exec sleep 60) >"$d/in.fifo" & # then holds the FIFO open
+  writer=$!
+  seen=""
+  for ((i = 0; i < 50; i++)); do # 5 s
+    if grep -qE '^  src +FileSource +in +0  out +3  ' "$d/exec.log"; then
+      seen=yes
+      break
+    fi
+    sleep 0.1
+  done
+  kill "$writer" 2>/dev/null # the end of the input
+  wait "$writer" 2>/dev/null
+  wait_exit "$PID" 5
+  rm -f "$d/in.fifo"
+  want=$'id,v\n1,21\n2,41\n3,61'
+  if [[ -z $seen ]]; then
+    bad "source-live-w$width" "the source had not read the 3 rows 5 s after they were written" "$d/exec.log"
+  elif [[ $ST != 0 ]]; then
+    bad "source-live-w$width" "exit status $ST after the writer closed, expected 0" "$d/exec.log"
+  elif [[ $(cat "$d/out/x.csv") != "$want" ]]; then
+    bad "source-live-w$width" "out/x.csv is not the 3 rows" "$d/out/x.csv"
+  else
+    ok "source-live-w$width" "3 rows read while the writer held the FIFO open, then exit 0 at its end"
   fi
 done
 

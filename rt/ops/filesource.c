@@ -8,20 +8,30 @@
  *   data/trades.csv:17: error: field 'vol': 'abc' is not an int
  *   data/trades.csv:9: error: row has 3 fields, header has 4
  *   data/trades.csv:1: error: header has no column 'vol'
- * The file is opened and its header checked in open, so such errors come before any tuple flows. */
+ * The file is opened and its header checked in open, so such errors come before any tuple flows.
+ *
+ * The file is read with read(2) on a non-blocking descriptor, so a FIFO or a pipe gives its rows
+ * as they come, and a writer that is idle (or has not opened the FIFO yet) is waited for with
+ * rt_wait_fd, which a stop of the job ends. */
 #include "csv.h"
 #include "rt.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 enum { QUOTE_MAX = 40 /* longest prefix of a field quoted in a message */ };
 
 typedef struct FileSource {
   const char *path; /* as given in `file` */
-  FILE *f;          /* the open file */
-  CsvReader r;      /* its reader (initialized when f is open) */
+  int fd;           /* the open file (-1: none), non-blocking */
+  bool regular;     /* it is a regular file: a read never waits */
+  OpInst *op;       /* the instance (for rt_wait_fd) */
+  CsvReader r;      /* its reader (initialized when fd is open) */
   int ncols;        /* columns of the header */
   int *attr_of;     /* per column: output attribute index */
   Value *vals;      /* values of the tuple being built */
@@ -39,9 +49,27 @@ static const char *type_article(Type t) {
   }
 }
 
-/* The CSV reader's error (syntax or read) as an operator failure. */
+/* The CSV reader's error (syntax or read) as an operator failure; a read cut short by a stop of
+ * the job is not the file's fault and returns -1 without a message. */
 static int reader_fail(OpInst *op, FileSource *fs) {
+  if (rt_stopping(op)) return -1;
   return rt_fail(op, "%s:%d: error: %s", fs->path, fs->r.err_line, fs->r.err);
+}
+
+/* CsvReadFn of the file: what one read(2) gives. A pipe or FIFO is polled first (a FIFO whose
+ * writer has not come yet would read as its end), and the wait ends when the job stops (-1,
+ * ECANCELED). */
+static ssize_t read_file(void *ctx, char *buf, size_t cap) {
+  FileSource *fs = ctx;
+  for (;;) {
+    if (!fs->regular) {
+      int ready = rt_wait_fd(fs->op, fs->fd, POLLIN);
+      if (ready == 0) errno = ECANCELED;
+      if (ready <= 0) return -1;
+    }
+    ssize_t n = read(fs->fd, buf, cap);
+    if (n >= 0 || (errno != EINTR && errno != EAGAIN)) return n;
+  }
 }
 
 static int check_header(OpInst *op, FileSource *fs) {
@@ -85,15 +113,20 @@ static int setup(OpInst *op, FileSource *fs) {
   if (!op->out_schema) return rt_fail(op, "FileSource has no output schema");
   fs->nvals = op->out_schema->nattrs;
   fs->vals = sf_xmalloc(sizeof *fs->vals * ((size_t)fs->nvals + 1));
-  fs->f = fopen(fs->path, "rb");
-  if (!fs->f) return rt_fail(op, "cannot open '%s': %s", fs->path, strerror(errno));
-  csv_reader_init(&fs->r, fs->f);
+  /* non-blocking: opening a FIFO does not wait for its writer (read_file does) */
+  fs->fd = open(fs->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fs->fd < 0) return rt_fail(op, "cannot open '%s': %s", fs->path, strerror(errno));
+  struct stat st;
+  fs->regular = fstat(fs->fd, &st) == 0 && S_ISREG(st.st_mode);
+  fs->op = op;
+  csv_reader_init_fn(&fs->r, read_file, fs);
   return check_header(op, fs);
 }
 
 static int filesource_open(OpInst *op) {
   FileSource *fs = sf_xmalloc(sizeof *fs);
   memset(fs, 0, sizeof *fs);
+  fs->fd = -1;
   op->state = fs;
   if (setup(op, fs) == 0) return 0;
   filesource_close(op, false); /* the executor closes only operators whose open succeeded */
@@ -149,9 +182,9 @@ static int filesource_final(OpInst *op) {
 static void filesource_close(OpInst *op, bool ok) {
   FileSource *fs = op->state;
   if (!fs) return;
-  if (fs->f) {
+  if (fs->fd >= 0) {
     csv_reader_release(&fs->r);
-    fclose(fs->f);
+    close(fs->fd);
   }
   free(fs->attr_of);
   free(fs->vals);

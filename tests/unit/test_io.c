@@ -10,6 +10,7 @@
  * the output file nor a temporary file behind. */
 #include <check.h>
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,13 +28,41 @@
 
 /* ---- CSV reading ---- */
 
-/* Every record of text, read with a buffer of `cap` bytes, rendered one per line as
+/* A CsvReadFn over a string that gives at most `step` bytes a call, as a pipe may, then fails with
+ * errno `err` (0: ends). */
+typedef struct Trickle {
+  const char *p; /* what is left */
+  size_t left;   /* its length */
+  size_t step;   /* bytes a call at most */
+  int err;       /* errno at the end (0: the input ends) */
+} Trickle;
+
+static ssize_t trickle_read(void *ctx, char *buf, size_t cap) {
+  Trickle *t = ctx;
+  if (t->left == 0 && t->err) {
+    errno = t->err;
+    return -1;
+  }
+  size_t n = t->left < t->step ? t->left : t->step;
+  if (n > cap) n = cap;
+  memcpy(buf, t->p, n);
+  t->p += n;
+  t->left -= n;
+  return (ssize_t)n;
+}
+
+/* Every record of text, read with a buffer of `cap` bytes (0: the default) from a FILE, or with
+ * `step` > 0 through reads of at most step bytes ending with errno err, rendered one per line as
  * `LINE: [f1|f2|...]` (a blank record as `LINE: blank`), or ending in `LINE: error: MESSAGE`. */
-static char *read_records(const char *text, size_t cap) {
+static char *read_records_from(const char *text, size_t cap, size_t step, int err) {
   FILE *f = fmemopen((void *)text, strlen(text), "rb");
   ck_assert_ptr_nonnull(f);
+  Trickle t = { text, strlen(text), step, err };
   CsvReader r;
-  csv_reader_init(&r, f);
+  if (step)
+    csv_reader_init_fn(&r, trickle_read, &t);
+  else
+    csv_reader_init(&r, f);
   if (cap) r.cap = cap;
   char *buf = NULL;
   size_t len = 0;
@@ -60,11 +89,21 @@ static char *read_records(const char *text, size_t cap) {
   return buf;
 }
 
-/* Asserts text reads as expected with the default buffer and with buffers of 1 to 8 bytes. */
+static char *read_records(const char *text, size_t cap) {
+  return read_records_from(text, cap, 0, 0);
+}
+
+/* Asserts text reads as expected with the default buffer, with buffers of 1 to 8 bytes, and with
+ * the default buffer through reads that give 1 to 3 bytes at a time. */
 static void assert_reads(const char *text, const char *expected) {
   for (size_t cap = 0; cap <= 8; cap++) {
     char *got = read_records(text, cap);
     ck_assert_msg(!strcmp(got, expected), "buffer %zu: got\n%s\nexpected\n%s", cap, got, expected);
+    free(got);
+  }
+  for (size_t step = 1; step <= 3; step++) {
+    char *got = read_records_from(text, 0, step, 0);
+    ck_assert_msg(!strcmp(got, expected), "reads of %zu: got\n%s\nexpected\n%s", step, got, expected);
     free(got);
   }
 }
@@ -119,6 +158,19 @@ START_TEST(test_csv_errors) {
   assert_reads("ok\n\"multi\nline\nnever closed\n",
                "1: [ok]\n2: error: quoted field is not closed before the end of the file\n");
   assert_reads("h\n\"x\ny\",\"a\"z\n", "1: [h]\n3: error: a closing quote must be followed by a comma or a line end\n");
+}
+END_TEST
+
+START_TEST(test_csv_read_error) {
+  /* a read that fails: the error names the line being read and what failed */
+  for (size_t step = 1; step <= 4; step++) {
+    char *got = read_records_from("a,b\n1,2\n3,", 0, step, EIO);
+    ck_assert_str_eq(got, "1: [a|b]\n2: [1|2]\n3: error: read error: Input/output error\n");
+    free(got);
+    got = read_records_from("a,\"b\n", 0, step, EIO); /* inside quotes, on the line after the break */
+    ck_assert_str_eq(got, "2: error: read error: Input/output error\n");
+    free(got);
+  }
 }
 END_TEST
 
@@ -793,6 +845,7 @@ static Suite *io_suite(void) {
   tcase_add_test(csv, test_csv_crlf);
   tcase_add_test(csv, test_csv_bom);
   tcase_add_test(csv, test_csv_errors);
+  tcase_add_test(csv, test_csv_read_error);
   tcase_add_test(csv, test_csv_long_record);
   tcase_add_test(csv, test_csv_put_field);
   tcase_add_test(csv, test_csv_put_row);
