@@ -100,11 +100,21 @@ static const char *unsafe_reason(Graph *g, const Op *op) {
   return NULL;
 }
 
-/* ---- formation ---- */
+/* ---- formation ----
+ *
+ * Why each rule keeps the output byte-identical: every region ends in a Merge (or a shuffle) that
+ * restores the sequential order, so what must hold is only that each partitioned operator sees, in
+ * one channel and in sequential order, every tuple of each of its keys. The entry Split hashes on the
+ * region key as the tuples enter; that hash is the hash of the key a partitioned operator reads if
+ * every operator between the entry and it forwards the region key unchanged. A region key that is
+ * a subset of an operator's key only coarsens its partition: tuples equal on the operator's key are
+ * equal on the region key, so they share a channel. Stateless operators after the last partitioned
+ * operator compute the same tuples in whatever channel they run, so they may change or drop the key. */
 
 static Region *region_new(Fission *f, const Op *first) {
   Region *r = arena_alloc(f->g->arena, sizeof *r);
   r->id = f->regions.n + 1;
+  r->last_keyed = -1;
   if (first->model.state == STATE_PARTITIONED) {
     r->keys = first->model.keys;
     r->nkeys = first->model.nkeys;
@@ -114,8 +124,18 @@ static Region *region_new(Fission *f, const Op *first) {
 }
 
 static void region_add(Fission *f, Region *r, Op *op) {
+  if (op->model.state == STATE_PARTITIONED) r->last_keyed = r->ops.n;
   ptrvec_push(f->g->arena, &r->ops, op);
   f->region_of[op->index] = r;
+}
+
+/* Starts a new region with x, joined to r by a shuffle. */
+static Region *region_shuffled_from(Fission *f, Region *r, Op *x) {
+  Region *n = region_new(f, x);
+  region_add(f, n, x);
+  r->to = n;
+  n->from = r;
+  return n;
 }
 
 /* The operator feeding op through a chain link (its only input stream has op as only consumer). */
@@ -158,6 +178,58 @@ static Region *split_off_keyed_tail(Fission *f, Region *r, Op *x) {
   return keyed;
 }
 
+/* Partitioned x follows keyed region r. It joins when its key shares attributes with the region key
+ * and every operator from the region's last partitioned operator on forwards the shared part (those
+ * before it forward the whole region key already); the region key shrinks to the shared part.
+ * Otherwise x starts a new region, shuffled from r. */
+static void join_keyed(Fission *f, Region *r, Op *x) {
+  Arena *a = f->g->arena;
+  const char **common = arena_alloc(a, sizeof(char *) * (size_t)r->nkeys);
+  int ncommon = 0;
+  for (int k = 0; k < r->nkeys; k++)
+    if (keys_contain(x->model.keys, x->model.nkeys, r->keys[k])) common[ncommon++] = r->keys[k];
+  if (ncommon == 0) {
+    Region *n = region_shuffled_from(f, r, x);
+    f->note[x->index] = arena_printf(a, "starts region r%d, shuffled from r%d: its key %s shares no attribute with "
+                                     "region r%d's key %s", n->id, r->id,
+                                     keys_text(a, x->model.keys, x->model.nkeys), r->id, keys_text(a, r->keys, r->nkeys));
+    return;
+  }
+  for (int i = r->last_keyed; i < r->ops.n; i++) {
+    const Op *op = r->ops.items[i];
+    const char *missing = unforwarded_key(op, common, ncommon);
+    if (missing) {
+      Region *n = region_shuffled_from(f, r, x);
+      f->note[x->index] = arena_printf(a, "starts region r%d, shuffled from r%d: '%s' does not forward key '%s'",
+                                       n->id, r->id, op->name, missing);
+      return;
+    }
+  }
+  if (ncommon < r->nkeys)
+    f->note[x->index] = arena_printf(a, "shrinks region r%d's key from %s to %s, the part its key %s shares", r->id,
+                                     keys_text(a, r->keys, r->nkeys), keys_text(a, common, ncommon),
+                                     keys_text(a, x->model.keys, x->model.nkeys));
+  r->keys = common;
+  r->nkeys = ncommon;
+  region_add(f, r, x);
+}
+
+/* Says why an operator that changes or drops the region key stays in the region: it comes after the
+ * region's last partitioned operator (the key is final only once every operator is placed). */
+static void note_key_changes(Fission *f) {
+  Arena *a = f->g->arena;
+  for (int i = 0; i < f->regions.n; i++) {
+    const Region *r = f->regions.items[i];
+    for (int k = r->last_keyed + 1; r->nkeys > 0 && k < r->ops.n; k++) {
+      const Op *op = r->ops.items[k];
+      const char *missing = unforwarded_key(op, r->keys, r->nkeys);
+      if (missing && !f->note[op->index])
+        f->note[op->index] = arena_printf(a, "stays in region r%d although it does not forward key '%s': it is "
+                                          "stateless and follows the region's last partitioned operator", r->id, missing);
+    }
+  }
+}
+
 static void form_regions(Fission *f) {
   Graph *g = f->g;
   Arena *a = g->arena;
@@ -179,52 +251,13 @@ static void form_regions(Fission *f) {
         f->note[x->index] = arena_printf(a, "starts region r%d: its producer '%s' is not parallelized", n->id, p->name);
       continue;
     }
-    const char **rkeys = r->keys;
-    int rn = r->nkeys;
-    if (x->model.state == STATE_NONE) {
-      const char *missing = unforwarded_key(x, rkeys, rn);
-      if (!missing) {
-        region_add(f, r, x);
-        continue;
-      }
-      Region *n = region_new(f, x);
-      region_add(f, n, x);
-      r->to = n;
-      n->from = r;
-      f->note[x->index] = arena_printf(a, "starts region r%d, shuffled from r%d: it does not forward region key '%s'",
-                                       n->id, r->id, missing);
-      continue;
-    }
-    /* x is partitioned */
-    if (rn == 0) {
+    if (x->model.state == STATE_NONE)
+      region_add(f, r, x); /* stateless: runs in any channel; after the last partitioned operator it may change the key */
+    else if (r->nkeys == 0) {
       split_off_keyed_tail(f, r, x);
-      continue;
+    } else {
+      join_keyed(f, r, x);
     }
-    const char *uncontained = NULL; /* a region key attribute missing from x's key */
-    for (int k = 0; k < rn && !uncontained; k++)
-      if (!keys_contain(x->model.keys, x->model.nkeys, rkeys[k])) uncontained = rkeys[k];
-    bool contains = !uncontained;
-    const char *missing = NULL;
-    const Op *dropper = NULL;
-    for (int i = 0; i < r->ops.n && !missing; i++) {
-      missing = unforwarded_key(r->ops.items[i], rkeys, rn);
-      if (missing) dropper = r->ops.items[i];
-    }
-    if (contains && !missing) {
-      region_add(f, r, x);
-      continue;
-    }
-    Region *n = region_new(f, x);
-    region_add(f, n, x);
-    r->to = n;
-    n->from = r;
-    if (!contains)
-      f->note[x->index] = arena_printf(a, "starts region r%d, shuffled from r%d: its key %s does not contain '%s', "
-                                       "part of region r%d's key", n->id, r->id,
-                                       keys_text(a, x->model.keys, x->model.nkeys), uncontained, r->id);
-    else
-      f->note[x->index] = arena_printf(a, "starts region r%d, shuffled from r%d: '%s' does not forward key '%s'",
-                                       n->id, r->id, dropper->name, missing);
   }
 }
 
@@ -294,6 +327,7 @@ Fission *fission_regions(Graph *g, int width) {
       memset(f->note, 0, sizeof(char *) * (size_t)g->nops);
       form_regions(f);
     } while (assign_widths(f));
+    note_key_changes(f);
     choose_strategies(f);
   }
   for (int i = 0; i < g->nops; i++) g->ops[i]->why_serial = f->why[i];

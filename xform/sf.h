@@ -361,8 +361,11 @@ typedef struct Region Region;
 struct Region {
   int id;               /* N of "rN", 1-based in topological order */
   PtrVec ops;           /* Op* of the input graph, in flow order (a chain) */
-  const char **keys;    /* region key (nkeys 0: stateless) */
+  const char **keys;    /* region key: the attributes common to its partitioned operators' keys
+                           (nkeys 0: no partitioned operator, stateless) */
   int nkeys;
+  int last_keyed;       /* index in ops of its last partitioned operator (-1: none); every operator
+                           before it forwards every key attribute */
   int width;            /* number of channels */
   const char *width_by; /* operator whose width attribute set the width (NULL: the global width) */
   SplitStrategy split;  /* how the entry distributes tuples */

@@ -46,6 +46,8 @@
 #define FILTER(name, in, out) OP(name, "Filter", in, out, "<param name=\"where\">v &gt; 1</param>")
 /* stateless Functor that changes the key attribute k (forwards j and v) */
 #define SETK(name, in, out) OP(name, "Functor", in, out, "<set attr=\"k\">v + 1</set>")
+/* stateless Functor that changes j (forwards k and v) */
+#define SETJ(name, in, out) OP(name, "Functor", in, out, "<set attr=\"j\">v + 2</set>")
 /* partitioned on keys, selectivity atmostone, forwards everything */
 #define DEDUP(name, in, out, keys) OP(name, "Dedup", in, out, "<param name=\"partitionBy\">" keys "</param>")
 #define DEDUPX(name, attrs, in, out, keys) \
@@ -653,17 +655,17 @@ END_TEST
  * downstream key, sequence keep, pulses), each downstream channel begins with a seqpulse Merge of
  * every upstream channel; no central Merge between them. Widths differ on both sides. */
 START_TEST(test_keys_incompatible_shuffle) {
-  Fission *f = fission_of(HEAD SRC DEDUP("a", "S", "A", "j k") DEDUPX("b", " width=\"2\"", "A", "B", "k")
+  Fission *f = fission_of(HEAD SRC DEDUP("a", "S", "A", "j") DEDUPX("b", " width=\"2\"", "A", "B", "k")
                           SINK("out", "B") TAIL, 3);
-  assert_regions(f, "r1: a key=j k width=3 hash/seqpulse from=- to=r2\n"
+  assert_regions(f, "r1: a key=j width=3 hash/seqpulse from=- to=r2\n"
                     "r2: b key=k width=2 hash/seqpulse from=r1 to=-\n");
-  ck_assert_str_eq(note(f, "b"), "starts region r2, shuffled from r1: its key 'k' does not contain 'j', part of "
-                                 "region r1's key");
+  ck_assert_str_eq(note(f, "b"), "starts region r2, shuffled from r1: its key 'k' shares no attribute with region "
+                                 "r1's key 'j'");
   ck_assert_str_eq(region_n(f, 2)->width_by, "b");
   Graph *p = rewrite_and_place(f, "h0=127.0.0.1:7001,h1=127.0.0.1:7002,h2=127.0.0.1:7003");
   assert_graph(p,
     "src Beacon host=h0 out=S\n"
-    "r1.split Split region=r1 origin=a host=h0 in=S out=S.r1[0];S.r1[1];S.r1[2] strategy=hash keys=j k "
+    "r1.split Split region=r1 origin=a host=h0 in=S out=S.r1[0];S.r1[1];S.r1[2] strategy=hash keys=j "
     "sequence=assign pulse=128\n"
     "a[0] Dedup region=r1 channel=0 origin=a host=h0 in=S.r1[0] out=A[0]\n"
     "a[1] Dedup region=r1 channel=1 origin=a host=h1 in=S.r1[1] out=A[1]\n"
@@ -694,8 +696,8 @@ START_TEST(test_keys_shuffle_forces_seqpulse) {
   Fission *f = fission_of(HEAD SRC COUNTK("a", "S", "A") SLIDEJ("b", "A", "B") SINK("out", "B") TAIL, 2);
   assert_regions(f, "r1: a key=k width=2 hash/seqpulse from=- to=r2\n"
                     "r2: b key=j width=2 hash/seqpulse from=r1 to=-\n");
-  ck_assert_str_eq(note(f, "b"), "starts region r2, shuffled from r1: its key 'j' does not contain 'k', part of "
-                                 "region r1's key");
+  ck_assert_str_eq(note(f, "b"), "starts region r2, shuffled from r1: its key 'j' shares no attribute with region "
+                                 "r1's key 'k'");
   Graph *p = rewrite_and_place(f, NULL);
   assert_op(p, "r1.split",
                    "r1.split Split region=r1 origin=a host=local in=S out=S.r1[0];S.r1[1] strategy=hash keys=k "
@@ -708,23 +710,114 @@ START_TEST(test_keys_shuffle_forces_seqpulse) {
 }
 END_TEST
 
-/* A Functor that changes the key attribute ends the keyed region: it starts a stateless region
- * shuffled from it. */
+/* A Functor that changes the key attribute after the region's last partitioned operator stays in
+ * the region's channels: no shuffle, no region of its own (it was a region of its own, shuffled
+ * from the keyed one, before issue 8). */
 START_TEST(test_keys_functor_modifies_key) {
   Fission *f = fission_of(HEAD SRC DEDUP("d", "S", "A", "k") SETK("f", "A", "B") WORK("w", "B", "C")
                           SINK("out", "C") TAIL, 2);
   ck_assert(!model_forwards(op_named(f, "f"), "k"));
   ck_assert(model_forwards(op_named(f, "f"), "j") && model_forwards(op_named(f, "f"), "v"));
-  assert_regions(f, "r1: d key=k width=2 hash/seqpulse from=- to=r2\n"
-                    "r2: f w key=- width=2 roundrobin/seqpulse from=r1 to=-\n");
-  ck_assert_str_eq(note(f, "f"), "starts region r2, shuffled from r1: it does not forward region key 'k'");
+  assert_regions(f, "r1: d f w key=k width=2 hash/seqpulse from=- to=-\n");
+  ck_assert_str_eq(note(f, "f"), "stays in region r1 although it does not forward key 'k': it is stateless and "
+                                 "follows the region's last partitioned operator");
+  ck_assert_ptr_null(note(f, "w")); /* w forwards k */
   Graph *p = rewrite_and_place(f, NULL);
-  assert_op(p, "r1.split[0]",
-                   "r1.split[0] Split region=r1 channel=0 origin=d host=local in=A[0] out=A[0][0];A[0][1] "
-                   "strategy=roundrobin sequence=keep pulse=128");
-  assert_op(p, "r2.merge",
-                   "r2.merge Merge region=r2 origin=w host=local in=C[0];C[1] out=C order=seqpulse");
+  assert_graph(p,
+    "src Beacon host=local out=S\n"
+    "r1.split Split region=r1 origin=d host=local in=S out=S.r1[0];S.r1[1] strategy=hash keys=k sequence=assign "
+    "pulse=128\n"
+    "d[0] Dedup region=r1 channel=0 origin=d host=local in=S.r1[0] out=A[0]\n"
+    "f[0] Functor region=r1 channel=0 origin=f host=local in=A[0] out=B[0]\n"
+    "w[0] Work region=r1 channel=0 origin=w host=local in=B[0] out=C[0]\n"
+    "d[1] Dedup region=r1 channel=1 origin=d host=local in=S.r1[1] out=A[1]\n"
+    "f[1] Functor region=r1 channel=1 origin=f host=local in=A[1] out=B[1]\n"
+    "w[1] Work region=r1 channel=1 origin=w host=local in=B[1] out=C[1]\n"
+    "r1.merge Merge region=r1 origin=w host=local in=C[0];C[1] out=C order=seqpulse\n"
+    "out FileSink host=local in=C\n");
   graph_free(p);
+  free_fission(f);
+}
+END_TEST
+
+/* Rewriting the key between two partitioned operators costs one shuffle, not two: the Functor
+ * stays in the first region, the second partitioned operator starts the next. */
+START_TEST(test_keys_rewrite_one_shuffle) {
+  Fission *f = fission_of(HEAD SRC DEDUP("d", "S", "A", "k") SETK("f", "A", "B") WORK("w", "B", "C")
+                          DEDUP("e", "C", "D", "k") SINK("out", "D") TAIL, 2);
+  assert_regions(f, "r1: d f w key=k width=2 hash/seqpulse from=- to=r2\n"
+                    "r2: e key=k width=2 hash/seqpulse from=r1 to=-\n");
+  ck_assert_str_eq(note(f, "e"), "starts region r2, shuffled from r1: 'f' does not forward key 'k'");
+  ck_assert_str_eq(note(f, "f"), "stays in region r1 although it does not forward key 'k': it is stateless and "
+                                 "follows the region's last partitioned operator");
+  Graph *p = rewrite_and_place(f, NULL);
+  assert_graph(p,
+    "src Beacon host=local out=S\n"
+    "r1.split Split region=r1 origin=d host=local in=S out=S.r1[0];S.r1[1] strategy=hash keys=k sequence=assign "
+    "pulse=128\n"
+    "d[0] Dedup region=r1 channel=0 origin=d host=local in=S.r1[0] out=A[0]\n"
+    "f[0] Functor region=r1 channel=0 origin=f host=local in=A[0] out=B[0]\n"
+    "w[0] Work region=r1 channel=0 origin=w host=local in=B[0] out=C[0]\n"
+    "d[1] Dedup region=r1 channel=1 origin=d host=local in=S.r1[1] out=A[1]\n"
+    "f[1] Functor region=r1 channel=1 origin=f host=local in=A[1] out=B[1]\n"
+    "w[1] Work region=r1 channel=1 origin=w host=local in=B[1] out=C[1]\n"
+    "r1.split[0] Split region=r1 channel=0 origin=w host=local in=C[0] out=C[0][0];C[0][1] strategy=hash keys=k "
+    "sequence=keep pulse=128\n"
+    "r1.split[1] Split region=r1 channel=1 origin=w host=local in=C[1] out=C[1][0];C[1][1] strategy=hash keys=k "
+    "sequence=keep pulse=128\n"
+    "r2.merge[0] Merge region=r2 channel=0 origin=e host=local in=C[0][0];C[1][0] out=C.r2[0] order=seqpulse\n"
+    "r2.merge[1] Merge region=r2 channel=1 origin=e host=local in=C[0][1];C[1][1] out=C.r2[1] order=seqpulse\n"
+    "e[0] Dedup region=r2 channel=0 origin=e host=local in=C.r2[0] out=D[0]\n"
+    "e[1] Dedup region=r2 channel=1 origin=e host=local in=C.r2[1] out=D[1]\n"
+    "r2.merge Merge region=r2 origin=e host=local in=D[0];D[1] out=D order=seqpulse\n"
+    "out FileSink host=local in=D\n");
+  graph_free(p);
+  free_fission(f);
+}
+END_TEST
+
+/* Keys (j, k) then (k): one region hashed on k, no shuffle. The operators between the entry and the
+ * second partitioned operator must forward only the shrunk key: a Functor changing j between them
+ * is fine once the key is k alone, and the whole chain is re-verified against k. */
+START_TEST(test_keys_shared_part) {
+  Fission *f = fission_of(HEAD SRC WORK("w", "S", "A") DEDUP("a", "A", "B", "j k") SETJ("g", "B", "C")
+                          DEDUP("b", "C", "D", "k") SETK("h", "D", "E") SINK("out", "E") TAIL, 2);
+  assert_regions(f, "r1: w a g b h key=k width=2 hash/seqpulse from=- to=-\n");
+  ck_assert_str_eq(note(f, "b"), "shrinks region r1's key from 'j' and 'k' to 'k', the part its key 'k' shares");
+  ck_assert_ptr_null(note(f, "g")); /* it forwards the region key k: nothing to say */
+  ck_assert_str_eq(note(f, "h"), "stays in region r1 although it does not forward key 'k': it is stateless and "
+                                 "follows the region's last partitioned operator");
+  Graph *p = rewrite_and_place(f, NULL);
+  assert_op(p, "r1.split", "r1.split Split region=r1 origin=w host=local in=S out=S.r1[0];S.r1[1] strategy=hash "
+                           "keys=k sequence=assign pulse=128");
+  ck_assert_int_eq(count_kind(p, KIND_SPLIT), 1);
+  ck_assert_int_eq(count_kind(p, KIND_MERGE), 1);
+  graph_free(p);
+  free_fission(f);
+  /* the key order of the region follows the first operator: (k, j) then (j) leaves j */
+  f = fission_of(HEAD SRC DEDUP("a", "S", "A", "k j") DEDUP("b", "A", "B", "j v") SINK("out", "B") TAIL, 2);
+  assert_regions(f, "r1: a b key=j width=2 hash/seqpulse from=- to=-\n");
+  free_fission(f);
+}
+END_TEST
+
+/* A shared key part that an operator in between does not forward: a shuffle. Here g changes j
+ * after a, and b is keyed (j, k): the shared part is j and k, which g breaks. */
+START_TEST(test_keys_shared_part_not_forwarded) {
+  Fission *f = fission_of(HEAD SRC DEDUP("a", "S", "A", "j k") SETJ("g", "A", "B") DEDUP("b", "B", "C", "k j")
+                          SINK("out", "C") TAIL, 2);
+  assert_regions(f, "r1: a g key=j k width=2 hash/seqpulse from=- to=r2\n"
+                    "r2: b key=k j width=2 hash/seqpulse from=r1 to=-\n");
+  ck_assert_str_eq(note(f, "b"), "starts region r2, shuffled from r1: 'g' does not forward key 'j'");
+  free_fission(f);
+  /* the partitioned operator itself is between the entry and the next one: a (keyed k) rewrites k */
+  f = fission_of(HEAD SRC
+    OP("agg", "Aggregate", "S", "A", "<param name=\"partitionBy\">j k</param><param name=\"window\">sliding 2</param>"
+       "<set attr=\"k\">max(v)</set><set attr=\"v\">sum(v)</set>")
+    WORK("w", "A", "B") DEDUP("d", "B", "C", "j") SINK("out", "C") TAIL, 2);
+  ck_assert(model_forwards(op_named(f, "agg"), "j") && !model_forwards(op_named(f, "agg"), "k"));
+  assert_regions(f, "r1: agg w d key=j width=2 hash/seqpulse from=- to=-\n");
+  ck_assert_str_eq(note(f, "d"), "shrinks region r1's key from 'j' and 'k' to 'j', the part its key 'j' shares");
   free_fission(f);
 }
 END_TEST
@@ -812,7 +905,8 @@ START_TEST(test_keys_nonforwarding_prefix_shuffled) {
 }
 END_TEST
 
-/* A Functor that drops the key attribute altogether (another schema) behaves the same. */
+/* A Functor that drops the key attribute altogether (another schema) after the last partitioned
+ * operator stays in the region too. */
 START_TEST(test_keys_schema_without_key) {
   Fission *f = fission_of(HEAD SRC DEDUP("d", "S", "A", "k")
     "<operator name=\"p\" kind=\"Functor\"><input stream=\"A\"/><output stream=\"B\" schema=\"U\"/>"
@@ -821,8 +915,9 @@ START_TEST(test_keys_schema_without_key) {
   ck_assert(model_forwards(op_named(f, "p"), "v"));
   ck_assert(!model_forwards(op_named(f, "p"), "k"));
   ck_assert_int_eq(op_named(f, "p")->model.nforwards, 1);
-  assert_regions(f, "r1: d key=k width=2 hash/seqpulse from=- to=r2\n"
-                    "r2: p key=- width=2 roundrobin/seqpulse from=r1 to=-\n");
+  assert_regions(f, "r1: d p key=k width=2 hash/seqpulse from=- to=-\n");
+  ck_assert_str_eq(note(f, "p"), "stays in region r1 although it does not forward key 'k': it is stateless and "
+                                 "follows the region's last partitioned operator");
   free_fission(f);
 }
 END_TEST
@@ -1245,15 +1340,16 @@ START_TEST(test_explain_exact) {
 }
 END_TEST
 
-/* Topological order, fan-out, a width limit, a moved operator, two keys and a shuffle. */
+/* Topological order, fan-out, a width limit, a moved operator, a shrinking key and a shuffle. */
 START_TEST(test_explain_exact_wider) {
   Fission *f = fission_of(HEAD
-    SINK("late", "D")
+    SINK("late", "X")
     SRC
     SETK("f", "S", "A")
     WORKX("w", " width=\"3\"", "A", "B")
     DEDUP("d", "B", "C", "j k")
     DEDUP("e", "C", "D", "k")
+    DEDUP("x", "D", "X", "v")
     WORKX("n", " parallel=\"no\"", "S", "E")
     SINK("o2", "E") TAIL, 4);
   char *text = explain_text(f);
@@ -1261,15 +1357,16 @@ START_TEST(test_explain_exact_wider) {
     "t.xml:5: src: not parallelized: it is a source (Beacon)\n"
     "t.xml:6: f: parallel in region r1 (width 4, split roundrobin, shuffle into r2); starts region r1: its input "
     "stream 'S' has several consumers (fan-out)\n"
-    "t.xml:7: w: parallel in region r2 (width 3, limited by 'w', shuffle from r1 by hash on 'j' and 'k', shuffle into "
-    "r3); moved from region r1 into keyed region r2 because it forwards 'j' and 'k'\n"
-    "t.xml:8: d: parallel in region r2 (width 3, limited by 'w', shuffle from r1 by hash on 'j' and 'k', shuffle "
-    "into r3)\n"
-    "t.xml:9: e: parallel in region r3 (width 4, shuffle from r2 by hash on 'k', merge seqpulse); starts region r3, "
-    "shuffled from r2: its key 'k' does not contain 'j', part of region r2's key\n"
+    "t.xml:7: w: parallel in region r2 (width 3, limited by 'w', shuffle from r1 by hash on 'k', shuffle into r3); "
+    "moved from region r1 into keyed region r2 because it forwards 'j' and 'k'\n"
+    "t.xml:8: d: parallel in region r2 (width 3, limited by 'w', shuffle from r1 by hash on 'k', shuffle into r3)\n"
+    "t.xml:9: e: parallel in region r2 (width 3, limited by 'w', shuffle from r1 by hash on 'k', shuffle into r3); "
+    "shrinks region r2's key from 'j' and 'k' to 'k', the part its key 'k' shares\n"
+    "t.xml:10: x: parallel in region r3 (width 4, shuffle from r2 by hash on 'v', merge seqpulse); starts region r3, "
+    "shuffled from r2: its key 'v' shares no attribute with region r2's key 'k'\n"
     "t.xml:4: late: not parallelized: it is a sink (FileSink)\n"
-    "t.xml:10: n: not parallelized: it is marked parallel=\"no\"\n"
-    "t.xml:11: o2: not parallelized: it is a sink (FileSink)\n");
+    "t.xml:11: n: not parallelized: it is marked parallel=\"no\"\n"
+    "t.xml:12: o2: not parallelized: it is a sink (FileSink)\n");
   free(text);
   free_fission(f);
 }
@@ -1306,8 +1403,7 @@ START_TEST(test_examples) {
   assert_regions(f, "r1: notional big bars key=sym width=3 hash/seqpulse from=- to=-\n");
   free_fission(f);
   f = example("twokeys", 4);
-  assert_regions(f, "r1: symbars key=sector sym width=4 hash/seqpulse from=- to=r2\n"
-                    "r2: sectors key=sector width=3 hash/seqpulse from=r1 to=-\n");
+  assert_regions(f, "r1: symbars sectors key=sector width=3 hash/seqpulse from=- to=-\n");
   free_fission(f);
   f = example("sensors", 2);
   assert_regions(f, "r1: valid key=- width=2 roundrobin/seqpulse from=- to=-\n"
@@ -1371,6 +1467,9 @@ static Suite *fission_suite(void) {
   tcase_add_test(keys, test_keys_incompatible_shuffle);
   tcase_add_test(keys, test_keys_shuffle_forces_seqpulse);
   tcase_add_test(keys, test_keys_functor_modifies_key);
+  tcase_add_test(keys, test_keys_rewrite_one_shuffle);
+  tcase_add_test(keys, test_keys_shared_part);
+  tcase_add_test(keys, test_keys_shared_part_not_forwarded);
   tcase_add_test(keys, test_keys_set_to_itself_forwards);
   tcase_add_test(keys, test_keys_dropped_by_keyed_operator);
   tcase_add_test(keys, test_keys_forwarding_prefix_joins);
