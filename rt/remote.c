@@ -178,11 +178,14 @@ static void *receiver_main(void *arg) {
     void *buf;
     size_t len;
     int rc = transport_recv(rx->stream, &buf, &len);
-    if (rc == 0) {
+    if (rc == 0) { /* the sender waits for this verdict */
       if (!rx->saw_final) {
+        transport_rx_abort(rx->stream, "the stream ended before its end-of-stream punctuation");
         snprintf(msg, sizeof msg, "host '%s': edge '%s' from host '%s' ended before its end of stream", r->host,
                  rx->id, rx->peer);
         exec_fail_remote(r->x, msg);
+      } else {
+        transport_rx_confirm(rx->stream);
       }
       return NULL;
     }

@@ -16,8 +16,9 @@
  *     flight or queued per edge.  Anything else from the server is malformed and ends the call;
  *     a sender exceeding its credit ends the call with RESOURCE_EXHAUSTED.
  *   - the sender half-closes; the receiving transport answers with status OK once its application
- *     has read every message and the end of stream (transport_recv returned 0), so a message the
- *     application rejects (transport_rx_abort) still fails the sender.
+ *     has read every message and the end of stream (transport_recv returned 0) and accepted the
+ *     stream (transport_rx_confirm), so a stream the application rejects (transport_rx_abort), for
+ *     a message or for how it ended, still fails the sender.
  *
  * Threading: every Transport runs one thread of its own, the only one that waits on gRPC's
  * completion queue (all network I/O happens there).  Executor threads block on condition variables
@@ -86,10 +87,11 @@ TxStream *transport_open(Transport *t, const char *peer_name, const char *addres
 int transport_send(TxStream *s, const void *buf, size_t len);
 
 /* Half-closes the stream once every queued message has been handed to gRPC, and waits for the
- * peer's final status, which the peer's transport sends when the end of stream has arrived there
- * (all messages received, not necessarily read by its application).  Returns 0 when the peer
- * confirmed with OK, -1 otherwise (message via transport_tx_error).  The stream stays
- * valid for transport_tx_error until transport_stop; send/close must not be called again. */
+ * peer's final status, which the peer's transport sends when its application has read every
+ * message and the end of stream and accepted the stream (transport_rx_confirm) or rejected it
+ * (transport_rx_abort).  Returns 0 when the peer confirmed with OK, -1 otherwise (message via
+ * transport_tx_error).  The stream stays valid for transport_tx_error until transport_stop;
+ * send/close must not be called again. */
 int transport_close(TxStream *s);
 
 /* Why the stream failed, e.g. "cannot reach host 'h1' at 127.0.0.1:7001 after 5000 ms",
@@ -114,7 +116,14 @@ RxStream *transport_accept(Transport *t, const char *edge);
  * dropped.  Each message read lets the sender send one more. */
 int transport_recv(RxStream *s, void **buf, size_t *len);
 
-/* The layer above found a message malformed: ends the call with INVALID_ARGUMENT and `why` (which
+/* The application read the stream to its clean end (transport_recv returned 0) and accepts it:
+ * the sender hears OK (its transport_close returns 0).  Until the application confirms or aborts
+ * (transport_rx_abort, e.g. when the stream ended too early for the layer above), the sender
+ * waits; a transport stopped before either fails the sender with UNAVAILABLE.  Returns 0, or -1
+ * when transport_recv has not returned 0 or the stream has failed.  Any thread; once. */
+int transport_rx_confirm(RxStream *s);
+
+/* The layer above found a message malformed, or the end of stream premature: ends the call with INVALID_ARGUMENT and `why` (which
  * the sender sees in its error), logs a line, drops unread messages; later transport_recv calls
  * return -1.  Safe from any thread, at any time, more than once (only the first counts). */
 void transport_rx_abort(RxStream *s, const char *why);

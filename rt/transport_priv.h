@@ -116,12 +116,13 @@ struct TxStream {
   pthread_cond_t cv;            /* signalled on credit, queue space, status, failure */
 };
 
-/* The receiving end's phase.  RX_FAILED can follow any phase but RX_FAILED (then err is set and
- * the stream never changes again); the others only move forward. */
+/* The receiving end's phase.  RX_FAILED can follow any phase (then err is set and the stream
+ * never changes again); the others only move forward. */
 typedef enum {
   RX_WAITING,   /* accepted by the application, no call attached yet */
   RX_STREAMING, /* a call is attached; messages arrive */
   RX_EOS,       /* the sender's clean end of stream arrived (unread messages may remain) */
+  RX_END_READ,  /* transport_recv returned 0: the application may confirm (or abort) */
   RX_FAILED     /* err says why */
 } RxState;
 

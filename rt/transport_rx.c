@@ -6,11 +6,12 @@
  * whatever ends it); then, once its edge is accepted, batch SEND_INITIAL_METADATA +
  * SEND_MESSAGE(first grant), then SEND_MESSAGE per grant | RECV_MESSAGE one at a time; and
  * SEND_STATUS_FROM_SERVER(OK) once the application has read the clean end (transport_recv
- * returned 0).  A refused call gets SEND_INITIAL_METADATA + SEND_STATUS_FROM_SERVER.
+ * returned 0) and accepted it (transport_rx_confirm).  A refused call gets SEND_INITIAL_METADATA +
+ * SEND_STATUS_FROM_SERVER.
  *
  * Phases: an SCall goes SC_REQUESTED -> (checked on arrival) SC_PENDING -> SC_ATTACHED ->
  * SC_ENDING -> SC_CLOSED, or SC_REQUESTED -> SC_ENDING when refused (see SCallState); its RxStream
- * goes RX_WAITING -> RX_STREAMING -> RX_EOS, or to RX_FAILED (see RxState).  The owner of each
+ * goes RX_WAITING -> RX_STREAMING -> RX_EOS -> RX_END_READ, or to RX_FAILED (see RxState).  The owner of each
  * field: the poller moves calls and streams forward on completions and timers; the executor thread
  * reading the stream consumes messages, grants credit and sends the final status; any thread may
  * fail a stream (transport_rx_abort, transport_cancel); all under t->mu. */
@@ -92,6 +93,9 @@ static void sc_maybe_release(SCall *sc) {
   if (sc->send_buf) grpc_byte_buffer_destroy(sc->send_buf);
   free(sc);
 }
+
+/* The sender's clean end of stream arrived (read or not). */
+static int rx_at_end(const RxStream *rx) { return rx->state == RX_EOS || rx->state == RX_END_READ; }
 
 static void rx_fail(RxStream *rx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void rx_fail(RxStream *rx, const char *fmt, ...) {
@@ -190,9 +194,9 @@ static void sc_on_recv(SCall *sc, int success) {
   } else if (success && !bb && !grpc_call_failed_before_recv_message(sc->call)) {
     if (rx->state == RX_STREAMING) rx->state = RX_EOS;
     pthread_cond_broadcast(&rx->cv);
-    /* the OK status goes out only when the application has read every message and the end
-     * (transport_recv), so a message it rejects can still fail the sender */
-  } else if (rx->state != RX_EOS) {
+    /* the OK status goes out only when the application has read every message and the end and
+     * accepted them (transport_rx_confirm), so a stream it rejects still fails the sender */
+  } else if (!rx_at_end(rx)) {
     rx_fail(rx, "edge '%s' from %s failed: the stream broke (sender gone, connection lost, or a message over max_message %zu bytes)",
             rx->edge, rx->from, t->max_message);
   }
@@ -203,7 +207,7 @@ static void sc_on_close(SCall *sc) {
     tlog(sc->t, "transport: the sender of edge '%s' from %s gave up before the edge was accepted", sc->edge, sc->from);
   sc->state = SC_CLOSED;
   RxStream *rx = sc->rx;
-  if (rx && sc->cancelled && rx->state != RX_EOS)
+  if (rx && sc->cancelled && !rx_at_end(rx))
     rx_fail(rx, "edge '%s' from %s failed: the stream broke (sender gone, connection lost, or a message over max_message %zu bytes)",
             rx->edge, rx->from, sc->t->max_message);
 }
@@ -359,7 +363,7 @@ void rx_check_timers(Transport *t, int64_t now) {
 
 void rx_begin_stop(Transport *t) {
   for (RxStream *rx = t->rxs; rx; rx = rx->next) {
-    if (rx->state != RX_EOS) rx_fail(rx, "edge '%s': transport stopped", rx->edge);
+    if (!rx_at_end(rx)) rx_fail(rx, "edge '%s': transport stopped", rx->edge);
     pthread_cond_broadcast(&rx->cv);
   }
   for (SCall *sc = t->scalls; sc; sc = sc->next) {
@@ -434,8 +438,8 @@ int transport_recv(RxStream *rx, void **buf, size_t *len) {
     if (rx->call) sc_grant(rx->call);
     rc = 1;
   } else {
-    rc = 0; /* eos: everything was read; now the sender may hear that it all arrived */
-    if (rx->call) sc_send_status(rx->call, GRPC_STATUS_OK, NULL);
+    rc = 0; /* eos: everything was read; the sender hears OK when the application confirms */
+    rx->state = RX_END_READ;
   }
   leave(t);
   pthread_mutex_unlock(&t->mu);
@@ -448,6 +452,18 @@ int transport_recv(RxStream *rx, void **buf, size_t *len) {
       return -1;
     }
   }
+  return rc;
+}
+
+int transport_rx_confirm(RxStream *rx) {
+  Transport *t = rx->t;
+  pthread_mutex_lock(&t->mu);
+  int rc = -1;
+  if (rx->state == RX_END_READ) {
+    if (rx->call) sc_send_status(rx->call, GRPC_STATUS_OK, NULL);
+    rc = 0;
+  }
+  pthread_mutex_unlock(&t->mu);
   return rc;
 }
 

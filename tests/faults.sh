@@ -26,11 +26,12 @@
 #       (INVALID_ARGUMENT / RESOURCE_EXHAUSTED), and no output file, temporary or not, is left.
 # Every case prints one line, OK or FAIL with what was expected; failures keep the work directory.
 #
-# Known transport race: the receiving transport confirms the end of stream with OK as soon as it
-# arrives (rt/transport.h), so when the sender half-closes right after a malformed message, the
-# receiver may confirm before its decoder rejects the message, and the sender is told OK. The d cases hold the stream open 500 ms before
-# half-closing to avoid it; SF_FAULTS_STRICT=1 adds a case that half-closes at once (10 tries)
-# and requires the sender to be told of the rejection every time.
+#   d6. the probe sends a well-formed batch of one tuple and half-closes without the end-of-stream
+#       punctuation: h0 exits 1 naming the edge ("ended before its end of stream") and the probe is
+#       told INVALID_ARGUMENT, not OK (the receiving transport confirms an end of stream only once
+#       its executor accepted it: transport_rx_confirm).
+# The d cases half-close right after their message; SF_FAULTS_STRICT=1 adds a case that repeats
+# that 10 times and requires the sender to be told of the rejection every time.
 #
 # Needs BUILD_DIR/bin/sf-probe (tests/tools/probe.c). Environment: SF_KEEP=1 keeps the work dir.
 set -uo pipefail
@@ -393,6 +394,8 @@ edge=$(edge_hex 'Calced>out/0')
 other=$(edge_hex 'Ticks>out/0')
 # Batch{edge, kinds=[TUPLE], seqs=[0], srcs=[0], ints=[1]}: one int where the schema has two
 mismatch="0a0c${edge}120100""1a0100""220100""2a0102"
+# Batch{edge, kinds=[TUPLE], seqs=[0], srcs=[0], ints=[1, 2]}: one good tuple, and no FINAL after it
+one_tuple="0a0c${edge}120100""1a0100""220100""2a020204"
 wrong_edge="0a0b${other}120100""1a0100""220100""2a020202"
 
 bad_message() { # CASE LABEL EXPECT_PROBE EXPECT_EXEC PROBE_ARGS...
@@ -422,13 +425,15 @@ bad_message() { # CASE LABEL EXPECT_PROBE EXPECT_EXEC PROBE_ARGS...
   fi
 }
 
-bad_message d1 "not protobuf" "INVALID_ARGUMENT: malformed batch" "bad message: malformed batch" \
-  --hex ffffffff --hold-ms 500
-bad_message d2 "16 MiB + 1 byte" "RESOURCE_EXHAUSTED" "broke" --size $((16 * 1024 * 1024 + 1)) --hold-ms 500
+bad_message d1 "not protobuf" "INVALID_ARGUMENT: malformed batch" "bad message: malformed batch" --hex ffffffff
+bad_message d2 "16 MiB + 1 byte" "RESOURCE_EXHAUSTED" "broke" --size $((16 * 1024 * 1024 + 1))
 bad_message d3 "columns not matching the schema" "INVALID_ARGUMENT: malformed batch: columns" \
-  "bad message: malformed batch: columns" --hex "$mismatch" --hold-ms 500
+  "bad message: malformed batch: columns" --hex "$mismatch"
 bad_message d4 "batch naming another edge" "INVALID_ARGUMENT: batch for edge 'Ticks>out/0'" \
-  "bad message: batch for edge 'Ticks>out/0' arrived on edge 'Calced>out/0'" --hex "$wrong_edge" --hold-ms 500
+  "bad message: batch for edge 'Ticks>out/0' arrived on edge 'Calced>out/0'" --hex "$wrong_edge"
+bad_message d6 "a stream ended without its final punctuation" \
+  "INVALID_ARGUMENT: the stream ended before its end-of-stream punctuation" \
+  "from host 'h1' ended before its end of stream" --hex "$one_tuple"
 
 if [[ ${SF_FAULTS_STRICT:-0} == 1 ]]; then
   told_ok=0

@@ -82,6 +82,7 @@ static int receiver(int port_fd, size_t size, long count, int credits) {
     transport_free_message(buf);
   }
   double secs = now_s() - t0, cpu = cpu_s() - c0;
+  if (rc == 0) transport_rx_confirm(rx); /* the sender's close returns */
   if (rc != 0 || got != count) {
     fprintf(stderr, "receiver: got %ld of %ld messages: %s\n", got, count, transport_rx_error(rx));
     transport_stop(t);

@@ -143,18 +143,31 @@ static int tcp_connect(int port) {
   return fd;
 }
 
+/* Reads the clean end of stream and accepts it (the sender's close then returns 0); returns what
+ * transport_recv returned. */
+static int recv_end(RxStream *rx) {
+  void *buf;
+  size_t len;
+  int rc = transport_recv(rx, &buf, &len);
+  if (rc == 0) ck_assert_int_eq(transport_rx_confirm(rx), 0);
+  if (rc == 1) transport_free_message(buf);
+  return rc;
+}
+
 /* Reads the whole edge in a thread, checking every message against the schedule. */
 /* The sender's close waits for the receiving application to read the end of stream: close on
  * another thread while this one reads. */
 typedef struct Closer {
-  TxStream *tx; /* stream to close */
-  int rc;       /* transport_close's result */
-  pthread_t th; /* the closing thread */
+  TxStream *tx;    /* stream to close */
+  int rc;          /* transport_close's result */
+  atomic_int done; /* transport_close returned */
+  pthread_t th;    /* the closing thread */
 } Closer;
 
 static void *closer_main(void *arg) {
   Closer *c = arg;
   c->rc = transport_close(c->tx);
+  atomic_store(&c->done, 1);
   return NULL;
 }
 
@@ -189,6 +202,7 @@ static void *reader_main(void *arg) {
     size_t len;
     int rc = transport_recv(r->rx, &buf, &len);
     if (rc != 1) {
+      if (rc == 0) transport_rx_confirm(r->rx);
       r->end = rc;
       snprintf(r->err, sizeof r->err, "%s", transport_rx_error(r->rx));
       return NULL;
@@ -334,7 +348,7 @@ START_TEST(test_clean_end_and_late_accept) {
   Closer *closing_tx = close_async(tx); /* returns once the reader saw the end */
   void *buf;
   size_t len;
-  ck_assert_int_eq(transport_recv(rx, &buf, &len), 0);
+  ck_assert_int_eq(recv_end(rx), 0);
   ck_assert_msg(close_wait(closing_tx) == 0, "close: %s", transport_tx_error(tx));
   ck_assert_int_eq(transport_recv(rx, &buf, &len), 0);
   ck_assert_str_eq(transport_rx_error(rx), "");
@@ -380,6 +394,7 @@ START_TEST(test_backpressure) {
     int rc = transport_recv(rx, &buf, &len);
     if (rc != 1) {
       ck_assert_msg(rc == 0, "recv: %s", transport_rx_error(rx));
+      ck_assert_int_eq(transport_rx_confirm(rx), 0);
       break;
     }
     got++;
@@ -425,7 +440,7 @@ START_TEST(test_wrong_token) {
   ck_assert_int_eq(transport_recv(other_rx, &buf, &len), 1);
   ck_assert_int_eq(memcmp(buf, "after", 5), 0);
   transport_free_message(buf);
-  ck_assert_int_eq(transport_recv(other_rx, &buf, &len), 0);
+  ck_assert_int_eq(recv_end(other_rx), 0);
   ck_assert_msg(close_wait(closing_other) == 0, "close: %s", transport_tx_error(other));
 
   TxStream *gtx = transport_open(gt, "h1", addr, "s");
@@ -435,7 +450,7 @@ START_TEST(test_wrong_token) {
   ck_assert_uint_eq(len, 5);
   ck_assert_int_eq(memcmp(buf, "hello", 5), 0);
   transport_free_message(buf);
-  ck_assert_int_eq(transport_recv(rx, &buf, &len), 0);
+  ck_assert_int_eq(recv_end(rx), 0);
   ck_assert_msg(close_wait(closing_gtx) == 0, "close: %s", transport_tx_error(gtx));
   transport_stop(bt);
   transport_stop(gt);
@@ -482,7 +497,7 @@ START_TEST(test_duplicate_and_unaccepted_edge) {
 
   /* the first stream is unaffected */
   Closer *closing_one = close_async(one); /* returns once the reader saw the end */
-  ck_assert_int_eq(transport_recv(rx, &buf, &len), 0);
+  ck_assert_int_eq(recv_end(rx), 0);
   ck_assert_msg(close_wait(closing_one) == 0, "close: %s", transport_tx_error(one));
   transport_stop(st);
   transport_stop(qt);
@@ -517,11 +532,43 @@ START_TEST(test_sender_gives_up) {
   ck_assert_int_eq(transport_recv(rx, &buf, &len), 1);
   ck_assert_int_eq(((char *)buf)[0], 'y');
   transport_free_message(buf);
-  ck_assert_int_eq(transport_recv(rx, &buf, &len), 0);
+  ck_assert_int_eq(recv_end(rx), 0);
   ck_assert_msg(close_wait(closing_tx2) == 0, "close: %s", transport_tx_error(tx2));
   transport_stop(st);
   transport_stop(rt);
   cap_free(cap);
+}
+END_TEST
+
+/* The receiving application rejects a stream for how it ended, after transport_recv returned 0
+ * (e.g. no final punctuation): the sender's close waits for that verdict and fails with its
+ * reason, never hearing OK first. */
+START_TEST(test_end_rejected) {
+  TransportConfig rc = config("h1", 1, NULL), sc = config("h0", 0, NULL);
+  Transport *rt = xstart(&rc), *st = xstart(&sc);
+  char addr[64], want[300];
+  addr_of(rt, addr, sizeof addr);
+  RxStream *rx = transport_accept(rt, "cut");
+  TxStream *tx = transport_open(st, "h1", addr, "cut");
+  ck_assert_msg(transport_send(tx, "a", 1) == 0, "%s", transport_tx_error(tx));
+  Closer *closing = close_async(tx);
+  void *buf;
+  size_t len;
+  ck_assert_int_eq(transport_recv(rx, &buf, &len), 1);
+  transport_free_message(buf);
+  ck_assert_int_eq(transport_rx_confirm(rx), -1); /* not at the end yet */
+  ck_assert_int_eq(transport_recv(rx, &buf, &len), 0);
+  sleep_ms(MS(300));
+  ck_assert_msg(!atomic_load(&closing->done), "the sender heard the end confirmed before the application judged it");
+  transport_rx_abort(rx, "ended before its final punctuation");
+  ck_assert_int_eq(close_wait(closing), -1);
+  snprintf(want, sizeof want, "edge 'cut' to host 'h1' at %s failed: INVALID_ARGUMENT: ended before its final punctuation",
+           addr);
+  ck_assert_str_eq(transport_tx_error(tx), want);
+  ck_assert_int_eq(transport_recv(rx, &buf, &len), -1);
+  ck_assert_int_eq(transport_rx_confirm(rx), -1); /* rejected stays rejected */
+  transport_stop(st);
+  transport_stop(rt);
 }
 END_TEST
 
@@ -629,7 +676,7 @@ START_TEST(test_garbage_tcp) {
   ck_assert_int_eq(transport_recv(rx, &buf, &len), 1);
   ck_assert_uint_eq(len, 4);
   transport_free_message(buf);
-  ck_assert_int_eq(transport_recv(rx, &buf, &len), 0);
+  ck_assert_int_eq(recv_end(rx), 0);
   ck_assert_msg(close_wait(closing_tx) == 0, "close: %s", transport_tx_error(tx));
   close(idle);
   transport_stop(st);
@@ -681,7 +728,7 @@ START_TEST(test_peer_starts_late) {
   size_t len;
   ck_assert_int_eq(transport_recv(rx, &buf, &len), 1);
   transport_free_message(buf);
-  ck_assert_int_eq(transport_recv(rx, &buf, &len), 0);
+  ck_assert_int_eq(recv_end(rx), 0);
   ck_assert_msg(close_wait(closing_tx) == 0, "close: %s", transport_tx_error(tx));
   transport_stop(st);
   transport_stop(rt);
@@ -893,7 +940,7 @@ START_TEST(test_keepalive_idle) {
   ck_assert_msg(transport_recv(rx, &buf, &len) == 1, "%s", transport_rx_error(rx));
   transport_free_message(buf);
   Closer *closing_tx = close_async(tx); /* returns once the reader saw the end */
-  ck_assert_int_eq(transport_recv(rx, &buf, &len), 0);
+  ck_assert_int_eq(recv_end(rx), 0);
   ck_assert_msg(close_wait(closing_tx) == 0, "close: %s", transport_tx_error(tx));
   transport_stop(st);
   transport_stop(rt);
@@ -1076,6 +1123,7 @@ static Suite *transport_suite(void) {
       {"starts_late", test_peer_starts_late, 20},
       {"port_in_use", test_port_in_use, 20},
       {"rx_abort", test_rx_abort, 20},
+      {"end_rejected", test_end_rejected, 20},
       {"receiver_stopped", test_receiver_stopped, 20},
       {"sender_stopped", test_sender_stopped_while_blocked, 20},
       {"receiver_killed", test_receiver_killed, 30},
