@@ -172,6 +172,46 @@ static int default_width(const Graph *g, int nhosts) {
   return cpus > 1 ? (int)(cpus > 1024 ? 1024 : cpus) : 1;
 }
 
+/* Runs every pass after parsing; what it builds is handed back in *parallel and outs for main to
+ * free, whichever way it returns. Returns the exit status. */
+static int run(const Options *o, Diag *d, Graph *g, Graph **parallel, Pending *outs, int *nouts) {
+  if (graph_check(g, d) != 0) return EXIT_INPUT;
+  if (o->dump && !strcmp(o->dump, "check")) return graph_emit_xml(g, stdout) ? EXIT_INPUT : 0;
+
+  Host **hosts = g->hosts;
+  int nhosts = g->nhosts;
+  if (o->hosts) {
+    char err[512];
+    if (hosts_parse(g, o->hosts, &hosts, &nhosts, err, sizeof err) < 0) {
+      fprintf(stderr, "sf-xform: %s\nTry 'sf-xform --help' for more information.\n", err);
+      return EXIT_USAGE;
+    }
+  }
+  if (graph_check_pins(g, hosts, nhosts, d) != 0) return EXIT_INPUT;
+
+  if (o->dot_input) outs[(*nouts)++] = render(o->dot_input, graph_dot_input, g);
+  if (o->check_only) return commit_outputs(outs, *nouts) ? EXIT_INPUT : 0;
+
+  graph_analyze(g);
+  Fission *f = fission_regions(g, o->width ? o->width : default_width(g, nhosts));
+  if (o->dump && !strcmp(o->dump, "regions")) {
+    fission_explain(f, stdout);
+    return 0;
+  }
+  if (o->explain) fission_explain(f, stderr);
+
+  *parallel = fission_rewrite(f);
+  if (o->dump && !strcmp(o->dump, "rewrite")) return graph_emit_xml(*parallel, stdout) ? EXIT_INPUT : 0;
+  (*parallel)->hosts = hosts;
+  (*parallel)->nhosts = nhosts;
+  if (graph_place(*parallel, d) != 0) return EXIT_INPUT;
+  if (o->dump && !strcmp(o->dump, "place")) return graph_emit_xml(*parallel, stdout) ? EXIT_INPUT : 0;
+
+  outs[(*nouts)++] = render(o->output, graph_emit_xml, *parallel);
+  if (o->dot) outs[(*nouts)++] = render(o->dot, graph_dot_parallel, *parallel);
+  return commit_outputs(outs, *nouts) ? EXIT_INPUT : 0;
+}
+
 int main(int argc, char **argv) {
   Options o = {0};
   parse_options(argc, argv, &o);
@@ -180,42 +220,12 @@ int main(int argc, char **argv) {
 
   Graph *g = graph_parse_file(o.input, sf_schema_path(), &d);
   if (!g) return EXIT_INPUT;
-  if (graph_check(g, &d) != 0) return EXIT_INPUT;
-  if (o.dump && !strcmp(o.dump, "check")) return graph_emit_xml(g, stdout) ? EXIT_INPUT : 0;
-
-  Host **hosts = g->hosts;
-  int nhosts = g->nhosts;
-  if (o.hosts) {
-    char err[512];
-    if (hosts_parse(g, o.hosts, &hosts, &nhosts, err, sizeof err) < 0) usage_error("%s", err);
-  }
-  if (graph_check_pins(g, hosts, nhosts, &d) != 0) return EXIT_INPUT;
-
+  Graph *parallel = NULL;
   Pending outs[3];
   int nouts = 0;
-  if (o.dot_input) outs[nouts++] = render(o.dot_input, graph_dot_input, g);
-  if (o.check_only) return commit_outputs(outs, nouts) ? EXIT_INPUT : 0;
-
-  graph_analyze(g);
-  Fission *f = fission_regions(g, o.width ? o.width : default_width(g, nhosts));
-  if (o.dump && !strcmp(o.dump, "regions")) {
-    fission_explain(f, stdout);
-    return 0;
-  }
-  if (o.explain) fission_explain(f, stderr);
-
-  Graph *parallel = fission_rewrite(f);
-  if (o.dump && !strcmp(o.dump, "rewrite")) return graph_emit_xml(parallel, stdout) ? EXIT_INPUT : 0;
-  parallel->hosts = hosts;
-  parallel->nhosts = nhosts;
-  if (graph_place(parallel, &d) != 0) return EXIT_INPUT;
-  if (o.dump && !strcmp(o.dump, "place")) return graph_emit_xml(parallel, stdout) ? EXIT_INPUT : 0;
-
-  outs[nouts++] = render(o.output, graph_emit_xml, parallel);
-  if (o.dot) outs[nouts++] = render(o.dot, graph_dot_parallel, parallel);
-  int rc = commit_outputs(outs, nouts);
+  int rc = run(&o, &d, g, &parallel, outs, &nouts);
   for (int i = 0; i < nouts; i++) free(outs[i].data);
   graph_free(parallel);
   graph_free(g);
-  return rc ? EXIT_INPUT : 0;
+  return rc;
 }
