@@ -13,8 +13,13 @@
 #include "transport.h"
 #include "wire.h"
 
-/* 32 credits of ~4 KB batches: about twice the throughput of 8 on loopback for ~128 KB per edge */
-enum { MAX_MESSAGE = 16 * 1024 * 1024, CREDITS = 32, DEFAULT_CONNECT_MS = 10000 };
+/* 32 credits of ~4 KB batches: about twice the throughput of 8 on loopback for ~128 KB per edge.
+ * REMOTE_BATCH is exec.c's DEFAULT_REMOTE_BATCH (items per message when --batch is not given): a
+ * batch from a peer may hold at most twice the batch size plus some punctuation (a sender's batch
+ * holds --batch items and the few punctuations added while it waited), so a hostile batch of
+ * millions of items is refused before it is unpacked. */
+enum { MAX_MESSAGE = 16 * 1024 * 1024, CREDITS = 32, DEFAULT_CONNECT_MS = 10000, REMOTE_BATCH = 1024,
+       BATCH_SLACK = 64 };
 
 struct RemoteTx {
   Remote *r;          /* owner */
@@ -50,6 +55,7 @@ struct Remote {
   PtrVec txs;         /* RemoteTx* */
   PtrVec rxs;         /* RemoteRx* */
   FILE *log;
+  int max_items;      /* items an incoming batch may hold */
 };
 
 /* "host 'h0': " and the transport's message, which names the edge and the peer (or, when it
@@ -92,6 +98,7 @@ Remote *remote_start(Exec *x, Graph *g, const char *host, const ExecOptions *o, 
   r->host = host;
   r->arena = arena_new();
   r->log = o->log ? o->log : stderr;
+  r->max_items = 2 * (o->batch > 0 ? o->batch : REMOTE_BATCH) + BATCH_SLACK;
   TransportConfig cfg = {
     .name = host,
     .listen = address,
@@ -197,7 +204,7 @@ static void *receiver_main(void *arg) {
     Item *items;
     int n;
     char err[512];
-    int bad = wire_decode(buf, len, rx->id, rx->schema, &items, &n, err, sizeof err);
+    int bad = wire_decode(buf, len, rx->id, rx->schema, r->max_items, &items, &n, err, sizeof err);
     transport_free_message(buf);
     const char *why = bad < 0 ? err : check_order(rx, items, n);
     if (why) {

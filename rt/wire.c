@@ -1,6 +1,8 @@
 /* wire.c: encodes and decodes batches with protobuf-c (the only file that sees wire.pb-c.h).
- * Decoding unpacks into an arena (one reset per message) rather than malloc per field, and checks
- * everything a hostile peer could get wrong: the edge name, column lengths, kinds, and types. */
+ * Decoding first counts the items and values of a message on the wire (an oversized batch is
+ * refused before anything is allocated), then unpacks into an arena (one reset per message) rather
+ * than malloc per field, and checks everything a hostile peer could get wrong: the edge name,
+ * column lengths, kinds, and types. */
 #include "wire.h"
 
 #include <stdlib.h>
@@ -76,8 +78,93 @@ void wire_encode(const char *edge, const Schema *s, const Item *items, int n, Bu
   buf_append(out, (const char *)bytes, size);
 }
 
-int wire_decode(const void *buf, size_t len, const char *edge, const Schema *s, Item **items_out, int *n_out,
-                char *err, size_t errlen) {
+/* ---- counting before unpacking ---- */
+
+enum { MAX_OTHER_FIELDS = 16 }; /* occurrences of `edge` and of unknown fields a batch may carry */
+
+static int read_varint(const uint8_t *p, size_t len, size_t *i, uint64_t *v) {
+  *v = 0;
+  for (int shift = 0; shift < 64 && *i < len; shift += 7) {
+    uint8_t b = p[(*i)++];
+    *v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) return 0;
+  }
+  return -1;
+}
+
+/* Counts the elements of each field of a Batch (counts[1..8], packed or not; counts[0]: fields
+ * that are not Batch's) by walking the wire format, without allocating: protobuf-c would allocate
+ * for all of them before we could look.  Returns -1 when the bytes are not a protobuf message
+ * (unpacking then says so). */
+static int count_fields(const uint8_t *p, size_t len, size_t counts[9]) {
+  size_t i = 0;
+  memset(counts, 0, 9 * sizeof *counts);
+  while (i < len) {
+    uint64_t key, v;
+    if (read_varint(p, len, &i, &key) < 0) return -1;
+    uint64_t field = key >> 3;
+    size_t *c = field >= 1 && field <= 8 ? &counts[field] : &counts[0];
+    switch (key & 7) {
+    case 0: /* varint */
+      if (read_varint(p, len, &i, &v) < 0) return -1;
+      (*c)++;
+      break;
+    case 1: /* 64 bits */
+      if (len - i < 8) return -1;
+      i += 8;
+      (*c)++;
+      break;
+    case 5: /* 32 bits */
+      if (len - i < 4) return -1;
+      i += 4;
+      (*c)++;
+      break;
+    case 2: /* length-delimited: a string, or a packed run of elements */
+      if (read_varint(p, len, &i, &v) < 0 || v > len - i) return -1;
+      if (field == 6) { /* packed doubles */
+        *c += (size_t)v / 8;
+      } else if (field >= 2 && field <= 8 && field != 7) { /* packed varints: one final byte each */
+        for (size_t j = 0; j < v; j++) *c += p[i + j] < 0x80;
+      } else {
+        (*c)++;
+      }
+      i += (size_t)v;
+      break;
+    default:
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Refuses a batch with more items, or more values, than max_items items can hold. */
+static int check_counts(const void *buf, size_t len, const Schema *s, int max_items, char *err, size_t errlen) {
+  size_t counts[9];
+  if (count_fields(buf, len, counts) < 0) return 0; /* not protobuf: sf__batch__unpack says so */
+  size_t items = counts[2] > counts[3] ? counts[2] : counts[3];
+  if (counts[4] > items) items = counts[4];
+  if (items > (size_t)max_items) {
+    snprintf(err, errlen, "batch of %zu items exceeds the limit of %d items per batch", items, max_items);
+    return -1;
+  }
+  size_t per[5] = {0};
+  for (int k = 0; k < s->nattrs; k++) per[s->attrs[k].type]++;
+  size_t m = (size_t)max_items;
+  if (counts[5] > m * per[TYPE_INT] || counts[6] > m * per[TYPE_DOUBLE] || counts[7] > m * per[TYPE_STRING] ||
+      counts[8] > m * per[TYPE_BOOL]) {
+    snprintf(err, errlen, "malformed batch: more values than %d items of schema '%s' hold", max_items, s->name);
+    return -1;
+  }
+  if (counts[0] + counts[1] > MAX_OTHER_FIELDS) {
+    snprintf(err, errlen, "malformed batch: %zu edge names or unknown fields", counts[0] + counts[1]);
+    return -1;
+  }
+  return 0;
+}
+
+int wire_decode(const void *buf, size_t len, const char *edge, const Schema *s, int max_items, Item **items_out,
+                int *n_out, char *err, size_t errlen) {
+  if (check_counts(buf, len, s, max_items, err, errlen) < 0) return -1;
   Arena *a = thread_arena(&decode_arena);
   ProtobufCAllocator alloc = { .alloc = arena_pb_alloc, .free = arena_pb_free, .allocator_data = a };
   Sf__Batch *b = sf__batch__unpack(&alloc, len, buf);

@@ -8,10 +8,12 @@
 /* Appends the encoding of n items of edge `edge` (tuples of schema s) to out. */
 void wire_encode(const char *edge, const Schema *s, const Item *items, int n, Buf *out);
 
-/* Decodes one message of edge `edge`. On success returns 0 with *items (malloc'd, n items, tuples
- * with one reference each, owned by the caller). On a malformed message returns -1 with a
- * lowercase reason in err and allocates nothing. */
-int wire_decode(const void *buf, size_t len, const char *edge, const Schema *s, Item **items, int *n, char *err,
-                size_t errlen);
+/* Decodes one message of edge `edge` holding at most max_items items. On success returns 0 with
+ * *items (malloc'd, n items, tuples with one reference each, owned by the caller). On a malformed
+ * message, or one with more than max_items items (counted before anything is unpacked, so an
+ * oversized batch costs no memory), returns -1 with a lowercase reason in err and allocates
+ * nothing. */
+int wire_decode(const void *buf, size_t len, const char *edge, const Schema *s, int max_items, Item **items, int *n,
+                char *err, size_t errlen);
 
 #endif

@@ -30,6 +30,8 @@
 #       punctuation: h0 exits 1 naming the edge ("ended before its end of stream") and the probe is
 #       told INVALID_ARGUMENT, not OK (the receiving transport confirms an end of stream only once
 #       its executor accepted it: transport_rx_confirm).
+#   d7. the probe sends one 15 MB batch of 5 M pulses: h0 exits 1 naming the limit of items per
+#       batch (2 x 1024 + 64 with the default --batch), the probe is told INVALID_ARGUMENT.
 # The d cases half-close right after their message; SF_FAULTS_STRICT=1 adds a case that repeats
 # that 10 times and requires the sender to be told of the rejection every time.
 #
@@ -434,6 +436,17 @@ bad_message d4 "batch naming another edge" "INVALID_ARGUMENT: batch for edge 'Ti
 bad_message d6 "a stream ended without its final punctuation" \
   "INVALID_ARGUMENT: the stream ended before its end-of-stream punctuation" \
   "from host 'h1' ended before its end of stream" --hex "$one_tuple"
+# Batch{edge, kinds=[PULSE x 5000000], seqs=[0 x 5000000], srcs=[0 x 5000000]}, each column packed
+pulse_batch=$work/pulses.bin
+{
+  printf '\x0a\x0c%s' 'Calced>out/0'
+  for f in '\x12' '\x1a' '\x22'; do
+    printf "$f"'\xc0\x96\xb1\x02' # varint 5000000
+    if [[ $f == '\x12' ]]; then head -c 5000000 /dev/zero | tr '\0' '\1'; else head -c 5000000 /dev/zero; fi
+  done
+} >"$pulse_batch"
+bad_message d7 "one batch of 5 M pulses" "INVALID_ARGUMENT: batch of 5000000 items exceeds the limit of 2112" \
+  "bad message: batch of 5000000 items exceeds the limit of 2112 items per batch" --file "$pulse_batch"
 
 if [[ ${SF_FAULTS_STRICT:-0} == 1 ]]; then
   told_ok=0

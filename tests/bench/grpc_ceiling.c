@@ -272,7 +272,7 @@ static int receiver(int fd, long long n_total, long long per_msg) {
     Item *items;
     int n;
     char err[200];
-    int rc = wire_decode(p, len, EDGE, &schema, &items, &n, err, sizeof err);
+    int rc = wire_decode(p, len, EDGE, &schema, INT_MAX, &items, &n, err, sizeof err);
     if (copied) grpc_slice_unref(flat);
     grpc_byte_buffer_reader_destroy(&r);
     grpc_byte_buffer_destroy(msg);

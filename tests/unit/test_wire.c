@@ -1,0 +1,158 @@
+/* test_wire.c: the wire format (rt/wire.c): batches survive encoding and decoding, and decoding
+ * refuses what a hostile peer could send, above all a batch with more items than the configured
+ * limit, before protobuf-c allocates anything for it. */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "rt.h"
+#include "wire.h"
+
+static Attr attrs[] = {{.name = "id", .type = TYPE_INT}, {.name = "v", .type = TYPE_INT}};
+static const Schema schema = {.name = "T", .attrs = attrs, .nattrs = 2};
+
+static long maxrss_kib(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss;
+}
+
+/* Appends a protobuf varint. */
+static size_t put_varint(uint8_t *p, uint64_t v) {
+  size_t n = 0;
+  while (v >= 0x80) {
+    p[n++] = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  p[n++] = (uint8_t)v;
+  return n;
+}
+
+/* A Batch of edge "e" with n PULSE items (kinds, seqs and srcs packed): 3 bytes per item. */
+static uint8_t *pulses(size_t n, size_t *len) {
+  uint8_t *p = malloc(3 * n + 64), *q = p;
+  *q++ = 0x0a;
+  *q++ = 1;
+  *q++ = 'e';
+  for (int field = 2; field <= 4; field++) {
+    *q++ = (uint8_t)(field << 3 | 2);
+    q += put_varint(q, n);
+    memset(q, field == 2 ? 1 : 0, n); /* kind PULSE = 1; seq and src 0 */
+    q += n;
+  }
+  *len = (size_t)(q - p);
+  return p;
+}
+
+static void free_items(Item *items, int n) {
+  for (int i = 0; i < n; i++)
+    if (items[i].kind == ITEM_TUPLE) tuple_unref(items[i].t);
+  free(items);
+}
+
+START_TEST(test_roundtrip) {
+  Item in[4];
+  for (int i = 0; i < 3; i++) {
+    Value v[2];
+    value_put_int(&v[0], i);
+    value_put_int(&v[1], -1000 * i);
+    in[i] = (Item){.kind = ITEM_TUPLE, .seq = (uint64_t)i, .src = (uint64_t)i + 7, .t = tuple_new(v, 2)};
+  }
+  in[3] = (Item){.kind = ITEM_FINAL, .seq = 3, .src = 10};
+  Buf b;
+  buf_init(&b);
+  wire_encode("e", &schema, in, 4, &b);
+  Item *out;
+  int n;
+  char err[200] = "";
+  ck_assert_msg(wire_decode(b.p, b.n, "e", &schema, 4, &out, &n, err, sizeof err) == 0, "%s", err);
+  ck_assert_int_eq(n, 4);
+  for (int i = 0; i < 3; i++) {
+    ck_assert_int_eq(out[i].kind, ITEM_TUPLE);
+    ck_assert_uint_eq(out[i].seq, (uint64_t)i);
+    ck_assert_uint_eq(out[i].src, (uint64_t)i + 7);
+    ck_assert_int_eq(out[i].t->v[0].i, i);
+    ck_assert_int_eq(out[i].t->v[1].i, -1000 * i);
+  }
+  ck_assert_int_eq(out[3].kind, ITEM_FINAL);
+  free_items(out, n);
+  /* one item more than the limit */
+  ck_assert_int_eq(wire_decode(b.p, b.n, "e", &schema, 3, &out, &n, err, sizeof err), -1);
+  ck_assert_str_eq(err, "batch of 4 items exceeds the limit of 3 items per batch");
+  ck_assert_int_eq(wire_decode(b.p, b.n, "f", &schema, 4, &out, &n, err, sizeof err), -1);
+  ck_assert_str_eq(err, "batch for edge 'e' arrived on edge 'f'");
+  for (int i = 0; i < 3; i++) tuple_unref(in[i].t);
+  buf_release(&b);
+}
+END_TEST
+
+/* 5 M pulses in one 15 MB message: refused by count, with no memory spent on it (before the
+ * limit, unpacking it cost the receiver about 440 MiB). */
+START_TEST(test_oversized_pulse_batch) {
+  size_t len;
+  uint8_t *msg = pulses(5000000, &len);
+  ck_assert_uint_gt(len, 15000000);
+  long before = maxrss_kib();
+  Item *out;
+  int n;
+  char err[200] = "";
+  ck_assert_int_eq(wire_decode(msg, len, "e", &schema, 2112, &out, &n, err, sizeof err), -1);
+  ck_assert_str_eq(err, "batch of 5000000 items exceeds the limit of 2112 items per batch");
+  long grew = maxrss_kib() - before;
+  ck_assert_msg(grew < 8 * 1024, "decoding the refused batch grew the peak memory by %ld KiB", grew);
+  free(msg);
+  /* the same pulses within the limit decode */
+  msg = pulses(2112, &len);
+  ck_assert_msg(wire_decode(msg, len, "e", &schema, 2112, &out, &n, err, sizeof err) == 0, "%s", err);
+  ck_assert_int_eq(n, 2112);
+  ck_assert_int_eq(out[2111].kind, ITEM_PULSE);
+  free_items(out, n);
+  free(msg);
+}
+END_TEST
+
+/* Values beyond what max_items tuples hold, and floods of fields that are not items, are refused
+ * before unpacking too; bytes that are not protobuf still get the unpacker's message. */
+START_TEST(test_other_floods) {
+  uint8_t buf[4096], *q = buf;
+  *q++ = 0x0a;
+  *q++ = 1;
+  *q++ = 'e';
+  *q++ = 0x2a; /* ints, packed: 1000 values for a limit of 4 items of 2 ints */
+  q += put_varint(q, 1000);
+  memset(q, 2, 1000);
+  q += 1000;
+  Item *out;
+  int n;
+  char err[200] = "";
+  ck_assert_int_eq(wire_decode(buf, (size_t)(q - buf), "e", &schema, 4, &out, &n, err, sizeof err), -1);
+  ck_assert_str_eq(err, "malformed batch: more values than 4 items of schema 'T' hold");
+  q = buf;
+  for (int i = 0; i < 100; i++) { /* the edge name a hundred times */
+    *q++ = 0x0a;
+    *q++ = 1;
+    *q++ = 'e';
+  }
+  ck_assert_int_eq(wire_decode(buf, (size_t)(q - buf), "e", &schema, 4, &out, &n, err, sizeof err), -1);
+  ck_assert_str_eq(err, "malformed batch: 100 edge names or unknown fields");
+  ck_assert_int_eq(wire_decode("\xff\xff\xff\xff", 4, "e", &schema, 4, &out, &n, err, sizeof err), -1);
+  ck_assert_str_eq(err, "malformed batch (4 bytes that are not a protobuf Batch)");
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("wire");
+  TCase *tc = tcase_create("wire");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_roundtrip);
+  tcase_add_test(tc, test_oversized_pulse_batch);
+  tcase_add_test(tc, test_other_floods);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
