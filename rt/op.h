@@ -7,9 +7,11 @@
  *
  * A Custom operator is a shared library exporting a `const struct sf_operator` under the name given
  * in the graph, `<library path="libmyops.so" symbol="my_filter"/>`. It is loaded with
- * dlopen(RTLD_NOW | RTLD_LOCAL); the sf_* functions below are provided by sf-exec itself, so build
- * the library without linking anything of StreamFission:
+ * dlopen(RTLD_NOW | RTLD_LOCAL); the sf_* functions below are provided by sf-exec itself (they are
+ * the only symbols it exports), so build the library without linking anything of StreamFission:
  *     cc -std=c11 -shared -fPIC -I<dir of op.h> -o libmyops.so myops.c
+ * or, against an installed StreamFission (op.h in <prefix>/include/streamfission):
+ *     cc -std=c11 -shared -fPIC $(pkg-config --cflags streamfission-op) -o libmyops.so myops.c
  * A path without '/' is looked up in the graph file's directory, then in sf-exec's
  * ../lib/streamfission, then in each directory of $SF_LIBRARY_PATH (colon-separated), then by the
  * system's dynamic loader; a path with '/' is relative to the working directory.
