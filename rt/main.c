@@ -111,8 +111,11 @@ int main(int argc, char **argv) {
   Diag d;
   diag_init(&d, o.graph_path, stderr);
   Graph *g = graph_parse_file(o.graph_path, sf_schema_path(), &d);
+  diag_flush(&d, DIAG_AS_REPORTED);
   if (!g) return 1;
-  if (graph_check(g, &d) != 0) {
+  int bad = graph_check(g, &d);
+  diag_flush(&d, DIAG_BY_PLACE);
+  if (bad != 0) {
     graph_free(g);
     return 1;
   }

@@ -3,8 +3,9 @@
  * and op.h's limit for Custom), host pins and colocate tags that placement could not honour, no two
  * FileSinks writing one file, acyclicity, and every expression parsed and type-checked against the
  * right schema, with output schemas fully produced. A graph that passes is one sf-exec can start:
- * its own refusals at start-up that depend only on the graph are unreachable defences. Every problem is reported, sorted by line (so a user reads them top to
- * bottom whichever check found them); the caller stops when any was. Cycles and expressions are
+ * its own refusals at start-up that depend only on the graph are unreachable defences.
+ * Every problem is reported (the driver prints them with diag_flush(DIAG_BY_PLACE), so a user reads
+ * them top to bottom whichever check found them); the caller stops when any was. Cycles and expressions are
  * checked only when every name and reference resolved, since they depend on the links. */
 #include "sf.h"
 
@@ -482,15 +483,18 @@ static void check_acyclic(Graph *g, Diag *d) {
 
 /* ---- expressions ---- */
 
-/* Parses and checks one expression; `origin` says where its text is in the file (NULL: unknown,
- * then diagnostics carry the line only). */
+/* Where the text of an element at `line` is, from the origin parse found (NULL or without the raw
+ * text: unknown, then diagnostics carry the line only). */
+static TextOrigin text_at(int line, const TextOrigin *origin) {
+  return origin && origin->raw ? *origin : (TextOrigin){ .line = line };
+}
+
+/* Parses and checks one expression of an element at `line`; `origin` as for text_at. */
 static Expr *parse_checked(Graph *g, Diag *d, const char *text, int line, const TextOrigin *origin,
                            ExprScope *scope, Type want, const char *what, const Op *op) {
-  static const TextOrigin unknown = { 0 };
-  d->origin = origin ? origin : &unknown;
-  Expr *e = expr_parse(g->arena, text, d, line);
-  Type t = e ? expr_check(e, scope, d, line) : TYPE_NONE;
-  d->origin = NULL;
+  TextOrigin at = text_at(line, origin);
+  Expr *e = expr_parse(g->arena, text, d, &at);
+  Type t = e ? expr_check(e, scope, d, &at) : TYPE_NONE;
   if (!e || t == TYPE_NONE) return NULL;
   if (want != TYPE_NONE && t != want) {
     diag_error(d, line, 0, "%s of operator '%s' must be %s, got %s", what, op->name, type_name(want),
@@ -501,8 +505,8 @@ static Expr *parse_checked(Graph *g, Diag *d, const char *text, int line, const 
 }
 
 /* In an Aggregate, a name outside every aggregate function is only meaningful when it is constant
- * over a window: the partitionBy attributes. */
-static void check_aggregate_names(Diag *d, const Op *op, const Expr *e, int line, const Schema *in,
+ * over a window: the partitionBy attributes. `at`: where the expression's text is. */
+static void check_aggregate_names(Diag *d, const Op *op, const Expr *e, const TextOrigin *at, const Schema *in,
                                   const char **keys, int nkeys, bool inside) {
   if (!e) return;
   if (e->kind == EXPR_NAME && e->scope == NAME_ATTR && !inside) {
@@ -510,14 +514,14 @@ static void check_aggregate_names(Diag *d, const Op *op, const Expr *e, int line
     for (int k = 0; k < nkeys; k++)
       if (!strcmp(keys[k], in->attrs[e->slot].name)) key = true;
     if (!key)
-      diag_error(d, line, e->col, "attribute '%s' is used outside an aggregate function in operator '%s' "
-                 "(only partitionBy attributes may be)", in->attrs[e->slot].name, op->name);
+      diag_error_in(d, at, e->col, "attribute '%s' is used outside an aggregate function in operator '%s' "
+                    "(only partitionBy attributes may be)", in->attrs[e->slot].name, op->name);
   }
   bool agg = e->kind == EXPR_CALL && e->func >= FUNC_COUNT;
-  check_aggregate_names(d, op, e->a, line, in, keys, nkeys, inside || agg);
-  check_aggregate_names(d, op, e->b, line, in, keys, nkeys, inside || agg);
-  check_aggregate_names(d, op, e->c, line, in, keys, nkeys, inside || agg);
-  for (int i = 0; i < e->nargs; i++) check_aggregate_names(d, op, e->args[i], line, in, keys, nkeys, inside || agg);
+  check_aggregate_names(d, op, e->a, at, in, keys, nkeys, inside || agg);
+  check_aggregate_names(d, op, e->b, at, in, keys, nkeys, inside || agg);
+  check_aggregate_names(d, op, e->c, at, in, keys, nkeys, inside || agg);
+  for (int i = 0; i < e->nargs; i++) check_aggregate_names(d, op, e->args[i], at, in, keys, nkeys, inside || agg);
 }
 
 /* The first input attribute the checked expression reads, or NULL. */
@@ -562,9 +566,8 @@ static void check_sets(Graph *g, Op *op, Diag *d, ExprScope *scope) {
       continue;
     }
     if (op->kind == KIND_AGGREGATE && in) {
-      d->origin = &s->origin;
-      check_aggregate_names(d, op, e, s->line, in, keys, nkeys, false);
-      d->origin = NULL;
+      TextOrigin at = text_at(s->line, &s->origin);
+      check_aggregate_names(d, op, e, &at, in, keys, nkeys, false);
     }
     s->expr = e;
   }
@@ -664,59 +667,9 @@ static void check_expressions(Graph *g, Op *op, Diag *d) {
   }
 }
 
-/* ---- reporting in document order ---- */
-
-typedef struct Record {
-  const char *text; /* one diagnostic with the notes after it, lines included */
-  size_t len;       /* bytes */
-  long line, col;   /* where it points (0: the whole file) */
-  int seq;          /* position in the order found, so equal places keep it */
-} Record;
-
-static int record_cmp(const void *pa, const void *pb) {
-  const Record *a = pa, *b = pb;
-  if (a->line != b->line) return a->line < b->line ? -1 : 1;
-  if (a->col != b->col) return a->col < b->col ? -1 : 1;
-  return a->seq - b->seq;
-}
-
-/* Writes the diagnostics of `text` (one per line, each starting with "FILE:", see diag.c) to out,
- * sorted by line and column; a note stays with the error before it. */
-static void write_sorted(const char *file, const char *text, size_t len, FILE *out) {
-  size_t flen = strlen(file);
-  int n = 0, cap = 16;
-  Record *recs = sf_xmalloc(sizeof *recs * (size_t)cap);
-  for (const char *p = text, *end = text + len; p < end;) {
-    const char *nl = memchr(p, '\n', (size_t)(end - p));
-    const char *next = nl ? nl + 1 : end;
-    const char *rest = p + flen + 1;
-    if (n == 0 || strncmp(rest, " note: ", 7) != 0) {
-      char *q;
-      long line = strtol(rest, &q, 10), col = 0;
-      if (q == rest) line = 0;
-      else if (*q == ':' && q[1] >= '0' && q[1] <= '9') col = strtol(q + 1, NULL, 10);
-      if (n == cap) recs = sf_xrealloc(recs, sizeof *recs * (size_t)(cap *= 2));
-      recs[n] = (Record){p, 0, line, col, n};
-      n++;
-    }
-    recs[n - 1].len = (size_t)(next - recs[n - 1].text);
-    p = next;
-  }
-  qsort(recs, (size_t)n, sizeof *recs, record_cmp);
-  for (int i = 0; i < n; i++) fwrite(recs[i].text, 1, recs[i].len, out);
-  free(recs);
-}
-
-/* Runs the checks; what they report is written to d->out in document order (by line, then
- * column), so a user reads the problems top to bottom whatever check found them. */
+/* Runs the checks. What they report waits in d until the driver's diag_flush (DIAG_BY_PLACE). */
 int graph_check(Graph *g, Diag *d) {
   int before = d->nerrors;
-  char *text = NULL;
-  size_t len = 0;
-  FILE *out = d->out, *mem = open_memstream(&text, &len);
-  if (!mem) sf_die("cannot buffer diagnostics");
-  d->out = mem;
-
   check_names(g, d);
   check_colocate(g, d);
   check_files(g, d);
@@ -728,10 +681,5 @@ int graph_check(Graph *g, Diag *d) {
     check_acyclic(g, d);
     for (int i = 0; i < g->nops; i++) check_expressions(g, g->ops[i], d);
   }
-
-  fclose(mem);
-  d->out = out;
-  write_sorted(d->file, text, len, out);
-  free(text);
   return d->nerrors - before;
 }

@@ -1,49 +1,78 @@
-/* diag.c: compiler-style diagnostics. A pass reports every problem it finds through a Diag and the
- * driver stops after the pass when d->nerrors is non-zero. Messages are lowercase, problem first,
+/* diag.c: compiler-style diagnostics, kept as records. A pass reports every problem it finds through
+ * a Diag; the driver calls diag_flush when the pass ends, which prints them, and stops when
+ * d->nerrors is non-zero. Checks print in document order (by line, then column, then the order
+ * reported), so a user reads the problems top to bottom whichever check found them; parsing prints
+ * libxml2's messages in the order it met them. Messages are lowercase, problem first,
  * names quoted: `graph.xml:12:7: error: unknown attribute 'px'`. Every diagnostic is exactly one
  * line: a line break inside a message (a quoted parameter can hold one) is written as `\n`, so
  * tools and tests can split the output on lines. */
 #include "sf.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 void diag_init(Diag *d, const char *file, FILE *out) {
-  d->file = file;
-  d->origin = NULL;
-  d->out = out ? out : stderr;
-  d->nerrors = 0;
-  d->nwarnings = 0;
+  *d = (Diag){ .file = file, .out = out ? out : stderr };
 }
 
-/* Writes the formatted message with line breaks escaped, then ends the line. */
-static void put_message(FILE *out, const char *fmt, va_list ap) {
+/* The formatted message in memory of its own. */
+static char *format_message(const char *fmt, va_list ap) {
   char small[512];
   va_list copy;
   va_copy(copy, ap);
   int n = vsnprintf(small, sizeof small, fmt, copy);
   va_end(copy);
-  char *text = small;
   if (n < 0) n = 0;
-  if ((size_t)n >= sizeof small) {
-    text = sf_xmalloc((size_t)n + 1);
+  char *text = sf_xmalloc((size_t)n + 1);
+  if ((size_t)n < sizeof small)
+    memcpy(text, small, (size_t)n + 1);
+  else
     vsnprintf(text, (size_t)n + 1, fmt, ap);
-  }
-  for (const char *p = text; *p; p++) {
-    if (*p == '\n')
-      fputs("\\n", out);
-    else if (*p == '\r')
-      fputs("\\r", out);
-    else
-      fputc(*p, out);
-  }
-  fputc('\n', out);
-  if (text != small) free(text);
+  return text;
 }
 
-/* Column `col` of an expression (counted in its decoded text) as a line and column of the file:
- * walks the raw XML text, where an entity reference like `&gt;` is one character of the
- * expression and CR LF is one line break. */
-static void map_column(const TextOrigin *o, int col, int *line, int *c) {
+static DiagRecord *add_record(Diag *d, Severity severity, int line, int col, const char *fmt, va_list ap) {
+  if (d->nrecs == d->caprecs) {
+    d->caprecs = d->caprecs ? d->caprecs * 2 : 16;
+    d->recs = sf_xrealloc(d->recs, sizeof *d->recs * (size_t)d->caprecs);
+  }
+  DiagRecord *r = &d->recs[d->nrecs++];
+  *r = (DiagRecord){ .line = line > 0 ? line : 0, .col = line > 0 && col > 0 ? col : 0,
+                     .severity = severity, .seq = d->seq++ };
+  r->message = format_message(fmt, ap);
+  return r;
+}
+
+void diag_verror(Diag *d, int line, int col, const char *fmt, va_list ap) {
+  add_record(d, SEV_ERROR, line, col, fmt, ap);
+  d->nerrors++;
+}
+
+void diag_error(Diag *d, int line, int col, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  diag_verror(d, line, col, fmt, ap);
+  va_end(ap);
+}
+
+void diag_warning(Diag *d, int line, int col, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  add_record(d, SEV_WARNING, line, col, fmt, ap);
+  va_end(ap);
+  d->nwarnings++;
+}
+
+/* Column `col` of a text (counted in its decoded characters) as a line and column of the file.
+ * With the raw XML known, walks it, where an entity reference like `&gt;` is one character of the
+ * text and CR LF is one line break; without it, the text is on one line as it is (o->col > 0) or
+ * only its line is known. Column 0 stays 0. */
+static void locate(const TextOrigin *o, int col, int *line, int *c) {
+  *line = o->line;
+  if (!o->raw || col <= 0) {
+    *c = !o->raw && o->col > 0 && col > 0 ? o->col + col - 1 : 0;
+    return;
+  }
   const char *p = o->raw;
   int l = o->line, cc = o->col;
   for (int i = 1; i < col && *p; i++) {
@@ -69,37 +98,71 @@ static void map_column(const TextOrigin *o, int col, int *line, int *c) {
   *c = cc;
 }
 
-void diag_verror(Diag *d, int line, int col, const char *fmt, va_list ap) {
-  if (d->origin && col > 0) {
-    if (d->origin->raw)
-      map_column(d->origin, col, &line, &col);
-    else
-      col = 0; /* the expression's place in the file is unknown: say only the line */
-  }
-  if (line > 0 && col > 0)
-    fprintf(d->out, "%s:%d:%d: error: ", d->file, line, col);
-  else if (line > 0)
-    fprintf(d->out, "%s:%d: error: ", d->file, line);
-  else
-    fprintf(d->out, "%s: error: ", d->file);
-  put_message(d->out, fmt, ap);
-  d->nerrors++;
+void diag_verror_in(Diag *d, const TextOrigin *at, int col, const char *fmt, va_list ap) {
+  int line, c;
+  locate(at, col, &line, &c);
+  diag_verror(d, line, c, fmt, ap);
 }
 
-void diag_error(Diag *d, int line, int col, const char *fmt, ...) {
+void diag_error_in(Diag *d, const TextOrigin *at, int col, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  diag_verror(d, line, col, fmt, ap);
+  diag_verror_in(d, at, col, fmt, ap);
   va_end(ap);
 }
 
 void diag_note(Diag *d, int line, const char *fmt, ...) {
   va_list ap;
-  if (line > 0)
-    fprintf(d->out, "%s:%d: note: ", d->file, line);
-  else
-    fprintf(d->out, "%s: note: ", d->file);
   va_start(ap, fmt);
-  put_message(d->out, fmt, ap);
+  if (d->nrecs == 0) {
+    add_record(d, SEV_NOTE, line, 0, fmt, ap);
+  } else {
+    DiagRecord *r = &d->recs[d->nrecs - 1];
+    r->notes = sf_xrealloc(r->notes, sizeof *r->notes * (size_t)(r->nnotes + 1));
+    r->notes[r->nnotes++] = (DiagNote){ .line = line > 0 ? line : 0, .message = format_message(fmt, ap) };
+  }
   va_end(ap);
+}
+
+/* `file:line:col: SEVERITY: message` with line breaks escaped, then the end of the line. */
+static void print_one(FILE *out, const char *file, int line, int col, Severity severity, const char *message) {
+  static const char *const names[] = { [SEV_ERROR] = "error", [SEV_WARNING] = "warning", [SEV_NOTE] = "note" };
+  fputs(file, out);
+  if (line > 0) fprintf(out, ":%d", line);
+  if (line > 0 && col > 0) fprintf(out, ":%d", col);
+  fprintf(out, ": %s: ", names[severity]);
+  for (const char *p = message; *p; p++) {
+    if (*p == '\n')
+      fputs("\\n", out);
+    else if (*p == '\r')
+      fputs("\\r", out);
+    else
+      fputc(*p, out);
+  }
+  fputc('\n', out);
+}
+
+static int record_cmp(const void *pa, const void *pb) {
+  const DiagRecord *a = pa, *b = pb;
+  if (a->line != b->line) return a->line < b->line ? -1 : 1;
+  if (a->col != b->col) return a->col < b->col ? -1 : 1;
+  return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+void diag_flush(Diag *d, DiagOrder order) {
+  if (order == DIAG_BY_PLACE) qsort(d->recs, (size_t)d->nrecs, sizeof *d->recs, record_cmp);
+  for (int i = 0; i < d->nrecs; i++) {
+    DiagRecord *r = &d->recs[i];
+    print_one(d->out, d->file, r->line, r->col, r->severity, r->message);
+    for (int k = 0; k < r->nnotes; k++) {
+      print_one(d->out, d->file, r->notes[k].line, 0, SEV_NOTE, r->notes[k].message);
+      free(r->notes[k].message);
+    }
+    free(r->notes);
+    free(r->message);
+  }
+  free(d->recs);
+  d->recs = NULL;
+  d->nrecs = d->caprecs = 0;
+  fflush(d->out);
 }

@@ -4,7 +4,8 @@
  *
  * Assumptions and decisions the format leaves open:
  *  - Columns are 1-based byte offsets into the expression text as given (a newline inside the text
- *    counts as one byte; lines are not advanced), so `line` is always the caller's line.
+ *    counts as one byte); diagnostics turn them into the file's line and column through the
+ *    TextOrigin the caller passes (diag_error_in).
  *  - A syntax error is reported once, at the first problem, and expr_parse returns NULL.
  *  - Unary minus directly in front of a number literal is folded into the literal, so `-3` is
  *    EXPR_INT -3 and `-9223372036854775808` is expressible. Integer literals are decimal; leading
@@ -56,7 +57,7 @@ typedef struct Parser {
   const char *p;     /* next byte to lex */
   const char *end;   /* end of the text without trailing whitespace */
   Diag *d;           /* where the syntax error goes */
-  int line;          /* the caller's line */
+  const TextOrigin *at; /* where the text is in the file */
   Token tok;         /* the current token */
   int depth;         /* recursion depth */
   jmp_buf fail;      /* where a syntax error returns to */
@@ -68,7 +69,7 @@ static _Noreturn void parse_fail(Parser *ps, int col, const char *fmt, ...)
 static _Noreturn void parse_fail(Parser *ps, int col, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  diag_verror(ps->d, ps->line, col, fmt, ap);
+  diag_verror_in(ps->d, ps->at, col, fmt, ap);
   va_end(ap);
   longjmp(ps->fail, 1);
 }
@@ -405,14 +406,14 @@ static Expr *parse_cond(Parser *ps) {
   return c;
 }
 
-Expr *expr_parse(Arena *a, const char *text, Diag *d, int line) {
+Expr *expr_parse(Arena *a, const char *text, Diag *d, const TextOrigin *at) {
   Parser ps;
   memset(&ps, 0, sizeof ps);
   ps.a = a;
   ps.text = text ? text : "";
   ps.p = ps.text;
   ps.d = d;
-  ps.line = line;
+  ps.at = at;
   ps.end = ps.text + strlen(ps.text);
   while (ps.end > ps.text && is_space(ps.end[-1])) ps.end--;
   if (setjmp(ps.fail)) return NULL;
@@ -428,7 +429,7 @@ Expr *expr_parse(Arena *a, const char *text, Diag *d, int line) {
 typedef struct Checker {
   ExprScope *scope;    /* names visible */
   Diag *d;             /* where errors go */
-  int line;            /* the caller's line */
+  const TextOrigin *at;/* where the text is in the file */
   const char *in_agg;  /* name of the enclosing aggregate call, NULL outside */
 } Checker;
 
@@ -485,7 +486,7 @@ static void check_error(Checker *c, int col, const char *fmt, ...)
 static void check_error(Checker *c, int col, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  diag_verror(c->d, c->line, col, fmt, ap);
+  diag_verror_in(c->d, c->at, col, fmt, ap);
   va_end(ap);
 }
 
@@ -712,9 +713,9 @@ static Type check(Checker *c, Expr *e) {
   return t;
 }
 
-Type expr_check(Expr *e, ExprScope *scope, Diag *d, int line) {
+Type expr_check(Expr *e, ExprScope *scope, Diag *d, const TextOrigin *at) {
   ExprScope empty = {0};
-  Checker c = {scope ? scope : &empty, d, line, NULL};
+  Checker c = {scope ? scope : &empty, d, at, NULL};
   int before = d->nerrors;
   Type t = check(&c, e);
   return d->nerrors > before ? TYPE_NONE : t;

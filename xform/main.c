@@ -172,10 +172,18 @@ static int default_width(const Graph *g, int nhosts) {
   return cpus > 1 ? (int)(cpus > 1024 ? 1024 : cpus) : 1;
 }
 
+/* Ends a pass: prints what it reported (warnings too) in `order` and says whether it found no error.
+ * The driver stops at the first pass with errors, so every error counted is that pass's. */
+static bool end_pass(Diag *d, DiagOrder order) {
+  diag_flush(d, order);
+  return d->nerrors == 0;
+}
+
 /* Runs every pass after parsing; what it builds is handed back in *parallel and outs for main to
  * free, whichever way it returns. Returns the exit status. */
 static int run(const Options *o, Diag *d, Graph *g, Graph **parallel, Pending *outs, int *nouts) {
-  if (graph_check(g, d) != 0) return EXIT_INPUT;
+  graph_check(g, d);
+  if (!end_pass(d, DIAG_BY_PLACE)) return EXIT_INPUT;
   if (o->dump && !strcmp(o->dump, "check")) return graph_emit_xml(g, stdout) ? EXIT_INPUT : 0;
 
   Host **hosts = g->hosts;
@@ -187,7 +195,8 @@ static int run(const Options *o, Diag *d, Graph *g, Graph **parallel, Pending *o
       return EXIT_USAGE;
     }
   }
-  if (graph_check_pins(g, hosts, nhosts, d) != 0) return EXIT_INPUT;
+  graph_check_pins(g, hosts, nhosts, d);
+  if (!end_pass(d, DIAG_BY_PLACE)) return EXIT_INPUT;
 
   if (o->dot_input) outs[(*nouts)++] = render(o->dot_input, graph_dot_input, g);
   if (o->check_only) return commit_outputs(outs, *nouts) ? EXIT_INPUT : 0;
@@ -204,7 +213,8 @@ static int run(const Options *o, Diag *d, Graph *g, Graph **parallel, Pending *o
   if (o->dump && !strcmp(o->dump, "rewrite")) return graph_emit_xml(*parallel, stdout) ? EXIT_INPUT : 0;
   (*parallel)->hosts = hosts;
   (*parallel)->nhosts = nhosts;
-  if (graph_place(*parallel, d) != 0) return EXIT_INPUT;
+  graph_place(*parallel, d);
+  if (!end_pass(d, DIAG_BY_PLACE)) return EXIT_INPUT;
   if (o->dump && !strcmp(o->dump, "place")) return graph_emit_xml(*parallel, stdout) ? EXIT_INPUT : 0;
 
   outs[(*nouts)++] = render(o->output, graph_emit_xml, *parallel);
@@ -219,7 +229,7 @@ int main(int argc, char **argv) {
   diag_init(&d, o.input, stderr);
 
   Graph *g = graph_parse_file(o.input, sf_schema_path(), &d);
-  if (!g) return EXIT_INPUT;
+  if (!end_pass(&d, DIAG_AS_REPORTED) || !g) return EXIT_INPUT;
   Graph *parallel = NULL;
   Pending outs[3];
   int nouts = 0;

@@ -221,6 +221,9 @@ Graph *fission_rewrite(const Fission *f) {
   }
   Diag quiet;
   diag_init(&quiet, g->file, stderr);
-  if (graph_link(out, &quiet) != 0) sf_die("the rewritten graph does not link");
+  if (graph_link(out, &quiet) != 0) {
+    diag_flush(&quiet, DIAG_BY_PLACE);
+    sf_die("the rewritten graph does not link");
+  }
   return out;
 }

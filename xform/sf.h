@@ -40,28 +40,66 @@ typedef struct PtrVec {
 } PtrVec;
 void ptrvec_push(Arena *a, PtrVec *v, void *item);
 
-/* ---- diag.c: diagnostics collected within a pass, printed as `file:line[:col]: error: msg` ---- */
+/* ---- diag.c: diagnostics as records. A pass reports every problem it finds through a Diag, which
+ * keeps them; the driver calls diag_flush when the pass ends, which prints them (in document order,
+ * except for parsing) as `file:line[:col]: error|warning: msg`, notes after their record, and
+ * stops when nerrors is non-zero. ---- */
 
-/* Where an expression's text starts in the graph file, so that a column inside the expression can
- * be reported as a line and column of the file. */
+/* Where an expression's text is in the graph file, so that a column inside the expression can be
+ * reported as a line and column of the file. Passed explicitly to whatever checks the text. */
 typedef struct TextOrigin {
-  const char *raw;  /* the element's raw XML text from the expression's first character (NULL: unknown) */
-  int line;         /* file line of that character */
-  int col;          /* file column (1-based, bytes) of that character */
+  const char *raw;  /* the element's raw XML text from the expression's first character (NULL: see col) */
+  int line;         /* file line of that character (raw NULL, col 0: the line to report, columns unknown) */
+  int col;          /* file column (1-based, bytes) of that character; raw NULL and col > 0: the text is
+                     * on this line as it is, without entities */
 } TextOrigin;
 
+typedef enum Severity { SEV_ERROR, SEV_WARNING, SEV_NOTE } Severity;
+
+/* A note printed after the record it belongs to. */
+typedef struct DiagNote {
+  int line;         /* where it points (0: the whole file) */
+  char *message;    /* formatted text (owned; line breaks are escaped when printed) */
+} DiagNote;
+
+/* One diagnostic waiting in a Diag until diag_flush. */
+typedef struct DiagRecord {
+  int line;           /* where it points (0: the whole file) */
+  int col;            /* 1-based column (0: the whole line) */
+  Severity severity;  /* error or warning; SEV_NOTE only for a note reported with no record to follow */
+  char *message;      /* formatted text (owned; line breaks are escaped when printed) */
+  DiagNote *notes;    /* notes attached to it, in the order reported (owned) */
+  int nnotes;         /* how many */
+  int seq;            /* order reported, so records at one place print in that order */
+} DiagRecord;
+
 typedef struct Diag {
-  const TextOrigin *origin; /* set while an expression is checked: columns are mapped through it */
-  const char *file; /* the graph file named in every message */
-  FILE *out;        /* where messages go (stderr by default) */
-  int nerrors;      /* errors reported so far */
-  int nwarnings;    /* warnings reported so far */
+  const char *file;   /* the graph file named in every message */
+  FILE *out;          /* where diag_flush prints (stderr by default) */
+  int nerrors;        /* errors reported so far (printed or not) */
+  int nwarnings;      /* warnings reported so far (printed or not) */
+  DiagRecord *recs;   /* reported and not yet printed, in the order reported */
+  int nrecs;          /* how many */
+  int caprecs;        /* how many fit in recs */
+  int seq;            /* records reported so far, for DiagRecord.seq */
 } Diag;
 
 void diag_init(Diag *d, const char *file, FILE *out);
+/* Records an error (or a warning) at line and column (0: none) of the file. */
 void diag_error(Diag *d, int line, int col, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void diag_verror(Diag *d, int line, int col, const char *fmt, va_list ap);
+void diag_warning(Diag *d, int line, int col, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Records an error at column `col` (1-based, in the decoded text) of a text found at `at`. */
+void diag_error_in(Diag *d, const TextOrigin *at, int col, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void diag_verror_in(Diag *d, const TextOrigin *at, int col, const char *fmt, va_list ap);
+/* Attaches a note to the record reported last (not yet printed); with none, the note stands alone. */
 void diag_note(Diag *d, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* How diag_flush orders records: by line, then column, then the order reported (a pass whose checks
+ * run in any order), or as reported (parsing: libxml2's messages come in the order it met them). */
+typedef enum DiagOrder { DIAG_BY_PLACE, DIAG_AS_REPORTED } DiagOrder;
+/* Prints every pending record in `order`, each followed by its notes, and forgets them. nerrors and
+ * nwarnings keep counting. */
+void diag_flush(Diag *d, DiagOrder order);
 
 /* ---- types shared by the transformer and the runtime ---- */
 
@@ -146,12 +184,13 @@ typedef struct ExprScope {
   int naggregates;          /* out: aggregate calls numbered 0..naggregates-1 in slot */
 } ExprScope;
 
-/* Parses `text` (an expression found at `line` of the graph file). On a syntax error reports
+/* Parses `text` (an expression found at `at` in the graph file). On a syntax error reports
  * `file:line:col: error: ...` through d and returns NULL; nothing else is allocated outside a. */
-Expr *expr_parse(Arena *a, const char *text, Diag *d, int line);
-/* Resolves names and computes types; reports every error found with line and column.
- * Returns the expression's type, or TYPE_NONE after reporting at least one error. */
-Type expr_check(Expr *e, ExprScope *scope, Diag *d, int line);
+Expr *expr_parse(Arena *a, const char *text, Diag *d, const TextOrigin *at);
+/* Resolves names and computes types; reports every error found with line and column (through `at`,
+ * the origin of the text e was parsed from). Returns the expression's type, or TYPE_NONE after
+ * reporting at least one error. */
+Type expr_check(Expr *e, ExprScope *scope, Diag *d, const TextOrigin *at);
 /* Marks in reads[k] every input attribute k the (checked) expression reads. */
 void expr_reads(const Expr *e, bool *reads);
 /* True when the checked expression is exactly the input attribute `slot` (a plain name). */

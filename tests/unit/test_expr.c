@@ -13,6 +13,8 @@
 #include "value.h"
 
 enum { LINE = 7 };
+/* Where the test expressions stand: on line LINE from column 1, as they are (no XML entities). */
+static const TextOrigin at = {NULL, LINE, 1};
 
 static Arena *arena;
 static char *diag_text;
@@ -38,6 +40,7 @@ static void setup(void) {
 }
 
 static void teardown(void) {
+  diag_flush(&diag, DIAG_BY_PLACE);
   fclose(diag_file);
   free(diag_text);
   arena_free(arena);
@@ -45,6 +48,7 @@ static void teardown(void) {
 
 /* Forgets the diagnostics so far. */
 static void reset_diags(void) {
+  diag_flush(&diag, DIAG_BY_PLACE);
   fclose(diag_file);
   free(diag_text);
   diag_text = NULL;
@@ -54,6 +58,7 @@ static void reset_diags(void) {
 }
 
 static const char *diags(void) {
+  diag_flush(&diag, DIAG_BY_PLACE);
   fflush(diag_file);
   return diag_text ? diag_text : "";
 }
@@ -71,7 +76,7 @@ static ExprScope agg_scope(void) {
 }
 
 static Expr *parse_ok(const char *text) {
-  Expr *e = expr_parse(arena, text, &diag, LINE);
+  Expr *e = expr_parse(arena, text, &diag, &at);
   ck_assert_msg(e != NULL, "parse of '%s' failed: %s", text, diags());
   ck_assert_int_eq(diag.nerrors, 0);
   return e;
@@ -82,7 +87,7 @@ static const char *fmt(const char *text) {
 }
 
 static const char *parse_error(const char *text) {
-  Expr *e = expr_parse(arena, text, &diag, LINE);
+  Expr *e = expr_parse(arena, text, &diag, &at);
   ck_assert_msg(e == NULL, "parse of '%s' should fail", text);
   ck_assert_int_eq(diag.nerrors, 1);
   return diags();
@@ -90,7 +95,7 @@ static const char *parse_error(const char *text) {
 
 static Type type_in(const char *text, ExprScope *scope) {
   Expr *e = parse_ok(text);
-  Type t = expr_check(e, scope, &diag, LINE);
+  Type t = expr_check(e, scope, &diag, &at);
   ck_assert_msg(t != TYPE_NONE, "check of '%s' failed: %s", text, diags());
   ck_assert_int_eq(e->type, t);
   return t;
@@ -103,7 +108,7 @@ static Type type_of(const char *text) {
 
 static const char *check_error_in(const char *text, ExprScope *scope) {
   Expr *e = parse_ok(text);
-  ck_assert_int_eq(expr_check(e, scope, &diag, LINE), TYPE_NONE);
+  ck_assert_int_eq(expr_check(e, scope, &diag, &at), TYPE_NONE);
   ck_assert_int_gt(diag.nerrors, 0);
   return diags();
 }
@@ -119,7 +124,7 @@ static Value tuple[4], state_values[2];
 static int eval_text(const char *text, Value *out, char *err, size_t errlen) {
   ExprScope s = full_scope();
   Expr *e = parse_ok(text);
-  ck_assert_msg(expr_check(e, &s, &diag, LINE) != TYPE_NONE, "check of '%s': %s", text, diags());
+  ck_assert_msg(expr_check(e, &s, &diag, &at) != TYPE_NONE, "check of '%s': %s", text, diags());
   tuple[0] = value_string("IBM", 3);
   tuple[1] = value_double(2.5);
   tuple[2] = value_int(10);
@@ -353,7 +358,7 @@ START_TEST(test_parse_error_depth) {
   strcpy(text + 300, "1");
   memset(text + 301, ')', 300);
   text[601] = 0;
-  ck_assert_ptr_null(expr_parse(arena, text, &diag, LINE));
+  ck_assert_ptr_null(expr_parse(arena, text, &diag, &at));
   ck_assert_int_eq(diag.nerrors, 1);
   ck_assert_ptr_nonnull(strstr(diags(), "error: expression nested too deeply\n"));
 }
@@ -364,15 +369,15 @@ END_TEST
 START_TEST(test_check_names) {
   ExprScope s = full_scope();
   Expr *e = parse_ok("vol");
-  ck_assert_int_eq(expr_check(e, &s, &diag, LINE), TYPE_INT);
+  ck_assert_int_eq(expr_check(e, &s, &diag, &at), TYPE_INT);
   ck_assert_int_eq(e->scope, NAME_ATTR);
   ck_assert_int_eq(e->slot, 2);
   e = parse_ok("mean");
-  ck_assert_int_eq(expr_check(e, &s, &diag, LINE), TYPE_DOUBLE);
+  ck_assert_int_eq(expr_check(e, &s, &diag, &at), TYPE_DOUBLE);
   ck_assert_int_eq(e->scope, NAME_STATE);
   ck_assert_int_eq(e->slot, 1);
   e = parse_ok("seq + i");
-  ck_assert_int_eq(expr_check(e, &s, &diag, LINE), TYPE_INT);
+  ck_assert_int_eq(expr_check(e, &s, &diag, &at), TYPE_INT);
   ck_assert_int_eq(e->a->scope, NAME_SEQ);
   ck_assert_int_eq(e->b->scope, NAME_INDEX);
   ck_assert_int_eq(type_of("sym"), TYPE_STRING);
@@ -387,7 +392,7 @@ START_TEST(test_check_name_precedence) {
   Schema sch = {"S", a, 1, 1};
   ExprScope s = {.input = &sch, .allow_seq = true};
   Expr *e = parse_ok("seq");
-  ck_assert_int_eq(expr_check(e, &s, &diag, LINE), TYPE_STRING);
+  ck_assert_int_eq(expr_check(e, &s, &diag, &at), TYPE_STRING);
   ck_assert_int_eq(e->scope, NAME_ATTR);
   ck_assert_int_eq(e->slot, 0);
 }
@@ -503,7 +508,7 @@ START_TEST(test_check_functions) {
   ck_assert_int_eq(type_of("rand(vol)"), TYPE_INT);
   Expr *e = parse_ok("min(1, 2)");
   ExprScope s = full_scope();
-  expr_check(e, &s, &diag, LINE);
+  expr_check(e, &s, &diag, &at);
   ck_assert_int_eq(e->func, FUNC_MIN);
 }
 END_TEST
@@ -559,7 +564,7 @@ END_TEST
 START_TEST(test_check_aggregates) {
   ExprScope s = agg_scope();
   Expr *e = parse_ok("sum(price * double(vol)) / double(sum(vol))");
-  ck_assert_int_eq(expr_check(e, &s, &diag, LINE), TYPE_DOUBLE);
+  ck_assert_int_eq(expr_check(e, &s, &diag, &at), TYPE_DOUBLE);
   ck_assert_int_eq(s.naggregates, 2);
   ck_assert_int_eq(e->a->func, FUNC_SUM);
   ck_assert_int_eq(e->a->slot, 0);
@@ -573,12 +578,12 @@ START_TEST(test_check_aggregates) {
   ck_assert_int_eq(type_in("sym + str(count())", &s), TYPE_STRING);
   ck_assert_int_eq(s.naggregates, 6);
   e = parse_ok("min(sym) + max(sym)");
-  ck_assert_int_eq(expr_check(e, &s, &diag, LINE), TYPE_STRING);
+  ck_assert_int_eq(expr_check(e, &s, &diag, &at), TYPE_STRING);
   ck_assert_int_eq(e->a->func, FUNC_AMIN);
   ck_assert_int_eq(e->b->func, FUNC_AMAX);
   ck_assert_int_eq(e->b->slot, 7);
   e = parse_ok("min(vol, 3)");
-  ck_assert_int_eq(expr_check(e, &s, &diag, LINE), TYPE_INT);
+  ck_assert_int_eq(expr_check(e, &s, &diag, &at), TYPE_INT);
   ck_assert_int_eq(e->func, FUNC_MIN);
   ck_assert_int_eq(s.naggregates, 8);
 }
@@ -598,18 +603,18 @@ END_TEST
 START_TEST(test_reads_and_is_attr) {
   ExprScope s = full_scope();
   Expr *e = parse_ok("flag ? len(sym) + total : vol");
-  ck_assert_int_eq(expr_check(e, &s, &diag, LINE), TYPE_INT);
+  ck_assert_int_eq(expr_check(e, &s, &diag, &at), TYPE_INT);
   bool reads[4] = {false, false, false, false};
   expr_reads(e, reads);
   ck_assert(reads[0] && !reads[1] && reads[2] && reads[3]);
   int slot = -1;
   ck_assert(!expr_is_attr(e, &slot));
   e = parse_ok(" price ");
-  expr_check(e, &s, &diag, LINE);
+  expr_check(e, &s, &diag, &at);
   ck_assert(expr_is_attr(e, &slot));
   ck_assert_int_eq(slot, 1);
   e = parse_ok("total");
-  expr_check(e, &s, &diag, LINE);
+  expr_check(e, &s, &diag, &at);
   ck_assert(!expr_is_attr(e, &slot));
 }
 END_TEST
@@ -752,7 +757,7 @@ END_TEST
 START_TEST(test_eval_aggregates) {
   ExprScope s = agg_scope();
   Expr *e = parse_ok("sum(price * double(vol)) / double(sum(vol)) + double(count())");
-  ck_assert_int_eq(expr_check(e, &s, &diag, LINE), TYPE_DOUBLE);
+  ck_assert_int_eq(expr_check(e, &s, &diag, &at), TYPE_DOUBLE);
   ck_assert_int_eq(s.naggregates, 3);
   Value aggs[3] = {value_double(30.0), value_int(12), value_int(4)};
   EvalEnv env = {.aggs = aggs, .scratch = arena};

@@ -70,8 +70,11 @@ static Graph *parse_text(const char *text) {
   Diag d;
   diag_init(&d, "t.xml", stderr);
   Graph *g = graph_parse_memory(text, strlen(text), "t.xml", XSD, &d);
+  diag_flush(&d, DIAG_AS_REPORTED);
   ck_assert_msg(g != NULL, "graph does not parse:\n%s", text);
-  ck_assert_msg(graph_check(g, &d) == 0, "graph does not check:\n%s", text);
+  int errors = graph_check(g, &d);
+  diag_flush(&d, DIAG_BY_PLACE);
+  ck_assert_msg(errors == 0, "graph does not check:\n%s", text);
   return g;
 }
 
@@ -229,7 +232,9 @@ static Graph *rewrite_and_place(const Fission *f, const char *spec) {
   }
   Diag d;
   diag_init(&d, "t.xml", stderr);
-  ck_assert_int_eq(graph_place(p, &d), 0);
+  int errors = graph_place(p, &d);
+  diag_flush(&d, DIAG_BY_PLACE);
+  ck_assert_int_eq(errors, 0);
   return p;
 }
 
@@ -495,6 +500,7 @@ START_TEST(test_rule5_final_values) {
   Diag d;
   diag_init(&d, "t.xml", m);
   Graph *g = graph_parse_memory(text, strlen(text), "t.xml", XSD, &d);
+  diag_flush(&d, DIAG_AS_REPORTED);
   fclose(m);
   ck_assert_ptr_null(g);
   ck_assert_str_eq(msgs, "t.xml:5: error: attribute 'final' of <model> must be 'none' or 'emits', got 'flush'\n");
@@ -1251,6 +1257,7 @@ START_TEST(test_place_unknown_host) {
   Diag d;
   diag_init(&d, "t.xml", m);
   ck_assert_int_eq(graph_place(p, &d), 1);
+  diag_flush(&d, DIAG_BY_PLACE);
   fclose(m);
   ck_assert_str_eq(msgs, "t.xml:6: error: operator 'out' is placed on unknown host 'h9'\n");
   free(msgs);
@@ -1392,8 +1399,11 @@ static Fission *example(const char *name, int width) {
   Diag d;
   diag_init(&d, path, stderr);
   Graph *g = graph_parse_file(path, XSD, &d);
+  diag_flush(&d, DIAG_AS_REPORTED);
   ck_assert_msg(g != NULL, "cannot parse %s", path);
-  ck_assert_int_eq(graph_check(g, &d), 0);
+  int errors = graph_check(g, &d);
+  diag_flush(&d, DIAG_BY_PLACE);
+  ck_assert_int_eq(errors, 0);
   graph_analyze(g);
   return fission_regions(g, width);
 }

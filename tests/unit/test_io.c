@@ -370,8 +370,11 @@ static int run_graph(const char *xml, char **log) {
   Diag d;
   diag_init(&d, gpath, stderr);
   Graph *g = graph_parse_file(gpath, XSD, &d);
+  diag_flush(&d, DIAG_AS_REPORTED);
   ck_assert_msg(g != NULL, "graph does not parse");
-  ck_assert_int_eq(graph_check(g, &d), 0);
+  int errors = graph_check(g, &d);
+  diag_flush(&d, DIAG_BY_PLACE);
+  ck_assert_int_eq(errors, 0);
   size_t len = 0;
   FILE *m = open_memstream(log, &len);
   ExecOptions o = { .graph_path = gpath, .log = m };

@@ -417,8 +417,11 @@ static Graph *load(const char *path) {
   Diag d;
   diag_init(&d, path, stderr);
   Graph *g = graph_parse_file(path, XSD, &d);
+  diag_flush(&d, DIAG_AS_REPORTED);
   ck_assert_msg(g != NULL, "graph '%s' does not parse", path);
-  ck_assert_msg(graph_check(g, &d) == 0, "graph '%s' does not check", path);
+  int errors = graph_check(g, &d);
+  diag_flush(&d, DIAG_BY_PLACE);
+  ck_assert_msg(errors == 0, "graph '%s' does not check", path);
   return g;
 }
 
@@ -437,7 +440,9 @@ static char *xform(const char *xml, int width, int pulse) {
   p->nhosts = 1;
   Diag d;
   diag_init(&d, "in.xml", stderr);
-  ck_assert_int_eq(graph_place(p, &d), 0);
+  int errors = graph_place(p, &d);
+  diag_flush(&d, DIAG_BY_PLACE);
+  ck_assert_int_eq(errors, 0);
   Text t;
   text_open(&t);
   ck_assert_int_eq(graph_emit_xml(p, t.f), 0);

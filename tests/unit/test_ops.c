@@ -64,8 +64,11 @@ static Graph *load(const char *path) {
   Diag d;
   diag_init(&d, path, stderr);
   Graph *g = graph_parse_file(path, XSD, &d);
+  diag_flush(&d, DIAG_AS_REPORTED);
   ck_assert_msg(g != NULL, "graph '%s' does not parse", path);
-  ck_assert_int_eq(graph_check(g, &d), 0);
+  int errors = graph_check(g, &d);
+  diag_flush(&d, DIAG_BY_PLACE);
+  ck_assert_int_eq(errors, 0);
   return g;
 }
 
@@ -79,7 +82,9 @@ static void write_parallel(Graph *g, int width, const char *path) {
   p->nhosts = 1;
   Diag d;
   diag_init(&d, path, stderr);
-  ck_assert_int_eq(graph_place(p, &d), 0);
+  int errors = graph_place(p, &d);
+  diag_flush(&d, DIAG_BY_PLACE);
+  ck_assert_int_eq(errors, 0);
   FILE *f = fopen(path, "w");
   ck_assert_ptr_nonnull(f);
   ck_assert_int_eq(graph_emit_xml(p, f), 0);

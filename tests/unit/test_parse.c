@@ -27,11 +27,13 @@ static void setup(void) {
 }
 
 static void teardown(void) {
+  diag_flush(&diag, DIAG_AS_REPORTED);
   fclose(diag_file);
   free(diag_text);
 }
 
 static const char *diags(void) {
+  diag_flush(&diag, DIAG_AS_REPORTED);
   fflush(diag_file);
   return diag_text ? diag_text : "";
 }
@@ -635,6 +637,7 @@ START_TEST(parse_file_reads_an_example) {
   Diag d;
   diag_init(&d, SF_SOURCE_DIR "/graphs/vwap.xml", diag_file);
   Graph *g = graph_parse_file(SF_SOURCE_DIR "/graphs/vwap.xml", XSD, &d);
+  diag_flush(&d, DIAG_AS_REPORTED);
   ck_assert_msg(g != NULL, "%s", diags());
   ck_assert_str_eq(g->name, "vwap");
   ck_assert_str_eq(g->file, SF_SOURCE_DIR "/graphs/vwap.xml");
@@ -647,8 +650,10 @@ START_TEST(parse_file_errors) {
   Diag d;
   diag_init(&d, "nope.xml", diag_file);
   ck_assert_ptr_null(graph_parse_file(SF_BINARY_DIR "/no/such/file.xml", XSD, &d));
+  diag_flush(&d, DIAG_AS_REPORTED);
   diag_init(&d, "dir", diag_file);
   ck_assert_ptr_null(graph_parse_file(SF_SOURCE_DIR "/graphs", XSD, &d));
+  diag_flush(&d, DIAG_AS_REPORTED);
   ck_assert_str_eq(diags(), "nope.xml: error: cannot open file: No such file or directory\n"
                             "dir: error: cannot read file: it is a directory\n");
 }
@@ -673,6 +678,74 @@ START_TEST(diagnostics_are_one_line_each) {
                             "g.xml: error: whole file\n"
                             "g.xml:4:2: error: with column\n"
                             "g.xml:5: note: see 'a\\nb'\n");
+}
+END_TEST
+
+/* Diagnostics are records until diag_flush: by place, sorted by line, then column, then the order
+ * reported, each with its notes; as reported, in that order. Warnings count apart from errors. */
+START_TEST(diagnostics_are_records_until_flushed) {
+  diag_error(&diag, 5, 0, "five");
+  diag_note(&diag, 9, "note of five");
+  diag_note(&diag, 0, "second note of five");
+  diag_warning(&diag, 2, 3, "two three");
+  diag_error(&diag, 2, 1, "two one");
+  diag_error(&diag, 0, 7, "whole file (a column without a line is dropped)");
+  diag_warning(&diag, 2, 3, "two three again");
+  ck_assert_int_eq(diag.nerrors, 3);
+  ck_assert_int_eq(diag.nwarnings, 2);
+  ck_assert_int_eq(diag.nrecs, 5);
+  fflush(diag_file);
+  ck_assert_int_eq(diag_len, 0); /* nothing printed before the flush */
+  diag_flush(&diag, DIAG_BY_PLACE);
+  ck_assert_int_eq(diag.nrecs, 0);
+  diag_flush(&diag, DIAG_BY_PLACE); /* nothing left to print */
+  fflush(diag_file);
+  ck_assert_str_eq(diag_text, "g.xml: error: whole file (a column without a line is dropped)\n"
+                              "g.xml:2:1: error: two one\n"
+                              "g.xml:2:3: warning: two three\n"
+                              "g.xml:2:3: warning: two three again\n"
+                              "g.xml:5: error: five\n"
+                              "g.xml:9: note: note of five\n"
+                              "g.xml: note: second note of five\n");
+  ck_assert_int_eq(diag.nerrors, 3);
+  ck_assert_int_eq(diag.nwarnings, 2);
+  teardown();
+  setup();
+  diag_note(&diag, 4, "a note with nothing before it stands alone");
+  diag_warning(&diag, 3, 0, "three");
+  diag_note(&diag, 1, "of three");
+  diag_error(&diag, 1, 0, "one");
+  diag_flush(&diag, DIAG_AS_REPORTED);
+  fflush(diag_file);
+  ck_assert_str_eq(diag_text, "g.xml:4: note: a note with nothing before it stands alone\n"
+                              "g.xml:3: warning: three\n"
+                              "g.xml:1: note: of three\n"
+                              "g.xml:1: error: one\n");
+}
+END_TEST
+
+/* An expression's columns become the file's line and column through the TextOrigin passed with it:
+ * through the raw XML (entities are one character, lines advance), on one line as it is, or not at
+ * all when the place is unknown. */
+START_TEST(columns_of_a_text_in_the_file) {
+  const char *raw = "a &amp;&amp;\r\n  b &lt; c</set>";
+  TextOrigin xml = {raw, 10, 20}, plain = {NULL, 4, 6}, unknown = {NULL, 8, 0};
+  diag_error_in(&diag, &xml, 1, "a");
+  diag_error_in(&diag, &xml, 3, "first &");
+  diag_error_in(&diag, &xml, 5, "line break");
+  diag_error_in(&diag, &xml, 8, "b");
+  diag_error_in(&diag, &xml, 10, "<");
+  diag_error_in(&diag, &plain, 3, "plain");
+  diag_error_in(&diag, &unknown, 3, "unknown");
+  diag_flush(&diag, DIAG_AS_REPORTED);
+  fflush(diag_file);
+  ck_assert_str_eq(diag_text, "g.xml:10:20: error: a\n"
+                              "g.xml:10:22: error: first &\n"
+                              "g.xml:10:32: error: line break\n"
+                              "g.xml:11:3: error: b\n"
+                              "g.xml:11:5: error: <\n"
+                              "g.xml:4:8: error: plain\n"
+                              "g.xml:8: error: unknown\n");
 }
 END_TEST
 
@@ -721,6 +794,8 @@ static Suite *parse_suite(void) {
   ADD(parse_file_errors);
   ADD(schema_file_problems);
   ADD(diagnostics_are_one_line_each);
+  ADD(diagnostics_are_records_until_flushed);
+  ADD(columns_of_a_text_in_the_file);
 #undef ADD
   return s;
 }
