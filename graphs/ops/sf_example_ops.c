@@ -20,7 +20,8 @@
  *   is the position in the stream, so its model is state="unknown" punct="generates".
  *
  * sf_window_counts: counts the tuples of each key between window punctuations.
- *   Input: at least  KEY:string  (param key, default "key").  Output: KEY:string, count:int.
+ *   Input: at least  KEY:string  (param key, default "key").  Output: KEY:string, count:int, and
+ *   optionally window:int (how many windows ended before this one: 0, 1, 2, ...).
  *   Per key the number of tuples since the last window punctuation; when one arrives, emits
  *   (key, count) for every key seen in that window, in the order of their first tuple in it, and
  *   forgets them. Nothing is emitted per tuple, and an unfinished window is discarded at the end
@@ -274,6 +275,8 @@ typedef struct KeyCount {
 typedef struct WindowCounts {
   int in_key;       /* input attribute index of the key */
   int out_key, out_count; /* output attribute indexes */
+  int out_window;   /* output attribute `window`, -1 when the schema has none */
+  int64_t windows;  /* window punctuations handled */
   KeyCount *keys;   /* the keys of this window, in the order of their first tuple */
   size_t n, cap;    /* used and allocated entries of keys */
   size_t *slots;    /* hash index into keys: index + 1, 0 when empty (open addressing) */
@@ -301,6 +304,7 @@ static int window_counts_open(sf_op *op, void **state) {
       attr(op, sf_output_attr(op, key), false, key, &w->out_key) ||
       attr(op, sf_output_attr(op, "count"), false, "count", &w->out_count))
     return -1;
+  w->out_window = sf_output_attr(op, "window");
   w->nslots = 64;
   w->slots = calloc(w->nslots, sizeof *w->slots);
   if (!w->slots) return sf_error(op, "out of memory");
@@ -357,8 +361,10 @@ static int window_counts_punctuation(sf_op *op, void *state, int port, int kind)
     if (!out) return -1;
     sf_set_string(out, w->out_key, w->keys[i].key, w->keys[i].len);
     sf_set_int(out, w->out_count, w->keys[i].count);
+    if (w->out_window >= 0) sf_set_int(out, w->out_window, w->windows);
     if (sf_emit(op, out) < 0) return -1;
   }
+  w->windows++;
   window_counts_reset(w);
   return 0;
 }
