@@ -3,7 +3,7 @@
 #
 # The promise of StreamFission across processes: for every SOURCE_DIR/graphs/*.xml (or the named
 # graphs), run the original graph with one sf-exec in a scratch directory holding a copy of
-# graphs/data and an empty out/; then, for widths 2, 3 and 4, rewrite it with
+# graphs/data and an empty out/; then, for widths 1 to 4, rewrite it with
 #     sf-xform -w W --hosts h0=127.0.0.1:P0,h1=127.0.0.1:P1,h2=127.0.0.1:P2
 # run it with tools/sf-launch (three sf-exec processes exchanging tuples over gRPC on loopback) in a
 # fresh out/, and require the same set of output files, each byte-identical to the original's.
@@ -20,7 +20,7 @@
 # each checked free with ss, so parallel ctest runs do not collide; a run that fails because a port
 # was taken between the check and the bind is retried once with other ports.
 #
-# Environment: SF_WIDTHS (default "2 3 4"), SF_DIST_SEEDS (default "1 2 ... 15"; "" for none),
+# Environment: SF_WIDTHS (default "1 2 3 4"), SF_DIST_SEEDS (default "1 2 ... 15"; "" for none),
 # SF_RUN_TIMEOUT (seconds per run, default 120), SF_KEEP=1 keeps every work directory.
 set -uo pipefail
 
@@ -37,7 +37,7 @@ sf_need_bins "$build" sf-xform sf-exec || exit 1
 launch=$src/tools/sf-launch
 [[ -r $launch ]] || { echo "error: $launch is missing" >&2; exit 1; }
 
-widths=${SF_WIDTHS:-2 3 4}
+widths=${SF_WIDTHS:-1 2 3 4}
 seeds=${SF_DIST_SEEDS-$(seq -s ' ' 1 15)}
 run_timeout=${SF_RUN_TIMEOUT:-120}
 export SF_GROUPED_FILES="" # every file byte for byte (fan-in is ordered by source position)
