@@ -16,7 +16,20 @@
  * back tuples it can no longer precede.
  *
  * Failure: the first error is recorded; every wait wakes up, every thread stops, every operator is
- * closed with ok=false (FileSink removes its temporary file) and exec_run returns 1. */
+ * closed with ok=false (FileSink removes its temporary file) and exec_run returns 1. A stop signal
+ * (signals.c: SIGINT, SIGTERM, SIGHUP, ...) is such a failure. Its handler, on whatever thread it
+ * lands, only records it and writes to the stop pipe; every thread sees it through stopping(), waits
+ * on files end through the stop pipe (rt_wait_fd), and the main thread records the failure.
+ *
+ * Locks. No thread ever holds two of exec.c's locks at once:
+ *   - a Group's mu protects the queues feeding that group (ring state, the cur batches) and goes
+ *     with its wake and not_full conditions; a thread holding it calls nothing that takes a lock
+ *     (stopping() is two atomic loads) and never waits but on those conditions;
+ *   - fail_mu protects the first failure's message and is released before anything else happens.
+ * exec_fail takes each group's mu in turn (wake_all) and then the transport's lock (remote_abort,
+ * transport_cancel), so it is called holding no lock at all: from operator callbacks, the drivers
+ * after unlocking, remote.c's threads (never inside the transport's lock) and the main thread,
+ * which turns a caught signal into the failure (note_signal). */
 #include "rt.h"
 #include "remote.h"
 
@@ -146,9 +159,8 @@ struct Exec {
   atomic_int running;       /* groups still running */
   int stop_pipe[2];         /* its read end turns readable when the job stops (the first failure
                                writes a byte, never read): rt_wait_fd polls it (-1: none) */
+  atomic_bool committing;   /* the job completed and its sinks commit: a stop signal is too late */
 };
-
-static atomic_bool interrupted;
 
 /* ---- failure ---- */
 
@@ -164,10 +176,17 @@ static void wake_all(Exec *x) {
   if (x->remote) remote_abort(x->remote);
 }
 
+/* Records the first failure. One that follows a stop signal is its consequence (an operator that
+ * saw the job stopping, say): the message is the signal's. */
 static void exec_failv(Exec *x, const char *fmt, va_list ap) {
+  int sig = atomic_load(&x->committing) ? 0 : signals_caught();
+  char name[32];
   pthread_mutex_lock(&x->fail_mu);
   bool first = !atomic_load(&x->failed);
-  if (first) vsnprintf(x->message, sizeof x->message, fmt, ap);
+  if (first && sig)
+    snprintf(x->message, sizeof x->message, "interrupted by %s", signals_name(sig, name, sizeof name));
+  else if (first)
+    vsnprintf(x->message, sizeof x->message, fmt, ap);
   atomic_store(&x->failed, true);
   pthread_mutex_unlock(&x->fail_mu);
   if (!first) return;
@@ -186,9 +205,16 @@ void exec_fail_remote(Exec *x, const char *message) {
   exec_fail(x, "%s", message);
 }
 
+/* The job is stopping: a failure, or a stop signal that the main thread has not recorded yet
+ * (note_signal). Takes no lock (two atomic loads): it is called with a group's mu held. */
 static bool stopping(Exec *x) {
-  if (atomic_load(&interrupted) && !atomic_load(&x->failed)) exec_fail(x, "interrupted");
-  return atomic_load(&x->failed);
+  return atomic_load(&x->failed) || signals_caught();
+}
+
+/* The main thread, holding no lock, turns a caught stop signal into the job's failure (exec_failv
+ * words the message), which wakes every wait. */
+static void note_signal(Exec *x) {
+  if (signals_caught() && !atomic_load(&x->failed)) exec_fail(x, "interrupted");
 }
 
 int rt_fail(OpInst *op, const char *fmt, ...) {
@@ -1157,10 +1183,6 @@ static int write_stats_json(Exec *x, const char *path, bool ok) {
 
 /* ---- running ---- */
 
-static void on_signal(int sig) {
-  atomic_store(&interrupted, true);
-}
-
 int exec_run(Graph *g, const ExecOptions *o) {
   Exec *x = calloc(1, sizeof *x);
   x->g = g;
@@ -1172,11 +1194,12 @@ int exec_run(Graph *g, const ExecOptions *o) {
   x->queue_batches = o->queue_batches > 0 ? o->queue_batches : DEFAULT_QUEUE_BATCHES;
   pthread_mutex_init(&x->fail_mu, NULL);
   atomic_init(&x->failed, false);
+  atomic_init(&x->committing, false);
   if (pipe2(x->stop_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
     x->stop_pipe[0] = x->stop_pipe[1] = -1;
     exec_fail(x, "cannot create a pipe: %s", strerror(errno));
   }
-  atomic_store(&interrupted, false);
+  signals_catch(x->stop_pipe[1]);
   clock_gettime(CLOCK_MONOTONIC, &x->started);
   if (o->graph_path) {
     char tmp[PATH_MAX];
@@ -1185,11 +1208,6 @@ int exec_run(Graph *g, const ExecOptions *o) {
   } else {
     snprintf(x->graph_dir, sizeof x->graph_dir, ".");
   }
-  struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
-  signal(SIGPIPE, SIG_IGN);
 
   int opened = 0;
   if (build_plan(x) == 0) {
@@ -1211,13 +1229,20 @@ int exec_run(Graph *g, const ExecOptions *o) {
         break;
       }
       gr->started = true;
+      char name[16]; /* what ps -L and a debugger show: the operator that drives the thread */
+      snprintf(name, sizeof name, "sf %s", (gr->source ? gr->source : gr->entry)->op->name);
+      pthread_setname_np(gr->thread, name);
     }
     double interval = o->stats_interval > 0 ? o->stats_interval : 2.0;
     double next = interval;
     while (atomic_load(&x->running) > 0) {
       struct timespec ts = { 0, 20 * 1000000L };
-      nanosleep(&ts, NULL);
-      stopping(x);
+      struct pollfd stop = { .fd = x->stop_pipe[0], .events = POLLIN };
+      if (stopping(x))
+        nanosleep(&ts, NULL);
+      else
+        poll(&stop, 1, 20); /* a signal's byte ends it at once */
+      note_signal(x);
       if (o->stats && seconds_since(&x->started) >= next) {
         print_stats(x, false);
         next += interval;
@@ -1231,8 +1256,11 @@ int exec_run(Graph *g, const ExecOptions *o) {
   if (x->remote) {
     if (remote_finish(x->remote, !stopping(x)) < 0 && !stopping(x)) exec_fail(x, "the transport failed to finish");
   }
-  /* sinks commit only when everything on this executor completed */
-  for (int i = 0; i < x->nnodes && !stopping(x); i++) {
+  /* sinks commit only when everything on this executor completed; a signal from here on comes
+   * too late to stop the job (and a failure of a commit is not its doing) */
+  note_signal(x);
+  atomic_store(&x->committing, true);
+  for (int i = 0; i < x->nnodes && !atomic_load(&x->failed); i++) {
     Node *n = &x->nodes[i];
     if (n->local && n->inst.impl->commit) n->inst.impl->commit(&n->inst);
   }
@@ -1257,8 +1285,7 @@ int exec_run(Graph *g, const ExecOptions *o) {
     for (int e = 0; e < gr->outs.n; e++) batch_free(((Edge *)gr->outs.items[e])->pending);
   }
   for (int i = 0; i < x->nnodes; i++) arena_free(x->nodes[i].inst.scratch);
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
+  signals_release(); /* the last moment: nothing of the job is left to clean up */
   for (int i = 0; i < 2; i++)
     if (x->stop_pipe[i] >= 0) close(x->stop_pipe[i]);
   arena_free(x->arena);

@@ -113,6 +113,20 @@ extern const OpKindImpl op_beacon, op_filesource, op_functor, op_filter, op_flat
     op_dedup, op_work, op_custom, op_filesink, op_split, op_merge;
 const OpKindImpl *rt_kind_impl(OpKind k);
 
+/* ---- signals.c: the signals that stop a job ---- */
+
+/* Ignores SIGPIPE and SIGXFSZ (the write fails instead) and installs a handler for the stop signals
+ * (SIGINT, SIGTERM, SIGHUP and the others signals.c lists; one ignored at the start stays ignored)
+ * that records the first one and writes a byte to fd (non-blocking; -1: none). It runs on whichever
+ * thread the signal reaches and takes no lock. One job at a time: dispositions are the process's. */
+void signals_catch(int fd);
+/* The first stop signal since signals_catch, 0 if none. Lock-free. */
+int signals_caught(void);
+/* Puts back the dispositions signals_catch replaced; a stop signal then does what it did before. */
+void signals_release(void);
+/* The signal's name ("SIGINT", "SIGRTMIN+3", else "signal N"), written into buf. */
+const char *signals_name(int sig, char *buf, size_t cap);
+
 /* ---- exec.c: running a graph ---- */
 
 typedef struct ExecOptions {

@@ -13,7 +13,14 @@
 #   source: a FileSource reads a FIFO whose writer wrote 2 MiB of rows, then idles: SIGINT
 #          and SIGTERM stop the job; source-open: no writer ever opens the FIFO: SIGINT stops it;
 #   source-live: rows written to a FIFO are read as they come (the stats show them while the
-#          writer holds the FIFO open), and the job ends with exit 0 when the writer closes it.
+#          writer holds the FIFO open), and the job ends with exit 0 when the writer closes it;
+#   threads: SIGTERM, SIGINT or SIGHUP sent (sf-tgkill) to one thread of a width-3 executor whose
+#          threads mostly wait on full queues, each thread in turn: the job stops (a handler that
+#          ran on a thread holding a queue's lock used to deadlock it);
+#   signal: each signal that ends a process by default and is sent to ask for an end (SIGHUP,
+#          SIGQUIT, SIGUSR1, SIGALRM, ...) stops the job like SIGTERM: no temporary file is left;
+#   ignored: SIGHUP ignored when sf-exec started (nohup) stays ignored; SIGTERM still stops it;
+#   sigpipe: a FIFO's reader that goes away makes the sink fail with EPIPE, named.
 # Every case prints one line, OK or FAIL with what was expected; failures keep the work directory.
 #
 # sf-exec is started through `env --default-signal`: a background job of a non-interactive shell
@@ -28,7 +35,7 @@ fi
 build=$(cd "$1" && pwd) || exit 2
 src=$(cd "$2" && pwd) || exit 2
 source "$src/tests/lib.sh"
-sf_need_bins "$build" sf-xform sf-exec || exit 1
+sf_need_bins "$build" sf-xform sf-exec sf-tgkill || exit 1
 B=$build/bin
 
 cleanup() {
@@ -180,7 +187,7 @@ for width in 1 2; do
     kill "$reader" 2>/dev/null
     wait "$reader" 2>/dev/null
     rm -f "$d/out.fifo"
-    check_stopped "sink-w$width" "$d" 1 "sf-exec: error: interrupted" "SIG$sig while the sink waits for a reader"
+    check_stopped "sink-w$width" "$d" 1 "sf-exec: error: interrupted by SIG$sig" "SIG$sig while the sink waits for a reader"
   done
 done
 
@@ -194,7 +201,7 @@ for width in 1 2; do
   kill -INT "$PID"
   wait_exit "$PID" 5
   rm -f "$d/out.fifo"
-  check_stopped "sink-open-w$width" "$d" 1 "sf-exec: error: interrupted" "SIGINT while the sink waits for a reader to open the FIFO"
+  check_stopped "sink-open-w$width" "$d" 1 "sf-exec: error: interrupted by SIGINT" "SIGINT while the sink waits for a reader to open the FIFO"
 done
 
 # ---- sink-fifo: what a FIFO's reader gets is the file a FileSink writes, byte for byte ----
@@ -238,7 +245,7 @@ for width in 1 2; do
     kill "$writer" 2>/dev/null
     wait "$writer" 2>/dev/null
     rm -f "$d/in.fifo"
-    check_stopped "source-w$width" "$d" 1 "sf-exec: error: interrupted" "SIG$sig while the source waits for its writer"
+    check_stopped "source-w$width" "$d" 1 "sf-exec: error: interrupted by SIG$sig" "SIG$sig while the source waits for its writer"
   done
 done
 
@@ -252,7 +259,7 @@ for width in 1 2; do
   kill -INT "$PID"
   wait_exit "$PID" 5
   rm -f "$d/in.fifo"
-  check_stopped "source-open-w$width" "$d" 1 "sf-exec: error: interrupted" "SIGINT while the source waits for a writer to open the FIFO"
+  check_stopped "source-open-w$width" "$d" 1 "sf-exec: error: interrupted by SIGINT" "SIGINT while the source waits for a writer to open the FIFO"
 done
 
 # ---- source-live: rows written to a FIFO flow at once, not once 1 MiB has come ----
@@ -286,6 +293,75 @@ for width in 1 2; do
     ok "source-live-w$width" "3 rows read while the writer held the FIFO open, then exit 0 at its end"
   fi
 done
+
+# ---- threads: a stop signal sent to one thread of the executor, each thread in turn ----
+# Width 3, queues of one batch of 8 tuples: the threads are mostly waiting for room or for input,
+# holding a group's lock when they look whether the job is stopping.
+d=$work/threads
+make_graph "$d" 3 beacon out/x.csv
+sigs=(TERM INT HUP)
+for round in 0 1 2; do
+  sig=${sigs[round]}
+  for k in 0 1 2 3 4 5 6 7; do
+    rm -rf "$d/out" && mkdir "$d/out"
+    start_exec "$d" --queue 1 --batch 8
+    sleep 0.3
+    tids=($(ls "/proc/$PID/task" 2>/dev/null | sort -n))
+    if ((k >= ${#tids[@]})); then
+      kill -KILL "$PID" 2>/dev/null
+      wait "$PID" 2>/dev/null
+      continue
+    fi
+    name=$(cat "/proc/$PID/task/${tids[k]}/comm" 2>/dev/null)
+    "$B/sf-tgkill" "$(kill -l "$sig")" "$PID" "${tids[k]}"
+    wait_exit "$PID" 5
+    check_stopped "threads" "$d" 1 "sf-exec: error: interrupted by SIG$sig" "SIG$sig to thread $k of ${#tids[@]} ('$name')"
+  done
+done
+
+# ---- signals: every signal that ends a process by default and asks for an end stops a job cleanly ----
+for sig in HUP INT QUIT TERM USR1 USR2 ALRM VTALRM PROF XCPU IO PWR; do
+  d=$work/signal-$sig
+  make_graph "$d" 2 beacon:0:20000 out/x.csv
+  start_exec "$d"
+  for ((i = 0; i < 50; i++)); do # the sink's temporary file is there: data flows
+    [[ -n $(out_files "$d") ]] && break
+    sleep 0.1
+  done
+  sleep 0.2
+  kill -"$sig" "$PID"
+  wait_exit "$PID" 5
+  check_stopped "signal" "$d" 1 "sf-exec: error: interrupted by SIG$sig" "SIG$sig while the sink writes its temporary file"
+done
+
+# ---- ignored: a signal ignored when the executor started (nohup) stays ignored ----
+d=$work/ignored
+make_graph "$d" 2 beacon:0:20000 out/x.csv
+(cd "$d" && exec env --ignore-signal=HUP "$B/sf-exec" "$d/g.xml") >"$d/exec.log" 2>&1 &
+PID=$!
+sleep 0.5
+kill -HUP "$PID"
+sleep 0.5
+if ! kill -0 "$PID" 2>/dev/null; then
+  wait "$PID"
+  bad ignored "sf-exec started with SIGHUP ignored ended on SIGHUP (status $?)" "$d/exec.log"
+else
+  kill -TERM "$PID"
+  wait_exit "$PID" 5
+  check_stopped "ignored" "$d" 1 "sf-exec: error: interrupted by SIGTERM" "SIGHUP ignored from the start, then SIGTERM"
+fi
+
+# ---- sigpipe: a FIFO's reader that goes away is a write error of the sink, not a death ----
+d=$work/sigpipe
+make_graph "$d" 1 beacon out.fifo
+mkfifo "$d/out.fifo"
+head -c 100000 <"$d/out.fifo" >/dev/null &
+reader=$!
+start_exec "$d"
+wait_exit "$PID" 10
+wait "$reader"
+rm -f "$d/out.fifo"
+check_stopped "sigpipe" "$d" 1 "sf-exec: error: operator 'out': cannot write 'out.fifo': Broken pipe" "the FIFO's reader exits after 100 kB"
 
 echo "stop: $passed passed, $failed failed in $(sf_elapsed "$t_start" "$(sf_now)") s"
 [[ $failed == 0 ]]
