@@ -112,7 +112,8 @@ Remote *remote_start(Exec *x, Graph *g, const char *host, const ExecOptions *o, 
   char terr[512];
   r->t = transport_start(&cfg, terr, sizeof terr);
   if (!r->t) {
-    snprintf(err, errlen, "host '%s' cannot listen on %s: %s", host, address, terr);
+    const char *why = strncmp(terr, "transport: ", 11) == 0 ? terr + 11 : terr;
+    snprintf(err, errlen, "host '%s': %s", host, why);
     arena_free(r->arena);
     free(r);
     return NULL;
@@ -226,6 +227,7 @@ static void *receiver_main(void *arg) {
 }
 
 int remote_connect(Remote *r) {
+  transport_accept_done(r->t); /* every incoming edge is known: a call for another is refused now */
   for (int i = 0; i < r->rxs.n; i++) {
     RemoteRx *rx = r->rxs.items[i];
     if (pthread_create(&rx->thread, NULL, receiver_main, rx) != 0) return -1;

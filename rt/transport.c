@@ -9,9 +9,14 @@
 #include "transport_priv.h"
 
 #include <grpc/grpc_security.h>
+#include <grpc/support/log.h>
 #include <grpc/support/time.h>
 
+#include <errno.h>
 #include <limits.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +71,62 @@ static void *poller_main(void *arg) {
 }
 
 /* ---- start and stop ---- */
+
+/* gRPC's own log lines (e.g. a raw "No address added ... Address already in use" when a port is
+ * taken) are dropped: the transport reports every failure itself.  GRPC_VERBOSITY or GRPC_TRACE
+ * keep gRPC's logger, for debugging gRPC. */
+static void drop_grpc_log(gpr_log_func_args *args) { (void)args; }
+
+static pthread_once_t grpc_log_once = PTHREAD_ONCE_INIT;
+
+static void quiet_grpc_log(void) {
+  if (!getenv("GRPC_VERBOSITY") && !getenv("GRPC_TRACE")) gpr_set_log_function(drop_grpc_log);
+}
+
+/* Why gRPC could not listen on "host:port" ("[v6]:port"): binds a plain socket there the way gRPC
+ * does, to learn the system's reason. */
+static void bind_failure(const char *listen, char *why, size_t whylen) {
+  char host[300];
+  const char *colon = strrchr(listen, ':');
+  size_t hl = colon ? (size_t)(colon - listen) : 0;
+  if (!colon || hl >= sizeof host) {
+    snprintf(why, whylen, "not a host:port address");
+    return;
+  }
+  memcpy(host, listen, hl);
+  host[hl] = '\0';
+  if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
+    memmove(host, host + 1, hl - 2);
+    host[hl - 2] = '\0';
+  }
+  struct addrinfo hints, *res = NULL;
+  memset(&hints, 0, sizeof hints);
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  int gai = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &res);
+  if (gai != 0 || !res) {
+    snprintf(why, whylen, "cannot resolve '%.200s': %s", host, gai_strerror(gai));
+    return;
+  }
+  int fd = socket(res->ai_family, res->ai_socktype, res->ai_protocol), e = 0;
+  if (fd < 0) {
+    e = errno;
+  } else {
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd, res->ai_addr, res->ai_addrlen) != 0) e = errno;
+    close(fd);
+  }
+  freeaddrinfo(res);
+  if (e == EADDRINUSE)
+    snprintf(why, whylen, "address already in use");
+  else if (e == EADDRNOTAVAIL)
+    snprintf(why, whylen, "not an address of this machine");
+  else if (e)
+    snprintf(why, whylen, "%s", strerror(e));
+  else
+    snprintf(why, whylen, "gRPC refused the address");
+}
 
 static void transport_free(Transport *t) {
   while (t->txs) {
@@ -131,6 +192,7 @@ Transport *transport_start(const TransportConfig *cfg, char *err, size_t errlen)
     return NULL;
   }
 
+  pthread_once(&grpc_log_once, quiet_grpc_log);
   grpc_init();
   t->cq = grpc_completion_queue_create_for_next(NULL);
   t->creds = grpc_insecure_credentials_create();
@@ -170,7 +232,9 @@ Transport *transport_start(const TransportConfig *cfg, char *err, size_t errlen)
     t->port = grpc_server_add_http2_port(t->server, t->listen, sc);
     grpc_server_credentials_release(sc);
     if (t->port == 0) {
-      snprintf(err, errlen, "transport: cannot listen on %s (address in use, or not a local address)", t->listen);
+      char why[300];
+      bind_failure(t->listen, why, sizeof why);
+      snprintf(err, errlen, "transport: cannot listen on %s: %s", t->listen, why);
       grpc_server_destroy(t->server); /* never started, no listener: no shutdown needed */
       t->server = NULL;
       grpc_completion_queue_shutdown(t->cq);

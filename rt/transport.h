@@ -43,7 +43,9 @@ typedef struct TransportConfig {
   const char *name;       /* this executor's host name, sent as `sf-peer` and used in log lines; may be NULL */
   const char *listen;     /* "host:port" to serve on ("127.0.0.1:0": any free port), NULL: client only */
   const char *token;      /* the job token, printable ASCII, required: every call carries it, calls
-                             without the right one are refused with UNAUTHENTICATED and a log line */
+                             without the right one are refused with UNAUTHENTICATED and a log line
+                             (the first of every 10 s; the others are summed up in one line at the
+                             end of those 10 s, or when the transport stops) */
   size_t max_message;     /* largest message sent or accepted (bytes); 0: 4 MiB.  A larger incoming one
                              ends its call with an error; a larger outgoing one fails transport_send */
   int credits;            /* messages a receiver grants in advance; <= 0: 8 */
@@ -62,7 +64,9 @@ typedef struct TransportConfig {
  * transport's thread and, when cfg->listen is set, a server bound to it with SO_REUSEPORT off, so a
  * port already in use is an error rather than a silently shared port.  The configuration is copied.
  * Returns the transport, or NULL with a message in err (errlen bytes, may be 0) when the
- * configuration is invalid or the address cannot be bound.  Must not be called in a process that
+ * configuration is invalid or the address cannot be bound (e.g. "transport: cannot listen on
+ * 127.0.0.1:7000: address already in use").  gRPC's own log lines are dropped unless GRPC_VERBOSITY
+ * or GRPC_TRACE is set: every failure is reported through err, the streams' errors or cfg->log.  Must not be called in a process that
  * will fork afterwards (gRPC does not survive fork). */
 Transport *transport_start(const TransportConfig *cfg, char *err, size_t errlen);
 
@@ -106,6 +110,11 @@ const char *transport_tx_error(const TxStream *s);
  * with ALREADY_EXISTS.  Returns NULL for an invalid argument, an edge already accepted on this
  * transport (logged), a client-only transport, or once transport_stop has begun. */
 RxStream *transport_accept(Transport *t, const char *edge);
+
+/* Says that every edge this transport will accept has been accepted: from now on a call for any
+ * other edge, and every call already waiting for one, is refused at once with NOT_FOUND (instead of
+ * after accept_timeout_ms), and transport_accept returns NULL.  Non-blocking; NULL is a no-op. */
+void transport_accept_done(Transport *t);
 
 /* Blocks for the next message of the edge.  Returns 1 with *buf / *len set (a malloc'd copy, never
  * NULL even when *len is 0; the caller frees it with transport_free_message), 0 at the peer's clean

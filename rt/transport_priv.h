@@ -46,6 +46,8 @@
 #define TIMER_PERIOD_MS 50          /* how often the poller checks deadlines */
 #define POLL_MS 100                 /* longest single wait in grpc_completion_queue_next */
 #define STOP_GRACE_MS 1000          /* how long transport_stop lets calls end before cancelling all */
+#define QUIET_PERIOD_MS 10000       /* after a refused unauthenticated call is logged, further ones are
+                                       only counted, and summed up in one line per period */
 #ifndef USE_BUFFER_HINT
 #define USE_BUFFER_HINT 1           /* hint all but the last queued message (see tx_pump) */
 #endif
@@ -206,6 +208,10 @@ struct Transport {
   int shutdown_done;            /* the server shutdown tag came back */
   Tag tag_shutdown;             /* immutable */
   int stopping;                 /* transport_cancel / transport_stop has begun */
+  int accepts_done;             /* transport_accept_done was called: calls for other edges are refused */
+  int64_t quiet_until;          /* unauthenticated calls refused before then are counted, not logged */
+  unsigned long quiet_count;    /* how many were counted since the last line about them */
+  char quiet_last[FROMLEN];     /* where the last counted one came from */
   int busy;                     /* executor threads inside the API */
   int64_t next_timer_check;     /* poller only: when check_timers runs next */
 };
@@ -245,7 +251,7 @@ void tx_free(TxStream *s);                                /* frees everything */
 
 void request_next(Transport *t);                          /* asks gRPC for the next incoming call */
 void sc_dispatch(SCall *sc, TagKind kind, int success);   /* a TAG_SC_* completion */
-void rx_check_timers(Transport *t, int64_t now);          /* accept timeouts, both ways */
+void rx_check_timers(Transport *t, int64_t now);          /* accept timeouts, both ways; log summaries */
 void rx_begin_stop(Transport *t);                         /* fails every stream, ends every call */
 void rx_free(RxStream *rx);                               /* frees everything */
 

@@ -77,6 +77,30 @@ static void sc_refuse(SCall *sc, grpc_status_code code, const char *fmt, ...) {
   sc_send_status(sc, code, msg);
 }
 
+/* Refuses a call that did not prove it belongs to the job (unknown method, missing or wrong
+ * token): the first of every QUIET_PERIOD_MS is logged, the others are counted for a summary
+ * (rx_log_quiet), so a flood of such calls writes a line per period, not a line per call. */
+static void sc_refuse_quietly(SCall *sc, grpc_status_code code, const char *msg) {
+  Transport *t = sc->t;
+  int64_t now = now_ms();
+  if (now < t->quiet_until) {
+    t->quiet_count++;
+    memcpy(t->quiet_last, sc->from, sizeof t->quiet_last);
+    sc_send_status(sc, code, msg);
+    return;
+  }
+  t->quiet_until = now + QUIET_PERIOD_MS;
+  sc_refuse(sc, code, "%s", msg);
+}
+
+/* The summary of the unauthenticated calls refused without a line of their own, if any. */
+static void rx_log_quiet(Transport *t, const char *when) {
+  if (t->quiet_count == 0) return;
+  tlog(t, "transport: refused %lu more unauthenticated call%s (missing or wrong job token, or unknown method) %s; "
+       "the last from %s", t->quiet_count, t->quiet_count == 1 ? "" : "s", when, t->quiet_last);
+  t->quiet_count = 0;
+}
+
 static void sc_maybe_release(SCall *sc) {
   if (!sc->call || sc->nops > 0 || sc->state != SC_CLOSED) return;
   Transport *t = sc->t;
@@ -212,6 +236,15 @@ static void sc_on_close(SCall *sc) {
             rx->edge, rx->from, sc->t->max_message);
 }
 
+/* A call for an edge this transport will never accept. */
+static void sc_refuse_unknown(SCall *sc) {
+  Transport *t = sc->t;
+  if (t->name)
+    sc_refuse(sc, GRPC_STATUS_NOT_FOUND, "host '%s' has no edge '%s'", t->name, sc->edge);
+  else
+    sc_refuse(sc, GRPC_STATUS_NOT_FOUND, "no edge '%s' here", sc->edge);
+}
+
 static RxStream *find_rx(Transport *t, const char *edge, size_t len) {
   for (RxStream *rx = t->rxs; rx; rx = rx->next)
     if (rx->edge_len == len && memcmp(rx->edge, edge, len) == 0) return rx;
@@ -278,12 +311,12 @@ static void sc_on_new(SCall *sc, int success) {
     sc_maybe_release(sc);
     return;
   }
-  if (t->stopping) {
-    sc_refuse(sc, GRPC_STATUS_UNAVAILABLE, "the receiving executor is stopping");
-  } else if (!method_ok) {
-    sc_refuse(sc, GRPC_STATUS_UNIMPLEMENTED, "unknown method");
+  if (!method_ok) {
+    sc_refuse_quietly(sc, GRPC_STATUS_UNIMPLEMENTED, "unknown method");
   } else if (!auth_ok) {
-    sc_refuse(sc, GRPC_STATUS_UNAUTHENTICATED, "missing or wrong job token");
+    sc_refuse_quietly(sc, GRPC_STATUS_UNAUTHENTICATED, "missing or wrong job token");
+  } else if (t->stopping) {
+    sc_refuse(sc, GRPC_STATUS_UNAVAILABLE, "the receiving executor is stopping");
   } else if (!edge_ok) {
     sc_refuse(sc, GRPC_STATUS_INVALID_ARGUMENT, "missing or malformed edge id");
   } else {
@@ -298,6 +331,8 @@ static void sc_on_new(SCall *sc, int success) {
       sc_refuse(sc, GRPC_STATUS_NOT_FOUND, "edge '%s' is no longer accepted", sc->edge);
     } else if (rx) {
       sc_attach(sc, rx);
+    } else if (t->accepts_done) {
+      sc_refuse_unknown(sc);
     } else {
       sc->state = SC_PENDING;
       sc->deadline = t->accept_timeout_ms < 0 ? INT64_MAX : now_ms() + t->accept_timeout_ms;
@@ -359,9 +394,16 @@ void rx_check_timers(Transport *t, int64_t now) {
   for (SCall *sc = t->scalls; sc; sc = sc->next)
     if (sc->state == SC_PENDING && now >= sc->deadline)
       sc_refuse(sc, GRPC_STATUS_NOT_FOUND, "no receiver accepted edge '%s' within %d ms", sc->edge, t->accept_timeout_ms);
+  if (t->quiet_count > 0 && now >= t->quiet_until) {
+    char when[64];
+    snprintf(when, sizeof when, "in the last %d s", QUIET_PERIOD_MS / 1000);
+    rx_log_quiet(t, when);
+    t->quiet_until = now + QUIET_PERIOD_MS; /* a flood that goes on is summed up once per period */
+  }
 }
 
 void rx_begin_stop(Transport *t) {
+  rx_log_quiet(t, "before stopping");
   for (RxStream *rx = t->rxs; rx; rx = rx->next) {
     if (!rx_at_end(rx)) rx_fail(rx, "edge '%s': transport stopped", rx->edge);
     pthread_cond_broadcast(&rx->cv);
@@ -401,8 +443,8 @@ RxStream *transport_accept(Transport *t, const char *edge) {
   pthread_cond_init(&rx->cv, NULL);
   snprintf(rx->from, sizeof rx->from, "?");
   pthread_mutex_lock(&t->mu);
-  if (t->stopping || !t->server || find_rx(t, edge, rx->edge_len)) {
-    if (!t->stopping && t->server) tlog(t, "transport: edge '%s' is already accepted", edge);
+  if (t->stopping || !t->server || t->accepts_done || find_rx(t, edge, rx->edge_len)) {
+    if (!t->stopping && t->server && !t->accepts_done) tlog(t, "transport: edge '%s' is already accepted", edge);
     pthread_mutex_unlock(&t->mu);
     rx_free(rx);
     return NULL;
@@ -417,6 +459,15 @@ RxStream *transport_accept(Transport *t, const char *edge) {
     }
   pthread_mutex_unlock(&t->mu);
   return rx;
+}
+
+void transport_accept_done(Transport *t) {
+  if (!t) return;
+  pthread_mutex_lock(&t->mu);
+  t->accepts_done = 1;
+  for (SCall *sc = t->scalls; sc; sc = sc->next)
+    if (sc->state == SC_PENDING) sc_refuse_unknown(sc);
+  pthread_mutex_unlock(&t->mu);
 }
 
 int transport_recv(RxStream *rx, void **buf, size_t *len) {

@@ -16,7 +16,8 @@
 #       output identical to a one-process run; with the right token on an edge that already has
 #       its sender: ALREADY_EXISTS, job unaffected;
 #   d.  raw TCP garbage (bash /dev/tcp) to both executors' ports during that job: job unaffected;
-#       with the right token on an unknown edge id: refused (never accepted), job unaffected;
+#       with the right token on an unknown edge id: refused at once with NOT_FOUND (within 2 s,
+#       the probe's connect timeout being 5 s), job unaffected;
 #       with h0 alone, sf-probe posing as h1 on the real edge 'Calced>out/0' sends
 #         - bytes that are not protobuf,
 #         - a message over the 16 MiB maximum,
@@ -24,6 +25,9 @@
 #         - a Batch naming another edge:
 #       each time h0 exits 1 (not by a signal) within 10 s naming the edge, the probe is told why
 #       (INVALID_ARGUMENT / RESOURCE_EXHAUSTED), and no output file, temporary or not, is left.
+#   e.  a second h0 while the first listens: it exits 1 with exactly one line, sf-exec's own
+#       "sf-exec: error: host 'h0': cannot listen on 127.0.0.1:P0: address already in use" (no
+#       gRPC log line).
 # Every case prints one line, OK or FAIL with what was expected; failures keep the work directory.
 #
 #   d6. the probe sends a well-formed batch of one tuple and half-closes without the end-of-stream
@@ -303,7 +307,7 @@ fi
 
 # ---- c and d (during a job): wrong token, taken edge, unknown edge, raw TCP garbage ----
 d=$work/c
-make_graph "$d" 100000 20000 # ~5 s, time for every probe to knock while it runs
+make_graph "$d" 200000 20000 # ~10 s, time for every probe to knock while it runs (on a busy machine too)
 mkdir -p "$d/seq/out"
 (cd "$d/seq" && exec timeout -k 5 60 "$B/sf-exec" "$d/graph.xml") >"$d/seq.log" 2>&1 &
 seq_pid=$!
@@ -346,11 +350,14 @@ else
   bad c "right token on a taken edge: probe exited $st, expected 1 with ALREADY_EXISTS" "$d/probe-c-taken.log"
 fi
 # d: unknown edge id with the right token: never accepted, so nothing can be sent on it
-st=$(probe "$d" d-unknown --peer-name h1 --connect-timeout 1000 --hex ffffffffff "127.0.0.1:$P1" 'Nope>nothing/7')
-if [[ $st == 1 ]] && grep -q "did not accept edge 'Nope>nothing/7'" "$d/probe-d-unknown.log"; then
-  ok d "unknown edge id, right token: not accepted: $(cut -c1-120 "$d/probe-d-unknown.log" | head -n 1)"
+t0=$(sf_now)
+st=$(probe "$d" d-unknown --peer-name h1 --connect-timeout 5000 --hex ffffffffff "127.0.0.1:$P1" 'Nope>nothing/7')
+secs=$(sf_elapsed "$t0" "$(sf_now)")
+if [[ $st == 1 ]] && grep -q "failed: NOT_FOUND: host 'h1' has no edge 'Nope>nothing/7'" "$d/probe-d-unknown.log" &&
+  awk -v s="$secs" 'BEGIN { exit !(s < 2) }'; then
+  ok d "unknown edge id, right token: refused after ${secs}s: $(cut -c1-140 "$d/probe-d-unknown.log" | head -n 1)"
 else
-  bad d "unknown edge id: probe exited $st, expected 1 with \"did not accept edge\"" "$d/probe-d-unknown.log"
+  bad d "unknown edge id: probe exited $st after ${secs}s, expected 1 within 2 s with NOT_FOUND" "$d/probe-d-unknown.log"
 fi
 # d: raw TCP garbage to both ports
 tcp_junk() { # PORT FILE: sends FILE's bytes on a fresh TCP connection, then closes it
@@ -447,6 +454,25 @@ pulse_batch=$work/pulses.bin
 } >"$pulse_batch"
 bad_message d7 "one batch of 5 M pulses" "INVALID_ARGUMENT: batch of 5000000 items exceeds the limit of 2112" \
   "bad message: batch of 5000000 items exceeds the limit of 2112 items per batch" --file "$pulse_batch"
+
+# ---- e: the port is taken ----
+d=$work/e
+make_graph "$d" 100000 20000
+start_exec "$d" h0
+p0=$LAST_PID
+for _ in $(seq 200); do port_free "$P0" || break; sleep 0.05; done
+(cd "$d" && exec timeout -k 5 30 "$B/sf-exec" --host h0 "$d/par.xml") >"$d/second.log" 2>&1
+st=$?
+kill -KILL "$p0" 2>/dev/null
+wait "$p0" 2>/dev/null
+want="sf-exec: error: host 'h0': cannot listen on 127.0.0.1:$P0: address already in use"
+if [[ $st != 1 ]]; then
+  bad e "the second h0 exited $st (expected 1)" "$d/second.log"
+elif [[ $(cat "$d/second.log") != "$want" ]]; then
+  bad e "the second h0 did not print exactly: $want" "$d/second.log"
+else
+  ok e "port taken: $want"
+fi
 
 if [[ ${SF_FAULTS_STRICT:-0} == 1 ]]; then
   told_ok=0

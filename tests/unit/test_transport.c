@@ -572,6 +572,82 @@ START_TEST(test_end_rejected) {
 }
 END_TEST
 
+/* Once the receiver said it accepts no more edges, a call for an edge it never accepted is refused
+ * at once with NOT_FOUND (not after accept_timeout_ms), and so is one already waiting. */
+START_TEST(test_unknown_edge_refused_at_once) {
+  LogCap *cap = cap_new();
+  TransportConfig rc = config("h1", 1, cap), sc = config("h0", 0, NULL);
+  Transport *rt = xstart(&rc), *st = xstart(&sc);
+  char addr[64], want[300];
+  addr_of(rt, addr, sizeof addr);
+  RxStream *rx = transport_accept(rt, "known");
+  TxStream *early = transport_open(st, "h1", addr, "early"); /* arrives before the accepts are done */
+  sleep_ms(MS(300));
+  int64_t t0 = mono_ms();
+  transport_accept_done(rt);
+  ck_assert_int_eq(transport_send(early, "x", 1), -1);
+  snprintf(want, sizeof want, "edge 'early' to host 'h1' at %s failed: NOT_FOUND: host 'h1' has no edge 'early'", addr);
+  ck_assert_str_eq(transport_tx_error(early), want);
+  TxStream *late = transport_open(st, "h1", addr, "Nope>nothing/7");
+  ck_assert_int_eq(transport_send(late, "x", 1), -1);
+  ck_assert_int_lt(mono_ms() - t0, MS(2000)); /* connect_timeout_ms is 5000, accept_timeout_ms 10000 */
+  snprintf(want, sizeof want,
+           "edge 'Nope>nothing/7' to host 'h1' at %s failed: NOT_FOUND: host 'h1' has no edge 'Nope>nothing/7'", addr);
+  ck_assert_str_eq(transport_tx_error(late), want);
+  ck_assert(cap_has(cap, "refused call for edge 'Nope>nothing/7' from host 'h0' (ipv4:127.0.0.1:"));
+  ck_assert_ptr_null(transport_accept(rt, "more")); /* no accepts after done */
+  TxStream *tx = transport_open(st, "h1", addr, "known"); /* the known edge works */
+  ck_assert_msg(transport_send(tx, "k", 1) == 0, "%s", transport_tx_error(tx));
+  Closer *closing = close_async(tx);
+  ck_assert_int_eq(recv_end(rx), 1);
+  ck_assert_int_eq(recv_end(rx), 0);
+  ck_assert_msg(close_wait(closing) == 0, "close: %s", transport_tx_error(tx));
+  transport_stop(st);
+  transport_stop(rt);
+  cap_free(cap);
+}
+END_TEST
+
+static int count_lines(LogCap *c, const char *needle) {
+  pthread_mutex_lock(&c->mu);
+  int n = 0;
+  for (const char *p = c->buf; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
+  pthread_mutex_unlock(&c->mu);
+  return n;
+}
+
+/* A flood of calls with a wrong token: the first is logged, the others are summed up in one line
+ * (here when the transport stops, before the 10 s period ends), and the job's edge is unaffected. */
+START_TEST(test_refusal_flood) {
+  LogCap *cap = cap_new();
+  TransportConfig rc = config("h1", 1, cap), bad = config("intruder", 0, NULL);
+  bad.token = "job-7f3a9d";
+  Transport *rt = xstart(&rc), *bt = xstart(&bad);
+  char addr[64];
+  addr_of(rt, addr, sizeof addr);
+  RxStream *rx = transport_accept(rt, "s");
+  const int flood = 100;
+  for (int i = 0; i < flood; i++) {
+    TxStream *btx = transport_open(bt, "h1", addr, "s");
+    ck_assert_int_eq(transport_send(btx, "x", 1), -1);
+    ck_assert_msg(strstr(transport_tx_error(btx), "UNAUTHENTICATED: missing or wrong job token"), "%s",
+                  transport_tx_error(btx));
+  }
+  ck_assert_int_eq(count_lines(cap, "UNAUTHENTICATED"), 1);
+  ck_assert_int_eq(count_lines(cap, "\n"), 1);
+  ck_assert_ptr_nonnull(rx);
+  transport_stop(bt);
+  transport_stop(rt);
+  char want[200];
+  snprintf(want, sizeof want,
+           "transport: refused %d more unauthenticated calls (missing or wrong job token, or unknown method) "
+           "before stopping; the last from host 'intruder' (ipv4:127.0.0.1:", flood - 1);
+  ck_assert_msg(cap_has(cap, want), "log: %s", cap->buf);
+  ck_assert_int_eq(count_lines(cap, "unauthenticated calls"), 1);
+  cap_free(cap);
+}
+END_TEST
+
 /* An accepted edge whose sender never comes fails after accept_timeout_ms. */
 START_TEST(test_no_sender) {
   LogCap *cap = cap_new();
@@ -741,11 +817,29 @@ START_TEST(test_port_in_use) {
   Transport *rt = xstart(&rc);
   char listen[64], err[256], want[200];
   snprintf(listen, sizeof listen, "127.0.0.1:%d", transport_port(rt));
-  TransportConfig dup = config("h2", 1, NULL);
-  dup.listen = listen;
-  ck_assert_ptr_null(transport_start(&dup, err, sizeof err));
-  snprintf(want, sizeof want, "transport: cannot listen on %s (address in use, or not a local address)", listen);
+  TransportConfig clashing = config("h2", 1, NULL);
+  clashing.listen = listen;
+  /* the reason is ours alone: gRPC's own log line about it must not reach stderr */
+  fflush(stderr);
+  int saved = dup(2);
+  FILE *errf = tmpfile();
+  dup2(fileno(errf), 2);
+  Transport *clash = transport_start(&clashing, err, sizeof err);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  ck_assert_ptr_null(clash);
+  snprintf(want, sizeof want, "transport: cannot listen on %s: address already in use", listen);
   ck_assert_str_eq(err, want);
+  char said[512] = "";
+  rewind(errf);
+  size_t nsaid = fread(said, 1, sizeof said - 1, errf);
+  said[nsaid] = '\0';
+  fclose(errf);
+  ck_assert_msg(nsaid == 0, "stderr got: %s", said);
+  clashing.listen = "192.0.2.1:7000"; /* TEST-NET-1: on no machine */
+  ck_assert_ptr_null(transport_start(&clashing, err, sizeof err));
+  ck_assert_str_eq(err, "transport: cannot listen on 192.0.2.1:7000: not an address of this machine");
   TransportConfig notoken = config("h2", 0, NULL);
   notoken.token = NULL;
   ck_assert_ptr_null(transport_start(&notoken, err, sizeof err));
@@ -1124,6 +1218,8 @@ static Suite *transport_suite(void) {
       {"port_in_use", test_port_in_use, 20},
       {"rx_abort", test_rx_abort, 20},
       {"end_rejected", test_end_rejected, 20},
+      {"unknown_edge", test_unknown_edge_refused_at_once, 20},
+      {"refusal_flood", test_refusal_flood, 60},
       {"receiver_stopped", test_receiver_stopped, 20},
       {"sender_stopped", test_sender_stopped_while_blocked, 20},
       {"receiver_killed", test_receiver_killed, 30},
