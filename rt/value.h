@@ -49,18 +49,19 @@ static inline Value value_string(const char *p, size_t n) {
 
 /* ---- doubles as text ---- */
 
-/* Enough for any output of value_format_double, NUL included. */
-#define SF_DOUBLE_CHARS 32
+/* SF_DOUBLE_CHARS (sf.h) bytes hold any output of value_format_double, NUL included. */
 
 /* Writes the shortest text that strtod reads back to exactly d (same bits, so -0.0 is "-0"),
- * laid out like ECMAScript's Number::toString: the fewest significant digits (found by trying
- * %.*e with 1..17 digits, which is correctly rounded in glibc and musl alike), in plain notation
- * when the decimal exponent n (d = 0.DIGITS * 10^n) satisfies -6 < n <= 21, otherwise as
- * `D[.DDD]e+X` / `D[.DDD]e-X` without zero padding of X. Examples: 0.1 -> "0.1", 1.0 -> "1",
- * 100.0 -> "100", 1e21 -> "1e+21", 1e20 -> "100000000000000000000", 1e-7 -> "1e-7",
- * 0.000001 -> "0.000001". NaN is "nan" (its sign and payload dropped), infinities are "inf" and
- * "-inf". Like snprintf: writes at most cap bytes including the NUL and returns the length the
- * full text has; cap >= SF_DOUBLE_CHARS never truncates. */
+ * laid out like ECMAScript's Number::toString: the digits are the first of 15, 16 and 17
+ * significant digits (for subnormals: of 1 to 17) whose correctly rounded decimal (ties to even)
+ * reads back, trailing zeros dropped, which is the fewest digits but for 46 powers of two (see
+ * xform/number.c); they are printed in plain notation when the decimal exponent n
+ * (d = 0.DIGITS * 10^n) satisfies -6 < n <= 21, otherwise as `D[.DDD]e+X` / `D[.DDD]e-X`
+ * without zero padding of X. Examples: 0.1 -> "0.1", 1.0 -> "1", 100.0 -> "100", 1e21 -> "1e+21",
+ * 1e20 -> "100000000000000000000", 1e-7 -> "1e-7", 0.000001 -> "0.000001", 2^-1017 ->
+ * "7.1202363472230444e-307" (17 digits; 16 would read back). NaN is "nan" (its sign and payload
+ * dropped), infinities are "inf" and "-inf". Like snprintf: writes at most cap bytes including the
+ * NUL and returns the length the full text has; cap >= SF_DOUBLE_CHARS never truncates. */
 size_t value_format_double(double d, char *buf, size_t cap);
 
 /* ---- hashing and mixing (stable across hosts, builds and runs) ---- */

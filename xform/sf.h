@@ -108,6 +108,10 @@ const char *type_name(Type t);               /* "int", "double", "string", "bool
 /* number.c: the shortest text that strtod reads back to exactly d; see value_format_double
  * (rt/value.h) for the layout. Returns the full length; writes at most cap bytes with the NUL. */
 size_t double_format(double d, char *buf, size_t cap);
+/* The same text, with every step the fast path takes on trust also done in exact big-integer
+ * arithmetic and compared (aborts on a difference): for the tests only, it is much slower. */
+size_t double_format_checked(double d, char *buf, size_t cap);
+#define SF_DOUBLE_CHARS 32 /* enough for any text of double_format, NUL included */
 Type type_from_name(const char *name);       /* TYPE_NONE when unknown */
 
 /* One value of an attribute, a state variable or an expression. Strings are not owned. */
