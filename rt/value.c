@@ -26,13 +26,19 @@ void buf_reset(Buf *b) {
   if (b->p) b->p[0] = 0;
 }
 
-void buf_append(Buf *b, const char *p, size_t n) {
+/* Makes room for n more bytes and the NUL; returns where they go. */
+static char *buf_room(Buf *b, size_t n) {
   if (b->n + n + 1 > b->cap) {
     size_t cap = b->cap ? b->cap : 64;
     while (cap < b->n + n + 1) cap *= 2;
     b->p = sf_xrealloc(b->p, cap);
     b->cap = cap;
   }
+  return b->p + b->n;
+}
+
+void buf_append(Buf *b, const char *p, size_t n) {
+  buf_room(b, n);
   if (n) memcpy(b->p + b->n, p, n);
   b->n += n;
   b->p[b->n] = 0;
@@ -204,15 +210,13 @@ int value_parse(Type t, const char *text, size_t n, Value *out, Arena *a) {
 }
 
 void value_format(const Value *v, Buf *out) {
-  char tmp[SF_DOUBLE_CHARS];
-  switch (v->type) {
+  switch (v->type) { /* numbers are written straight into out */
   case TYPE_INT:
-    snprintf(tmp, sizeof tmp, "%lld", (long long)v->i);
-    buf_puts(out, tmp);
+    out->n += int_format(v->i, buf_room(out, SF_INT_CHARS));
+    out->p[out->n] = 0;
     break;
   case TYPE_DOUBLE:
-    value_format_double(v->d, tmp, sizeof tmp);
-    buf_puts(out, tmp);
+    out->n += double_format(v->d, buf_room(out, SF_DOUBLE_CHARS), SF_DOUBLE_CHARS);
     break;
   case TYPE_BOOL:
     buf_puts(out, v->b ? "true" : "false");

@@ -99,7 +99,7 @@ bool value_equal(const Value *a, const Value *b);
  * infinity; bool: exactly "true" or "false"; string: any bytes, copied NUL-terminated into a (with
  * a == NULL the value borrows text). Returns 0 with *out set, or -1 with *out unchanged. */
 int value_parse(Type t, const char *text, size_t n, Value *out, Arena *a);
-/* Appends v as text: int decimal, double by value_format_double, bool "true"/"false", string raw
+/* Appends v as text: int decimal (int_format, sf.h), double by value_format_double, bool "true"/"false", string raw
  * (no quoting: that is the CSV writer's job). */
 void value_format(const Value *v, Buf *out);
 

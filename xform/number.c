@@ -1,6 +1,6 @@
-/* number.c: the one text form of doubles, shared by the transformer (expressions written back)
- * and the runtime (CSV, str()): the shortest text that reads back to the same value, without
- * printf.
+/* number.c: the one text form of numbers, shared by the transformer (expressions written back)
+ * and the runtime (CSV, str()): ints in decimal, doubles as the shortest text that reads back to
+ * the same value, both without printf.
  *
  * Which digits a double gets. The text has always been defined by what glibc's printf and strtod
  * give: the first of 15, 16 and 17 significant digits whose correctly rounded (ties to even)
@@ -193,6 +193,15 @@ static char *put_digits(char *end, uint64_t v) {
     *--end = (char)('0' + v);
   }
   return end;
+}
+
+size_t int_format(int64_t i, char *buf) {
+  char tmp[SF_INT_CHARS];
+  char *p = put_digits(tmp + sizeof tmp, i < 0 ? 0 - (uint64_t)i : (uint64_t)i);
+  if (i < 0) *--p = '-';
+  size_t n = (size_t)(tmp + sizeof tmp - p);
+  memcpy(buf, p, n);
+  return n;
 }
 
 /* The digits and exponent of a finite nonzero |d|: d = 0.DIGITS * 10^(*x), no trailing zeros. */

@@ -112,6 +112,10 @@ size_t double_format(double d, char *buf, size_t cap);
  * arithmetic and compared (aborts on a difference): for the tests only, it is much slower. */
 size_t double_format_checked(double d, char *buf, size_t cap);
 #define SF_DOUBLE_CHARS 32 /* enough for any text of double_format, NUL included */
+/* number.c: i in decimal, '-' first when negative, written to buf without a NUL; returns the
+ * length (at most SF_INT_CHARS - 1: "-9223372036854775808"). */
+size_t int_format(int64_t i, char *buf);
+#define SF_INT_CHARS 21 /* enough for any text of int_format, plus a NUL */
 Type type_from_name(const char *name);       /* TYPE_NONE when unknown */
 
 /* One value of an attribute, a state variable or an expression. Strings are not owned. */

@@ -1,4 +1,5 @@
-/* test_number.c: number text without printf (xform/number.c: double_format).
+/* test_number.c: number text without printf (xform/number.c: double_format, int_format) and the
+ * runtime's use of it (rt/value.c: value_format writing into a Buf).
  *
  * double_format must give byte for byte the text of the formatter it replaced, which is kept as
  * double_format_reference (number_reference.h: printf's %.*e read back with strtod). Each test
@@ -222,6 +223,61 @@ START_TEST(test_double_ties) {
 }
 END_TEST
 
+/* ---- ints ---- */
+
+START_TEST(test_int_format) {
+  struct { int64_t i; const char *text; } cases[] = {
+    {0, "0"}, {7, "7"}, {-7, "-7"}, {10, "10"}, {-10, "-10"}, {99, "99"}, {100, "100"}, {-101, "-101"},
+    {INT64_MAX, "9223372036854775807"}, {INT64_MIN, "-9223372036854775808"},
+    {INT64_MIN + 1, "-9223372036854775807"}, {1000000000000000000, "1000000000000000000"},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    char buf[SF_INT_CHARS];
+    memset(buf, 'x', sizeof buf);
+    size_t n = int_format(cases[k].i, buf);
+    ck_assert_uint_eq(n, strlen(cases[k].text));
+    ck_assert(!memcmp(buf, cases[k].text, n));
+    ck_assert_int_eq(buf[n], 'x'); /* no NUL written */
+  }
+  int64_t p = 1;
+  for (int e = 0; e <= 18; e++, p *= 10) { /* every length, at both ends */
+    int64_t around[] = {p - 1, p, p + 1, -p + 1, -p, -p - 1};
+    for (int k = 0; k < 6; k++) {
+      char got[SF_INT_CHARS + 1], want[32];
+      got[int_format(around[k], got)] = 0;
+      snprintf(want, sizeof want, "%" PRId64, around[k]);
+      ck_assert_str_eq(got, want);
+    }
+  }
+  for (long k = 0; k < 1000000; k++) {
+    uint64_t r = next();
+    int64_t i = (int64_t)(r >> (r % 64)) * (r & 1 ? -1 : 1);
+    char got[SF_INT_CHARS + 1], want[32];
+    got[int_format(i, got)] = 0;
+    snprintf(want, sizeof want, "%" PRId64, i);
+    if (strcmp(got, want)) ck_abort_msg("int_format(%s) gives %s", want, got);
+  }
+}
+END_TEST
+
+/* value_format writes numbers straight into the Buf, growing it when the text does not fit. */
+START_TEST(test_value_format_numbers_into_buf) {
+  for (size_t pre = 0; pre < 200; pre++) { /* every position relative to the growth points */
+    Buf b;
+    buf_init(&b);
+    for (size_t k = 0; k < pre; k++) buf_putc(&b, 'a' + (char)(k % 26));
+    Value vs[] = {value_int(INT64_MIN), value_double(-1.2345678901234567e-300), value_int(0),
+                  value_double(0.5)};
+    for (size_t k = 0; k < 4; k++) value_format(&vs[k], &b);
+    ck_assert_uint_eq(b.n, pre + 20 + 24 + 1 + 3);
+    ck_assert_uint_eq(strlen(b.p), b.n);
+    ck_assert_str_eq(b.p + pre, "-9223372036854775808-1.2345678901234568e-30000.5");
+    for (size_t k = 0; k < pre; k++) ck_assert_int_eq(b.p[k], 'a' + (char)(k % 26));
+    buf_release(&b);
+  }
+}
+END_TEST
+
 static Suite *number_suite(void) {
   Suite *s = suite_create("number");
   TCase *tc;
@@ -242,6 +298,8 @@ static Suite *number_suite(void) {
   ADD(test_double_subnormals_and_ends);
   ADD(test_double_digit_counts);
   ADD(test_double_ties);
+  ADD(test_int_format);
+  ADD(test_value_format_numbers_into_buf);
 #undef ADD
   return s;
 }
