@@ -28,9 +28,11 @@ void fission_explain(const Fission *f, FILE *out) {
                                 : arena_printf(a, "split %s", how);
     const char *merge = r->to ? arena_printf(a, "shuffle into r%d", r->to->id)
                               : arena_printf(a, "merge %s", merge_text(r->merge));
-    const char *width = r->width_by && r->width < f->width
-                            ? arena_printf(a, "width %d, limited by '%s'", r->width, r->width_by)
-                            : arena_printf(a, "width %d", r->width);
+    /* which width attributes disagreed is said once, on the line of the one that won */
+    const char *width = !r->width_by ? arena_printf(a, "width %d", r->width)
+                        : r->width_why && r->width_by == op->name
+                            ? arena_printf(a, "width %d, set by '%s', %s", r->width, r->width_by, r->width_why)
+                            : arena_printf(a, "width %d, set by '%s'", r->width, r->width_by);
     fprintf(out, "parallel in region r%d (%s, %s, %s)", r->id, width, split, merge);
     if (f->note[op->index]) fprintf(out, "; %s", f->note[op->index]);
     fputc('\n', out);

@@ -5,6 +5,7 @@
  * Every operator that is not parallelized gets the reason in f->why, in words a user can act on. */
 #include "sf.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 enum { DEFAULT_PULSE = 128 };
@@ -59,6 +60,7 @@ static const char *unsafe_reason(Graph *g, const Op *op) {
   if (m->is_source) return arena_printf(a, "it is a source (%s)", kind_name(op->kind));
   if (m->is_sink) return arena_printf(a, "it is a sink (%s)", kind_name(op->kind));
   if (op->parallel_no) return "it is marked parallel=\"no\"";
+  if (op->width == 1) return "it is marked width=\"1\"";
   if (op->kind == KIND_SPLIT || op->kind == KIND_MERGE)
     return arena_printf(a, "it is a %s written in the input graph", kind_name(op->kind));
   /* 1: one input port fed by one stream, one output port */
@@ -263,26 +265,47 @@ static void form_regions(Fission *f) {
 
 /* ---- widths and strategies ---- */
 
-/* Gives every region its width; a region that ends up with one channel is not a region: its
- * operators get the reason and the caller forms the regions again without them. Returns whether
- * any region was dropped. */
+/* Gives every region its width: the smallest width attribute of its operators, above or below the
+ * global width, or the global width when none has one. A region of one channel is not a region:
+ * its operators get the reason. Returns whether any region was dropped; that happens only at a
+ * global width of 1, since width="1" keeps its operator out of every region. */
 static bool assign_widths(Fission *f) {
   Arena *a = f->g->arena;
   bool dropped = false;
   for (int i = 0; i < f->regions.n; i++) {
     Region *r = f->regions.items[i];
     r->width = f->width;
+    r->width_by = NULL;
+    r->width_why = NULL;
+    int asked = 0;          /* operators with a width attribute */
+    bool disagree = false;  /* with different values */
     for (int k = 0; k < r->ops.n; k++) {
       const Op *op = r->ops.items[k];
-      if (op->width && op->width < r->width) {
+      if (!op->width) continue;
+      if (asked && op->width != r->width) disagree = true;
+      if (!asked || op->width < r->width) {
         r->width = op->width;
         r->width_by = op->name;
       }
+      asked++;
+    }
+    if (disagree) { /* 'a' 3, 'b' 2 and 'c' 8 */
+      char *list = NULL;
+      size_t len = 0;
+      FILE *m = open_memstream(&list, &len);
+      if (!m) sf_die("out of memory");
+      for (int k = 0, n = 0; k < r->ops.n; k++) {
+        const Op *op = r->ops.items[k];
+        if (!op->width) continue;
+        n++;
+        fprintf(m, "%s'%s' %d", n == 1 ? "" : n == asked ? " and " : ", ", op->name, op->width);
+      }
+      fclose(m);
+      r->width_why = arena_printf(a, "the smallest of %s", list);
+      free(list);
     }
     if (r->width >= 2) continue;
-    const char *why = r->width_by ? arena_printf(a, "the width attribute of '%s' limits its region to 1 channel", r->width_by)
-                                  : "the width is 1";
-    for (int k = 0; k < r->ops.n; k++) f->why[((Op *)r->ops.items[k])->index] = why;
+    for (int k = 0; k < r->ops.n; k++) f->why[((Op *)r->ops.items[k])->index] = "the width is 1";
     dropped = true;
   }
   return dropped;
@@ -321,12 +344,18 @@ Fission *fission_regions(Graph *g, int width) {
                                             : unsafe_reason(g, op);
   }
   if (!g->rewritten) {
-    do {
+    form_regions(f);
+    if (assign_widths(f)) {
+      /* At a global width of 1, regions without a width attribute were dropped. Forming again
+       * without their operators gives exactly the regions that kept their width (dropping whole
+       * regions never splits or joins the others: only their shuffle links and notes change), so
+       * one more pass is enough. */
       f->regions = (PtrVec){0};
       memset(f->region_of, 0, sizeof(Region *) * (size_t)g->nops);
       memset(f->note, 0, sizeof(char *) * (size_t)g->nops);
       form_regions(f);
-    } while (assign_widths(f));
+      if (assign_widths(f)) sf_die("a region lost its width when formed again");
+    }
     note_key_changes(f);
     choose_strategies(f);
   }

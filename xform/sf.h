@@ -415,6 +415,8 @@ struct Region {
                            before it forwards every key attribute */
   int width;            /* number of channels */
   const char *width_by; /* operator whose width attribute set the width (NULL: the global width) */
+  const char *width_why;/* when width attributes disagree: which asked for what, e.g. "the smallest of
+                           'a' 3 and 'b' 2" (NULL otherwise) */
   SplitStrategy split;  /* how the entry distributes tuples */
   MergeOrder merge;     /* how the exit restores order */
   Region *from;         /* upstream region joined to this one by a shuffle (NULL: entry Split) */

@@ -968,42 +968,97 @@ END_TEST
 
 /* ---- widths ---- */
 
-START_TEST(test_width_attribute_limits_region) {
+/* width="N" sets its region's width, below or above -w; the smallest wins when several disagree,
+ * and explain names them all on the line of the operator that won. */
+START_TEST(test_width_attribute_sets_region) {
   Fission *f = fission_of(HEAD SRC WORKX("a", " width=\"3\"", "S", "A") WORKX("b", " width=\"2\"", "A", "B")
                           WORKX("c", " width=\"8\"", "B", "C") SINK("o1", "C")
-                          WORKX("d", " width=\"9\"", "S", "D") SINK("o2", "D") TAIL, 4);
+                          WORKX("d", " width=\"9\"", "S", "D") WORK("e", "D", "E") SINK("o2", "E")
+                          WORKX("g", " width=\"3\"", "S", "G") WORKX("h", " width=\"3\"", "G", "H") SINK("o3", "H")
+                          TAIL, 4);
   assert_regions(f, "r1: a b c key=- width=2 roundrobin/roundrobin from=- to=-\n"
-                    "r2: d key=- width=4 roundrobin/roundrobin from=- to=-\n");
+                    "r2: d e key=- width=9 roundrobin/roundrobin from=- to=-\n"
+                    "r3: g h key=- width=3 roundrobin/roundrobin from=- to=-\n");
   ck_assert_str_eq(region_n(f, 1)->width_by, "b");
-  ck_assert_ptr_null(region_n(f, 2)->width_by); /* a width above the global one changes nothing */
+  ck_assert_str_eq(region_n(f, 1)->width_why, "the smallest of 'a' 3, 'b' 2 and 'c' 8");
+  ck_assert_str_eq(region_n(f, 2)->width_by, "d"); /* above the global width */
+  ck_assert_ptr_null(region_n(f, 2)->width_why);
+  ck_assert_str_eq(region_n(f, 3)->width_by, "g"); /* they agree: the first one says so */
+  ck_assert_ptr_null(region_n(f, 3)->width_why);
+  char *text = explain_text(f);
+  ck_assert_str_eq(text,
+    "t.xml:4: src: not parallelized: it is a source (Beacon)\n"
+    "t.xml:5: a: parallel in region r1 (width 2, set by 'b', split roundrobin, merge roundrobin); starts region r1: "
+    "its input stream 'S' has several consumers (fan-out)\n"
+    "t.xml:6: b: parallel in region r1 (width 2, set by 'b', the smallest of 'a' 3, 'b' 2 and 'c' 8, split "
+    "roundrobin, merge roundrobin)\n"
+    "t.xml:7: c: parallel in region r1 (width 2, set by 'b', split roundrobin, merge roundrobin)\n"
+    "t.xml:8: o1: not parallelized: it is a sink (FileSink)\n"
+    "t.xml:9: d: parallel in region r2 (width 9, set by 'd', split roundrobin, merge roundrobin); starts region r2: "
+    "its input stream 'S' has several consumers (fan-out)\n"
+    "t.xml:10: e: parallel in region r2 (width 9, set by 'd', split roundrobin, merge roundrobin)\n"
+    "t.xml:11: o2: not parallelized: it is a sink (FileSink)\n"
+    "t.xml:12: g: parallel in region r3 (width 3, set by 'g', split roundrobin, merge roundrobin); starts region r3: "
+    "its input stream 'S' has several consumers (fan-out)\n"
+    "t.xml:13: h: parallel in region r3 (width 3, set by 'g', split roundrobin, merge roundrobin)\n"
+    "t.xml:14: o3: not parallelized: it is a sink (FileSink)\n");
+  free(text);
   Graph *p = rewrite_and_place(f, NULL);
-  ck_assert_int_eq(count_kind(p, KIND_WORK), 2 * 3 + 4);
+  ck_assert_int_eq(count_kind(p, KIND_WORK), 3 * 2 + 2 * 9 + 2 * 3);
   ck_assert_ptr_null(graph_find_op(p, "a[2]"));
+  ck_assert_ptr_nonnull(graph_find_op(p, "e[8]"));
   graph_free(p);
   free_fission(f);
 }
 END_TEST
 
-/* A region limited to one channel is no region: its operators get the reason; the other operators
- * form their regions again without them. */
-START_TEST(test_width_one_attribute_dissolves_region) {
-  Fission *f = fission_of(HEAD SRC WORK("a", "S", "A") WORKX("b", " width=\"1\"", "A", "B") SINK("o1", "B")
-                          WORK("c", "S", "C") SINK("o2", "C") TAIL, 3);
-  ck_assert_str_eq(why(f, "a"), "the width attribute of 'b' limits its region to 1 channel");
-  ck_assert_str_eq(why(f, "b"), "the width attribute of 'b' limits its region to 1 channel");
-  assert_regions(f, "r1: c key=- width=3 roundrobin/roundrobin from=- to=-\n");
-  ck_assert_str_eq(note(f, "c"), "starts region r1: its input stream 'S' has several consumers (fan-out)");
+/* width="1" keeps only that operator serial, like parallel="no": its neighbours still form regions
+ * (before issue 8 it dissolved its whole region, a and b included). */
+START_TEST(test_width_one_attribute_keeps_operator_serial) {
+  Fission *f = fission_of(HEAD SRC WORK("a", "S", "A") WORKX("b", " width=\"1\"", "A", "B") WORK("c", "B", "C")
+                          SINK("o1", "C") TAIL, 3);
+  ck_assert_str_eq(why(f, "b"), "it is marked width=\"1\"");
+  assert_regions(f, "r1: a key=- width=3 roundrobin/roundrobin from=- to=-\n"
+                    "r2: c key=- width=3 roundrobin/roundrobin from=- to=-\n");
+  ck_assert_str_eq(note(f, "c"), "starts region r2: its producer 'b' is not parallelized");
+  free_fission(f);
+  /* a keyed Aggregate next to a cheap Functor marked width="1" still runs in parallel */
+  f = fission_of(HEAD SRC WORKX("cheap", " width=\"1\"", "S", "A")
+                 OP("agg", "Aggregate", "A", "B", "<param name=\"partitionBy\">k</param>"
+                    "<param name=\"window\">tumbling 2</param><set attr=\"j\">last(j)</set><set attr=\"v\">sum(v)</set>")
+                 SINK("out", "B") TAIL, 2);
+  assert_regions(f, "r1: agg key=k width=2 hash/seqpulse from=- to=-\n");
   free_fission(f);
 }
 END_TEST
 
-/* A region dissolved behind a shuffle: the upstream region ends in a Merge again. */
+/* width="1" behind a shuffle: the upstream region ends in a Merge, the next one starts with a Split. */
 START_TEST(test_width_one_after_shuffle) {
   Fission *f = fission_of(HEAD SRC DEDUP("a", "S", "A", "j") DEDUPX("b", " width=\"1\"", "A", "B", "k")
                           WORK("c", "B", "C") SINK("out", "C") TAIL, 2);
-  ck_assert_str_eq(why(f, "b"), "the width attribute of 'b' limits its region to 1 channel");
-  ck_assert_str_eq(why(f, "c"), "the width attribute of 'b' limits its region to 1 channel");
-  assert_regions(f, "r1: a key=j width=2 hash/seqpulse from=- to=-\n");
+  ck_assert_str_eq(why(f, "b"), "it is marked width=\"1\"");
+  ck_assert_ptr_null(why(f, "c"));
+  assert_regions(f, "r1: a key=j width=2 hash/seqpulse from=- to=-\n"
+                    "r2: c key=- width=2 roundrobin/roundrobin from=- to=-\n");
+  free_fission(f);
+}
+END_TEST
+
+/* At -w 1 only regions with a width attribute above 1 remain; the others' operators get the reason,
+ * and the regions are formed again without them (so r2 starts with its own Split, not a shuffle). */
+START_TEST(test_width_global_one_with_attribute) {
+  Fission *f = fission_of(HEAD SRC WORK("a", "S", "A") SETK("f", "A", "B") WORKX("w", " width=\"3\"", "B", "C")
+                          DEDUP("d", "C", "D", "k") SINK("out", "D") TAIL, 1);
+  ck_assert_str_eq(why(f, "a"), "the width is 1");
+  ck_assert_str_eq(why(f, "f"), "the width is 1");
+  assert_regions(f, "r1: w d key=k width=3 hash/seqpulse from=- to=-\n");
+  ck_assert_str_eq(note(f, "w"), "starts region r1: its producer 'f' is not parallelized");
+  free_fission(f);
+  /* at -w 2 the same graph has both regions, joined by a shuffle */
+  f = fission_of(HEAD SRC WORK("a", "S", "A") SETK("f", "A", "B") WORKX("w", " width=\"3\"", "B", "C")
+                 DEDUP("d", "C", "D", "k") SINK("out", "D") TAIL, 2);
+  assert_regions(f, "r1: a f key=- width=2 roundrobin/seqpulse from=- to=r2\n"
+                    "r2: w d key=k width=3 hash/seqpulse from=r1 to=-\n");
   free_fission(f);
 }
 END_TEST
@@ -1364,10 +1419,10 @@ START_TEST(test_explain_exact_wider) {
     "t.xml:5: src: not parallelized: it is a source (Beacon)\n"
     "t.xml:6: f: parallel in region r1 (width 4, split roundrobin, shuffle into r2); starts region r1: its input "
     "stream 'S' has several consumers (fan-out)\n"
-    "t.xml:7: w: parallel in region r2 (width 3, limited by 'w', shuffle from r1 by hash on 'k', shuffle into r3); "
+    "t.xml:7: w: parallel in region r2 (width 3, set by 'w', shuffle from r1 by hash on 'k', shuffle into r3); "
     "moved from region r1 into keyed region r2 because it forwards 'j' and 'k'\n"
-    "t.xml:8: d: parallel in region r2 (width 3, limited by 'w', shuffle from r1 by hash on 'k', shuffle into r3)\n"
-    "t.xml:9: e: parallel in region r2 (width 3, limited by 'w', shuffle from r1 by hash on 'k', shuffle into r3); "
+    "t.xml:8: d: parallel in region r2 (width 3, set by 'w', shuffle from r1 by hash on 'k', shuffle into r3)\n"
+    "t.xml:9: e: parallel in region r2 (width 3, set by 'w', shuffle from r1 by hash on 'k', shuffle into r3); "
     "shrinks region r2's key from 'j' and 'k' to 'k', the part its key 'k' shares\n"
     "t.xml:10: x: parallel in region r3 (width 4, shuffle from r2 by hash on 'v', merge seqpulse); starts region r3, "
     "shuffled from r2: its key 'v' shares no attribute with region r2's key 'k'\n"
@@ -1490,9 +1545,10 @@ static Suite *fission_suite(void) {
   TCase *shape = tcase_create("shape");
   tcase_add_test(shape, test_fan_out_boundaries);
   tcase_add_test(shape, test_fan_in_sink_after_regions);
-  tcase_add_test(shape, test_width_attribute_limits_region);
-  tcase_add_test(shape, test_width_one_attribute_dissolves_region);
+  tcase_add_test(shape, test_width_attribute_sets_region);
+  tcase_add_test(shape, test_width_one_attribute_keeps_operator_serial);
   tcase_add_test(shape, test_width_one_after_shuffle);
+  tcase_add_test(shape, test_width_global_one_with_attribute);
   tcase_add_test(shape, test_width_one_keeps_graph);
   suite_add_tcase(s, shape);
   TCase *rewrite = tcase_create("rewrite");
