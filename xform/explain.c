@@ -35,6 +35,9 @@ void fission_explain(const Fission *f, FILE *out) {
                             : arena_printf(a, "width %d, set by '%s'", r->width, r->width_by);
     fprintf(out, "parallel in region r%d (%s, %s, %s)", r->id, width, split, merge);
     if (f->note[op->index]) fprintf(out, "; %s", f->note[op->index]);
+    if (op->host)
+      fprintf(out, "; its pin to host '%s' is not applied: the region's channels go round-robin over the hosts "
+              "(warning)", op->host);
     fputc('\n', out);
   }
 }

@@ -1,6 +1,9 @@
 /* place.c: hosts and placement. Channels are spread round-robin over the hosts (channel c on host
  * c mod H); a Split runs where its upstream operator runs and a Merge where its downstream operator
- * runs; every other operator stays on the first host unless pinned with `host`. */
+ * runs; every other operator stays on the first host unless pinned with `host`. Operators sharing a
+ * colocate tag land on one host: the first pin among them (document order) applies to all. A pin
+ * on a replicated operator cannot hold for every channel: it is reported as a warning, never
+ * dropped silently. */
 #include "sf.h"
 
 #include <ctype.h>
@@ -132,6 +135,31 @@ static const char *place_op(Graph *g, Op *op, int depth) {
   return op->host;
 }
 
+/* Orders colocated operators by tag, then document order. */
+static int colocate_cmp(const void *pa, const void *pb) {
+  const Op *a = *(Op *const *)pa, *b = *(Op *const *)pb;
+  int c = strcmp(a->colocate, b->colocate);
+  return c ? c : (a->index > b->index) - (a->index < b->index);
+}
+
+/* Gives every unpinned member of a colocate group the group's first pin. Replicas are left out:
+ * the channels of one operator carry its tag but are spread over the hosts like any channel. */
+static void pin_colocated(Graph *g) {
+  Op **tagged = sf_xmalloc(sizeof(Op *) * (size_t)(g->nops + 1));
+  int n = 0;
+  for (int i = 0; i < g->nops; i++)
+    if (g->ops[i]->colocate && g->ops[i]->channel < 0 && !g->ops[i]->region) tagged[n++] = g->ops[i];
+  qsort(tagged, (size_t)n, sizeof *tagged, colocate_cmp);
+  for (int i = 0, j; i < n; i = j) {
+    const char *pin = NULL;
+    for (j = i; j < n && !strcmp(tagged[j]->colocate, tagged[i]->colocate); j++)
+      if (!pin) pin = tagged[j]->host;
+    for (int k = i; k < j && pin; k++)
+      if (!tagged[k]->host) tagged[k]->host = pin;
+  }
+  free(tagged);
+}
+
 int graph_place(Graph *g, Diag *d) {
   int before = d->nerrors;
   if (g->nhosts == 0) {
@@ -148,6 +176,14 @@ int graph_place(Graph *g, Diag *d) {
       diag_error(d, op->line, 0, "operator '%s' is placed on unknown host '%s'", op->name, op->host);
   }
   if (d->nerrors > before) return d->nerrors - before;
+  for (int i = 0; i < g->nops; i++) {
+    const Op *op = g->ops[i];
+    if (op->replica_pin && op->channel == 0) /* once per replicated operator */
+      diag_warning(d, op->line, 0, "operator '%s' is pinned to host '%s' but runs replicated in region %s, whose "
+                   "channels go round-robin over the hosts: the pin is not applied", op->origin, op->replica_pin,
+                   op->region);
+  }
+  pin_colocated(g);
   for (int i = 0; i < g->nops; i++) place_op(g, g->ops[i], 0);
   return 0;
 }

@@ -52,7 +52,34 @@ static const char *selectivity_name(Selectivity s) {
   return s == SEL_ONE ? "one" : s == SEL_ATMOSTONE ? "atmostone" : s == SEL_MANY ? "many" : "none";
 }
 
-static const char *unsafe_reason(Graph *g, const Op *op) {
+/* Orders tagged operators by colocate tag, then document order. */
+static int colocate_cmp(const void *pa, const void *pb) {
+  const Op *a = *(Op *const *)pa, *b = *(Op *const *)pb;
+  int c = strcmp(a->colocate, b->colocate);
+  return c ? c : (a->index > b->index) - (a->index < b->index);
+}
+
+/* For each operator index, the first other operator in document order sharing its colocate tag
+ * (NULL: none). One sort instead of comparing every pair. */
+static const Op **colocate_partners(Graph *g) {
+  const Op **partner = arena_alloc(g->arena, sizeof(Op *) * (size_t)(g->nops + 1));
+  Op **tagged = sf_xmalloc(sizeof(Op *) * (size_t)(g->nops + 1));
+  int n = 0;
+  for (int i = 0; i < g->nops; i++)
+    if (g->ops[i]->colocate) tagged[n++] = g->ops[i];
+  qsort(tagged, (size_t)n, sizeof *tagged, colocate_cmp);
+  for (int i = 0, j; i < n; i = j) {
+    for (j = i + 1; j < n && !strcmp(tagged[j]->colocate, tagged[i]->colocate); j++) {}
+    if (j - i < 2) continue;
+    for (int k = i; k < j; k++) partner[tagged[k]->index] = k == i ? tagged[i + 1] : tagged[i];
+  }
+  free(tagged);
+  return partner;
+}
+
+/* Why op may not be replicated (NULL: it may); colocated_with is another operator sharing its
+ * colocate tag, if any. */
+static const char *unsafe_reason(Graph *g, const Op *op, const Op *colocated_with) {
   Arena *a = g->arena;
   const Model *m = &op->model;
   /* 6: what the user or the graph already decided */
@@ -84,10 +111,8 @@ static const char *unsafe_reason(Graph *g, const Op *op) {
                         selectivity_name(m->sel));
   }
   /* 4: colocation */
-  if (op->colocate)
-    for (int i = 0; i < g->nops; i++)
-      if (g->ops[i] != op && g->ops[i]->colocate && !strcmp(g->ops[i]->colocate, op->colocate))
-        return arena_printf(a, "it shares colocate tag '%s' with '%s' (rule 4)", op->colocate, g->ops[i]->name);
+  if (colocated_with)
+    return arena_printf(a, "it shares colocate tag '%s' with '%s' (rule 4)", op->colocate, colocated_with->name);
   /* 5: punctuation. What an operator emits on a punctuation is caused by no input tuple, so it has
    * no sequence number that could put it in the sequential order. */
   if (m->punct == PUNCT_CONSUMES)
@@ -338,10 +363,11 @@ Fission *fission_regions(Graph *g, int width) {
   f->region_of = arena_alloc(a, sizeof(Region *) * (size_t)(g->nops + 1));
   f->why = arena_alloc(a, sizeof(char *) * (size_t)(g->nops + 1));
   f->note = arena_alloc(a, sizeof(char *) * (size_t)(g->nops + 1));
+  const Op **partner = colocate_partners(g);
   for (int i = 0; i < g->nops; i++) {
     Op *op = g->ops[i];
     f->why[i] = g->rewritten && !op->region ? "the graph is already parallelized (it carries region attributes)"
-                                            : unsafe_reason(g, op);
+                                            : unsafe_reason(g, op, partner[i]);
   }
   if (!g->rewritten) {
     form_regions(f);

@@ -138,6 +138,7 @@ static void emit_region(Rewriter *rw, const Region *r) {
       rep->name = name;
       rep->why_serial = NULL;
       rep->host = NULL;
+      rep->replica_pin = orig->host;
       rep->width = 0;
       rep->origin = orig->name;
       rep->region = rid;

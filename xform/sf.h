@@ -318,6 +318,8 @@ struct Op {
   bool parallel_no;     /* parallel="no" */
   int width;            /* width attribute (0: none) */
   const char *host;     /* host attribute (NULL: none) */
+  const char *replica_pin;/* rewritten replicas: the host pin of the operator they replicate, which
+                           channels spread over the hosts cannot honour; place warns (NULL: none) */
   const char *colocate; /* colocate tag (NULL: none) */
   const char *origin;   /* rewritten graphs: the original operator */
   const char *region;   /* rewritten graphs: region id */
@@ -448,7 +450,9 @@ Graph *fission_rewrite(const Fission *f);
  * to err and returns -1. */
 int hosts_parse(Graph *g, const char *spec, Host ***hosts, int *nhosts, char *err, size_t errlen);
 /* Gives every operator of the rewritten graph a host (channels round-robin, Split with its upstream,
- * Merge with its downstream, others on the first host unless pinned). Returns the number of errors. */
+ * Merge with its downstream, others on the first host unless pinned; operators sharing a colocate
+ * tag on one host, the first pin among them applying to all). Warns through d about each replicated
+ * operator whose pin cannot hold. Returns the number of errors. */
 int graph_place(Graph *g, Diag *d);
 
 /* ---- explain.c: one line per operator of the input graph on `out` ---- */

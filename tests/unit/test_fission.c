@@ -408,6 +408,14 @@ START_TEST(test_rule4_colocate) {
   ck_assert_ptr_null(why(f, "b"));
   assert_regions(f, "r1: b key=- width=2 roundrobin/roundrobin from=- to=-\n");
   free_fission(f);
+  /* three members: each names the first other one in document order; tags are compared exactly */
+  f = fission_of(HEAD SRC WORKX("x", " colocate=\"t\"", "S", "A") WORKX("y", " colocate=\"t\"", "A", "B")
+                 WORKX("z", " colocate=\"t\"", "B", "C") WORKX("u", " colocate=\"T\"", "C", "D") SINK("out", "D") TAIL, 2);
+  ck_assert_str_eq(why(f, "x"), "it shares colocate tag 't' with 'y' (rule 4)");
+  ck_assert_str_eq(why(f, "y"), "it shares colocate tag 't' with 'x' (rule 4)");
+  ck_assert_str_eq(why(f, "z"), "it shares colocate tag 't' with 'x' (rule 4)");
+  ck_assert_ptr_null(why(f, "u"));
+  free_fission(f);
 }
 END_TEST
 
@@ -1321,6 +1329,120 @@ START_TEST(test_place_unknown_host) {
 }
 END_TEST
 
+/* Rewrites f and places it on hosts `spec`, returning what graph_place reported (malloc'd). */
+static char *place_messages(const Fission *f, const char *spec, Graph **placed) {
+  Graph *p = fission_rewrite(f);
+  Host **hosts;
+  int n;
+  char err[256];
+  ck_assert_msg(hosts_parse(p, spec, &hosts, &n, err, sizeof err) == 0, "hosts: %s", err);
+  p->hosts = hosts;
+  p->nhosts = n;
+  char *msgs = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&msgs, &len);
+  Diag d;
+  diag_init(&d, "t.xml", m);
+  ck_assert_int_eq(graph_place(p, &d), 0);
+  diag_flush(&d, DIAG_BY_PLACE);
+  fclose(m);
+  *placed = p;
+  return msgs;
+}
+
+#define HOSTS3 "h0=127.0.0.1:7001,h1=127.0.0.1:7002,h2=127.0.0.1:7003"
+
+/* Operators sharing a colocate tag land on one host: the first pin among them applies to all, and
+ * without a pin they stay together on the first host. */
+START_TEST(test_place_colocate_group) {
+  Fission *f = fission_of(HEAD SRC WORKX("a", " colocate=\"crm\"", "S", "A")
+                          WORKX("b", " colocate=\"crm\" host=\"h2\"", "A", "B") WORKX("c", " colocate=\"crm\"", "B", "C")
+                          WORKX("d", " colocate=\"db\"", "C", "D") WORKX("e", " colocate=\"db\"", "D", "E")
+                          SINK("out", "E") TAIL, 3);
+  Graph *p;
+  char *msgs = place_messages(f, HOSTS3, &p);
+  ck_assert_str_eq(msgs, "");
+  assert_graph(p, "src Beacon host=h0 out=S\n"
+                  "a Work host=h2 in=S out=A\n"
+                  "b Work host=h2 in=A out=B\n"
+                  "c Work host=h2 in=B out=C\n"
+                  "d Work host=h0 in=C out=D\n"
+                  "e Work host=h0 in=D out=E\n"
+                  "out FileSink host=h0 in=E\n");
+  free(msgs);
+  graph_free(p);
+  free_fission(f);
+}
+END_TEST
+
+/* Two different pins in one group are refused by check; placement given them anyway keeps each pin
+ * and gives the unpinned member the first one, without crashing. A tag on one operator alone
+ * constrains nothing: it is replicated and its channels spread over the hosts. */
+START_TEST(test_place_colocate_unchecked_and_single) {
+  Graph *g = parse_text(HEAD SRC WORKX("a", " colocate=\"crm\" host=\"h1\"", "S", "A")
+                        WORKX("b", " colocate=\"crm\"", "A", "B") WORKX("c", " colocate=\"crm\"", "B", "C")
+                        WORKX("w", " colocate=\"solo\"", "C", "D") SINK("out", "D") TAIL);
+  graph_find_op(g, "b")->host = "h2"; /* what check would refuse */
+  graph_analyze(g);
+  Fission *f = fission_regions(g, 3);
+  Graph *p;
+  char *msgs = place_messages(f, HOSTS3, &p);
+  ck_assert_str_eq(msgs, "");
+  ck_assert_str_eq(graph_find_op(p, "a")->host, "h1");
+  ck_assert_str_eq(graph_find_op(p, "b")->host, "h2");
+  ck_assert_str_eq(graph_find_op(p, "c")->host, "h1");
+  ck_assert_str_eq(graph_find_op(p, "w[0]")->host, "h0");
+  ck_assert_str_eq(graph_find_op(p, "w[1]")->host, "h1");
+  ck_assert_str_eq(graph_find_op(p, "w[2]")->host, "h2");
+  free(msgs);
+  graph_free(p);
+  free_fission(f);
+}
+END_TEST
+
+/* A pin on an operator that ends up replicated cannot hold for every channel: a warning (once per
+ * operator) and a word in --explain, never dropped silently. A pin on a serial operator holds. */
+START_TEST(test_place_pin_on_replica_warns) {
+  Fission *f = fission_of(HEAD SRC WORKX("a", " host=\"h1\"", "S", "A") WORKX("b", " host=\"h1\"", "A", "B")
+                          WORKX("n", " parallel=\"no\" host=\"h2\"", "B", "C") SINK("out", "C") TAIL, 3);
+  char *text = explain_text(f);
+  ck_assert_str_eq(text,
+    "t.xml:4: src: not parallelized: it is a source (Beacon)\n"
+    "t.xml:5: a: parallel in region r1 (width 3, split roundrobin, merge roundrobin); starts region r1: its producer "
+    "'src' is not parallelized; its pin to host 'h1' is not applied: the region's channels go round-robin over the "
+    "hosts (warning)\n"
+    "t.xml:6: b: parallel in region r1 (width 3, split roundrobin, merge roundrobin); its pin to host 'h1' is not "
+    "applied: the region's channels go round-robin over the hosts (warning)\n"
+    "t.xml:7: n: not parallelized: it is marked parallel=\"no\"\n"
+    "t.xml:8: out: not parallelized: it is a sink (FileSink)\n");
+  free(text);
+  Graph *p;
+  char *msgs = place_messages(f, HOSTS3, &p);
+  ck_assert_str_eq(msgs,
+    "t.xml:5: warning: operator 'a' is pinned to host 'h1' but runs replicated in region r1, whose channels go "
+    "round-robin over the hosts: the pin is not applied\n"
+    "t.xml:6: warning: operator 'b' is pinned to host 'h1' but runs replicated in region r1, whose channels go "
+    "round-robin over the hosts: the pin is not applied\n");
+  ck_assert_str_eq(graph_find_op(p, "a[0]")->host, "h0");
+  ck_assert_str_eq(graph_find_op(p, "a[2]")->host, "h2");
+  ck_assert_str_eq(graph_find_op(p, "n")->host, "h2");
+  /* the rewritten document carries the hosts placement chose; read back, it warns no more */
+  char *xml = write_to_string(graph_emit_xml, p);
+  ck_assert_ptr_nonnull(strstr(xml, "<operator name=\"a[0]\" kind=\"Work\" host=\"h0\""));
+  Fission *again = fission_of(xml, 3);
+  Graph *p2;
+  char *msgs2 = place_messages(again, HOSTS3, &p2);
+  ck_assert_str_eq(msgs2, "");
+  free(msgs2);
+  graph_free(p2);
+  free_fission(again);
+  free(xml);
+  free(msgs);
+  graph_free(p);
+  free_fission(f);
+}
+END_TEST
+
 /* --hosts SPEC: accepted forms and exact messages for the refused ones. */
 static const char *hosts_error(const char *spec) {
   static char err[256];
@@ -1561,6 +1683,9 @@ static Suite *fission_suite(void) {
   tcase_add_test(place, test_place_merge_into_split);
   tcase_add_test(place, test_place_default_host);
   tcase_add_test(place, test_place_unknown_host);
+  tcase_add_test(place, test_place_colocate_group);
+  tcase_add_test(place, test_place_colocate_unchecked_and_single);
+  tcase_add_test(place, test_place_pin_on_replica_warns);
   tcase_add_test(place, test_hosts_parse);
   tcase_add_test(place, test_hosts_file);
   suite_add_tcase(s, place);
