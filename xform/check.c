@@ -72,12 +72,14 @@ static const char *ports_text(int min, int max, const char *what) {
 
 /* ---- names ---- */
 
+/* Names are looked up in the graph's tables, which hold the first of equal names. */
 static void check_names(Graph *g, Diag *d) {
-  for (int i = 0; i < g->nschemas; i++)
-    for (int j = 0; j < i; j++)
-      if (!strcmp(g->schemas[i]->name, g->schemas[j]->name))
-        diag_error(d, g->schemas[i]->line, 0, "schema '%s' is declared twice (first on line %d)",
-                   g->schemas[i]->name, g->schemas[j]->line);
+  for (int i = 0; i < g->nschemas; i++) {
+    const Schema *first = graph_find_schema(g, g->schemas[i]->name);
+    if (first != g->schemas[i])
+      diag_error(d, g->schemas[i]->line, 0, "schema '%s' is declared twice (first on line %d)",
+                 g->schemas[i]->name, first->line);
+  }
   for (int i = 0; i < g->nschemas; i++) {
     Schema *s = g->schemas[i];
     for (int a = 0; a < s->nattrs; a++)
@@ -86,22 +88,23 @@ static void check_names(Graph *g, Diag *d) {
           diag_error(d, s->attrs[a].line, 0, "attribute '%s' is declared twice in schema '%s'",
                      s->attrs[a].name, s->name);
   }
-  for (int i = 0; i < g->nhosts; i++)
-    for (int j = 0; j < i; j++) {
-      if (!strcmp(g->hosts[i]->name, g->hosts[j]->name))
-        diag_error(d, g->hosts[i]->line, 0, "host '%s' is declared twice (first on line %d)",
-                   g->hosts[i]->name, g->hosts[j]->line);
-      else if (!strcmp(g->hosts[i]->address, g->hosts[j]->address))
-        diag_error(d, g->hosts[i]->line, 0, "hosts '%s' and '%s' have the same address '%s'",
-                   g->hosts[j]->name, g->hosts[i]->name, g->hosts[i]->address);
-    }
-  for (int i = 0; i < g->nops; i++)
-    for (int j = 0; j < i; j++)
-      if (!strcmp(g->ops[i]->name, g->ops[j]->name)) {
-        diag_error(d, g->ops[i]->line, 0, "operator '%s' is declared twice (first on line %d)",
-                   g->ops[i]->name, g->ops[j]->line);
-        break;
-      }
+  NameMap addresses = {0}; /* address -> the first host with it */
+  for (int i = 0; i < g->nhosts; i++) {
+    Host *h = g->hosts[i], *first = graph_find_host(g, h->name);
+    Host *same = namemap_put(&addresses, h->address, h);
+    if (first != h)
+      diag_error(d, h->line, 0, "host '%s' is declared twice (first on line %d)", h->name, first->line);
+    else if (same && same != h)
+      diag_error(d, h->line, 0, "hosts '%s' and '%s' have the same address '%s'", same->name, h->name,
+                 h->address);
+  }
+  namemap_release(&addresses);
+  for (int i = 0; i < g->nops; i++) {
+    const Op *first = graph_find_op(g, g->ops[i]->name);
+    if (first != g->ops[i])
+      diag_error(d, g->ops[i]->line, 0, "operator '%s' is declared twice (first on line %d)",
+                 g->ops[i]->name, first->line);
+  }
   for (int i = 0; i < g->nops; i++) {
     Op *op = g->ops[i];
     if (op->host && g->nhosts > 0 && !graph_find_host(g, op->host))
@@ -404,23 +407,48 @@ static void check_ports(Graph *g, Op *op, Diag *d) {
 
 /* ---- acyclicity: Kahn's algorithm, ties broken by document order ---- */
 
+/* A binary min-heap of operator indexes: the ready operator first in the document comes out first. */
+typedef struct ReadyHeap {
+  int *items; /* heap-ordered indexes */
+  int n;      /* how many */
+} ReadyHeap;
+
+static void ready_push(ReadyHeap *h, int v) {
+  int i = h->n++;
+  for (; i > 0 && h->items[(i - 1) / 2] > v; i = (i - 1) / 2) h->items[i] = h->items[(i - 1) / 2];
+  h->items[i] = v;
+}
+
+static int ready_pop(ReadyHeap *h) {
+  int top = h->items[0], last = h->items[--h->n], i = 0;
+  for (;;) {
+    int c = 2 * i + 1;
+    if (c >= h->n) break;
+    if (c + 1 < h->n && h->items[c + 1] < h->items[c]) c++;
+    if (h->items[c] >= last) break;
+    h->items[i] = h->items[c];
+    i = c;
+  }
+  h->items[i] = last;
+  return top;
+}
+
 static void check_acyclic(Graph *g, Diag *d) {
   int n = g->nops;
   int *indeg = calloc((size_t)n + 1, sizeof *indeg);
   g->order = arena_alloc(g->arena, sizeof(Op *) * (size_t)(n + 1));
+  ReadyHeap ready = { .items = sf_xmalloc(sizeof(int) * (size_t)(n + 1)) };
   for (int i = 0; i < n; i++) {
     Op *op = g->ops[i];
     for (int p = 0; p < op->ninputs; p++)
       for (int k = 0; k < op->inputs[p].nstreams; k++)
         if (op->inputs[p].streams[k]) indeg[i]++;
+    if (indeg[i] == 0) ready_push(&ready, i);
   }
   int done = 0;
   bool *placed = calloc((size_t)n + 1, sizeof *placed);
-  while (done < n) {
-    int pick = -1;
-    for (int i = 0; i < n && pick < 0; i++)
-      if (!placed[i] && indeg[i] == 0) pick = i;
-    if (pick < 0) break;
+  while (done < n && ready.n > 0) {
+    int pick = ready_pop(&ready);
     placed[pick] = true;
     Op *op = g->ops[pick];
     op->topo = done;
@@ -428,9 +456,13 @@ static void check_acyclic(Graph *g, Diag *d) {
     for (int p = 0; p < op->noutputs; p++) {
       Stream *s = op->outputs[p].resolved;
       if (!s) continue;
-      for (int c = 0; c < s->consumers.n; c++) indeg[((Op *)s->consumers.items[c])->index]--;
+      for (int c = 0; c < s->consumers.n; c++) {
+        int next = ((Op *)s->consumers.items[c])->index;
+        if (--indeg[next] == 0) ready_push(&ready, next);
+      }
     }
   }
+  free(ready.items);
   if (done < n) {
     /* Every remaining operator has a remaining producer, so walking producers from one of them
      * ends in a cycle. Each cycle is reported once, from its first operator in document order;
@@ -438,10 +470,9 @@ static void check_acyclic(Graph *g, Diag *d) {
     int *seen_at = malloc(sizeof(int) * (size_t)n);
     int *cycle_of = malloc(sizeof(int) * (size_t)n); /* which walk reported the op's cycle, -1: none */
     int *path = malloc(sizeof(int) * (size_t)(n + 1));
-    for (int i = 0; i < n; i++) cycle_of[i] = -1;
+    for (int i = 0; i < n; i++) cycle_of[i] = seen_at[i] = -1;
     for (int startop = 0; startop < n; startop++) {
       if (placed[startop] || cycle_of[startop] >= 0) continue;
-      for (int i = 0; i < n; i++) seen_at[i] = -1;
       int len = 0, cur = startop;
       while (seen_at[cur] < 0 && cycle_of[cur] < 0) {
         seen_at[cur] = len;
@@ -456,14 +487,20 @@ static void check_acyclic(Graph *g, Diag *d) {
         sf_assert(next >= 0);
         cur = next;
       }
-      if (cycle_of[cur] >= 0) continue; /* downstream of a cycle already reported */
-      /* path[seen_at[cur]..len-1] runs against the data flow; print it along the flow, starting
-       * from its operator that comes first in the document */
-      int first = seen_at[cur], m = len - first, lowest = first;
-      for (int i = first; i < len; i++) {
+      /* every operator walked is done: in the cycle found, or downstream of one (a later walk
+       * that reaches it stops there, so each operator is walked once) */
+      bool known = cycle_of[cur] >= 0;
+      int first = seen_at[cur];
+      for (int i = 0; i < len; i++) {
         cycle_of[path[i]] = startop;
-        if (path[i] < path[lowest]) lowest = i;
+        seen_at[path[i]] = -1;
       }
+      if (known) continue; /* downstream of a cycle already reported */
+      /* path[first..len-1] runs against the data flow; print it along the flow, starting from its
+       * operator that comes first in the document */
+      int m = len - first, lowest = first;
+      for (int i = first; i < len; i++)
+        if (path[i] < path[lowest]) lowest = i;
       char msg[2048];
       size_t o = 0;
       for (int step = 0; step <= m && o < sizeof msg - 64; step++) {

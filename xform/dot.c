@@ -6,8 +6,10 @@
  * The parallel picture is meant to be read at a glance, also without colour: a region's label says
  * how it works (width, distribution, merge or shuffle), a channel's label names its host, the two
  * sides of a shuffle say so, and only edges carrying a stream of the user's graph are labelled.
- * Edges are computed from the operators' ports by name (producer -> one edge per consumer port),
- * so a graph need not have been linked. Everything is written in g->ops order, so the output is
+ * Edges go from a producer's output port to every input port slot reading it: the links of a
+ * linked graph, else found by name, so a graph need not have been linked. Who reads and writes
+ * each stream and which operators each region holds are gathered once (a Lookup), so drawing
+ * takes time linear in the graph. Everything is written in g->ops order, so the output is
  * deterministic. Every identifier and label is quoted and escaped: generated names contain `.`,
  * `[` and `]`, and reasons may contain quotes. The output renders with `dot` without warnings. */
 #include "sf.h"
@@ -35,23 +37,120 @@ static const char REASON_PREFIX[] = "not parallel: ";
 /* Writes s as the inside of a DOT quoted string: quotes and backslashes escaped, a line break as
  * the `\n` label escape, other control characters as spaces. At most `max` bytes of s (-1: all). */
 static void put_escaped(FILE *out, const char *s, int max) {
-  for (int i = 0; s && s[i] && (max < 0 || i < max); i++) {
+  if (!s) return;
+  int i = 0, run = 0; /* s[run..i-1] needs no escape and is not written yet */
+  for (; s[i] && (max < 0 || i < max); i++) {
     unsigned char c = (unsigned char)s[i];
+    if (c != '"' && c != '\\' && c >= 0x20 && c != 0x7f) continue;
+    fwrite(s + run, 1, (size_t)(i - run), out);
+    run = i + 1;
     if (c == '"' || c == '\\')
       fprintf(out, "\\%c", c);
     else if (c == '\n')
       fputs("\\n", out);
-    else if (c < 0x20 || c == 0x7f)
-      fputc(' ', out);
     else
-      fputc(c, out);
+      fputc(' ', out);
   }
+  fwrite(s + run, 1, (size_t)(i - run), out);
 }
 
 static void put_quoted(FILE *out, const char *s) {
   fputc('"', out);
   put_escaped(out, s, -1);
   fputc('"', out);
+}
+
+/* ---- what the pictures look up, gathered once ---- */
+
+/* One input port slot naming a stream, in g->ops order, then port order, then name order. */
+typedef struct Reader {
+  const Op *op;        /* the consumer */
+  struct Reader *next; /* the next slot naming the same stream */
+} Reader;
+
+typedef struct Readers {
+  Reader *head, *tail; /* every slot naming one stream, in order */
+} Readers;
+
+/* The operators of one region, in g->ops order. */
+typedef struct RegionOps {
+  PtrVec ops; /* const Op* */
+  bool drawn; /* put_region wrote it */
+} RegionOps;
+
+/* A linked graph (graph_link) says who reads and writes each stream; for ports it did not link
+ * (a graph that was never linked, or a stream it refused) the same is found by name, in maps
+ * built the first time they are needed. */
+typedef struct Lookup {
+  const Graph *g;    /* the graph drawn */
+  Arena *arena;      /* everything below */
+  bool by_name;      /* readers and writer are built */
+  NameMap readers;   /* stream name -> Readers */
+  NameMap writer;    /* stream name -> the first operator writing it */
+  NameMap regions;   /* region id -> RegionOps */
+  NameMap fills;     /* host name -> its fill colour (by its first position in g->hosts) */
+} Lookup;
+
+static void lookup_init(Lookup *l, const Graph *g) {
+  *l = (Lookup){ .g = g, .arena = arena_new() };
+  const char *last = NULL; /* operators of one region mostly come together, sharing the string */
+  RegionOps *ro = NULL;
+  for (int i = 0; i < g->nops; i++) {
+    const Op *op = g->ops[i];
+    if (!op->region) continue;
+    if (op->region != last) {
+      ro = namemap_get(&l->regions, op->region);
+      if (!ro) ro = namemap_put(&l->regions, op->region, arena_alloc(l->arena, sizeof *ro));
+      last = op->region;
+    }
+    ptrvec_push(l->arena, &ro->ops, (void *)op);
+  }
+  for (int i = 0; i < g->nhosts; i++)
+    namemap_put(&l->fills, g->hosts[i]->name, (void *)host_palette[i % PALETTE_SIZE]);
+}
+
+static void lookup_by_name(Lookup *l) {
+  if (l->by_name) return;
+  l->by_name = true;
+  const Graph *g = l->g;
+  for (int i = 0; i < g->nops; i++) {
+    const Op *op = g->ops[i];
+    for (int p = 0; p < op->noutputs; p++) namemap_put(&l->writer, op->outputs[p].stream, (void *)op);
+    for (int q = 0; q < op->ninputs; q++)
+      for (int k = 0; k < op->inputs[q].nstreams; k++) {
+        const char *name = op->inputs[q].names[k];
+        if (!name) continue;
+        Readers *rs = namemap_get(&l->readers, name);
+        if (!rs) rs = namemap_put(&l->readers, name, arena_alloc(l->arena, sizeof *rs));
+        Reader *r = arena_alloc(l->arena, sizeof *r);
+        r->op = op;
+        if (rs->tail)
+          rs->tail->next = r;
+        else
+          rs->head = r;
+        rs->tail = r;
+      }
+  }
+}
+
+/* Every input port slot reading what output `out` writes, in order: out's linked stream's
+ * consumers, or the slots naming it. Calls fn(op, ctx) for each. */
+static void each_reader(Lookup *l, const Output *out, void (*fn)(const Op *, void *), void *ctx) {
+  if (out->resolved) {
+    for (int c = 0; c < out->resolved->consumers.n; c++) fn(out->resolved->consumers.items[c], ctx);
+    return;
+  }
+  lookup_by_name(l);
+  const Readers *rs = namemap_get(&l->readers, out->stream);
+  for (const Reader *r = rs ? rs->head : NULL; r; r = r->next) fn(r->op, ctx);
+}
+
+static void lookup_release(Lookup *l) {
+  namemap_release(&l->readers);
+  namemap_release(&l->writer);
+  namemap_release(&l->regions);
+  namemap_release(&l->fills);
+  arena_free(l->arena);
 }
 
 /* ---- pieces shared by both pictures ---- */
@@ -260,26 +359,30 @@ static bool edge_labelled(const Op *prod, const Op *cons) {
 /* One edge per (producer output port, consumer input port naming the stream), labelled with the
  * stream's name (see edge_labelled), in the order producers, their ports, consumers and their
  * ports appear. */
-static void put_edges(FILE *out, const Graph *g) {
+/* One edge, written by put_edges for each reader of a producer's port. */
+typedef struct Edge {
+  FILE *out;          /* where it goes */
+  const Op *prod;     /* the producer */
+  const char *stream; /* the stream's name */
+} Edge;
+
+static void put_edge(const Op *cons, void *ctx) {
+  const Edge *e = ctx;
+  fputs("  ", e->out);
+  put_quoted(e->out, e->prod->name);
+  fputs(" -> ", e->out);
+  put_quoted(e->out, cons->name);
+  fputs(edge_labelled(e->prod, cons) ? " [label=" : " [tooltip=", e->out);
+  put_quoted(e->out, e->stream);
+  fputs("];\n", e->out);
+}
+
+static void put_edges(FILE *out, const Graph *g, Lookup *l) {
   for (int i = 0; i < g->nops; i++) {
     const Op *prod = g->ops[i];
     for (int p = 0; p < prod->noutputs; p++) {
-      const char *stream = prod->outputs[p].stream;
-      if (!stream) continue;
-      for (int j = 0; j < g->nops; j++) {
-        const Op *cons = g->ops[j];
-        for (int q = 0; q < cons->ninputs; q++)
-          for (int k = 0; k < cons->inputs[q].nstreams; k++) {
-            if (strcmp(cons->inputs[q].names[k], stream)) continue;
-            fputs("  ", out);
-            put_quoted(out, prod->name);
-            fputs(" -> ", out);
-            put_quoted(out, cons->name);
-            fputs(edge_labelled(prod, cons) ? " [label=" : " [tooltip=", out);
-            put_quoted(out, stream);
-            fputs("];\n", out);
-          }
-      }
+      Edge e = { out, prod, prod->outputs[p].stream };
+      if (e.stream) each_reader(l, &prod->outputs[p], put_edge, &e);
     }
   }
 }
@@ -297,22 +400,20 @@ static int finish(FILE *out) {
 
 int graph_dot_input(const Graph *g, FILE *out) {
   errno = 0;
+  Lookup l;
+  lookup_init(&l, g);
   put_header(out, g);
   for (int i = 0; i < g->nops; i++) put_op_node(out, g->ops[i], NO_HOST_FILL, "  ");
-  put_edges(out, g);
+  put_edges(out, g, &l);
+  lookup_release(&l);
   return finish(out);
 }
 
 /* ---- the parallel picture ---- */
 
-static const char *host_fill(const Graph *g, const char *host) {
-  for (int i = 0; host && i < g->nhosts; i++)
-    if (!strcmp(g->hosts[i]->name, host)) return host_palette[i % PALETTE_SIZE];
-  return NO_HOST_FILL;
-}
-
-static bool same(const char *a, const char *b) {
-  return a && b && !strcmp(a, b);
+static const char *host_fill(const Lookup *l, const char *host) {
+  const char *fill = namemap_get(&l->fills, host);
+  return fill ? fill : NO_HOST_FILL;
 }
 
 static int compare_ints(const void *a, const void *b) {
@@ -320,44 +421,46 @@ static int compare_ints(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* The distinct channels of region `region`, ascending, into chans (room for g->nops). */
-static int region_channels(const Graph *g, const char *region, int *chans) {
+/* The distinct channels of a region, ascending, into chans (room for its operators). */
+static int region_channels(const RegionOps *ro, int *chans) {
   int n = 0;
-  for (int i = 0; i < g->nops; i++) {
-    const Op *op = g->ops[i];
-    if (!same(op->region, region) || op->channel < 0) continue;
-    bool seen = false;
-    for (int k = 0; k < n && !seen; k++) seen = chans[k] == op->channel;
-    if (!seen) chans[n++] = op->channel;
+  for (int i = 0; i < ro->ops.n; i++) {
+    const Op *op = ro->ops.items[i];
+    if (op->channel >= 0) chans[n++] = op->channel;
   }
   qsort(chans, (size_t)n, sizeof *chans, compare_ints);
-  return n;
+  int distinct = 0;
+  for (int i = 0; i < n; i++)
+    if (distinct == 0 || chans[distinct - 1] != chans[i]) chans[distinct++] = chans[i];
+  return distinct;
 }
 
-/* The first operator of region `region` of kind `kind` that is region-wide (channel < 0) or not. */
-static const Op *region_op(const Graph *g, const char *region, OpKind kind, bool per_channel) {
-  for (int i = 0; i < g->nops; i++) {
-    const Op *op = g->ops[i];
-    if (same(op->region, region) && op->kind == kind && (op->channel >= 0) == per_channel) return op;
+/* The first operator of a region of kind `kind` that is region-wide (channel < 0) or not. */
+static const Op *region_op(const RegionOps *ro, OpKind kind, bool per_channel) {
+  for (int i = 0; i < ro->ops.n; i++) {
+    const Op *op = ro->ops.items[i];
+    if (op->kind == kind && (op->channel >= 0) == per_channel) return op;
   }
   return NULL;
 }
 
-/* The operator writing stream `name`, NULL when none. */
-static const Op *producer_of(const Graph *g, const char *name) {
-  for (int i = 0; name && i < g->nops; i++)
-    for (int p = 0; p < g->ops[i]->noutputs; p++)
-      if (same(g->ops[i]->outputs[p].stream, name)) return g->ops[i];
-  return NULL;
+/* The operator writing what input port `in` reads first, NULL when none. */
+static const Op *producer_of(Lookup *l, const Input *in) {
+  if (in->streams && in->streams[0]) return in->streams[0]->producer;
+  lookup_by_name(l);
+  return namemap_get(&l->writer, in->names[0]);
 }
 
-/* The first operator reading stream `name`, NULL when none. */
-static const Op *consumer_of(const Graph *g, const char *name) {
-  for (int i = 0; name && i < g->nops; i++)
-    for (int q = 0; q < g->ops[i]->ninputs; q++)
-      for (int k = 0; k < g->ops[i]->inputs[q].nstreams; k++)
-        if (same(g->ops[i]->inputs[q].names[k], name)) return g->ops[i];
-  return NULL;
+static void keep_first(const Op *op, void *ctx) {
+  const Op **first = ctx;
+  if (!*first) *first = op;
+}
+
+/* The first operator reading what output port `out` writes, NULL when none. */
+static const Op *consumer_of(Lookup *l, const Output *out) {
+  const Op *first = NULL;
+  each_reader(l, out, keep_first, &first);
+  return first;
 }
 
 /* How a region works, as its cluster's label, read from its Splits and Merges: its width, how its
@@ -369,15 +472,15 @@ static const Op *consumer_of(const Graph *g, const char *name) {
  * `r2: width 3, hash on sector, shuffled from r1 and into r3`. A region entered by a shuffle (and
  * not left by one) has its label, and its channels theirs, at the bottom: the shuffle's edges come in
  * from above all across it and would run through labels at the top. */
-static void put_region_label(FILE *out, const Graph *g, const char *region, int width) {
-  const Op *entry = region_op(g, region, KIND_SPLIT, false);
-  const Op *final = region_op(g, region, KIND_MERGE, false);
-  const Op *shuffle_in = region_op(g, region, KIND_MERGE, true);
-  const Op *shuffle_out = region_op(g, region, KIND_SPLIT, true);
+static void put_region_label(FILE *out, Lookup *l, const char *region, const RegionOps *ro, int width) {
+  const Op *entry = region_op(ro, KIND_SPLIT, false);
+  const Op *final = region_op(ro, KIND_MERGE, false);
+  const Op *shuffle_in = region_op(ro, KIND_MERGE, true);
+  const Op *shuffle_out = region_op(ro, KIND_SPLIT, true);
   const Op *from = NULL, *into = NULL;
   if (!entry && shuffle_in && shuffle_in->ninputs > 0 && shuffle_in->inputs[0].nstreams > 0)
-    from = producer_of(g, shuffle_in->inputs[0].names[0]);
-  if (!final && shuffle_out && shuffle_out->noutputs > 0) into = consumer_of(g, shuffle_out->outputs[0].stream);
+    from = producer_of(l, &shuffle_in->inputs[0]);
+  if (!final && shuffle_out && shuffle_out->noutputs > 0) into = consumer_of(l, &shuffle_out->outputs[0]);
   const Op *split = entry ? entry : from && from->kind == KIND_SPLIT ? from : NULL;
   fputs("    label=\"", out);
   put_escaped(out, region, -1);
@@ -407,52 +510,69 @@ static void put_region_label(FILE *out, const Graph *g, const char *region, int 
   fputs(from && !into ? "\"; labelloc=b;\n" : "\";\n", out);
 }
 
-/* A channel's cluster label: `channel N @ HOST`, with every host of its operators (in g->ops order)
- * so that readers who cannot tell the colours apart still see where it runs. */
-static void put_channel_label(FILE *out, const Graph *g, const char *region, int channel) {
+/* A channel's cluster label: `channel N @ HOST`, with every host of its operators (ops[0..n-1],
+ * in g->ops order) so that readers who cannot tell the colours apart still see where it runs. */
+static void put_channel_label(FILE *out, const Op *const *ops, int n, int channel) {
   fprintf(out, "      label=\"channel %d", channel);
+  NameMap seen = {0};
   int nhosts = 0;
-  for (int i = 0; i < g->nops; i++) {
-    const Op *op = g->ops[i];
-    if (!same(op->region, region) || op->channel != channel || !op->host) continue;
-    bool seen = false;
-    for (int j = 0; j < i && !seen; j++)
-      seen = same(g->ops[j]->region, region) && g->ops[j]->channel == channel && same(g->ops[j]->host, op->host);
-    if (seen) continue;
+  for (int i = 0; i < n; i++) {
+    const Op *op = ops[i];
+    if (!op->host || namemap_put(&seen, op->host, (void *)op) != op) continue;
     fputs(nhosts++ ? ", " : " @ ", out);
     put_escaped(out, op->host, -1);
   }
+  namemap_release(&seen);
   fputs("\";\n", out);
 }
 
-/* Region `region` as a cluster: its region-wide operators (the Split and Merge around it), then one
+/* An operator of a region and its position in the region's list, to sort by channel stably. */
+typedef struct Placed {
+  const Op *op; /* the operator */
+  int pos;      /* its position in g->ops order */
+} Placed;
+
+/* Orders a region's operators by channel, region-wide ones (-1) first, keeping g->ops order within. */
+static int compare_channel(const void *pa, const void *pb) {
+  const Placed *a = pa, *b = pb;
+  if (a->op->channel != b->op->channel) return a->op->channel < b->op->channel ? -1 : 1;
+  return (a->pos > b->pos) - (a->pos < b->pos);
+}
+
+/* A region as a cluster: its region-wide operators (the Split and Merge around it), then one
  * nested cluster per channel holding that channel's replicas and its own Splits and Merges. */
-static void put_region(FILE *out, const Graph *g, const char *region, int *chans) {
-  int width = region_channels(g, region, chans);
+static void put_region(FILE *out, Lookup *l, const char *region, const RegionOps *ro) {
+  int n = ro->ops.n;
+  int *chans = sf_xmalloc(sizeof(int) * (size_t)(n + 1));
+  int width = region_channels(ro, chans);
+  Placed *placed = sf_xmalloc(sizeof *placed * (size_t)(n + 1));
+  for (int k = 0; k < n; k++) placed[k] = (Placed){ ro->ops.items[k], k };
+  qsort(placed, (size_t)n, sizeof *placed, compare_channel);
+  const Op **by_channel = sf_xmalloc(sizeof(Op *) * (size_t)(n + 1));
+  for (int k = 0; k < n; k++) by_channel[k] = placed[k].op;
+  free(placed);
   fputs("  subgraph ", out);
   fputs("\"cluster_", out);
   put_escaped(out, region, -1);
   fputs("\" {\n", out);
-  put_region_label(out, g, region, width);
+  put_region_label(out, l, region, ro, width);
   fputs("    style=\"rounded,filled\"; fillcolor=\"#f2f2f2\"; color=\"#888888\"; labeljust=l;\n", out);
-  for (int i = 0; i < g->nops; i++) {
-    const Op *op = g->ops[i];
-    if (same(op->region, region) && op->channel < 0) put_op_node(out, op, host_fill(g, op->host), "    ");
-  }
+  int i = 0;
+  for (; i < n && by_channel[i]->channel < 0; i++) put_op_node(out, by_channel[i], host_fill(l, by_channel[i]->host), "    ");
   for (int c = 0; c < width; c++) {
+    int start = i;
+    while (i < n && by_channel[i]->channel == chans[c]) i++;
     fputs("    subgraph \"cluster_", out);
     put_escaped(out, region, -1);
     fprintf(out, "_c%d\" {\n", chans[c]);
-    put_channel_label(out, g, region, chans[c]);
+    put_channel_label(out, by_channel + start, i - start, chans[c]);
     fputs("      style=\"rounded,filled,dashed\"; fillcolor=\"#ffffff\"; color=\"#aaaaaa\";\n", out);
-    for (int i = 0; i < g->nops; i++) {
-      const Op *op = g->ops[i];
-      if (same(op->region, region) && op->channel == chans[c])
-        put_op_node(out, op, host_fill(g, op->host), "      ");
-    }
+    for (int k = start; k < i; k++) put_op_node(out, by_channel[k], host_fill(l, by_channel[k]->host), "      ");
     fputs("    }\n", out);
   }
   fputs("  }\n", out);
+  free(by_channel);
+  free(chans);
 }
 
 /* Writes s for an HTML-like label: markup characters as entities. */
@@ -497,21 +617,22 @@ static void put_legend(FILE *out, const Graph *g) {
 
 int graph_dot_parallel(const Graph *g, FILE *out) {
   errno = 0;
-  int *chans = sf_xmalloc(sizeof(int) * (size_t)(g->nops + 1));
+  Lookup l;
+  lookup_init(&l, g);
   put_header(out, g);
   put_legend(out, g);
   /* operators outside regions where they stand; each region, whole, where its first operator stands */
   for (int i = 0; i < g->nops; i++) {
     const Op *op = g->ops[i];
     if (!op->region) {
-      put_op_node(out, op, host_fill(g, op->host), "  ");
+      put_op_node(out, op, host_fill(&l, op->host), "  ");
       continue;
     }
-    bool first = true;
-    for (int j = 0; j < i && first; j++) first = !same(g->ops[j]->region, op->region);
-    if (first) put_region(out, g, op->region, chans);
+    RegionOps *ro = namemap_get(&l.regions, op->region);
+    if (!ro->drawn) put_region(out, &l, op->region, ro);
+    ro->drawn = true;
   }
-  free(chans);
-  put_edges(out, g);
+  put_edges(out, g, &l);
+  lookup_release(&l);
   return finish(out);
 }

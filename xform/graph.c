@@ -42,42 +42,73 @@ Type type_from_name(const char *name) {
   return TYPE_NONE;
 }
 
+/* ---- lookups by name ---- */
+
+/* A map from the names of one array's elements to the elements, and which array state it reflects. */
+typedef struct ArrayIndex {
+  NameMap map;       /* name -> element, the first of equal names */
+  const void *array; /* the array it was built from */
+  int count;         /* how many of its elements */
+} ArrayIndex;
+
+struct GraphIndex {
+  ArrayIndex ops;     /* g->ops by name */
+  ArrayIndex schemas; /* g->schemas by name */
+  ArrayIndex hosts;   /* g->hosts by name */
+  NameMap streams;    /* g->streams by name, filled by graph_link as it declares them */
+  NameMap outputs;    /* graph_link: every stream name some output port writes (errors only) */
+};
+
 Graph *graph_new(const char *file) {
   Arena *a = arena_new();
   Graph *g = arena_alloc(a, sizeof *g);
   g->arena = a;
   g->file = arena_strdup(a, file ? file : "<graph>");
+  g->index = arena_alloc(a, sizeof *g->index);
   return g;
 }
 
 void graph_free(Graph *g) {
-  if (g) arena_free(g->arena);
+  if (!g) return;
+  struct GraphIndex *ix = g->index;
+  namemap_release(&ix->ops.map);
+  namemap_release(&ix->schemas.map);
+  namemap_release(&ix->hosts.map);
+  namemap_release(&ix->streams);
+  namemap_release(&ix->outputs);
+  arena_free(g->arena);
 }
 
+/* ix, brought up to date with the array (of n elements whose name is name_of) when it changed. */
+static const NameMap *array_index(ArrayIndex *ix, void *const *array, int n, const char *(*name_of)(const void *)) {
+  if (ix->array != array || ix->count != n) {
+    namemap_clear(&ix->map);
+    namemap_reserve(&ix->map, (size_t)n);
+    for (int i = 0; i < n; i++) namemap_put(&ix->map, name_of(array[i]), array[i]);
+    ix->array = array;
+    ix->count = n;
+  }
+  return &ix->map;
+}
+
+static const char *schema_name(const void *p) { return ((const Schema *)p)->name; }
+static const char *host_name(const void *p) { return ((const Host *)p)->name; }
+static const char *op_name(const void *p) { return ((const Op *)p)->name; }
+
 Schema *graph_find_schema(const Graph *g, const char *name) {
-  for (int i = 0; name && i < g->nschemas; i++)
-    if (!strcmp(g->schemas[i]->name, name)) return g->schemas[i];
-  return NULL;
+  return namemap_get(array_index(&g->index->schemas, (void *const *)g->schemas, g->nschemas, schema_name), name);
 }
 
 Host *graph_find_host(const Graph *g, const char *name) {
-  for (int i = 0; name && i < g->nhosts; i++)
-    if (!strcmp(g->hosts[i]->name, name)) return g->hosts[i];
-  return NULL;
+  return namemap_get(array_index(&g->index->hosts, (void *const *)g->hosts, g->nhosts, host_name), name);
 }
 
 Op *graph_find_op(const Graph *g, const char *name) {
-  for (int i = 0; name && i < g->nops; i++)
-    if (!strcmp(g->ops[i]->name, name)) return g->ops[i];
-  return NULL;
+  return namemap_get(array_index(&g->index->ops, (void *const *)g->ops, g->nops, op_name), name);
 }
 
 Stream *graph_find_stream(const Graph *g, const char *name) {
-  for (int i = 0; name && i < g->streams.n; i++) {
-    Stream *s = g->streams.items[i];
-    if (!strcmp(s->name, name)) return s;
-  }
-  return NULL;
+  return namemap_get(&g->index->streams, name);
 }
 
 int schema_find_attr(const Schema *s, const char *name) {
@@ -111,6 +142,11 @@ Schema *op_output_schema(const Op *op) {
 int graph_link(Graph *g, Diag *d) {
   int before = d->nerrors;
   g->streams.n = 0;
+  namemap_clear(&g->index->streams);
+  namemap_clear(&g->index->outputs);
+  size_t noutputs = 0;
+  for (int i = 0; i < g->nops; i++) noutputs += (size_t)g->ops[i]->noutputs;
+  namemap_reserve(&g->index->streams, noutputs);
   for (int i = 0; i < g->nops; i++) {
     Op *op = g->ops[i];
     op->index = i;
@@ -136,6 +172,7 @@ int graph_link(Graph *g, Diag *d) {
       s->line = out->line;
       out->resolved = s;
       ptrvec_push(g->arena, &g->streams, s);
+      namemap_put(&g->index->streams, s->name, s);
     }
   }
   for (int i = 0; i < g->nops; i++) {
@@ -147,11 +184,13 @@ int graph_link(Graph *g, Diag *d) {
         Stream *s = graph_find_stream(g, in->names[k]);
         in->streams[k] = s;
         if (!s) {
-          bool declared = false;
-          for (int j = 0; j < g->nops && !declared; j++)
-            for (int q = 0; q < g->ops[j]->noutputs; q++)
-              if (!strcmp(g->ops[j]->outputs[q].stream, in->names[k])) declared = true;
-          if (!declared)
+          /* a stream some output declares was refused above; say nothing more about it */
+          NameMap *outputs = &g->index->outputs;
+          if (outputs->n == 0)
+            for (int j = 0; j < g->nops; j++)
+              for (int q = 0; q < g->ops[j]->noutputs; q++)
+                namemap_put(outputs, g->ops[j]->outputs[q].stream, &g->ops[j]->outputs[q]);
+          if (!namemap_get(outputs, in->names[k]))
             diag_error(d, in->line, 0, "operator '%s' reads stream '%s', which no operator produces",
                        op->name, in->names[k]);
           continue;

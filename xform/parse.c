@@ -444,15 +444,27 @@ const char *sf_schema_path(void) {
 typedef struct RawText {
   const char *buf;   /* the whole file */
   size_t len;        /* its length */
+  uint32_t *lines;   /* offset where line l + 1 starts, for l < nlines (malloc'ed) */
+  int nlines;        /* lines in the file */
   int last_line;     /* line of the previous text element looked up */
   int seen[3];       /* param, set, state elements already found on last_line */
 } RawText;
 
+/* Fills raw->lines in one pass (the file is at most INT_MAX bytes). */
+static void raw_index_lines(RawText *raw) {
+  int n = 1;
+  for (const char *p = raw->buf, *end = raw->buf + raw->len; (p = memchr(p, '\n', (size_t)(end - p))); p++) n++;
+  raw->lines = sf_xmalloc(sizeof *raw->lines * (size_t)n);
+  raw->lines[0] = 0;
+  raw->nlines = 1;
+  for (const char *p = raw->buf, *end = raw->buf + raw->len; (p = memchr(p, '\n', (size_t)(end - p))); p++)
+    raw->lines[raw->nlines++] = (uint32_t)(p + 1 - raw->buf);
+}
+
+/* Where line `line` (1-based) starts; the end of the file for a line past its last. */
 static size_t line_offset(const RawText *raw, int line) {
-  size_t off = 0;
-  for (int l = 1; l < line && off < raw->len; off++)
-    if (raw->buf[off] == '\n') l++;
-  return off;
+  if (line < 1) return 0;
+  return line <= raw->nlines ? raw->lines[line - 1] : raw->len;
 }
 
 /* Fills o with where the text of the nth <name> element whose start tag ends on `line` begins.
@@ -795,7 +807,9 @@ Graph *graph_parse_memory(const char *text, size_t len, const char *name, const 
   if (d->nerrors > before) goto done;
 
   RawText raw = { .buf = text, .len = len };
+  raw_index_lines(&raw);
   g = build_graph(doc, name, d, &raw);
+  free(raw.lines);
   if (d->nerrors > before) {
     graph_free(g);
     g = NULL;

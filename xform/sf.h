@@ -40,6 +40,26 @@ typedef struct PtrVec {
 } PtrVec;
 void ptrvec_push(Arena *a, PtrVec *v, void *item);
 
+/* ---- namemap.c: a map from names to pointers (open addressing), for lookups in constant time ----
+ * Keys are not copied: each must stay unchanged for as long as the map holds it. The slots are
+ * malloc'ed (out of memory aborts); a zeroed NameMap is empty and ready to use. */
+
+typedef struct NameSlot NameSlot;
+typedef struct NameMap {
+  NameSlot *slots; /* cap slots (NULL while cap is 0) */
+  size_t cap;      /* a power of two, at least twice n */
+  size_t n;        /* keys stored */
+} NameMap;
+
+/* The value stored under key, NULL when none (or key is NULL). */
+void *namemap_get(const NameMap *m, const char *key);
+/* Stores key -> value unless key is already there; returns the value now stored under key (the
+ * earlier one when key was present, so that the first of several equal names wins). */
+void *namemap_put(NameMap *m, const char *key, void *value);
+void namemap_reserve(NameMap *m, size_t n); /* room for n keys without growing again */
+void namemap_clear(NameMap *m);   /* forgets every key, keeps the slots */
+void namemap_release(NameMap *m); /* frees the slots; the map is empty and usable again */
+
 /* ---- diag.c: diagnostics as records. A pass reports every problem it finds through a Diag, which
  * keeps them; the driver calls diag_flush when the pass ends, which prints them (in document order,
  * except for parsing) as `file:line[:col]: error|warning: msg`, notes after their record, and
@@ -359,13 +379,19 @@ typedef struct Graph {
   PtrVec streams;       /* Stream*, in declaration order; filled by graph_link */
   Op **order;           /* operators in topological order (ties: document order); filled by check */
   bool rewritten;       /* some operator carries a region attribute */
+  struct GraphIndex *index; /* the graph_find_* tables (graph.c), rebuilt when an array changes */
 } Graph;
 
+/* A Graph is made by graph_new only (its lookup tables come with it) and dies with graph_free. */
 Graph *graph_new(const char *file);
 void graph_free(Graph *g);
+/* The first schema, host or operator with that name in its array, NULL when none (or name is
+ * NULL). Constant time: each array is indexed on first use and again whenever the array or its
+ * count changed since; renaming an element in place is not seen. Not for several threads at once. */
 Schema *graph_find_schema(const Graph *g, const char *name);
 Host *graph_find_host(const Graph *g, const char *name);
 Op *graph_find_op(const Graph *g, const char *name);
+/* The stream of that name declared by the last graph_link, NULL when none. */
 Stream *graph_find_stream(const Graph *g, const char *name);
 int schema_find_attr(const Schema *s, const char *name);   /* index or -1 */
 const char *op_param(const Op *op, const char *name);      /* text or NULL */

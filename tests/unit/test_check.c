@@ -275,7 +275,97 @@ START_TEST(aggregate_keys_and_aggregates) {
 }
 END_TEST
 
+/* ---- lookups by name ---- */
+
+START_TEST(namemap_first_of_equal_names_wins) {
+  NameMap m = {0};
+  ck_assert_ptr_null(namemap_get(&m, "a"));
+  int one, two;
+  ck_assert_ptr_eq(namemap_put(&m, "a", &one), &one);
+  ck_assert_ptr_eq(namemap_put(&m, "a", &two), &one); /* kept: the first wins */
+  ck_assert_ptr_eq(namemap_get(&m, "a"), &one);
+  ck_assert_ptr_null(namemap_put(&m, NULL, &two));
+  ck_assert_ptr_null(namemap_get(&m, NULL));
+  ck_assert_uint_eq(m.n, 1);
+  /* many keys: the map grows and finds every one, including keys equal only by content */
+  enum { N = 50000 };
+  char (*keys)[16] = malloc(sizeof *keys * N);
+  for (int i = 0; i < N; i++) {
+    snprintf(keys[i], sizeof keys[i], "k%d", i);
+    namemap_put(&m, keys[i], keys[i]);
+  }
+  ck_assert_uint_eq(m.n, N + 1);
+  ck_assert_uint_ge(m.cap, 2 * m.n);
+  for (int i = 0; i < N; i++) {
+    char probe[16];
+    snprintf(probe, sizeof probe, "k%d", i);
+    ck_assert_ptr_eq(namemap_get(&m, probe), keys[i]);
+  }
+  ck_assert_ptr_null(namemap_get(&m, "k50000"));
+  size_t cap = m.cap;
+  namemap_clear(&m);
+  ck_assert_uint_eq(m.n, 0);
+  ck_assert_uint_eq(m.cap, cap);
+  ck_assert_ptr_null(namemap_get(&m, "k7"));
+  namemap_release(&m);
+  ck_assert_uint_eq(m.cap, 0);
+  namemap_reserve(&m, 1000);
+  ck_assert_uint_ge(m.cap, 2000);
+  ck_assert_ptr_eq(namemap_put(&m, "b", &two), &two);
+  namemap_release(&m);
+  free(keys);
+}
+END_TEST
+
+/* graph_find_* index each array the first time and again when the array or its count changes,
+ * as when sf-xform gives the parallel graph the hosts of --hosts. */
+START_TEST(lookups_follow_array_changes) {
+  Graph *g = check_ok(diamond);
+  Op *src = graph_find_op(g, "src");
+  ck_assert_str_eq(src->name, "src");
+  g->nops--; /* src is the last operator */
+  ck_assert_ptr_null(graph_find_op(g, "src"));
+  g->nops++;
+  ck_assert_ptr_eq(graph_find_op(g, "src"), src);
+  ck_assert_ptr_null(graph_find_host(g, "h0"));
+  Host a = { .name = "h0", .address = "127.0.0.1:1" }, b = { .name = "h1", .address = "127.0.0.1:2" };
+  Host *first[] = { &a }, *second[] = { &b };
+  g->hosts = first;
+  g->nhosts = 1;
+  ck_assert_ptr_eq(graph_find_host(g, "h0"), &a);
+  g->hosts = second; /* same count, another array */
+  ck_assert_ptr_null(graph_find_host(g, "h0"));
+  ck_assert_ptr_eq(graph_find_host(g, "h1"), &b);
+  g->hosts = NULL;
+  g->nhosts = 0;
+  ck_assert_ptr_eq(graph_find_schema(g, "T"), g->schemas[0]);
+}
+END_TEST
+
 /* ---- names and references: every problem of the pass at once, in document order ---- */
+
+/* Every later declaration of a name points at the first one. */
+START_TEST(duplicates_point_at_the_first) {
+  check_fails("<graph xmlns='" NS "' name='g'>\n"
+              "  <schema name='T'><attr name='x' type='int'/></schema>\n"
+              "  <host name='h0' address='10.0.0.1:1'/>\n"
+              "  <host name='h1' address='10.0.0.1:1'/>\n"
+              "  <host name='h2' address='10.0.0.1:1'/>\n"
+              "  <operator name='x' kind='Beacon'><output stream='A' schema='T'/>\n"
+              "    <param name='count'>1</param><set attr='x'>seq</set></operator>\n"
+              "  <operator name='x' kind='Beacon'><output stream='B' schema='T'/>\n"
+              "    <param name='count'>1</param><set attr='x'>seq</set></operator>\n"
+              "  <operator name='x' kind='Beacon'><output stream='C' schema='T'/>\n"
+              "    <param name='count'>1</param><set attr='x'>seq</set></operator>\n"
+              "</graph>\n",
+              4,
+              "g.xml:4: error: hosts 'h0' and 'h1' have the same address '10.0.0.1:1'\n"
+              "g.xml:5: error: hosts 'h0' and 'h2' have the same address '10.0.0.1:1'\n"
+              "g.xml:8: error: operator 'x' is declared twice (first on line 6)\n"
+              "g.xml:10: error: operator 'x' is declared twice (first on line 6)\n");
+}
+END_TEST
+
 
 START_TEST(references_all_reported) {
   check_fails(HEAD
@@ -796,6 +886,20 @@ START_TEST(cycle_of_three) {
 }
 END_TEST
 
+/* Walks from several operators below one cycle meet on their way up: the cycle is said once. */
+START_TEST(cycle_below_shared_path_reported_once) {
+  check_fails("<graph xmlns='" NS "' name='g'>\n"
+              "  <schema name='T'><attr name='x' type='int'/></schema>\n"
+              "  <operator name='d' kind='FileSink'><input stream='C'/><param name='file'>d</param></operator>\n"
+              "  <operator name='e' kind='FileSink'><input stream='C'/><param name='file'>e</param></operator>\n"
+              "  <operator name='c' kind='Functor'><input stream='B'/><output stream='C' schema='T'/></operator>\n"
+              "  <operator name='a' kind='Functor'><input stream='B'/><output stream='A' schema='T'/></operator>\n"
+              "  <operator name='b' kind='Functor'><input stream='A'/><output stream='B' schema='T'/></operator>\n"
+              "</graph>\n",
+              1, "g.xml:6: error: the graph has a cycle: 'a' -> 'b' -> 'a'\n");
+}
+END_TEST
+
 START_TEST(every_cycle_reported_once) {
   /* two cycles, one operator downstream of the first, and a self-loop */
   check_fails("<graph xmlns='" NS "' name='g'>\n"
@@ -1005,6 +1109,9 @@ static Suite *check_suite(void) {
   ADD(example_graphs_check);
   ADD(expressions_are_attached);
   ADD(aggregate_keys_and_aggregates);
+  ADD(namemap_first_of_equal_names_wins);
+  ADD(lookups_follow_array_changes);
+  ADD(duplicates_point_at_the_first);
   ADD(references_all_reported);
   ADD(hosts);
   ADD(host_names_wait_for_placement_without_hosts);
@@ -1024,6 +1131,7 @@ static Suite *check_suite(void) {
   ADD(structure_errors_stop_before_expressions);
   ADD(cycle_of_three);
   ADD(every_cycle_reported_once);
+  ADD(cycle_below_shared_path_reported_once);
   ADD(expression_errors_all_reported);
   ADD(expression_syntax_errors);
   ADD(expression_on_the_next_line);

@@ -758,6 +758,29 @@ START_TEST(test_dot_renders_example_graph) {
 }
 END_TEST
 
+/* Edges and region labels come from the links of a linked graph and by name from an unlinked one:
+ * the pictures are the same byte for byte. */
+START_TEST(test_dot_same_linked_or_not) {
+  Graph *linked = parse_text(PARALLEL);
+  Diag d;
+  diag_init(&d, "t.xml", stderr);
+  Graph *unlinked = graph_parse_memory(PARALLEL, strlen(PARALLEL), "t.xml", XSD, &d);
+  ck_assert_ptr_nonnull(unlinked);
+  ck_assert_int_eq(unlinked->streams.n, 0);
+  ck_assert_ptr_null(unlinked->ops[0]->outputs[0].resolved);
+  Writer writers[] = { graph_dot_input, graph_dot_parallel };
+  for (int w = 0; w < 2; w++) {
+    char *a = write_to_string(writers[w], linked), *b = write_to_string(writers[w], unlinked);
+    assert_contains(a, "  \"r1.split[1]\" -> \"r2.merge[0]\" [");
+    ck_assert_str_eq(b, a);
+    free(a);
+    free(b);
+  }
+  graph_free(unlinked);
+  graph_free(linked);
+}
+END_TEST
+
 static Suite *emit_suite(void) {
   Suite *s = suite_create("emit");
   TCase *xml = tcase_create("xml");
@@ -781,6 +804,7 @@ static Suite *emit_suite(void) {
   tcase_add_test(dot, test_dot_parallel_without_hosts);
   tcase_add_test(dot, test_dot_parallel_palette_wraps);
   tcase_add_test(dot, test_dot_renders_example_graph);
+  tcase_add_test(dot, test_dot_same_linked_or_not);
   suite_add_tcase(s, dot);
   return s;
 }
