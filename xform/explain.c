@@ -1,6 +1,42 @@
-/* explain.c: `--explain`: one line per operator of the input graph, compiler style, saying which
- * region it joined and how that region splits and merges, or exactly why it was not parallelized. */
+/* explain.c: `--explain`: two lines per operator of the input graph, compiler style: which region
+ * it joined and how that region splits and merges, or exactly why it was not parallelized; then the
+ * model the decision was made from (state and key, selectivity, what it forwards, punctuation). */
 #include "sf.h"
+
+/* 'a', 'b' and 'c' */
+static void put_names(FILE *out, const char *const *names, int n) {
+  for (int i = 0; i < n; i++) fprintf(out, "%s'%s'", i == 0 ? "" : i == n - 1 ? " and " : ", ", names[i]);
+}
+
+/* `file:line: name: model: ...`: what analyze found, or the Custom operator declared. */
+static void explain_model(const Op *op, FILE *out) {
+  const Model *m = &op->model;
+  const char *whence = op->kind != KIND_CUSTOM ? "" : m->declared ? " (declared)" : " (assumed: no <model>)";
+  fprintf(out, "model%s: ", whence);
+  if (m->is_source || m->is_sink) {
+    fprintf(out, "%s\n", m->is_source ? "source" : "sink");
+    return;
+  }
+  if (m->state == STATE_PARTITIONED) {
+    fputs("state partitioned on ", out);
+    put_names(out, m->keys, m->nkeys);
+  } else {
+    fputs(m->state == STATE_NONE ? "state none" : "state unknown", out);
+  }
+  fprintf(out, ", selectivity %s, ", m->sel == SEL_ONE ? "one" : m->sel == SEL_ATMOSTONE ? "atmostone" : "many");
+  const Schema *schema = op_output_schema(op);
+  if (m->nforwards == 0) {
+    fputs("forwards nothing", out);
+  } else if (m->forwards_all || (schema && m->nforwards == schema->nattrs)) {
+    fputs("forwards every attribute", out);
+  } else {
+    fputs("forwards ", out);
+    put_names(out, m->forwards, m->nforwards);
+  }
+  fprintf(out, ", punct %s, final %s\n",
+          m->punct == PUNCT_GENERATES ? "generates" : m->punct == PUNCT_CONSUMES ? "consumes" : "none",
+          m->final == FINAL_EMITS ? "emits" : "none");
+}
 
 static const char *merge_text(MergeOrder m) {
   return m == MERGE_ROUNDROBIN ? "roundrobin" : m == MERGE_SEQ ? "seq" : "seqpulse";
@@ -15,6 +51,8 @@ void fission_explain(const Fission *f, FILE *out) {
     fprintf(out, "%s:%d: %s: ", g->file, op->line, op->name);
     if (!r) {
       fprintf(out, "not parallelized: %s\n", f->why[op->index] ? f->why[op->index] : "no reason recorded");
+      fprintf(out, "%s:%d: %s: ", g->file, op->line, op->name);
+      explain_model(op, out);
       continue;
     }
     const char *how = "roundrobin";
@@ -38,6 +76,7 @@ void fission_explain(const Fission *f, FILE *out) {
     if (op->host)
       fprintf(out, "; its pin to host '%s' is not applied: the region's channels go round-robin over the hosts "
               "(warning)", op->host);
-    fputc('\n', out);
+    fprintf(out, "\n%s:%d: %s: ", g->file, op->line, op->name);
+    explain_model(op, out);
   }
 }

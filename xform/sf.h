@@ -481,7 +481,7 @@ int hosts_parse(Graph *g, const char *spec, Host ***hosts, int *nhosts, char *er
  * operator whose pin cannot hold. Returns the number of errors. */
 int graph_place(Graph *g, Diag *d);
 
-/* ---- explain.c: one line per operator of the input graph on `out` ---- */
+/* ---- explain.c: per operator of the input graph on `out`, the decision and its model, one line each ---- */
 void fission_explain(const Fission *f, FILE *out);
 
 /* ---- emit.c: a Graph as XML in the graph language (libxml2's writer). Deterministic: the same

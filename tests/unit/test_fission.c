@@ -259,6 +259,25 @@ static char *explain_text(const Fission *f) {
   return buf;
 }
 
+/* explain_text without the model lines (`file:line: name: model...`), which test_explain_models
+ * checks: the decisions alone (malloc'd). Every other line must be a decision. */
+static char *decisions_text(const Fission *f) {
+  char *all = explain_text(f);
+  char *out = calloc(strlen(all) + 1, 1);
+  int n = 0;
+  for (char *line = all, *end; *line; line = end) {
+    end = strchr(line, '\n');
+    end = end ? end + 1 : line + strlen(line);
+    n++;
+    const char *model = strstr(line, ": model");
+    bool is_model = model && model < end && (model[7] == ':' || model[7] == ' ');
+    ck_assert_msg(is_model == (n % 2 == 0), "line %d is %s a model line:\n%s", n, is_model ? "" : "not", all);
+    if (!is_model) strncat(out, line, (size_t)(end - line));
+  }
+  free(all);
+  return out;
+}
+
 /* The number of operators of kind k in g. */
 static int count_kind(const Graph *g, OpKind k) {
   int n = 0;
@@ -475,7 +494,7 @@ START_TEST(test_rule5_emits_on_punctuation) {
   assert_regions(f, "r1: a key=- width=2 roundrobin/roundrobin from=- to=-\n"
                     "r2: d key=k width=2 hash/seqpulse from=- to=-\n"
                     "r3: plain key=k width=2 hash/seqpulse from=- to=-\n");
-  char *text = explain_text(f);
+  char *text = decisions_text(f);
   ck_assert_msg(strstr(text, "t.xml:6: win: not parallelized: it may emit tuples when a window punctuation arrives "
                              "(punct=\"consumes\", rule 5)\n") != NULL, "%s", text);
   ck_assert_msg(strstr(text, "t.xml:8: sess: not parallelized: it emits tuples when the final punctuation arrives "
@@ -993,7 +1012,7 @@ START_TEST(test_width_attribute_sets_region) {
   ck_assert_ptr_null(region_n(f, 2)->width_why);
   ck_assert_str_eq(region_n(f, 3)->width_by, "g"); /* they agree: the first one says so */
   ck_assert_ptr_null(region_n(f, 3)->width_why);
-  char *text = explain_text(f);
+  char *text = decisions_text(f);
   ck_assert_str_eq(text,
     "t.xml:4: src: not parallelized: it is a source (Beacon)\n"
     "t.xml:5: a: parallel in region r1 (width 2, set by 'b', split roundrobin, merge roundrobin); starts region r1: "
@@ -1405,7 +1424,7 @@ END_TEST
 START_TEST(test_place_pin_on_replica_warns) {
   Fission *f = fission_of(HEAD SRC WORKX("a", " host=\"h1\"", "S", "A") WORKX("b", " host=\"h1\"", "A", "B")
                           WORKX("n", " parallel=\"no\" host=\"h2\"", "B", "C") SINK("out", "C") TAIL, 3);
-  char *text = explain_text(f);
+  char *text = decisions_text(f);
   ck_assert_str_eq(text,
     "t.xml:4: src: not parallelized: it is a source (Beacon)\n"
     "t.xml:5: a: parallel in region r1 (width 3, split roundrobin, merge roundrobin); starts region r1: its producer "
@@ -1510,7 +1529,7 @@ START_TEST(test_explain_exact) {
     DEDUP("d", "A", "B", "k")
     "<operator name=\"x\" kind=\"Custom\"><input stream=\"B\"/><output stream=\"C\" schema=\"T\"/><library path=\"x.so\" symbol=\"s\"/></operator>\n"
     SINK("out", "C") TAIL, 2);
-  char *text = explain_text(f);
+  char *text = decisions_text(f);
   ck_assert_str_eq(text,
     "t.xml:4: src: not parallelized: it is a source (Beacon)\n"
     "t.xml:5: f: parallel in region r1 (width 2, split roundrobin, shuffle into r2); starts region r1: its producer "
@@ -1536,7 +1555,7 @@ START_TEST(test_explain_exact_wider) {
     DEDUP("x", "D", "X", "v")
     WORKX("n", " parallel=\"no\"", "S", "E")
     SINK("o2", "E") TAIL, 4);
-  char *text = explain_text(f);
+  char *text = decisions_text(f);
   ck_assert_str_eq(text,
     "t.xml:5: src: not parallelized: it is a source (Beacon)\n"
     "t.xml:6: f: parallel in region r1 (width 4, split roundrobin, shuffle into r2); starts region r1: its input "
@@ -1556,9 +1575,68 @@ START_TEST(test_explain_exact_wider) {
 }
 END_TEST
 
+/* The model line of each kind: what analyze inferred, or what a Custom operator declared (or was
+ * assumed to do without a <model>). */
+START_TEST(test_explain_models) {
+  Fission *f = fission_of(HEAD SRC
+    SETK("f", "S", "A")
+    OP("wh", "Functor", "A", "B", "<param name=\"where\">v &gt; 1</param>")
+    FILTER("fi", "B", "C")
+    OP("fm", "FlatMap", "C", "D", "<param name=\"count\">2</param><set attr=\"v\">v + i</set>")
+    SLIDEJ("sl", "D", "E")
+    DEDUP("dd", "E", "F", "k j")
+    WORK("w", "F", "G")
+    COUNTK("ck", "G", "H")
+    OP("num", "Functor", "H", "I", "<set attr=\"v\">n</set><state name=\"n\" type=\"int\" init=\"0\">n + 1</state>")
+    "<operator name=\"sess\" kind=\"Custom\"><input stream=\"I\"/><output stream=\"J\" schema=\"T\"/>"
+    "<model state=\"partitioned\" keys=\"k\" selectivity=\"atmostone\" forwards=\"k v\" punct=\"consumes\" "
+    "final=\"emits\"/><library path=\"x.so\" symbol=\"s\"/></operator>\n"
+    "<operator name=\"raw\" kind=\"Custom\"><input stream=\"J\"/><output stream=\"K\" schema=\"U\"/>"
+    "<library path=\"x.so\" symbol=\"s\"/></operator>\n"
+    SINK("out", "K") TAIL, 2);
+  char *text = explain_text(f);
+  ck_assert_str_eq(text,
+    "t.xml:4: src: not parallelized: it is a source (Beacon)\n"
+    "t.xml:4: src: model: source\n"
+    "t.xml:5: f: parallel in region r1 (width 2, split roundrobin, merge seqpulse); starts region r1: its "
+    "producer 'src' is not parallelized\n"
+    "t.xml:5: f: model: state none, selectivity one, forwards 'j' and 'v', punct none, final none\n"
+    "t.xml:6: wh: parallel in region r1 (width 2, split roundrobin, merge seqpulse)\n"
+    "t.xml:6: wh: model: state none, selectivity atmostone, forwards every attribute, punct none, final none\n"
+    "t.xml:7: fi: parallel in region r1 (width 2, split roundrobin, merge seqpulse)\n"
+    "t.xml:7: fi: model: state none, selectivity atmostone, forwards every attribute, punct none, final none\n"
+    "t.xml:8: fm: not parallelized: its selectivity is many: it may emit several tuples per input (rule 3)\n"
+    "t.xml:8: fm: model: state none, selectivity many, forwards 'k' and 'j', punct none, final none\n"
+    "t.xml:9: sl: parallel in region r2 (width 2, split hash on 'j', shuffle into r3); starts region r2: its "
+    "producer 'fm' is not parallelized\n"
+    "t.xml:9: sl: model: state partitioned on 'j', selectivity one, forwards 'j', punct none, final none\n"
+    "t.xml:10: dd: parallel in region r2 (width 2, split hash on 'j', shuffle into r3)\n"
+    "t.xml:10: dd: model: state partitioned on 'k' and 'j', selectivity atmostone, forwards every attribute, "
+    "punct none, final none\n"
+    "t.xml:11: w: parallel in region r2 (width 2, split hash on 'j', shuffle into r3)\n"
+    "t.xml:11: w: model: state none, selectivity one, forwards every attribute, punct none, final none\n"
+    "t.xml:12: ck: parallel in region r3 (width 2, shuffle from r2 by hash on 'k', merge seqpulse); starts "
+    "region r3, shuffled from r2: its key 'k' shares no attribute with region r2's key 'j'\n"
+    "t.xml:12: ck: model: state partitioned on 'k', selectivity one, forwards 'k' and 'j', punct none, final none\n"
+    "t.xml:13: num: not parallelized: its state is unknown: it has <state> but no 'partitionBy' (rule 2)\n"
+    "t.xml:13: num: model: state unknown, selectivity one, forwards 'k' and 'j', punct none, final none\n"
+    "t.xml:14: sess: not parallelized: it may emit tuples when a window punctuation arrives (punct=\"consumes\", "
+    "rule 5)\n"
+    "t.xml:14: sess: model (declared): state partitioned on 'k', selectivity atmostone, forwards 'k' and 'v', "
+    "punct consumes, final emits\n"
+    "t.xml:15: raw: not parallelized: its state is unknown (Custom operator without a <model>; rule 2)\n"
+    "t.xml:15: raw: model (assumed: no <model>): state unknown, selectivity many, forwards nothing, punct none, "
+    "final none\n"
+    "t.xml:16: out: not parallelized: it is a sink (FileSink)\n"
+    "t.xml:16: out: model: sink\n");
+  free(text);
+  free_fission(f);
+}
+END_TEST
+
 START_TEST(test_explain_width_one) {
   Fission *f = fission_of(HEAD SRC WORK("a", "S", "A") SINK("out", "A") TAIL, 1);
-  char *text = explain_text(f);
+  char *text = decisions_text(f);
   ck_assert_str_eq(text,
     "t.xml:4: src: not parallelized: it is a source (Beacon)\n"
     "t.xml:5: a: not parallelized: the width is 1\n"
@@ -1693,6 +1771,7 @@ static Suite *fission_suite(void) {
   tcase_add_test(explain, test_explain_exact);
   tcase_add_test(explain, test_explain_exact_wider);
   tcase_add_test(explain, test_explain_width_one);
+  tcase_add_test(explain, test_explain_models);
   tcase_add_test(explain, test_examples);
   suite_add_tcase(s, explain);
   return s;
