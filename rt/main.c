@@ -19,6 +19,11 @@ static const char usage_text[] =
     "      --host NAME           run only the operators placed on host NAME\n"
     "      --list-hosts          print the graph's hosts (name address, one per line) and exit\n"
     "      --token-file FILE     the job token (default: $SF_TOKEN); tools/sf-launch sets it\n"
+    "      --insecure-plaintext  no TLS between hosts: the token and the tuples travel in clear\n"
+    "                            (loopback addresses only, for development); otherwise $SF_TLS_CA,\n"
+    "                            $SF_TLS_CERT and $SF_TLS_KEY hold the job's CA certificate, this\n"
+    "                            host's certificate and its key, in PEM (tools/sf-launch sets them;\n"
+    "                            tools/sf-certs makes them)\n"
     "      --connect-timeout MS  give up on a peer that does not answer within MS ms (10000)\n"
     "      --batch N             tuples per batch between threads and hosts (256)\n"
     "      --queue N             batches a queue holds before its producer waits (8)\n"
@@ -73,7 +78,7 @@ int main(int argc, char **argv) {
     {"queue", required_argument, 0, 'q'},      {"stats", no_argument, 0, 's'},
     {"stats-interval", required_argument, 0, 'i'}, {"stats-json", required_argument, 0, 'j'},
     {"help", no_argument, 0, 'h'},             {"version", no_argument, 0, 'V'},
-    {"list-hosts", no_argument, 0, 'L'},
+    {"list-hosts", no_argument, 0, 'L'},      {"insecure-plaintext", no_argument, 0, 'P'},
     {0, 0, 0, 0},
   };
   ExecOptions o = {0};
@@ -98,6 +103,7 @@ int main(int argc, char **argv) {
     }
     case 'j': o.stats_json = optarg; break;
     case 'L': list_hosts = true; break;
+    case 'P': o.plaintext = true; break;
     case 'h': fputs(usage_text, stdout); return 0;
     case 'V': printf("sf-exec %s\n", SF_VERSION); return 0;
     case ':': usage_error("option '%s' needs an argument", argv[optind - 1]);
@@ -126,8 +132,21 @@ int main(int argc, char **argv) {
   }
   char *token = read_token(token_file);
   o.token = token;
+  /* the TLS material comes from the environment, like the token; the key leaves it at once, so
+   * that nothing this process starts (a Custom operator's child) inherits it */
+  char *tls_ca = getenv("SF_TLS_CA") ? strdup(getenv("SF_TLS_CA")) : NULL;
+  char *tls_cert = getenv("SF_TLS_CERT") ? strdup(getenv("SF_TLS_CERT")) : NULL;
+  char *tls_key = getenv("SF_TLS_KEY") ? strdup(getenv("SF_TLS_KEY")) : NULL;
+  unsetenv("SF_TLS_KEY");
+  o.tls_ca = tls_ca;
+  o.tls_cert = tls_cert;
+  o.tls_key = tls_key;
   int rc = exec_run(g, &o);
   free(token);
+  free(tls_ca);
+  free(tls_cert);
+  if (tls_key) memset(tls_key, 0, strlen(tls_key));
+  free(tls_key);
   graph_free(g);
   return rc;
 }

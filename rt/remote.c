@@ -73,6 +73,12 @@ static void log_line(void *ctx, const char *line) {
   fflush(r->log);
 }
 
+/* "127.x.y.z:port", "localhost:port" or "[::1]:port". */
+static bool loopback(const char *address) {
+  return strncmp(address, "127.", 4) == 0 || strncmp(address, "localhost:", 10) == 0 ||
+         strncmp(address, "[::1]:", 6) == 0;
+}
+
 static const char *host_address(const Graph *g, const char *name) {
   Host *h = graph_find_host(g, name);
   return h ? h->address : NULL;
@@ -92,6 +98,18 @@ Remote *remote_start(Exec *x, Graph *g, const char *host, const ExecOptions *o, 
     snprintf(err, errlen, "no job token: set SF_TOKEN or pass --token-file (tools/sf-launch does this)");
     return NULL;
   }
+  if (o->plaintext) { /* the token and the data would travel in clear: this machine only */
+    for (int i = 0; i < g->nhosts; i++)
+      if (!loopback(g->hosts[i]->address)) {
+        snprintf(err, errlen, "--insecure-plaintext is for loopback addresses only, and host '%s' is at %s",
+                 g->hosts[i]->name, g->hosts[i]->address);
+        return NULL;
+      }
+  } else if (!o->tls_ca || !o->tls_cert || !o->tls_key) {
+    snprintf(err, errlen, "no TLS credentials: set SF_TLS_CA, SF_TLS_CERT and SF_TLS_KEY (tools/sf-launch does "
+             "this; tools/sf-certs makes them), or pass --insecure-plaintext on loopback");
+    return NULL;
+  }
   Remote *r = calloc(1, sizeof *r);
   r->x = x;
   r->g = g;
@@ -108,6 +126,10 @@ Remote *remote_start(Exec *x, Graph *g, const char *host, const ExecOptions *o, 
     .connect_timeout_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : DEFAULT_CONNECT_MS,
     .log = log_line,
     .log_ctx = r,
+    .tls_ca = o->plaintext ? NULL : o->tls_ca,
+    .tls_cert = o->plaintext ? NULL : o->tls_cert,
+    .tls_key = o->plaintext ? NULL : o->tls_key,
+    .plaintext = o->plaintext,
   };
   char terr[512];
   r->t = transport_start(&cfg, terr, sizeof terr);

@@ -139,6 +139,10 @@ typedef struct ExecOptions {
   double stats_interval;   /* seconds between periodic stats lines (0: default 2) */
   const char *stats_json;  /* write the final stats as JSON to this file */
   const char *token;       /* job token for the transport (distributed runs) */
+  const char *tls_ca;      /* PEM: the job's CA certificate (mutual TLS between hosts) */
+  const char *tls_cert;    /* PEM: this host's certificate from that CA */
+  const char *tls_key;     /* PEM: its private key */
+  bool plaintext;          /* no TLS between hosts (--insecure-plaintext; loopback addresses only) */
   int connect_timeout_ms;  /* how long to wait for peers (0: default 10000) */
   FILE *log;               /* where errors and stats go (NULL: stderr) */
 } ExecOptions;

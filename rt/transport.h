@@ -20,6 +20,15 @@
  *     stream (transport_rx_confirm), so a stream the application rejects (transport_rx_abort), for
  *     a message or for how it ended, still fails the sender.
  *
+ * Security: by default every connection is mutual TLS.  Each executor has a certificate from the
+ * job's own CA (tools/sf-launch makes one per job) naming its host name.  A sender checks, during
+ * the TLS handshake and so before anything of the call (the token included) is sent, that the
+ * peer's certificate chains to the job CA and names the host it means to reach (peer_name of
+ * transport_open); a peer that is not that host never gets past the handshake, and the stream fails
+ * after connect_timeout_ms like an unreachable one.  A receiver requires a client certificate from
+ * the job CA and refuses with PERMISSION_DENIED a call whose `sf-peer` differs from the host its
+ * certificate names.  TransportConfig.plaintext turns all of this off, for loopback development.
+ *
  * Threading: every Transport runs one thread of its own, the only one that waits on gRPC's
  * completion queue (all network I/O happens there).  Executor threads block on condition variables
  * inside transport_send / transport_close / transport_recv.  Different streams may be used from
@@ -58,6 +67,12 @@ typedef struct TransportConfig {
                              (declared dead after one more interval without an answer); <= 0: 10000 */
   void (*log)(void *ctx, const char *line); /* where log lines go (no trailing newline); NULL: stderr */
   void *log_ctx;                            /* first argument of log */
+  /* Mutual TLS (the default; see "Security" above): all three PEM texts, or plaintext = 1. */
+  const char *tls_ca;     /* the job's CA certificate: the only one a peer's certificate may chain to */
+  const char *tls_cert;   /* this executor's certificate, from that CA, naming `name` (CN and DNS SAN) */
+  const char *tls_key;    /* its private key */
+  int plaintext;          /* 1: no TLS, the token and the data travel in clear and peers are not
+                             verified (loopback development only); the tls_* must then be NULL */
 } TransportConfig;
 
 /* Starts a transport: calls grpc_init (reference counted; transport_stop calls grpc_shutdown), starts the
@@ -74,7 +89,8 @@ Transport *transport_start(const TransportConfig *cfg, char *err, size_t errlen)
 int transport_port(const Transport *t);
 
 /* Opens the sending end of edge `edge` (a printable-ASCII id, e.g. a stream name) to the peer
- * executor `peer_name` listening at `address` ("host:port").  Does not block: connecting (retrying
+ * executor `peer_name` listening at `address` ("host:port"); with TLS, the peer's certificate must
+ * name peer_name.  Does not block: connecting (retrying
  * while the peer starts, for up to connect_timeout_ms) proceeds in the background and its outcome
  * shows in transport_send / transport_close.  The strings are copied.  Returns NULL only for an
  * invalid argument (NULL or non-printable string) or once transport_stop has begun.  Each stream
@@ -98,7 +114,9 @@ int transport_send(TxStream *s, const void *buf, size_t len);
  * send/close must not be called again. */
 int transport_close(TxStream *s);
 
-/* Why the stream failed, e.g. "cannot reach host 'h1' at 127.0.0.1:7001 after 5000 ms",
+/* Why the stream failed, e.g. "cannot reach host 'h1' at 127.0.0.1:7001 after 5000 ms" (with TLS
+ * followed by " (nothing listens there, or something without host 'h1''s certificate from this
+ * job)": a peer that fails the TLS checks looks the same as none),
  * "host 'h1' at 127.0.0.1:7001 did not accept edge 'e' within 5000 ms" (up, but no accept),
  * "edge 'e' to host 'h1' at 127.0.0.1:7001 failed: UNAVAILABLE: Connection reset by peer" (the
  * peer died) or "... failed: UNAUTHENTICATED: missing or wrong job token"; "" if it has not.

@@ -195,7 +195,8 @@ struct Transport {
   grpc_server *server;          /* NULL for a client-only transport */
   int port;                     /* the bound port; immutable once started */
   grpc_channel_credentials *creds; /* for every channel; immutable once started */
-  grpc_arg client_arg_buf[12];  /* storage of client_args */
+  int tls;                      /* mutual TLS (else plaintext); immutable */
+  grpc_arg client_arg_buf[13];  /* storage of client_args (one spare: the TLS target name) */
   grpc_channel_args client_args; /* for every channel; immutable once started */
   pthread_t poller;             /* the thread in grpc_completion_queue_next */
   int poller_started;           /* it runs (else transport_stop polls itself) */

@@ -17,6 +17,7 @@
  * fail a stream (transport_rx_abort, transport_cancel); all under t->mu. */
 #include "transport_priv.h"
 
+#include <grpc/grpc_security.h>
 #include <grpc/support/alloc.h>
 
 #include <stdarg.h>
@@ -296,6 +297,17 @@ static void sc_on_new(SCall *sc, int success) {
       sc->has_edge = 1;
     }
   }
+  /* with TLS: the host the client's certificate names (the handshake checked it chains to the job CA) */
+  char certified[MAX_ID + 1] = "";
+  if (t->tls) {
+    grpc_auth_context *ac = grpc_call_auth_context(sc->call);
+    grpc_auth_property_iterator it = grpc_auth_context_find_properties_by_name(ac, GRPC_X509_CN_PROPERTY_NAME);
+    const grpc_auth_property *prop = grpc_auth_property_iterator_next(&it);
+    if (prop) sanitize(certified, sizeof certified, prop->value, prop->value_length);
+    grpc_auth_context_release(ac);
+  }
+  int claim_ok = !t->tls || (certified[0] && host && GRPC_SLICE_LENGTH(*host) == strlen(certified) &&
+                             memcmp(GRPC_SLICE_START_PTR(*host), certified, strlen(certified)) == 0);
   int method_ok = grpc_slice_str_cmp(sc->details.method, SF_METHOD) == 0;
   int auth_ok = token && token_ok(GRPC_SLICE_START_PTR(*token), GRPC_SLICE_LENGTH(*token), t->token, t->token_len);
   grpc_call_details_destroy(&sc->details);
@@ -315,6 +327,9 @@ static void sc_on_new(SCall *sc, int success) {
     sc_refuse_quietly(sc, GRPC_STATUS_UNIMPLEMENTED, "unknown method");
   } else if (!auth_ok) {
     sc_refuse_quietly(sc, GRPC_STATUS_UNAUTHENTICATED, "missing or wrong job token");
+  } else if (!claim_ok) {
+    sc_refuse(sc, GRPC_STATUS_PERMISSION_DENIED, "the client's certificate names host '%s', not the host it claims",
+              certified[0] ? certified : "?");
   } else if (t->stopping) {
     sc_refuse(sc, GRPC_STATUS_UNAVAILABLE, "the receiving executor is stopping");
   } else if (!edge_ok) {

@@ -165,6 +165,10 @@ void tx_check_timer(TxStream *s, int64_t now) {
   if (grpc_channel_check_connectivity_state(s->ch, 0) == GRPC_CHANNEL_READY)
     tx_fail(s, GRPC_STATUS_DEADLINE_EXCEEDED, "host '%s' at %s did not accept edge '%s' within %d ms", s->peer,
             s->address, s->edge, t->connect_timeout_ms);
+  else if (t->tls) /* a TLS handshake that failed the checks looks like no connection at all */
+    tx_fail(s, GRPC_STATUS_UNAVAILABLE,
+            "cannot reach host '%s' at %s after %d ms (nothing listens there, or something without host '%s''s "
+            "certificate from this job)", s->peer, s->address, t->connect_timeout_ms, s->peer);
   else
     tx_fail(s, GRPC_STATUS_UNAVAILABLE, "cannot reach host '%s' at %s after %d ms", s->peer, s->address,
             t->connect_timeout_ms);
@@ -230,7 +234,16 @@ TxStream *transport_open(Transport *t, const char *peer_name, const char *addres
   s->next = t->txs;
   t->txs = s;
   s->connect_deadline = now_ms() + t->connect_timeout_ms;
-  s->ch = grpc_channel_create(s->address, t->creds, &t->client_args);
+  grpc_arg args[sizeof t->client_arg_buf / sizeof *t->client_arg_buf];
+  grpc_channel_args chargs = {t->client_args.num_args, args};
+  memcpy(args, t->client_args.args, t->client_args.num_args * sizeof *args);
+  if (t->tls) { /* the name the peer's certificate must carry: the host we mean to reach */
+    memset(&args[chargs.num_args], 0, sizeof *args);
+    args[chargs.num_args].type = GRPC_ARG_STRING;
+    args[chargs.num_args].key = (char *)GRPC_SSL_TARGET_NAME_OVERRIDE_ARG;
+    args[chargs.num_args++].value.string = s->peer;
+  }
+  s->ch = grpc_channel_create(s->address, t->creds, &chargs);
   s->call = grpc_channel_create_call(s->ch, NULL, GRPC_PROPAGATE_DEFAULTS, t->cq, grpc_slice_from_static_string(SF_METHOD),
                                      NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
   if (!s->call) {

@@ -5,7 +5,8 @@
 # graphs), run the original graph with one sf-exec in a scratch directory holding a copy of
 # graphs/data and an empty out/; then, for widths 1 to 4, rewrite it with
 #     sf-xform -w W --hosts h0=127.0.0.1:P0,h1=127.0.0.1:P1,h2=127.0.0.1:P2
-# run it with tools/sf-launch (three sf-exec processes exchanging tuples over gRPC on loopback) in a
+# run it with tools/sf-launch (three sf-exec processes exchanging tuples over gRPC with mutual TLS,
+# the job's own CA and certificates, on loopback) in a
 # fresh out/, and require the same set of output files, each byte-identical to the original's.
 # When BUILD_DIR/bin/sf-randgraph exists, the same is done at width 3 for SF_DIST_SEEDS random
 # graphs (default: seeds 1 to 15).

@@ -28,6 +28,13 @@
 #   e.  a second h0 while the first listens: it exits 1 with exactly one line, sf-exec's own
 #       "sf-exec: error: host 'h0': cannot listen on 127.0.0.1:P0: address already in use" (no
 #       gRPC log line).
+#   f.  impostors (openssl s_server, recording every byte it decrypts) listen on h1's port before
+#       h1 starts, one with a certificate for h1 from another CA, one with the job's certificate
+#       for h2; h0 (TLS) exits 1 within 10 s naming host 'h1', and the impostor decrypted nothing
+#       (so neither the token nor a tuple); no output file is left. A control with h1's real
+#       certificate decrypts the HTTP/2 preface, which shows the recording works.
+#   g.  sf-exec --host h0 without TLS material exits 1 saying so (it never falls back to plain text);
+#       with --insecure-plaintext on a graph whose hosts are not on loopback it exits 1 too.
 # Every case prints one line, OK or FAIL with what was expected; failures keep the work directory.
 #
 #   d6. the probe sends a well-formed batch of one tuple and half-closes without the end-of-stream
@@ -39,7 +46,8 @@
 # The d cases half-close right after their message; SF_FAULTS_STRICT=1 adds a case that repeats
 # that 10 times and requires the sender to be told of the rejection every time.
 #
-# Needs BUILD_DIR/bin/sf-probe (tests/tools/probe.c). Environment: SF_KEEP=1 keeps the work dir.
+# Every executor and probe talks mutual TLS with certificates made by tools/sf-certs (as sf-launch
+# does). Needs BUILD_DIR/bin/sf-probe (tests/tools/probe.c) and openssl. Environment: SF_KEEP=1 keeps the work dir.
 set -uo pipefail
 
 if [[ $# -lt 2 ]]; then
@@ -126,6 +134,7 @@ make_graph() {
 </graph>
 EOF
   new_ports
+  bash "$src/tools/sf-certs" "$dir/tls" h0 h1 h2 || exit 1 # the job's CA; h2 is in no graph: an impostor's
   "$B/sf-xform" --hosts "h0=127.0.0.1:$P0,h1=127.0.0.1:$P1" "$dir/graph.xml" -o "$dir/par.xml" >"$dir/xform.log" 2>&1 || {
     echo "error: sf-xform failed on the fault graph:" >&2
     cat "$dir/xform.log" >&2
@@ -135,11 +144,18 @@ EOF
 
 # ---- process helpers ----
 
+# tls_env DIR HOST: exports the TLS identity of HOST from DIR (made by tools/sf-certs), as
+# sf-launch hands it to an executor. Call it in a subshell.
+tls_env() {
+  export SF_TLS_CA SF_TLS_CERT SF_TLS_KEY
+  SF_TLS_CA=$(cat "$1/ca.crt") && SF_TLS_CERT=$(cat "$1/$2.crt") && SF_TLS_KEY=$(cat "$1/$2.key")
+}
+
 # start_exec DIR HOST [ARGS...]: starts sf-exec --host HOST in DIR (log DIR/HOST.log); sets LAST_PID.
 start_exec() {
   local dir=$1 host=$2
   shift 2
-  (cd "$dir" && exec "$B/sf-exec" --host "$host" "$@" "$dir/par.xml") >"$dir/$host.log" 2>&1 &
+  (cd "$dir" && tls_env "$dir/tls" "$host" && exec "$B/sf-exec" --host "$host" "$@" "$dir/par.xml") >"$dir/$host.log" 2>&1 &
   LAST_PID=$!
 }
 
@@ -314,14 +330,14 @@ seq_pid=$!
 start_exec "$d" h1
 p1=$LAST_PID
 sleep 0.3
-probe() { # DIR NAME ARGS...: runs sf-probe, output in DIR/probe-NAME.log; prints its status
-  local dir=$1 name=$2
-  shift 2
-  timeout -k 5 30 "$B/sf-probe" "$@" >"$dir/probe-$name.log" 2>&1
+probe() { # DIR NAME HOST ARGS...: sf-probe as HOST (its job certificate), output in DIR/probe-NAME.log; prints its status
+  local dir=$1 name=$2 host=$3
+  shift 3
+  (tls_env "$dir/tls" "$host" && exec timeout -k 5 30 "$B/sf-probe" --as "$host" "$@") >"$dir/probe-$name.log" 2>&1
   echo $?
 }
 # c: before h0 (the real sender) connected: the edge is free, a wrong token must not take it
-st=$(probe "$d" c-early --token wrong --as h0 --peer-name h1 --connect-timeout 3000 --text hello "127.0.0.1:$P1" 'Ticks>calc/0')
+st=$(probe "$d" c-early h0 --token wrong --peer-name h1 --connect-timeout 3000 --text hello "127.0.0.1:$P1" 'Ticks>calc/0')
 start_exec "$d" h0
 p0=$LAST_PID
 if [[ $st == 1 ]] && grep -q "failed: UNAUTHENTICATED" "$d/probe-c-early.log"; then
@@ -331,19 +347,19 @@ else
 fi
 wait_output "$d" 10
 sleep 0.3
-st=$(probe "$d" c-during --token wrong --connect-timeout 3000 --size 100 "127.0.0.1:$P1" 'Ticks>calc/0')
+st=$(probe "$d" c-during h0 --peer-name h1 --token wrong --connect-timeout 3000 --size 100 "127.0.0.1:$P1" 'Ticks>calc/0')
 if [[ $st == 1 ]] && grep -q "failed: UNAUTHENTICATED" "$d/probe-c-during.log"; then
   ok c "wrong token during the job: refused with UNAUTHENTICATED"
 else
   bad c "wrong token during the job: probe exited $st, expected 1 with UNAUTHENTICATED" "$d/probe-c-during.log"
 fi
-st=$(probe "$d" c-h0 --token wrong --connect-timeout 3000 --hex ffff "127.0.0.1:$P0" 'Calced>out/0')
+st=$(probe "$d" c-h0 h1 --peer-name h0 --token wrong --connect-timeout 3000 --hex ffff "127.0.0.1:$P0" 'Calced>out/0')
 if [[ $st == 1 ]] && grep -q "failed: UNAUTHENTICATED" "$d/probe-c-h0.log"; then
   ok c "wrong token to h0 during the job: refused with UNAUTHENTICATED"
 else
   bad c "wrong token to h0 during the job: probe exited $st, expected 1 with UNAUTHENTICATED" "$d/probe-c-h0.log"
 fi
-st=$(probe "$d" c-taken --connect-timeout 3000 --hex ffffffff "127.0.0.1:$P1" 'Ticks>calc/0')
+st=$(probe "$d" c-taken h0 --peer-name h1 --connect-timeout 3000 --hex ffffffff "127.0.0.1:$P1" 'Ticks>calc/0')
 if [[ $st == 1 ]] && grep -q "failed: ALREADY_EXISTS" "$d/probe-c-taken.log"; then
   ok c "right token on an edge that has its sender: refused with ALREADY_EXISTS"
 else
@@ -351,7 +367,7 @@ else
 fi
 # d: unknown edge id with the right token: never accepted, so nothing can be sent on it
 t0=$(sf_now)
-st=$(probe "$d" d-unknown --peer-name h1 --connect-timeout 5000 --hex ffffffffff "127.0.0.1:$P1" 'Nope>nothing/7')
+st=$(probe "$d" d-unknown h0 --peer-name h1 --connect-timeout 5000 --hex ffffffffff "127.0.0.1:$P1" 'Nope>nothing/7')
 secs=$(sf_elapsed "$t0" "$(sf_now)")
 if [[ $st == 1 ]] && grep -q "failed: NOT_FOUND: host 'h1' has no edge 'Nope>nothing/7'" "$d/probe-d-unknown.log" &&
   awk -v s="$secs" 'BEGIN { exit !(s < 2) }'; then
@@ -394,7 +410,7 @@ elif ! grep -q "refused call for edge 'Ticks>calc/0' from .*UNAUTHENTICATED" "$d
 elif ! grep -q "refused call for edge 'Calced>out/0' from .*UNAUTHENTICATED" "$d/h0.log"; then
   bad c "h0 logged no line about the refused call" "$d/h0.log"
 else
-  ok c/d "the job completed with output identical to one process ($(($(wc -l <"$d/out/faults.csv") - 1)) rows); h1 logged: $(grep "from host 'probe'" "$d/h1.log" | grep -m1 UNAUTHENTICATED | cut -c1-140)"
+  ok c/d "the job completed with output identical to one process ($(($(wc -l <"$d/out/faults.csv") - 1)) rows); h1 logged: $(grep "from host 'h0'" "$d/h1.log" | grep -m1 UNAUTHENTICATED | cut -c1-140)"
 fi
 
 # ---- d: bad messages on a real edge, h0 alone, the probe posing as h1 ----
@@ -416,7 +432,7 @@ bad_message() { # CASE LABEL EXPECT_PROBE EXPECT_EXEC PROBE_ARGS...
   local pid=$LAST_PID
   sleep 0.2
   t0=$(sf_now)
-  pst=$(probe "$dd" x --as h1 --peer-name h0 --connect-timeout 5000 "$@" "127.0.0.1:$P0" 'Calced>out/0')
+  pst=$(probe "$dd" x h1 --peer-name h0 --connect-timeout 5000 "$@" "127.0.0.1:$P0" 'Calced>out/0')
   wait_exit "$pid" 10; st=$ST
   secs=$(sf_elapsed "$t0" "$(sf_now)")
   if [[ $st == timeout ]]; then
@@ -461,7 +477,7 @@ make_graph "$d" 100000 20000
 start_exec "$d" h0
 p0=$LAST_PID
 for _ in $(seq 200); do port_free "$P0" || break; sleep 0.05; done
-(cd "$d" && exec timeout -k 5 30 "$B/sf-exec" --host h0 "$d/par.xml") >"$d/second.log" 2>&1
+(cd "$d" && tls_env "$d/tls" h0 && exec timeout -k 5 30 "$B/sf-exec" --host h0 "$d/par.xml") >"$d/second.log" 2>&1
 st=$?
 kill -KILL "$p0" 2>/dev/null
 wait "$p0" 2>/dev/null
@@ -474,6 +490,77 @@ else
   ok e "port taken: $want"
 fi
 
+# ---- f: impostors on h1's port ----
+d=$work/f
+make_graph "$d" 100000 20000
+bash "$src/tools/sf-certs" "$d/other" h1 || exit 1
+# impostor CERT_BASE: serves TLS on P1 with CERT_BASE.crt/.key, decrypted bytes into $d/impostor.out
+impostor() {
+  (sleep 30 | exec openssl s_server -accept "127.0.0.1:$P1" -cert "$1.crt" -key "$1.key" -alpn h2 -quiet) \
+    >"$d/impostor.out" 2>"$d/impostor.err" &
+  IMPOSTOR=$!
+  for _ in $(seq 100); do port_free "$P1" || return 0; sleep 0.05; done
+  return 1
+}
+stop_impostor() { pkill -P "$IMPOSTOR" 2>/dev/null; kill "$IMPOSTOR" 2>/dev/null; wait "$IMPOSTOR" 2>/dev/null; }
+for variant in "another CA:$d/other/h1" "h2's job certificate:$d/tls/h2"; do
+  label=${variant%%:*}
+  rm -f "$d/out/"* "$d/out/".[!.]* 2>/dev/null
+  if ! impostor "${variant#*:}"; then
+    bad f "impostor with $label: openssl s_server did not listen" "$d/impostor.err"
+    continue
+  fi
+  t0=$(sf_now)
+  start_exec "$d" h0 --connect-timeout 3000
+  wait_exit "$LAST_PID" 10; st=$ST
+  secs=$(sf_elapsed "$t0" "$(sf_now)")
+  stop_impostor
+  if [[ $st != 1 ]]; then
+    bad f "impostor with $label: h0 exited $st (expected 1)" "$d/h0.log"
+  elif ! grep "error:" "$d/h0.log" | grep -q "cannot reach host 'h1' at 127.0.0.1:$P1"; then
+    bad f "impostor with $label: h0's error does not name host 'h1' at 127.0.0.1:$P1" "$d/h0.log"
+  elif [[ -s $d/impostor.out ]] || grep -aq "$SF_TOKEN" "$d/impostor.out"; then
+    bad f "impostor with $label decrypted $(wc -c <"$d/impostor.out") bytes" "$d/impostor.out"
+  elif ! no_output "$d"; then
+    bad f "impostor with $label: files left in out/: $(out_listing "$d")" "$d/h0.log"
+  else
+    ok f "impostor with $label: got nothing; h0 exited 1 after ${secs}s: $(grep error: "$d/h0.log" | head -n 1 | cut -c1-110)"
+  fi
+done
+if impostor "$d/tls/h1"; then # the control: the real certificate
+  start_exec "$d" h0 --connect-timeout 1500
+  wait_exit "$LAST_PID" 10
+  stop_impostor
+  if grep -aq "PRI \* HTTP/2.0" "$d/impostor.out"; then
+    ok f "control: with h1's real certificate the listener decrypted the HTTP/2 preface"
+  else
+    bad f "control: with h1's real certificate the listener decrypted nothing: the recording does not work" "$d/impostor.err"
+  fi
+else
+  bad f "control: openssl s_server did not listen" "$d/impostor.err"
+fi
+
+# ---- g: TLS is not optional ----
+d=$work/g
+make_graph "$d" 1000 1000
+(cd "$d" && exec timeout -k 5 30 "$B/sf-exec" --host h0 "$d/par.xml") >"$d/none.log" 2>&1
+st=$?
+want="sf-exec: error: no TLS credentials: set SF_TLS_CA, SF_TLS_CERT and SF_TLS_KEY (tools/sf-launch does this; tools/sf-certs makes them), or pass --insecure-plaintext on loopback"
+if [[ $st == 1 && $(cat "$d/none.log") == "$want" ]]; then
+  ok g "no TLS material: refused to start"
+else
+  bad g "no TLS material: exited $st, expected 1 and exactly: $want" "$d/none.log"
+fi
+"$B/sf-xform" --hosts "h0=127.0.0.1:$P0,h1=192.0.2.7:$P1" "$d/graph.xml" -o "$d/far.xml" >"$d/xform2.log" 2>&1
+(cd "$d" && exec timeout -k 5 30 "$B/sf-exec" --host h0 --insecure-plaintext "$d/far.xml") >"$d/far.log" 2>&1
+st=$?
+want="sf-exec: error: --insecure-plaintext is for loopback addresses only, and host 'h1' is at 192.0.2.7:$P1"
+if [[ $st == 1 && $(cat "$d/far.log") == "$want" ]]; then
+  ok g "--insecure-plaintext with a host off loopback: refused"
+else
+  bad g "--insecure-plaintext off loopback: exited $st, expected 1 and exactly: $want" "$d/far.log" "$d/xform2.log"
+fi
+
 if [[ ${SF_FAULTS_STRICT:-0} == 1 ]]; then
   told_ok=0
   for i in 1 2 3 4 5 6 7 8 9 10; do
@@ -483,7 +570,7 @@ if [[ ${SF_FAULTS_STRICT:-0} == 1 ]]; then
     pid=$LAST_PID
     for _ in $(seq 100); do port_free "$P0" || break; sleep 0.02; done # h0 listens
     sleep 0.1
-    pst=$(probe "$dd" x --as h1 --peer-name h0 --connect-timeout 5000 --hex ffffffff "127.0.0.1:$P0" 'Calced>out/0')
+    pst=$(probe "$dd" x h1 --peer-name h0 --connect-timeout 5000 --hex ffffffff "127.0.0.1:$P0" 'Calced>out/0')
     wait_exit "$pid" 10
     [[ $pst == 0 ]] && told_ok=$((told_ok + 1))
   done

@@ -10,8 +10,9 @@
 # Then, for graphs/vwap.xml and graphs/twokeys.xml (a shuffle):
 #     sf-xform -w 3 --hosts h0=10.213.N.1:7000,h1=10.213.N.2:7000,h2=10.213.N.3:7000 GRAPH
 # runs through `tools/sf-launch --ssh WRAPPER`, WRAPPER being a script generated here that maps an
-# address to its namespace and runs `ip netns exec NS bash -c "$2"` (the job token passes through on
-# its standard input), and the output must be byte-identical to a one-process run.
+# address to its namespace and runs `ip netns exec NS bash -c "$2"` (the job token and each host's
+# TLS certificate and key pass through on its standard input: the executors talk mutual TLS across
+# the bridge), and the output must be byte-identical to a one-process run.
 #
 # Last, a silent partition: a job whose Beacon is rate-limited (src on h0 -> calc on h1 -> sink on
 # h0) runs through sf-launch, and mid-run h1's veth is set down on the bridge side (no RST, no FIN:

@@ -6,7 +6,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${SF_BUILD:-$top/build}
 
 packages=(build-essential cmake pkg-config libxml2-dev libxml2-utils libprotobuf-c-dev protobuf-c-compiler
-          libgrpc-dev check libsubunit-dev graphviz iproute2 procps)
+          libgrpc-dev check libsubunit-dev graphviz iproute2 procps openssl)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

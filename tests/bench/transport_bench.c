@@ -41,6 +41,7 @@ static TransportConfig config(const char *name, size_t size, int credits) {
   memset(&cfg, 0, sizeof cfg);
   cfg.name = name;
   cfg.token = "bench-token";
+  cfg.plaintext = 1;
   cfg.max_message = size > 4096 ? size : 4096;
   cfg.credits = credits;
   cfg.connect_timeout_ms = 10000;

@@ -49,6 +49,8 @@ static const char usage_text[] =
     "  --count N             send the message N times (default 1; 0 opens and closes only)\n"
     "  --hold-ms MS          wait MS ms after sending, before half-closing\n"
     "  --no-close            do not half-close: drop the stream after sending (and --hold-ms)\n"
+    "  --insecure-plaintext  no TLS (else $SF_TLS_CA, $SF_TLS_CERT and $SF_TLS_KEY, as for sf-exec:\n"
+    "                        the CA the receiver's certificate must chain to, and the identity shown)\n"
     "  -h, --help            show this help\n"
     "\n"
     "Without a message option the message is empty. Prints one line: 'sf-probe: ok: ...' or\n"
@@ -127,13 +129,14 @@ int main(int argc, char **argv) {
     {"file", required_argument, 0, 'f'},   {"size", required_argument, 0, 's'},
     {"fill", required_argument, 0, 'F'},   {"count", required_argument, 0, 'n'},
     {"hold-ms", required_argument, 0, 'H'}, {"no-close", no_argument, 0, 'N'},
+    {"insecure-plaintext", no_argument, 0, 'P'},
     {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
   };
   const char *token = getenv("SF_TOKEN");
   const char *as = "probe", *peer_name = "target";
   int connect_ms = 5000, fill = 0xff;
   long long count = 1, hold_ms = 0, size = -1;
-  bool close_stream = true;
+  bool close_stream = true, plaintext = false;
   unsigned char *msg = NULL;
   size_t msg_len = 0;
   int sources = 0;
@@ -169,6 +172,7 @@ int main(int argc, char **argv) {
     case 'n': count = num_arg(optarg, 0, 1000000, "--count"); break;
     case 'H': hold_ms = num_arg(optarg, 0, 3600000, "--hold-ms"); break;
     case 'N': close_stream = false; break;
+    case 'P': plaintext = true; break;
     case 'h': fputs(usage_text, stdout); return 0;
     case ':': usage_error("option '%s' needs an argument", argv[optind - 1]);
     default: usage_error("unknown option '%s'", argv[optind - 1]);
@@ -197,6 +201,10 @@ int main(int argc, char **argv) {
     .credits = 8,
     .connect_timeout_ms = connect_ms,
     .log = log_line,
+    .tls_ca = plaintext ? NULL : getenv("SF_TLS_CA"),
+    .tls_cert = plaintext ? NULL : getenv("SF_TLS_CERT"),
+    .tls_key = plaintext ? NULL : getenv("SF_TLS_KEY"),
+    .plaintext = plaintext,
   };
   char err[600];
   Transport *t = transport_start(&cfg, err, sizeof err);

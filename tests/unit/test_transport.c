@@ -72,7 +72,67 @@ static TransportConfig config(const char *name, int listen, LogCap *cap) {
   cfg.connect_timeout_ms = MS(5000);
   cfg.log = cap ? cap_log : NULL;
   cfg.log_ctx = cap;
+  cfg.plaintext = 1; /* the TLS tests below set tls_* instead */
   return cfg;
+}
+
+/* ---- TLS material, made by tools/sf-certs (before gRPC runs in this process) ---- */
+
+typedef struct Certs {
+  char dir[64];       /* where sf-certs wrote them */
+  char *ca;           /* ca.crt */
+  char *crt[4], *key[4]; /* HOST.crt and HOST.key of the hosts asked for, in order */
+} Certs;
+
+static char *slurp(const char *dir, const char *name) {
+  char path[256];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "r");
+  ck_assert_msg(f != NULL, "cannot open %s", path);
+  char *p = calloc(1, 16384);
+  size_t n = fread(p, 1, 16383, f);
+  fclose(f);
+  ck_assert_uint_gt(n, 0);
+  return p;
+}
+
+/* A new CA and a certificate for each of hosts[0..n-1]. */
+static Certs *certs_new(const char *const *hosts, int n) {
+  Certs *c = calloc(1, sizeof *c);
+  snprintf(c->dir, sizeof c->dir, "/tmp/sf-test-certs.XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(c->dir));
+  char cmd[512];
+  int k = snprintf(cmd, sizeof cmd, "bash %s/tools/sf-certs %s", SF_SOURCE_DIR, c->dir);
+  for (int i = 0; i < n; i++) k += snprintf(cmd + k, sizeof cmd - (size_t)k, " %s", hosts[i]);
+  ck_assert_int_eq(system(cmd), 0);
+  c->ca = slurp(c->dir, "ca.crt");
+  for (int i = 0; i < n; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "%s.crt", hosts[i]);
+    c->crt[i] = slurp(c->dir, name);
+    snprintf(name, sizeof name, "%s.key", hosts[i]);
+    c->key[i] = slurp(c->dir, name);
+  }
+  snprintf(cmd, sizeof cmd, "rm -rf %s", c->dir);
+  ck_assert_int_eq(system(cmd), 0);
+  return c;
+}
+
+static void certs_free(Certs *c) {
+  free(c->ca);
+  for (int i = 0; i < 4; i++) {
+    free(c->crt[i]);
+    free(c->key[i]);
+  }
+  free(c);
+}
+
+/* cfg with the TLS identity i of c (the CA of `trust`: normally c too). */
+static void use_tls(TransportConfig *cfg, const Certs *c, int i, const Certs *trust) {
+  cfg->plaintext = 0;
+  cfg->tls_ca = trust->ca;
+  cfg->tls_cert = c->crt[i];
+  cfg->tls_key = c->key[i];
 }
 
 static Transport *xstart(const TransportConfig *cfg) {
@@ -648,6 +708,132 @@ START_TEST(test_refusal_flood) {
 }
 END_TEST
 
+/* Mutual TLS with the job's certificates: a stream goes through byte for byte and closes with OK;
+ * the receiver knows the sender by its certificate. */
+START_TEST(test_tls_roundtrip) {
+  static const char *const hosts[] = {"h0", "h1"};
+  Certs *c = certs_new(hosts, 2);
+  static const size_t sizes[] = {0, 1, 100, 70000, 1u << 20};
+  TransportConfig rc = config("h1", 1, NULL), sc = config("h0", 0, NULL);
+  use_tls(&rc, c, 1, c);
+  use_tls(&sc, c, 0, c);
+  Transport *rt = xstart(&rc), *st = xstart(&sc);
+  char addr[64];
+  addr_of(rt, addr, sizeof addr);
+  RxStream *rx = transport_accept(rt, "s");
+  Reader r = {.rx = rx, .sizes = sizes, .nsizes = 5};
+  pthread_t th;
+  pthread_create(&th, NULL, reader_main, &r);
+  TxStream *tx = transport_open(st, "h1", addr, "s");
+  for (int i = 0; i < 20; i++) {
+    void *m = make_msg(i, sizes[i % 5]);
+    ck_assert_msg(transport_send(tx, m, sizes[i % 5]) == 0, "send %d: %s", i, transport_tx_error(tx));
+    free(m);
+  }
+  ck_assert_msg(transport_close(tx) == 0, "close: %s", transport_tx_error(tx));
+  pthread_join(th, NULL);
+  ck_assert_msg(r.end == 0, "recv: %s", r.err);
+  ck_assert_int_eq(r.got, 20);
+  ck_assert_int_eq(r.bad, 0);
+  transport_stop(st);
+  transport_stop(rt);
+  /* neither TLS nor an explicit plaintext: refused */
+  TransportConfig none = config("h0", 0, NULL);
+  none.plaintext = 0;
+  char err[256];
+  ck_assert_ptr_null(transport_start(&none, err, sizeof err));
+  ck_assert_str_eq(err, "transport: TLS needs the CA certificate, a certificate and its key (or plaintext, for "
+                        "loopback development)");
+  certs_free(c);
+}
+END_TEST
+
+/* Impostors in front of a sender: a server whose certificate comes from another CA, and one with a
+ * job certificate for another host.  The sender fails like for an unreachable host, naming the
+ * host it expected; the impostor never sees a call (so never the token nor a message). */
+START_TEST(test_tls_impostor_server) {
+  static const char *const hosts[] = {"h0", "h1", "h2"};
+  Certs *job = certs_new(hosts, 3), *other = certs_new(hosts, 3);
+  LogCap *cap = cap_new();
+  for (int round = 0; round < 2; round++) {
+    TransportConfig ic = config("h1", 1, cap), sc = config("h0", 0, NULL);
+    if (round == 0)
+      use_tls(&ic, other, 1, other); /* names h1, but from another CA */
+    else
+      use_tls(&ic, job, 2, job);     /* from the job CA, but names h2 */
+    use_tls(&sc, job, 0, job);
+    sc.connect_timeout_ms = MS(1500);
+    Transport *it = xstart(&ic), *st = xstart(&sc);
+    char addr[64], want[200];
+    addr_of(it, addr, sizeof addr);
+    RxStream *rx = transport_accept(it, "s");
+    TxStream *tx = transport_open(st, "h1", addr, "s");
+    ck_assert_int_eq(transport_send(tx, "secret", 6), -1);
+    snprintf(want, sizeof want, "cannot reach host 'h1' at %s after %d ms", addr, MS(1500));
+    ck_assert_msg(strncmp(transport_tx_error(tx), want, strlen(want)) == 0, "round %d: %s", round,
+                  transport_tx_error(tx));
+    transport_stop(st);
+    transport_cancel(it);
+    void *buf;
+    size_t len;
+    ck_assert_int_eq(transport_recv(rx, &buf, &len), -1);
+    ck_assert_str_eq(transport_rx_error(rx), "edge 's': transport stopped"); /* no call ever came */
+    transport_stop(it);
+  }
+  ck_assert_msg(!cap_has(cap, "refused") && !cap_has(cap, "sender"), "%s", cap->buf);
+  cap_free(cap);
+  certs_free(job);
+  certs_free(other);
+}
+END_TEST
+
+/* Impostors in front of a receiver: a client with a certificate from another CA never gets a call
+ * through; one with a job certificate for h2 that claims to be h0 is refused with
+ * PERMISSION_DENIED. */
+START_TEST(test_tls_impostor_client) {
+  static const char *const hosts[] = {"h0", "h1", "h2"};
+  Certs *job = certs_new(hosts, 3), *other = certs_new(hosts, 3);
+  LogCap *cap = cap_new();
+  TransportConfig rc = config("h1", 1, cap), oc = config("h0", 0, NULL), hc = config("h0", 0, NULL);
+  use_tls(&rc, job, 1, job);
+  use_tls(&oc, other, 0, job); /* trusts the job CA, but its own certificate is from another */
+  use_tls(&hc, job, 2, job);   /* h2's job certificate, claiming to be h0 */
+  oc.connect_timeout_ms = MS(1500);
+  Transport *rt = xstart(&rc), *ot = xstart(&oc), *ht = xstart(&hc);
+  char addr[64], want[300];
+  addr_of(rt, addr, sizeof addr);
+  RxStream *rx = transport_accept(rt, "s");
+  TxStream *otx = transport_open(ot, "h1", addr, "s");
+  ck_assert_int_eq(transport_send(otx, "x", 1), -1);
+  snprintf(want, sizeof want, "cannot reach host 'h1' at %s after %d ms", addr, MS(1500));
+  ck_assert_msg(strncmp(transport_tx_error(otx), want, strlen(want)) == 0, "%s", transport_tx_error(otx));
+  TxStream *htx = transport_open(ht, "h1", addr, "s");
+  ck_assert_int_eq(transport_send(htx, "x", 1), -1);
+  snprintf(want, sizeof want,
+           "edge 's' to host 'h1' at %s failed: PERMISSION_DENIED: the client's certificate names host 'h2', not the "
+           "host it claims", addr);
+  ck_assert_str_eq(transport_tx_error(htx), want);
+  ck_assert(cap_has(cap, "refused call for edge 's' from host 'h0' (ipv4:127.0.0.1:"));
+  /* the edge is still free for the real h0 */
+  TransportConfig gc = config("h0", 0, NULL);
+  use_tls(&gc, job, 0, job);
+  Transport *gt = xstart(&gc);
+  TxStream *gtx = transport_open(gt, "h1", addr, "s");
+  ck_assert_msg(transport_send(gtx, "ok", 2) == 0, "%s", transport_tx_error(gtx));
+  Closer *closing = close_async(gtx);
+  ck_assert_int_eq(recv_end(rx), 1);
+  ck_assert_int_eq(recv_end(rx), 0);
+  ck_assert_msg(close_wait(closing) == 0, "close: %s", transport_tx_error(gtx));
+  transport_stop(gt);
+  transport_stop(ot);
+  transport_stop(ht);
+  transport_stop(rt);
+  cap_free(cap);
+  certs_free(job);
+  certs_free(other);
+}
+END_TEST
+
 /* An accepted edge whose sender never comes fails after accept_timeout_ms. */
 START_TEST(test_no_sender) {
   LogCap *cap = cap_new();
@@ -1220,6 +1406,9 @@ static Suite *transport_suite(void) {
       {"end_rejected", test_end_rejected, 20},
       {"unknown_edge", test_unknown_edge_refused_at_once, 20},
       {"refusal_flood", test_refusal_flood, 60},
+      {"tls_roundtrip", test_tls_roundtrip, 60},
+      {"tls_impostor_server", test_tls_impostor_server, 60},
+      {"tls_impostor_client", test_tls_impostor_client, 60},
       {"receiver_stopped", test_receiver_stopped, 20},
       {"sender_stopped", test_sender_stopped_while_blocked, 20},
       {"receiver_killed", test_receiver_killed, 30},
