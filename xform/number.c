@@ -204,6 +204,17 @@ size_t int_format(int64_t i, char *buf) {
   return n;
 }
 
+/* v / 10^e; the cases of normal doubles divide by a constant (a multiplication), not a division */
+static inline uint64_t div_pow10(uint64_t v, int e) {
+  switch (e) {
+  case 1: return v / 10;
+  case 2: return v / 100;
+  case 3: return v / 1000;
+  case 4: return v / 10000;
+  default: return v / POW10[e];
+  }
+}
+
 /* The digits and exponent of a finite nonzero |d|: d = 0.DIGITS * 10^(*x), no trailing zeros. */
 static int shortest_digits(uint64_t bits, char digits[24], int *x, bool check) {
   int be = (int)(bits >> 52 & 0x7ff);
@@ -225,7 +236,7 @@ static int shortest_digits(uint64_t bits, char digits[24], int *x, bool check) {
   int p;
   for (p = be ? 15 : 1;; p++) {
     uint64_t unit = POW10[len - p]; /* fv's last digits below the p-th */
-    uint64_t head = fv / unit, rest = fv % unit, half = unit / 2;
+    uint64_t head = div_pow10(fv, len - p), rest = fv - head * unit, half = unit / 2;
     n = head + (rest > half || (rest == half && (!ex_v || (head & 1))));
     if (p == 17) break;
     uint64_t m = n * unit; /* the candidate, scaled like fv */
