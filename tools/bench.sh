@@ -9,6 +9,8 @@
 #   5. distribution: a cheap pipeline split across two executors on loopback at several batch
 #      sizes, against the same pipeline in one process, and against the raw ceiling: a minimal gRPC
 #      core streaming loop of protobuf-c batches of the same tuples between two processes.
+#   number text: ns per value of the double and int formatters (xform/number.c) against the printf
+#      and strtod formatter they replaced, on the same values in the same run (texts checked equal).
 # Environment: SF_BENCH_N (tuples for 1, 3 and 5; default 5000000), SF_BENCH_RUNS (best of; default 3).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -217,3 +219,8 @@ if [ -x "$bin/sf-bench-grpc-ceiling" ]; then
     "$(awk -v a="$t_ceil" -v b="$best_dist" 'BEGIN { printf "%.0f %%", 100 * a / b }')" \
     "$(awk -v a="$t_one" -v b="$best_dist" 'BEGIN { printf "%.0f %%", 100 * a / b }')"
 fi
+
+# ---- number text: the formatters against the printf-based ones they replaced ----
+echo
+echo "number text: ns per value, old (snprintf %.*e + strtod; snprintf %lld) vs xform/number.c, 1000000 values each"
+"$bin/sf-bench-number-format" 1000000 "$RUNS" | sed 's/^/   /'
