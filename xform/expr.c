@@ -811,10 +811,16 @@ static void format(Text *t, const Expr *e) {
   case EXPR_NAME:
     text_puts(t, e->sval);
     break;
-  case EXPR_UNARY:
+  case EXPR_UNARY: {
+    /* `-` before a literal that does not start with `-` would read back as one negative literal */
+    bool wrap = e->op == OP_NEG && ((e->a->kind == EXPR_INT && e->a->ival >= 0) ||
+                                    (e->a->kind == EXPR_DOUBLE && !signbit(e->a->dval)));
     text_puts(t, op_text(e->op));
+    if (wrap) text_puts(t, "(");
     format(t, e->a);
+    if (wrap) text_puts(t, ")");
     break;
+  }
   case EXPR_BINARY:
     text_puts(t, "(");
     format(t, e->a);

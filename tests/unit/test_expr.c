@@ -228,6 +228,10 @@ START_TEST(test_parse_precedence) {
   ck_assert_str_eq(fmt("(a + b) * c"), "((a + b) * c)");
   ck_assert_str_eq(fmt("- -a"), "--a");
   ck_assert_str_eq(fmt("1 - -3"), "(1 - -3)");
+  /* a minus before a non-negative literal keeps its parentheses: "--0" would read back as -(0) */
+  ck_assert_str_eq(fmt("-- -0"), "--(0)");
+  ck_assert_str_eq(fmt("-(2.5)"), "-(2.5)");
+  ck_assert_str_eq(fmt("- -2.5"), "--2.5");
   ck_assert_str_eq(fmt("1-3"), "(1 - 3)");
   ck_assert_str_eq(fmt("f(a, b + 1)"), "f(a, (b + 1))");
   ck_assert_str_eq(fmt("count ( )"), "count()");
