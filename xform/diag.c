@@ -150,7 +150,7 @@ static int record_cmp(const void *pa, const void *pb) {
 }
 
 void diag_flush(Diag *d, DiagOrder order) {
-  if (order == DIAG_BY_PLACE) qsort(d->recs, (size_t)d->nrecs, sizeof *d->recs, record_cmp);
+  if (order == DIAG_BY_PLACE && d->nrecs > 1) qsort(d->recs, (size_t)d->nrecs, sizeof *d->recs, record_cmp);
   for (int i = 0; i < d->nrecs; i++) {
     DiagRecord *r = &d->recs[i];
     print_one(d->out, d->file, r->line, r->col, r->severity, r->message);
