@@ -19,6 +19,7 @@ static Schema schema_t = {"T", attrs, 4, 1};
 static StateVar state_total = {.name = "total", .type = TYPE_INT};
 static StateVar state_mean = {.name = "mean", .type = TYPE_DOUBLE};
 static StateVar *states[] = {&state_total, &state_mean};
+static const TextOrigin at = {NULL, 1, 1}; /* the text is line 1 of a file, as it is */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static FILE *sink;
@@ -30,10 +31,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Diag d;
   diag_init(&d, "fuzz.xml", sink);
 
-  Expr *e = expr_parse(a, text, &d, 1);
+  Expr *e = expr_parse(a, text, &d, &at);
   if (e) {
     const char *canon = expr_format(a, e);
-    Expr *again = expr_parse(a, canon, &d, 1);
+    Expr *again = expr_parse(a, canon, &d, &at);
     const char *canon2 = again ? expr_format(a, again) : "(does not parse)";
     if (strcmp(canon, canon2) != 0) {
       fprintf(stderr, "fuzz_expr: '%s' formats as '%s', which formats as '%s'\n", text, canon, canon2);
@@ -41,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     ExprScope functor = {.input = &schema_t, .states = states, .nstates = 2, .allow_seq = true,
                          .allow_index = true};
-    if (expr_check(e, &functor, &d, 1) != TYPE_NONE) {
+    if (expr_check(e, &functor, &d, &at) != TYPE_NONE) {
       bool reads[4] = {0};
       expr_reads(e, reads);
       Value tuple[4], state_values[2], out;
@@ -55,10 +56,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       char err[160];
       expr_eval(e, &env, &out, err, sizeof err);
     }
-    Expr *agg = expr_parse(a, text, &d, 1);
+    Expr *agg = expr_parse(a, text, &d, &at);
     ExprScope aggregate = {.input = &schema_t, .allow_aggregates = true};
-    if (agg) expr_check(agg, &aggregate, &d, 1);
+    if (agg) expr_check(agg, &aggregate, &d, &at);
   }
+  diag_flush(&d, DIAG_BY_PLACE);
   arena_free(a);
   free(text);
   return 0;
