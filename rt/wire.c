@@ -5,6 +5,7 @@
  * column lengths, kinds, and types. */
 #include "wire.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,11 +21,29 @@ static void arena_pb_free(void *data, void *p) {
   /* the arena releases everything at once */
 }
 
+/* One arena per thread and direction, reset per message. A thread's arenas are freed when it exits
+ * (the destructor of arena_key, which holds the same pointer), so threads that come and go (one per
+ * edge and job) leave nothing behind. */
 static _Thread_local Arena *decode_arena;
 static _Thread_local Arena *encode_arena;
+static pthread_key_t arena_key[2];
+static pthread_once_t arena_key_once = PTHREAD_ONCE_INIT;
+
+static void free_arena(void *a) {
+  arena_free(a);
+}
+
+static void make_arena_keys(void) {
+  if (pthread_key_create(&arena_key[0], free_arena) != 0 || pthread_key_create(&arena_key[1], free_arena) != 0)
+    sf_die("cannot create the wire arenas' thread keys");
+}
 
 static Arena *thread_arena(Arena **a) {
-  if (!*a) *a = arena_new();
+  if (!*a) {
+    pthread_once(&arena_key_once, make_arena_keys);
+    *a = arena_new();
+    pthread_setspecific(arena_key[a == &encode_arena], *a);
+  }
   arena_reset(*a);
   return *a;
 }
