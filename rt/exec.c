@@ -160,6 +160,7 @@ struct Exec {
   int stop_pipe[2];         /* its read end turns readable when the job stops (the first failure
                                writes a byte, never read): rt_wait_fd polls it (-1: none) */
   atomic_bool committing;   /* the job completed and its sinks commit: a stop signal is too late */
+  int stop_signal;          /* the signal that stopped the job (0: none; under fail_mu) */
 };
 
 /* ---- failure ---- */
@@ -183,8 +184,10 @@ static void exec_failv(Exec *x, const char *fmt, va_list ap) {
   char name[32];
   pthread_mutex_lock(&x->fail_mu);
   bool first = !atomic_load(&x->failed);
-  if (first && sig)
+  if (first && sig) {
     snprintf(x->message, sizeof x->message, "interrupted by %s", signals_name(sig, name, sizeof name));
+    x->stop_signal = sig;
+  }
   else if (first)
     vsnprintf(x->message, sizeof x->message, fmt, ap);
   atomic_store(&x->failed, true);
@@ -1145,6 +1148,28 @@ static void json_string(FILE *f, const char *s) {
   fputc('"', f);
 }
 
+/* Whether write_stats_json will be able to write path, looked at before the job runs: a file made
+ * and removed next to it, or the device or pipe itself. 0, or -1 with errno set. */
+static int check_stats_json(const char *path) {
+  struct stat st;
+  bool exists = stat(path, &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) {
+    errno = EISDIR;
+    return -1;
+  }
+  if (exists && !S_ISREG(st.st_mode)) return access(path, W_OK);
+  char tmp[PATH_MAX];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  int fd = mkstemp(tmp);
+  if (fd < 0) return -1;
+  close(fd);
+  unlink(tmp);
+  return 0;
+}
+
 static int write_stats_json(Exec *x, const char *path, bool ok) {
   char tmp[PATH_MAX];
   struct stat st;
@@ -1209,8 +1234,14 @@ int exec_run(Graph *g, const ExecOptions *o) {
     snprintf(x->graph_dir, sizeof x->graph_dir, ".");
   }
 
+  const char *stats_json = o->stats_json; /* NULL once it turned out not writable */
+  if (stats_json && check_stats_json(stats_json) < 0) {
+    exec_fail(x, "cannot write '%s': %s", stats_json, strerror(errno));
+    stats_json = NULL;
+  }
+
   int opened = 0;
-  if (build_plan(x) == 0) {
+  if (!stopping(x) && build_plan(x) == 0) {
     for (; opened < x->nnodes; opened++) {
       Node *n = &x->nodes[opened];
       if (n->local && n->inst.impl->open && n->inst.impl->open(&n->inst) < 0) break;
@@ -1271,8 +1302,11 @@ int exec_run(Graph *g, const ExecOptions *o) {
   }
   if (x->remote) remote_stop(x->remote);
   if (o->stats) print_stats(x, true);
-  if (o->stats_json && write_stats_json(x, o->stats_json, ok) < 0)
-    fprintf(x->log, "sf-exec: error: cannot write '%s': %s\n", o->stats_json, strerror(errno));
+  int rc = ok ? 0 : x->stop_signal ? 128 + x->stop_signal : 1;
+  if (stats_json && write_stats_json(x, stats_json, ok) < 0) {
+    fprintf(x->log, "sf-exec: error: cannot write '%s': %s\n", stats_json, strerror(errno));
+    if (rc == 0) rc = 1;
+  }
   if (!ok) fprintf(x->log, "sf-exec: error: %s\n", x->message);
   /* release */
   for (int i = 0; i < x->groups.n; i++) {
@@ -1290,5 +1324,5 @@ int exec_run(Graph *g, const ExecOptions *o) {
     if (x->stop_pipe[i] >= 0) close(x->stop_pipe[i]);
   arena_free(x->arena);
   free(x);
-  return ok ? 0 : 1;
+  return rc;
 }

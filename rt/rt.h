@@ -148,7 +148,10 @@ typedef struct ExecOptions {
 } ExecOptions;
 
 /* Runs the (checked) graph, or this host's part of it, to completion. Returns 0 when everything
- * completed; otherwise prints "sf-exec: error: ..." to o->log and returns 1. */
+ * completed; otherwise prints "sf-exec: error: ..." to o->log and returns 128 + N when stop signal N
+ * stopped the job (130 for SIGINT, as a shell reports), else 1. o->stats_json is checked before the
+ * job runs (a file it cannot write fails the job at once); failing to write it at the end makes the
+ * result 1 too. */
 int exec_run(Graph *g, const ExecOptions *o);
 
 #endif

@@ -20,7 +20,14 @@
 #   signal: each signal that ends a process by default and is sent to ask for an end (SIGHUP,
 #          SIGQUIT, SIGUSR1, SIGALRM, ...) stops the job like SIGTERM: no temporary file is left;
 #   ignored: SIGHUP ignored when sf-exec started (nohup) stays ignored; SIGTERM still stops it;
-#   sigpipe: a FIFO's reader that goes away makes the sink fail with EPIPE, named.
+#   sigpipe: a FIFO's reader that goes away makes the sink fail with EPIPE, named;
+#   stats-json: --stats-json to a path that cannot be written (missing directory, a directory)
+#          fails the job at once (its Beacon is unbounded), exit 1, naming the path;
+#   launch-usage: sf-launch --batch 0 and other bad numbers are usage errors (exit 2);
+#   launch: Ctrl-C (SIGINT to sf-launch's process group) while h0's sink waits on a stalled FIFO:
+#          sf-launch exits 130 within 8 s and no executor is left;
+#   launch-kill: executors that ignore SIGTERM are killed SF_LAUNCH_KILL_AFTER (1) s later.
+# The exit status of a stopped executor is 128 + the signal's number (130 for SIGINT).
 # Every case prints one line, OK or FAIL with what was expected; failures keep the work directory.
 #
 # sf-exec is started through `env --default-signal`: a background job of a non-interactive shell
@@ -37,9 +44,12 @@ src=$(cd "$2" && pwd) || exit 2
 source "$src/tests/lib.sh"
 sf_need_bins "$build" sf-xform sf-exec sf-tgkill || exit 1
 B=$build/bin
+launch=$src/tools/sf-launch
 
+GROUPS_=() # sf-launch runs: each leads its own process group (setsid), killed as a group at exit
 cleanup() {
   local p
+  for p in "${GROUPS_[@]}"; do kill -KILL -- "-$p" 2>/dev/null; done
   for p in $(jobs -p); do kill -KILL "$p" 2>/dev/null; done # unreaped children only: no stale pids
   wait 2>/dev/null
   sf_cleanup
@@ -160,7 +170,7 @@ check_stopped() {
   local last
   last=$(tail -n 1 "$dir/exec.log")
   if [[ $ST == timeout ]]; then
-    bad "$c" "$what: still running 5 s after the signal" "$dir/exec.log"
+    bad "$c" "$what: still running when its time ran out" "$dir/exec.log"
   elif [[ $ST != "$want" ]]; then
     bad "$c" "$what: exit status $ST, expected $want" "$dir/exec.log"
   elif [[ $last != "$msg" ]]; then
@@ -187,7 +197,7 @@ for width in 1 2; do
     kill "$reader" 2>/dev/null
     wait "$reader" 2>/dev/null
     rm -f "$d/out.fifo"
-    check_stopped "sink-w$width" "$d" 1 "sf-exec: error: interrupted by SIG$sig" "SIG$sig while the sink waits for a reader"
+    check_stopped "sink-w$width" "$d" $((128 + $(kill -l $sig))) "sf-exec: error: interrupted by SIG$sig" "SIG$sig while the sink waits for a reader"
   done
 done
 
@@ -201,7 +211,7 @@ for width in 1 2; do
   kill -INT "$PID"
   wait_exit "$PID" 5
   rm -f "$d/out.fifo"
-  check_stopped "sink-open-w$width" "$d" 1 "sf-exec: error: interrupted by SIGINT" "SIGINT while the sink waits for a reader to open the FIFO"
+  check_stopped "sink-open-w$width" "$d" 130 "sf-exec: error: interrupted by SIGINT" "SIGINT while the sink waits for a reader to open the FIFO"
 done
 
 # ---- sink-fifo: what a FIFO's reader gets is the file a FileSink writes, byte for byte ----
@@ -245,7 +255,7 @@ for width in 1 2; do
     kill "$writer" 2>/dev/null
     wait "$writer" 2>/dev/null
     rm -f "$d/in.fifo"
-    check_stopped "source-w$width" "$d" 1 "sf-exec: error: interrupted by SIG$sig" "SIG$sig while the source waits for its writer"
+    check_stopped "source-w$width" "$d" $((128 + $(kill -l $sig))) "sf-exec: error: interrupted by SIG$sig" "SIG$sig while the source waits for its writer"
   done
 done
 
@@ -259,7 +269,7 @@ for width in 1 2; do
   kill -INT "$PID"
   wait_exit "$PID" 5
   rm -f "$d/in.fifo"
-  check_stopped "source-open-w$width" "$d" 1 "sf-exec: error: interrupted by SIGINT" "SIGINT while the source waits for a writer to open the FIFO"
+  check_stopped "source-open-w$width" "$d" 130 "sf-exec: error: interrupted by SIGINT" "SIGINT while the source waits for a writer to open the FIFO"
 done
 
 # ---- source-live: rows written to a FIFO flow at once, not once 1 MiB has come ----
@@ -315,7 +325,7 @@ for round in 0 1 2; do
     name=$(cat "/proc/$PID/task/${tids[k]}/comm" 2>/dev/null)
     "$B/sf-tgkill" "$(kill -l "$sig")" "$PID" "${tids[k]}"
     wait_exit "$PID" 5
-    check_stopped "threads" "$d" 1 "sf-exec: error: interrupted by SIG$sig" "SIG$sig to thread $k of ${#tids[@]} ('$name')"
+    check_stopped "threads" "$d" $((128 + $(kill -l $sig))) "sf-exec: error: interrupted by SIG$sig" "SIG$sig to thread $k of ${#tids[@]} ('$name')"
   done
 done
 
@@ -331,7 +341,7 @@ for sig in HUP INT QUIT TERM USR1 USR2 ALRM VTALRM PROF XCPU IO PWR; do
   sleep 0.2
   kill -"$sig" "$PID"
   wait_exit "$PID" 5
-  check_stopped "signal" "$d" 1 "sf-exec: error: interrupted by SIG$sig" "SIG$sig while the sink writes its temporary file"
+  check_stopped "signal" "$d" $((128 + $(kill -l $sig))) "sf-exec: error: interrupted by SIG$sig" "SIG$sig while the sink writes its temporary file"
 done
 
 # ---- ignored: a signal ignored when the executor started (nohup) stays ignored ----
@@ -348,7 +358,7 @@ if ! kill -0 "$PID" 2>/dev/null; then
 else
   kill -TERM "$PID"
   wait_exit "$PID" 5
-  check_stopped "ignored" "$d" 1 "sf-exec: error: interrupted by SIGTERM" "SIGHUP ignored from the start, then SIGTERM"
+  check_stopped "ignored" "$d" 143 "sf-exec: error: interrupted by SIGTERM" "SIGHUP ignored from the start, then SIGTERM"
 fi
 
 # ---- sigpipe: a FIFO's reader that goes away is a write error of the sink, not a death ----
@@ -362,6 +372,165 @@ wait_exit "$PID" 10
 wait "$reader"
 rm -f "$d/out.fifo"
 check_stopped "sigpipe" "$d" 1 "sf-exec: error: operator 'out': cannot write 'out.fifo': Broken pipe" "the FIFO's reader exits after 100 kB"
+
+# ---- stats-json: a file --stats-json cannot write fails the job before it runs ----
+for target in missing/s.json out; do
+  d=$work/stats-json-${target%%/*}
+  make_graph "$d" 1 beacon out/x.csv # unbounded: the job ends only if it never starts
+  start_exec "$d" --stats-json "$target"
+  wait_exit "$PID" 5
+  case $target in
+    missing/*) why="No such file or directory" ;;
+    *) why="Is a directory" ;;
+  esac
+  check_stopped "stats-json" "$d" 1 "sf-exec: error: cannot write '$target': $why" "--stats-json $target"
+done
+
+# ---- launch-usage: sf-launch refuses what sf-exec would refuse, as a usage error ----
+for args in "--batch 0" "--batch 65537" "--connect-timeout 1x"; do
+  read -r opt val <<<"$args"
+  case $opt in
+    --batch) range="1 to 65536" ;;
+    *) range="1 to 3600000" ;;
+  esac
+  want="sf-launch: $opt must be an integer from $range, got '$val'"
+  got=$(bash "$launch" --exec "$B/sf-exec" "$opt" "$val" "$work/none.xml" 2>&1)
+  st=$?
+  if [[ $st != 2 ]]; then
+    bad launch-usage "sf-launch $args: exit status $st, expected 2"
+  elif [[ $got != "$want"$'\n'"Try 'sf-launch --help' for more information." ]]; then
+    bad launch-usage "sf-launch $args printed '$got', expected '$want' and the help hint"
+  else
+    ok launch-usage "sf-launch $args: exit 2, '$want'"
+  fi
+done
+
+# ---- launch: Ctrl-C stops sf-launch and its executors while a sink waits on a stalled FIFO ----
+port_free() { ! ss -Htln "sport = :$1" 2>/dev/null | grep -q .; }
+next_port=$((20000 + RANDOM % 30000))
+new_ports() { # sets P0 P1
+  while :; do
+    P0=$next_port P1=$((next_port + 1))
+    next_port=$((next_port + 2))
+    port_free "$P0" && port_free "$P1" && return
+  done
+}
+# make_hosts_graph DIR: DIR/g.xml: an unbounded Beacon on h0, a Functor on h1, back to a FileSink on
+# h0 writing out.fifo (two loopback ports)
+make_hosts_graph() {
+  local dir=$1
+  mkdir -p "$dir/out"
+  cat >"$dir/seq.xml" <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<graph xmlns="urn:streamfission:graph:1" name="stop">
+  <schema name="T">
+    <attr name="id" type="int"/>
+    <attr name="v"  type="int"/>
+  </schema>
+  <operator name="src" kind="Beacon" host="h0">
+    <output stream="Ticks" schema="T"/>
+    <param name="count">0</param>
+    <set attr="id">seq</set>
+    <set attr="v">rand(seq) % 1000</set>
+  </operator>
+  <operator name="calc" kind="Functor" parallel="no" host="h1">
+    <input stream="Ticks"/>
+    <output stream="Calced" schema="T"/>
+    <set attr="v">v * 2 + 1</set>
+  </operator>
+  <operator name="out" kind="FileSink" host="h0">
+    <input stream="Calced"/>
+    <param name="file">out.fifo</param>
+  </operator>
+</graph>
+EOF
+  new_ports
+  "$B/sf-xform" --hosts "h0=127.0.0.1:$P0,h1=127.0.0.1:$P1" "$dir/seq.xml" -o "$dir/g.xml" >"$dir/xform.log" 2>&1 || {
+    echo "error: sf-xform failed on the hosts graph:" >&2
+    cat "$dir/xform.log" >&2
+    exit 1
+  }
+}
+# start_launch DIR [ENV=VALUE...]: sf-launch --exec $EXEC on DIR/g.xml in a process group of its
+# own, like a terminal's foreground job (SIGINT not ignored); log DIR/launch.log; sets PID.
+start_launch() {
+  local dir=$1
+  shift
+  (cd "$dir" && exec setsid env --default-signal=INT "$@" bash "$launch" --exec "$EXEC" --workdir "$dir" "$dir/g.xml") \
+    >"$dir/launch.log" 2>&1 &
+  PID=$!
+  GROUPS_+=("$PID")
+}
+
+d=$work/launch
+make_hosts_graph "$d"
+mkfifo "$d/out.fifo"
+sleep 60 <"$d/out.fifo" & # opens the FIFO for reading, never reads
+reader=$!
+EXEC=$B/sf-exec
+start_launch "$d"
+for ((i = 0; i < 100; i++)); do # both executors run
+  [[ $(pgrep -f -- "sf-exec --host h[01] .*$d/g.xml" | wc -l) == 2 ]] && break
+  sleep 0.1
+done
+sleep 1 # the pipe is full, h0's sink waits
+kill -INT -- "-$PID" # Ctrl-C: the terminal signals the whole foreground process group
+wait_exit "$PID" 8
+kill "$reader" 2>/dev/null
+wait "$reader" 2>/dev/null
+left=$(pgrep -f -- "sf-exec --host .*$d/g.xml" | tr '\n' ' ')
+last=$(tail -n 1 "$d/launch.log")
+if [[ $ST == timeout ]]; then
+  bad launch "sf-launch still ran 8 s after Ctrl-C" "$d/launch.log"
+elif [[ $ST != 130 ]]; then
+  bad launch "sf-launch exited $ST after Ctrl-C, expected 130" "$d/launch.log"
+elif [[ $last != "sf-launch: interrupted; stopped every executor" ]]; then
+  bad launch "last line '$last'" "$d/launch.log"
+elif [[ -n $left ]]; then
+  bad launch "executors still running after sf-launch exited: $left" "$d/launch.log"
+elif [[ -n $(out_files "$d") ]]; then
+  bad launch "files left in out/: $(out_files "$d")" "$d/launch.log"
+else
+  ok launch "Ctrl-C while h0's sink waits on a stalled FIFO: exit 130, '$last'"
+fi
+rm -f "$d/out.fifo"
+
+# ---- launch-kill: an executor that ignores SIGTERM is killed SF_LAUNCH_KILL_AFTER s after it ----
+d=$work/launch-kill
+make_hosts_graph "$d"
+cat >"$d/stubborn" <<EOF
+#!/usr/bin/env bash
+# an executor that never stops on SIGTERM (it answers --list-hosts like sf-exec)
+[[ \$1 == --list-hosts ]] && exec "$B/sf-exec" "\$@"
+trap '' TERM INT
+echo "stubborn \$*"
+while :; do sleep 0.2; done
+EOF
+chmod +x "$d/stubborn"
+EXEC=$d/stubborn
+start_launch "$d" SF_LAUNCH_KILL_AFTER=1
+for ((i = 0; i < 100; i++)); do # both executors run
+  [[ $(grep -c '^\[h[01]\] stubborn' "$d/launch.log") == 2 ]] && break
+  sleep 0.1
+done
+kill -INT -- "-$PID"
+wait_exit "$PID" 6
+want="sf-launch: host 'h0' did not stop within 1 s of SIGTERM; killed it
+sf-launch: host 'h1' did not stop within 1 s of SIGTERM; killed it
+sf-launch: interrupted; stopped every executor"
+got=$(grep '^sf-launch:' "$d/launch.log" | LC_ALL=C sort)
+left=$(pgrep -f -- "stubborn --host" | tr '\n' ' ')
+if [[ $ST == timeout ]]; then
+  bad launch-kill "sf-launch still ran 6 s after Ctrl-C (kill after 1 s)" "$d/launch.log"
+elif [[ $ST != 130 ]]; then
+  bad launch-kill "sf-launch exited $ST, expected 130" "$d/launch.log"
+elif [[ $got != "$(LC_ALL=C sort <<<"$want")" ]]; then
+  bad launch-kill "sf-launch's lines are not the expected ones" "$d/launch.log"
+elif [[ -n $left ]]; then
+  bad launch-kill "executors still running: $left" "$d/launch.log"
+else
+  ok launch-kill "executors that ignore SIGTERM killed 1 s after it; exit 130"
+fi
 
 echo "stop: $passed passed, $failed failed in $(sf_elapsed "$t_start" "$(sf_now)") s"
 [[ $failed == 0 ]]
