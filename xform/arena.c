@@ -15,9 +15,12 @@ struct Block {
 
 struct Arena {
   Block *head;  /* current block, newest first */
+  size_t next;  /* size of the next block */
 };
 
-enum { ARENA_BLOCK = 64 * 1024 };
+/* Blocks start small (most arenas hold a small graph) and double up to a limit, so that a graph
+ * of a million operators takes a few hundred allocations rather than tens of thousands. */
+enum { ARENA_BLOCK = 64 * 1024, ARENA_BLOCK_MAX = 4 * 1024 * 1024 };
 
 _Noreturn void sf_die_at(const char *file, int line, const char *fmt, ...) {
   va_list ap;
@@ -44,6 +47,7 @@ void *sf_xrealloc(void *p, size_t size) {
 Arena *arena_new(void) {
   Arena *a = sf_xmalloc(sizeof *a);
   a->head = NULL;
+  a->next = ARENA_BLOCK;
   return a;
 }
 
@@ -51,7 +55,8 @@ void *arena_alloc(Arena *a, size_t size) {
   size = (size + 15) & ~(size_t)15;
   Block *b = a->head;
   if (!b || b->size - b->used < size) {
-    size_t want = size > ARENA_BLOCK ? size : ARENA_BLOCK;
+    size_t want = size > a->next ? size : a->next;
+    if (a->next < ARENA_BLOCK_MAX) a->next *= 2;
     b = sf_xmalloc(sizeof *b + want);
     b->size = want;
     b->used = 0;

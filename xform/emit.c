@@ -1,7 +1,9 @@
 /* emit.c: writes a Graph back as XML in the graph language, with libxml2's xmlTextWriter.
  *
- * The document is built in memory and written to the stream in one piece, so a failure while
- * building never leaves half a document, and a write error is seen in one place. Everything comes
+ * The writer streams the document into `out` as it goes (a graph of 100,000 operators makes a
+ * document of a hundred megabytes, not worth a second copy); a write error stops it and is
+ * reported once, and what was written stays, so a caller that needs all or nothing renders into
+ * memory first, as sf-xform does. Everything comes
  * from the Graph's fields in a fixed order (FORMAT.md's element order, operators in g->ops order),
  * never from hash tables or addresses, so the same graph always gives the same bytes and
  * emit(parse(emit(g))) == emit(g). The writer escapes texts and attribute values (`>=` becomes
@@ -15,10 +17,27 @@
 
 /* All libxml2 writer calls return a negative number on failure; `ok` collects the first one. */
 typedef struct Emitter {
-  xmlTextWriterPtr w; /* the writer, into an xmlBuffer */
+  xmlTextWriterPtr w; /* the writer, into out */
+  FILE *out;          /* where the document goes */
   Arena *scratch;     /* joined lists live here until the document is written */
   bool ok;            /* no writer call failed so far */
+  int write_errno;    /* errno of the first failed write to out (0: none failed) */
+  char last;          /* the last byte written */
 } Emitter;
+
+/* libxml2's output callback: the writer's bytes into e->out. */
+static int write_out(void *ctx, const char *buf, int len) {
+  Emitter *e = ctx;
+  if (e->write_errno) return -1;
+  if (len <= 0) return 0;
+  errno = 0;
+  if (fwrite(buf, 1, (size_t)len, e->out) != (size_t)len) {
+    e->write_errno = errno ? errno : EIO;
+    return -1;
+  }
+  e->last = buf[len - 1];
+  return len;
+}
 
 static const xmlChar *X(const char *s) {
   return (const xmlChar *)s;
@@ -181,24 +200,24 @@ static void emit_graph(Emitter *e, const Graph *g) {
 }
 
 int graph_emit_xml(const Graph *g, FILE *out) {
-  xmlBufferPtr buf = xmlBufferCreate();
-  if (!buf) sf_die("cannot create an XML buffer");
-  Emitter e = { .w = xmlNewTextWriterMemory(buf, 0), .scratch = arena_new(), .ok = true };
+  Emitter e = { .out = out, .scratch = arena_new(), .ok = true };
+  xmlOutputBufferPtr buf = xmlOutputBufferCreateIO(write_out, NULL, &e, NULL);
+  if (!buf) sf_die("cannot create an XML output buffer");
+  e.w = xmlNewTextWriter(buf); /* owns buf from here */
   if (!e.w) sf_die("cannot create an XML writer");
   emit_graph(&e, g);
-  xmlFreeTextWriter(e.w); /* flushes into buf */
+  xmlFreeTextWriter(e.w); /* flushes the rest into out */
   arena_free(e.scratch);
-  if (!e.ok) sf_die("the XML writer failed on graph '%s'", g->name ? g->name : "");
-
-  int rc = 0;
-  const xmlChar *bytes = xmlBufferContent(buf);
-  size_t len = (size_t)xmlBufferLength(buf);
-  if (len > 0 && bytes[len - 1] != '\n') sf_die("emitted XML does not end with a line break");
-  errno = 0;
-  if (fwrite(bytes, 1, len, out) != len || fflush(out) != 0) {
-    if (errno == 0) errno = EIO;
-    rc = -1;
+  if (e.write_errno) {
+    errno = e.write_errno;
+    return -1;
   }
-  xmlBufferFree(buf);
-  return rc;
+  if (!e.ok) sf_die("the XML writer failed on graph '%s'", g->name ? g->name : "");
+  if (e.last != '\n') sf_die("emitted XML does not end with a line break");
+  errno = 0;
+  if (fflush(out) != 0 || ferror(out)) {
+    if (errno == 0) errno = EIO;
+    return -1;
+  }
+  return 0;
 }

@@ -4,7 +4,9 @@
 #include "sf.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -98,21 +100,99 @@ static void parse_options(int argc, char **argv, Options *o) {
   o->input = argv[optind];
 }
 
-/* ---- output, all or nothing ---- */
+/* ---- output, all or nothing ----
+ * An output to a file is rendered into an unnamed file in the target's directory (O_TMPFILE):
+ * it gets a name only when every output is ready, so a run that fails or dies leaves nothing
+ * behind, and a large picture never has to sit in memory. Where the file system cannot do that,
+ * and for standard output, the bytes wait in memory. Either way the files are put in place by
+ * rename(2), so a reader sees the old file or the new one, never half of one. */
 
 typedef struct Pending {
   const char *path; /* target, NULL for stdout */
-  char *data;       /* bytes to write */
-  size_t len;
+  int fd;           /* the unnamed file holding the bytes, or -1: they are in data */
+  char *data;       /* bytes to write (malloc'ed) */
+  size_t len;       /* how many */
+  size_t cap;       /* bytes allocated at data */
 } Pending;
 
 typedef int (*EmitFn)(const Graph *, FILE *);
 
-static Pending render(const char *path, EmitFn fn, const Graph *g) {
-  Pending p = { .path = path };
-  FILE *mem = open_memstream(&p.data, &p.len);
-  if (!mem || fn(g, mem) != 0 || fclose(mem) != 0) sf_die("cannot render output in memory");
-  return p;
+/* A stream into memory that grows by doubling with realloc: unlike open_memstream, which copies
+ * and clears the whole buffer each time it grows, a large buffer is moved by the kernel (mremap). */
+static ssize_t pending_write(void *cookie, const char *buf, size_t n) {
+  Pending *p = cookie;
+  size_t cap = p->cap ? p->cap : 1 << 16;
+  while (cap - p->len < n) cap *= 2;
+  if (cap != p->cap) {
+    p->data = sf_xrealloc(p->data, cap);
+    p->cap = cap;
+  }
+  memcpy(p->data + p->len, buf, n);
+  p->len += n;
+  return (ssize_t)n;
+}
+
+/* A stream writing into p's buffer; p must stay where it is until the stream is closed. */
+static FILE *pending_open(Pending *p) {
+  FILE *mem = fopencookie(p, "w", (cookie_io_functions_t){ .write = pending_write });
+  if (!mem) sf_die("cannot render output in memory");
+  setvbuf(mem, NULL, _IOFBF, 1 << 16);
+  return mem;
+}
+
+/* An unnamed file (mode 0666 less the umask, as creat(2) gives) in the directory of a path that
+ * names a regular file or nothing yet, that commit_outputs can link in place; -1 when there is
+ * none to be had (then the output waits in memory and commit_outputs says what is wrong). */
+static int unnamed_file_for(const char *path) {
+  struct stat st;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) return -1; /* a device or a pipe */
+  if (access("/proc/self/fd", X_OK) != 0) return -1;           /* linkat needs it */
+  const char *slash = strrchr(path, '/');
+  char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+  if (!dir) sf_die("out of memory");
+  int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+  free(dir);
+  return fd;
+}
+
+/* Renders fn(g) for path (NULL: stdout) into p. Returns 0, or -1 after saying why. */
+static int render(Pending *p, const char *path, EmitFn fn, const Graph *g) {
+  *p = (Pending){ .path = path, .fd = path ? unnamed_file_for(path) : -1 };
+  if (p->fd < 0) {
+    FILE *mem = pending_open(p);
+    if (fn(g, mem) != 0 || fclose(mem) != 0) sf_die("cannot render output in memory");
+    return 0;
+  }
+  int copy = dup(p->fd);
+  FILE *f = copy >= 0 ? fdopen(copy, "w") : NULL;
+  if (f) setvbuf(f, NULL, _IOFBF, 1 << 16);
+  if (!f || fn(g, f) != 0 || fclose(f) != 0) {
+    fprintf(stderr, "sf-xform: error: cannot write '%s': %s\n", path, strerror(errno));
+    close(p->fd);
+    p->fd = -1;
+    return -1;
+  }
+  return 0;
+}
+
+static void pending_free(Pending *p) {
+  if (p->fd >= 0) close(p->fd);
+  free(p->data);
+}
+
+/* Gives the unnamed file fd the name `tmp` (PATH.tmp.XXXXXX, the Xs replaced). Returns 0 or -1. */
+static int link_unnamed(int fd, char *tmp) {
+  char proc[64];
+  snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+  size_t n = strlen(tmp);
+  for (int attempt = 0; attempt < 100; attempt++) {
+    static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    unsigned long r = (unsigned long)random() ^ ((unsigned long)getpid() << 8);
+    for (size_t k = n - 6; k < n; k++, r /= 62) tmp[k] = letters[r % 62];
+    if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0) return 0;
+    if (errno != EEXIST) return -1;
+  }
+  return -1;
 }
 
 /* Writes every pending output: files through a temporary file renamed into place. On failure
@@ -125,7 +205,7 @@ static int commit_outputs(Pending *outs, int n) {
   for (int i = 0; i < n && rc == 0; i++) {
     if (!outs[i].path) continue;
     struct stat st;
-    if (stat(outs[i].path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (outs[i].fd < 0 && stat(outs[i].path, &st) == 0 && !S_ISREG(st.st_mode)) {
       /* a device or a pipe (/dev/stdout, a FIFO): written as it is, never replaced */
       FILE *f = fopen(outs[i].path, "w");
       if (!f || fwrite(outs[i].data, 1, outs[i].len, f) != outs[i].len || fclose(f) != 0) {
@@ -136,6 +216,15 @@ static int commit_outputs(Pending *outs, int n) {
     }
     tmps[i] = sf_xmalloc(strlen(outs[i].path) + 16);
     sprintf(tmps[i], "%s.tmp.XXXXXX", outs[i].path);
+    if (outs[i].fd >= 0) {
+      if (link_unnamed(outs[i].fd, tmps[i]) != 0) {
+        fprintf(stderr, "sf-xform: error: cannot write '%s': %s\n", outs[i].path, strerror(errno));
+        free(tmps[i]);
+        tmps[i] = NULL;
+        rc = -1;
+      }
+      continue;
+    }
     int fd = mkstemp(tmps[i]);
     if (fd >= 0) fchmod(fd, 0666 & ~file_mask); /* mkstemp makes 0600; give what creat(2) would */
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
@@ -199,7 +288,8 @@ static int run(const Options *o, Diag *d, Graph *g, Graph **parallel, Pending *o
   graph_check_pins(g, hosts, nhosts, d);
   if (!end_pass(d, DIAG_BY_PLACE)) return EXIT_INPUT;
 
-  if (o->dot_input) outs[(*nouts)++] = render(o->dot_input, graph_dot_input, g);
+  if (o->dot_input && render(&outs[(*nouts)++], o->dot_input, graph_dot_input, g) != 0)
+    return EXIT_INPUT;
   if (o->check_only) return commit_outputs(outs, *nouts) ? EXIT_INPUT : 0;
 
   graph_analyze(g);
@@ -208,7 +298,14 @@ static int run(const Options *o, Diag *d, Graph *g, Graph **parallel, Pending *o
     fission_explain(f, stdout);
     return 0;
   }
-  if (o->explain) fission_explain(f, stderr);
+  if (o->explain) { /* stderr is unbuffered: one write, not one per piece of each line */
+    Pending text = {0};
+    FILE *mem = pending_open(&text);
+    fission_explain(f, mem);
+    if (fclose(mem) != 0) sf_die("cannot render output in memory");
+    fwrite(text.data, 1, text.len, stderr);
+    free(text.data);
+  }
 
   *parallel = fission_rewrite(f);
   if (o->dump && !strcmp(o->dump, "rewrite")) return graph_emit_xml(*parallel, stdout) ? EXIT_INPUT : 0;
@@ -218,14 +315,18 @@ static int run(const Options *o, Diag *d, Graph *g, Graph **parallel, Pending *o
   if (!end_pass(d, DIAG_BY_PLACE)) return EXIT_INPUT;
   if (o->dump && !strcmp(o->dump, "place")) return graph_emit_xml(*parallel, stdout) ? EXIT_INPUT : 0;
 
-  outs[(*nouts)++] = render(o->output, graph_emit_xml, *parallel);
-  if (o->dot) outs[(*nouts)++] = render(o->dot, graph_dot_parallel, *parallel);
+  if (render(&outs[(*nouts)++], o->output, graph_emit_xml, *parallel) != 0) return EXIT_INPUT;
+  if (o->dot && render(&outs[(*nouts)++], o->dot, graph_dot_parallel, *parallel) != 0)
+    return EXIT_INPUT;
   return commit_outputs(outs, *nouts) ? EXIT_INPUT : 0;
 }
 
 int main(int argc, char **argv) {
   Options o = {0};
   parse_options(argc, argv, &o);
+  /* Arena blocks come from the heap, where the parsed document's memory is free again by the
+   * time the parallel graph is built, rather than from fresh mappings the kernel must fill. */
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
   Diag d;
   diag_init(&d, o.input, stderr);
 
@@ -235,7 +336,7 @@ int main(int argc, char **argv) {
   Pending outs[3];
   int nouts = 0;
   int rc = run(&o, &d, g, &parallel, outs, &nouts);
-  for (int i = 0; i < nouts; i++) free(outs[i].data);
+  for (int i = 0; i < nouts; i++) pending_free(&outs[i]);
   graph_free(parallel);
   graph_free(g);
   return rc;
