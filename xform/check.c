@@ -119,36 +119,35 @@ static void check_names(Graph *g, Diag *d) {
  * spread, so they are not compared with each other. Reported once per tag, at the first operator
  * whose pin disagrees with the first pinned one. */
 static void check_colocate(Graph *g, Diag *d) {
-  for (int i = 0; i < g->nops; i++) {
-    Op *a = g->ops[i];
-    if (!a->colocate || !a->host) continue;
-    bool first_pinned = true; /* a is the first pinned operator of its tag */
-    for (int j = 0; j < i && first_pinned; j++)
-      if (g->ops[j]->colocate && g->ops[j]->host && !strcmp(g->ops[j]->colocate, a->colocate))
-        first_pinned = false;
-    if (!first_pinned) continue;
-    for (int j = i + 1; j < g->nops; j++) {
-      Op *b = g->ops[j];
-      if (!b->colocate || !b->host || strcmp(b->colocate, a->colocate) || !strcmp(b->host, a->host)) continue;
-      if (a->origin && b->origin && !strcmp(a->origin, b->origin) && a->channel >= 0 && b->channel >= 0)
-        continue;
-      diag_error(d, b->line, 0,
-                 "operators '%s' (line %d) and '%s' share colocate tag '%s' but are pinned to different "
-                 "hosts ('%s' and '%s')", a->name, a->line, b->name, b->colocate, a->host, b->host);
-      break;
-    }
+  NameMap first = {0};    /* tag -> its first pinned operator */
+  NameMap reported = {0}; /* tags already reported */
+  for (int j = 0; j < g->nops; j++) {
+    Op *b = g->ops[j];
+    if (!b->colocate || !b->host) continue;
+    Op *a = namemap_put(&first, b->colocate, b);
+    if (a == b || !strcmp(b->host, a->host) || namemap_get(&reported, b->colocate)) continue;
+    if (a->origin && b->origin && !strcmp(a->origin, b->origin) && a->channel >= 0 && b->channel >= 0)
+      continue;
+    diag_error(d, b->line, 0,
+               "operators '%s' (line %d) and '%s' share colocate tag '%s' but are pinned to different "
+               "hosts ('%s' and '%s')", a->name, a->line, b->name, b->colocate, a->host, b->host);
+    namemap_put(&reported, b->colocate, b);
   }
+  namemap_release(&first);
+  namemap_release(&reported);
 }
 
 int graph_check_pins(Graph *g, Host *const *hosts, int nhosts, Diag *d) {
   int before = d->nerrors;
+  NameMap names = {0}; /* the hosts by name */
+  for (int h = 0; h < nhosts; h++) namemap_put(&names, hosts[h]->name, hosts[h]);
   for (int i = 0; i < g->nops; i++) {
     const Op *op = g->ops[i];
     if (!op->host) continue;
-    bool known = nhosts == 0 && !strcmp(op->host, SF_DEFAULT_HOST_NAME);
-    for (int h = 0; h < nhosts && !known; h++) known = !strcmp(hosts[h]->name, op->host);
+    bool known = nhosts == 0 ? !strcmp(op->host, SF_DEFAULT_HOST_NAME) : namemap_get(&names, op->host) != NULL;
     if (!known) diag_error(d, op->line, 0, "operator '%s' is placed on unknown host '%s'", op->name, op->host);
   }
+  namemap_release(&names);
   return d->nerrors - before;
 }
 
@@ -207,27 +206,19 @@ static char *normalize_path(Arena *a, const char *path, const char *cwd) {
 static void check_files(Graph *g, Diag *d) {
   char cwdbuf[4096];
   const char *cwd = getcwd(cwdbuf, sizeof cwdbuf);
-  const Param **files = calloc((size_t)g->nops + 1, sizeof *files);
-  const char **norm = calloc((size_t)g->nops + 1, sizeof *norm);
+  NameMap writers = {0}; /* normalized path -> the first FileSink writing it */
   for (int i = 0; i < g->nops; i++) {
     Op *op = g->ops[i];
     const Param *p = op->kind == KIND_FILESINK ? op_find_param(op, "file") : NULL;
     if (!p || !*p->text || !strcmp(p->text, "-") || names_directory(p->text)) continue;
-    files[i] = p;
-    norm[i] = normalize_path(g->arena, p->text, cwd);
-    if (!strncmp(norm[i], "/dev/", 5)) {
-      files[i] = NULL;
-      continue;
-    }
-    for (int j = 0; j < i; j++)
-      if (files[j] && !strcmp(norm[j], norm[i])) {
-        diag_error(d, p->line, 0, "operator '%s' writes file '%s', the same file as operator '%s' (line %d)",
-                   op->name, p->text, g->ops[j]->name, files[j]->line);
-        break;
-      }
+    const char *norm = normalize_path(g->arena, p->text, cwd);
+    if (!strncmp(norm, "/dev/", 5)) continue;
+    Op *first = namemap_put(&writers, norm, op);
+    if (first != op)
+      diag_error(d, p->line, 0, "operator '%s' writes file '%s', the same file as operator '%s' (line %d)",
+                 op->name, p->text, first->name, op_find_param(first, "file")->line);
   }
-  free(files);
-  free(norm);
+  namemap_release(&writers);
 }
 
 /* ---- ports and parameters ---- */
