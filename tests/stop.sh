@@ -140,6 +140,20 @@ start_exec() {
   shift
   (cd "$dir" && exec env --default-signal=INT,QUIT "$B/sf-exec" "$@" "$dir/g.xml") >"$dir/exec.log" 2>&1 &
   PID=$!
+  wait_caught "$PID"
+}
+
+# wait_caught PID: waits (at most 10 s) until PID catches SIGINT, that is until sf-exec installed its
+# handlers, or ends. A signal sent before that kills it by default while it still loads the graph;
+# on a busy machine "sleep 0.5" was not always enough (exit 130 and no message).
+wait_caught() {
+  local pid=$1 i mask
+  for ((i = 0; i < 200; i++)); do
+    mask=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$pid/status" 2>/dev/null)
+    [[ -z $mask ]] && return 0 # it ended
+    (((16#$mask >> 1) & 1)) && return 0
+    sleep 0.05
+  done
 }
 
 # wait_exit PID SECONDS: waits for PID (a child of this shell) to end; sets ST to its exit status,
