@@ -9,6 +9,10 @@
 #   5. distribution: a cheap pipeline split across two executors on loopback at several batch
 #      sizes, against the same pipeline in one process, and against the raw ceiling: a minimal gRPC
 #      core streaming loop of protobuf-c batches of the same tuples between two processes.
+#   6. the in-process peer: Intel TBB's parallel_pipeline (serial_in_order source, parallel Work
+#      stage, serial_in_order CSV sink; tests/bench/tbb/) against sf-exec on the same Work graph at
+#      1, 20, 200 and 2000 rounds, one thread against width 1 and two against width 2 (outputs
+#      checked identical); built only when libtbb-dev is installed (SF_BENCH_TBB=0 skips it);
 #   number text: ns per value of the double and int formatters (xform/number.c) against the printf
 #      and strtod formatter they replaced, on the same values in the same run (texts checked equal).
 # Environment: SF_BENCH_N (tuples for 1, 3 and 5; default 5000000), SF_BENCH_RUNS (best of; default 3).
@@ -218,6 +222,50 @@ if [ -x "$bin/sf-bench-grpc-ceiling" ]; then
   printf '   best two-executor run (batch %s) reaches %s of the ceiling and %s of one process\n' "$best_b" \
     "$(awk -v a="$t_ceil" -v b="$best_dist" 'BEGIN { printf "%.0f %%", 100 * a / b }')" \
     "$(awk -v a="$t_one" -v b="$best_dist" 'BEGIN { printf "%.0f %%", 100 * a / b }')"
+fi
+
+# ---- 6. the TBB peer on the Work graph ----
+work_graph() { # N ROUNDS FILE
+  cat <<XML
+$header
+  <schema name="Job"><attr name="id" type="int"/><attr name="cost" type="int"/></schema>
+  <operator name="jobs" kind="Beacon">
+    <output stream="Jobs" schema="Job"/>
+    <param name="count">$1</param>
+    <set attr="id">seq</set>
+    <set attr="cost">rand(seq) % 100</set>
+  </operator>
+  <operator name="burn" kind="Work">
+    <input stream="Jobs"/>
+    <output stream="Done" schema="Job"/>
+    <param name="iterations">$2</param>
+  </operator>
+  <operator name="sink" kind="FileSink">
+    <input stream="Done"/>
+    <param name="file">$3</param>
+  </operator>
+</graph>
+XML
+}
+if [ "${SF_BENCH_TBB:-1}" != 0 ] && [ -x "$bin/sf-bench-tbb-work" ]; then
+  echo
+  echo "6. Work graph: sf-exec against TBB parallel_pipeline (256 tuples per token), outputs identical;"
+  echo "   ratio = TBB's time / sf's (above 1: sf is faster)"
+  printf '   %-6s %-8s %9s %9s %6s   %9s %9s %6s   %s\n' rounds tuples "sf w1 s" "tbb 1 s" ratio "sf w2 s" "tbb 2 s" ratio "sf speed-up w2/w1"
+  for k in 1 20 200 2000; do
+    tn=$((400000000 / k)); [ "$tn" -gt "$N" ] && tn=$N
+    work_graph "$tn" "$k" out/tw.csv > tw.xml
+    "$bin/sf-xform" -w 1 tw.xml -o tw1.xml
+    "$bin/sf-xform" -w 2 tw.xml -o tw2.xml
+    s1=$(best_of "$bin/sf-exec" tw1.xml); cp out/tw.csv out/tw1.csv
+    s2=$(best_of "$bin/sf-exec" tw2.xml); cmp -s out/tw.csv out/tw1.csv || { echo "tbb: sf width 2 output differs" >&2; exit 1; }
+    b1=$(best_of "$bin/sf-bench-tbb-work" "$tn" "$k" 1 out/tbb.csv); cmp -s out/tbb.csv out/tw1.csv || { echo "tbb: TBB output differs" >&2; exit 1; }
+    b2=$(best_of "$bin/sf-bench-tbb-work" "$tn" "$k" 2 out/tbb.csv); cmp -s out/tbb.csv out/tw1.csv || { echo "tbb: TBB output differs" >&2; exit 1; }
+    printf '   %-6s %-8s %9s %9s %5sx   %9s %9s %5sx   %s\n' "$k" "$tn" "$s1" "$b1" "$(ratio "$b1" "$s1")" "$s2" "$b2" "$(ratio "$b2" "$s2")" "$(ratio "$s1" "$s2")"
+  done
+elif [ "${SF_BENCH_TBB:-1}" != 0 ]; then
+  echo
+  echo "6. skipped: sf-bench-tbb-work is not built (apt-get install libtbb-dev, then rerun tools/setup.sh)"
 fi
 
 # ---- number text: the formatters against the printf-based ones they replaced ----
