@@ -13,9 +13,13 @@
 #      stage, serial_in_order CSV sink; tests/bench/tbb/) against sf-exec on the same Work graph at
 #      1, 20, 200 and 2000 rounds, one thread against width 1 and two against width 2 (outputs
 #      checked identical); built only when libtbb-dev is installed (SF_BENCH_TBB=0 skips it);
+#   sliding windows: an Aggregate with every aggregate function over `sliding W` windows of 100
+#      keys at W = 1, 10, 100, 1000 (tuples/s should not fall with W), and an avg of fractional
+#      doubles, the one aggregate still folded again per tuple (O(W));
 #   number text: ns per value of the double and int formatters (xform/number.c) against the printf
 #      and strtod formatter they replaced, on the same values in the same run (texts checked equal).
-# Environment: SF_BENCH_N (tuples for 1, 3 and 5; default 5000000), SF_BENCH_RUNS (best of; default 3).
+# Environment: SF_BENCH_N (tuples for 1, 3 and 5; default 5000000), SF_BENCH_RUNS (best of; default 3),
+# SF_BENCH_SLIDE_N (tuples of the sliding windows; default 1000000).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-${SF_BUILD:-$top/build}}" && pwd)
@@ -267,6 +271,57 @@ elif [ "${SF_BENCH_TBB:-1}" != 0 ]; then
   echo
   echo "6. skipped: sf-bench-tbb-work is not built (apt-get install libtbb-dev, then rerun tools/setup.sh)"
 fi
+
+# ---- sliding windows: the rate against the window size ----
+SN=${SF_BENCH_SLIDE_N:-1000000}
+slide_graph() { # W SETS
+  cat <<XML
+$header
+  <schema name="In"><attr name="k" type="int"/><attr name="v" type="int"/><attr name="x" type="double"/></schema>
+  <schema name="Out"><attr name="k" type="int"/><attr name="n" type="int"/><attr name="a" type="double"/><attr name="b" type="int"/></schema>
+  <operator name="src" kind="Beacon">
+    <output stream="A" schema="In"/>
+    <param name="count">$SN</param>
+    <set attr="k">seq % 100</set>
+    <set attr="v">rand(seq) % 1000</set>
+    <set attr="x">double(rand(seq) % 1000) * 0.1</set>
+  </operator>
+  <operator name="win" kind="Aggregate">
+    <input stream="A"/>
+    <output stream="B" schema="Out"/>
+    <param name="partitionBy">k</param>
+    <param name="window">sliding $1</param>
+    $2
+  </operator>
+  <operator name="rare" kind="Filter">
+    <input stream="B"/>
+    <output stream="C" schema="Out"/>
+    <param name="where">n % 997 == 3</param>
+  </operator>
+  <operator name="sink" kind="FileSink">
+    <input stream="C"/>
+    <param name="file">out/slide.csv</param>
+  </operator>
+</graph>
+XML
+}
+echo
+every_agg='<set attr="n">count() + sum(v) + min(v) + max(v) + first(v) + last(v)</set><set attr="a">avg(v) + sum(double(v))</set><set attr="b">0</set>'
+echo "sliding windows: Aggregate over 100 keys, $SN tuples (then a Filter keeping 0.1 %)"
+for w in 1 10 100 1000; do
+  slide_graph "$w" "$every_agg" > slide.xml
+  t=$(best_of "$bin/sf-exec" slide.xml)
+  [ "$w" = 1 ] && t_w1=$t
+  printf '   count, sum, avg, min, max, first, last of ints, W = %-4s %8ss  %s  (%s the time of W = 1)\n' \
+    "$w" "$t" "$(rate "$SN" "$t")" "$(ratio "$t" "$t_w1")"
+done
+for w in 1 10 100 1000; do
+  slide_graph "$w" '<set attr="n">0</set><set attr="a">avg(x)</set><set attr="b">0</set>' > slide.xml
+  t=$(best_of "$bin/sf-exec" slide.xml)
+  [ "$w" = 1 ] && t_w1=$t
+  printf '   avg of fractional doubles (folded again),  W = %-4s %8ss  %s  (%s the time of W = 1)\n' \
+    "$w" "$t" "$(rate "$SN" "$t")" "$(ratio "$t" "$t_w1")"
+done
 
 # ---- number text: the formatters against the printf-based ones they replaced ----
 echo

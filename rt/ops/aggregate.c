@@ -14,11 +14,13 @@
  *    last argument values.
  *  - Tumbling: a key's window emits when it holds N tuples and starts again empty. It keeps running
  *    accumulators, not tuples; a window still incomplete at the end of the stream is discarded.
- *  - Sliding: every input emits, over the last min(N, seen) tuples of its key. A key keeps a ring
- *    of its last N rows of argument values (strings held by the ring, buffers reused), grown as
- *    the key's tuples arrive, and recomputes every aggregate over it in arrival order: O(N) per
- *    aggregate per input, with no allocation once the ring is full. */
+ *  - Sliding: every input emits, over the last min(N, seen) tuples of its key. A key keeps a Slide
+ *    (slide.c): its last N rows of argument values and every aggregate kept up to date in O(1)
+ *    amortized per input, with the values of the folds above, bit for bit, and no allocation once
+ *    the window is full. Only a double sum or avg over a window holding a value that is not a
+ *    small integer is folded again, O(N): slide.c says why no running total gives its bits. */
 #include "keyed.h"
+#include "slide.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +37,7 @@ typedef struct Acc {
   int64_t isum; /* sum of ints */
   double dsum;  /* sum of doubles, or of double(x) for avg */
   Value v;      /* min, max, first, last so far */
-  size_t cap;   /* v's held string buffer (tumbling windows), 0 when v borrows */
+  size_t cap;   /* v's held string buffer */
 } Acc;
 
 /* A key's tumbling window. */
@@ -43,15 +45,6 @@ typedef struct Tumbling {
   int64_t n;  /* tuples in the window */
   Acc acc[];  /* one per aggregate */
 } Tumbling;
-
-/* A key's sliding window: rows of argument values, cells[row * naggs + slot]. */
-typedef struct Ring {
-  Value *cells;  /* the rows' argument values (strings held) */
-  size_t *caps;  /* held buffer size of each cell */
-  int64_t rows;  /* rows allocated (at most the window size) */
-  int64_t n;     /* rows in use */
-  int64_t head;  /* the oldest row once the ring is full (0 until then) */
-} Ring;
 
 typedef struct Aggregate {
   Arena *arena;   /* plan, aggregates and per-input arrays */
@@ -61,9 +54,9 @@ typedef struct Aggregate {
   int naggs;      /* aggregate calls */
   Agg *aggs;      /* by slot */
   Value *args;    /* this input's argument value of each aggregate */
-  Acc *scan;      /* sliding: accumulators of the recomputation (borrowing from the ring) */
+  SlideSpec spec; /* sliding: the aggregates, for slide.c */
   Value *results; /* the emitting window's aggregate values, by slot */
-  KeyTable keys;  /* per key: a Tumbling or a Ring */
+  KeyTable keys;  /* per key: a Tumbling or a Slide */
 } Aggregate;
 
 /* Records every aggregate call in e by its slot. */
@@ -118,16 +111,22 @@ static int aggregate_open(OpInst *op) {
   size_t n = (size_t)g->naggs + 1;
   g->aggs = arena_alloc(g->arena, sizeof *g->aggs * n);
   g->args = arena_alloc(g->arena, sizeof *g->args * n);
-  g->scan = arena_alloc(g->arena, sizeof *g->scan * n);
   g->results = arena_alloc(g->arena, sizeof *g->results * n);
   for (int i = 0; i < op->op->nsets; i++) collect_aggs(g, op->op->sets[i].expr, &op->op->sets[i]);
-  size_t data = g->sliding ? sizeof(Ring) : sizeof(Tumbling) + sizeof(Acc) * (size_t)g->naggs;
+  ExprFunc *func = arena_alloc(g->arena, sizeof *func * n);
+  Type *type = arena_alloc(g->arena, sizeof *type * n);
+  for (int s = 0; s < g->naggs; s++) {
+    func[s] = g->aggs[s].func;
+    type[s] = g->aggs[s].arg ? g->aggs[s].arg->type : TYPE_NONE;
+  }
+  g->spec = (SlideSpec){.size = g->size, .naggs = g->naggs, .func = func, .type = type};
+  size_t data = g->sliding ? sizeof(Slide) : sizeof(Tumbling) + sizeof(Acc) * (size_t)g->naggs;
   return keytable_init(&g->keys, op, data);
 }
 
-/* Folds argument x of aggregate a into acc, which has seen `seen` values before; hold copies the
- * strings min/max/first/last keep (else they borrow x's bytes). */
-static void acc_add(const Agg *a, Acc *acc, int64_t seen, const Value *x, bool hold) {
+/* Folds argument x of aggregate a into acc, which has seen `seen` values before (min, max, first
+ * and last copy the strings they keep). */
+static void acc_add(const Agg *a, Acc *acc, int64_t seen, const Value *x) {
   bool take = false;
   switch (a->func) {
   case FUNC_SUM:
@@ -148,10 +147,7 @@ static void acc_add(const Agg *a, Acc *acc, int64_t seen, const Value *x, bool h
   default: return; /* count: nothing to fold */
   }
   if (!take) return;
-  if (hold)
-    held_store(&acc->v, &acc->cap, x);
-  else
-    acc->v = *x;
+  held_store(&acc->v, &acc->cap, x);
 }
 
 /* The value of aggregate a over n >= 1 folded values. */
@@ -168,42 +164,11 @@ static Value acc_value(const Agg *a, const Acc *acc, int64_t n) {
 /* Adds this input's arguments to its key's tumbling window; true when the window is complete, with
  * g->results set and the window emptied. */
 static bool tumbling_add(Aggregate *g, Tumbling *w) {
-  for (int s = 0; s < g->naggs; s++) acc_add(&g->aggs[s], &w->acc[s], w->n, &g->args[s], true);
+  for (int s = 0; s < g->naggs; s++) acc_add(&g->aggs[s], &w->acc[s], w->n, &g->args[s]);
   if (++w->n < g->size) return false;
   for (int s = 0; s < g->naggs; s++) g->results[s] = acc_value(&g->aggs[s], &w->acc[s], w->n);
   w->n = 0;
   return true;
-}
-
-/* Adds this input's arguments to its key's ring (dropping the oldest row when full) and sets
- * g->results over the ring's rows in arrival order. */
-static void sliding_add(Aggregate *g, Ring *r) {
-  size_t naggs = (size_t)g->naggs;
-  int64_t row;
-  if (r->n < g->size) {
-    if (r->n == r->rows) {
-      int64_t rows = r->rows ? r->rows * 2 : 4;
-      if (rows > g->size) rows = g->size;
-      size_t cells = (size_t)rows * naggs, old = (size_t)r->rows * naggs;
-      r->cells = sf_xrealloc(r->cells, sizeof *r->cells * (cells + 1));
-      r->caps = sf_xrealloc(r->caps, sizeof *r->caps * (cells + 1));
-      memset(r->cells + old, 0, sizeof *r->cells * (cells - old));
-      memset(r->caps + old, 0, sizeof *r->caps * (cells - old));
-      r->rows = rows;
-    }
-    row = r->n++;
-  } else {
-    row = r->head;
-    r->head = (r->head + 1) % r->rows;
-  }
-  for (size_t s = 0; s < naggs; s++)
-    held_store(&r->cells[(size_t)row * naggs + s], &r->caps[(size_t)row * naggs + s], &g->args[s]);
-  for (size_t s = 0; s < naggs; s++) {
-    const Agg *a = &g->aggs[s];
-    for (int64_t j = 0; j < r->n; j++)
-      acc_add(a, &g->scan[s], j, &r->cells[(size_t)((r->head + j) % r->rows) * naggs + s], false);
-    g->results[s] = acc_value(a, &g->scan[s], r->n);
-  }
 }
 
 static int aggregate_process(OpInst *op, int port, Tuple *t) {
@@ -217,7 +182,7 @@ static int aggregate_process(OpInst *op, int port, Tuple *t) {
   bool created;
   void *window = keytable_find(&g->keys, t, &created);
   if (g->sliding)
-    sliding_add(g, window);
+    slide_push(window, &g->spec, g->args, g->results);
   else if (!tumbling_add(g, window)) {
     tuple_unref(t);
     return 0;
@@ -237,10 +202,7 @@ static int aggregate_final(OpInst *op) {
 static void release_window(void *data, void *ctx) {
   const Aggregate *g = ctx;
   if (g->sliding) {
-    Ring *r = data;
-    for (size_t c = 0; c < (size_t)r->rows * (size_t)g->naggs; c++) held_release(&r->cells[c], &r->caps[c]);
-    free(r->cells);
-    free(r->caps);
+    slide_release(data, &g->spec);
   } else {
     Tumbling *w = data;
     for (int s = 0; s < g->naggs; s++) held_release(&w->acc[s].v, &w->acc[s].cap);

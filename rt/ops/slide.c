@@ -1,0 +1,209 @@
+/* slide.c: incremental sliding windows for Aggregate (see slide.h).
+ *
+ * A window is a ring of its last N rows of argument values plus, per aggregate, a running state:
+ *  - count, first and last read the ring's size, oldest row and newest row;
+ *  - a sum of ints is a running total, wrapping around: adding the new row and subtracting the
+ *    dropped one gives the fold's exact result, since wrapping addition is associative;
+ *  - min and max keep a monotonic deque of row positions (Lemire's ascending minima): a new row
+ *    removes the candidates behind it that compare strictly worse, so the front is the best value
+ *    and, among equal ones, the oldest, which is what the left fold keeps; each row enters and
+ *    leaves the deque once;
+ *  - a double fold (sum of doubles, avg) cannot run: floating-point addition is not associative,
+ *    so ((a + b) + c) - a is not b + c in general, and the fold must stay a left fold in arrival
+ *    order for the output to keep its bytes. It is exact, though, when every term is an integer
+ *    and the magnitudes add up to at most 2^53: every partial sum is then an integer of magnitude
+ *    at most 2^53, which a double holds exactly, so no addition rounds and the fold equals the
+ *    true sum. The state counts the rows outside that case and keeps the integer total and the
+ *    sum of magnitudes of the others; while the window has none outside and the magnitudes stay
+ *    within 2^53 the sum is the integer total (-0.0 when every term is -0.0, as the fold gives),
+ *    else the window is folded again (O(N)). Counts of ints (avg of an int attribute) and
+ *    integer-valued doubles take the O(1) path. */
+#include "slide.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+__extension__ typedef unsigned __int128 Wide; /* sums of up to N magnitudes of at most 2^53 each */
+
+/* The running state of one aggregate of a window. */
+struct SlideSlot {
+  uint64_t isum;   /* sum of ints: the window's total, wrapping; double fold: total of its exact terms */
+  Wide abssum;     /* double fold: sum of the magnitudes of its exact terms */
+  int64_t inexact; /* double fold: rows whose term is not an integer of magnitude at most 2^53 */
+  int64_t negzero; /* double fold: rows whose term is -0.0 */
+  int64_t *dq;     /* min and max: positions of the candidates, a ring of `rows` entries */
+  int64_t dq_head; /* index in dq of the oldest candidate (the current min or max) */
+  int64_t dq_n;    /* candidates held */
+};
+
+static Value *cell(const Slide *w, const SlideSpec *spec, int64_t pos, int slot) {
+  return &w->cells[(size_t)(pos % w->rows) * (size_t)spec->naggs + (size_t)slot];
+}
+
+/* Whether slot s folds doubles (sum of doubles, avg). */
+static bool is_fold(const SlideSpec *spec, int s) {
+  return spec->func[s] == FUNC_AVG || (spec->func[s] == FUNC_SUM && spec->type[s] == TYPE_DOUBLE);
+}
+
+/* The term a row's value x adds to slot s's double fold. */
+static double fold_term(const SlideSpec *spec, int s, const Value *x) {
+  return spec->type[s] == TYPE_INT ? (double)x->i : x->d;
+}
+
+/* Whether t is an integer of magnitude at most 2^53 (false for NaN and infinities). */
+static bool term_exact(double t) {
+  return fabs(t) <= 0x1p53 && t == (double)(int64_t)t;
+}
+
+/* Adds (sign 1) or removes (sign -1) term t of a double fold. */
+static void fold_count(SlideSlot *st, double t, int sign) {
+  if (!term_exact(t)) {
+    st->inexact += sign;
+    return;
+  }
+  int64_t i = (int64_t)t;
+  uint64_t mag = (uint64_t)fabs(t);
+  if (sign > 0) {
+    st->isum += (uint64_t)i;
+    st->abssum += mag;
+  } else {
+    st->isum -= (uint64_t)i;
+    st->abssum -= mag;
+  }
+  if (t == 0 && signbit(t)) st->negzero += sign;
+}
+
+/* The value of slot s's double fold over the window. */
+static double fold_value(const Slide *w, const SlideSpec *spec, int s) {
+  const SlideSlot *st = &w->slots[s];
+  if (st->inexact == 0 && st->abssum <= (Wide)1 << 53)
+    return st->negzero == w->n ? -0.0 : (double)(int64_t)st->isum;
+  int64_t pos = w->seen - w->n;
+  double sum = fold_term(spec, s, cell(w, spec, pos, s));
+  for (pos++; pos < w->seen; pos++) sum += fold_term(spec, s, cell(w, spec, pos, s));
+  return sum;
+}
+
+/* Doubles the rows (at most N) while the window is filling; positions keep their rows then, since
+ * every position is below the old size. Deques are laid out again from index 0. */
+static void grow(Slide *w, const SlideSpec *spec) {
+  int64_t rows = w->rows ? w->rows * 2 : 4;
+  if (rows > spec->size) rows = spec->size;
+  size_t naggs = (size_t)spec->naggs, cells = (size_t)rows * naggs, old = (size_t)w->rows * naggs;
+  w->cells = sf_xrealloc(w->cells, sizeof *w->cells * (cells + 1));
+  w->caps = sf_xrealloc(w->caps, sizeof *w->caps * (cells + 1));
+  memset(w->cells + old, 0, sizeof *w->cells * (cells - old));
+  memset(w->caps + old, 0, sizeof *w->caps * (cells - old));
+  for (int s = 0; s < spec->naggs; s++) {
+    if (spec->func[s] != FUNC_AMIN && spec->func[s] != FUNC_AMAX) continue;
+    SlideSlot *st = &w->slots[s];
+    int64_t *dq = sf_xmalloc(sizeof *dq * (size_t)rows);
+    for (int64_t k = 0; k < st->dq_n; k++) dq[k] = st->dq[(st->dq_head + k) % w->rows];
+    free(st->dq);
+    st->dq = dq;
+    st->dq_head = 0;
+  }
+  w->rows = rows;
+}
+
+/* Drops the oldest row (position seen - n) from every running state. */
+static void drop_oldest(Slide *w, const SlideSpec *spec) {
+  int64_t pos = w->seen - w->n;
+  for (int s = 0; s < spec->naggs; s++) {
+    SlideSlot *st = &w->slots[s];
+    const Value *x = cell(w, spec, pos, s);
+    switch (spec->func[s]) {
+    case FUNC_SUM:
+    case FUNC_AVG:
+      if (is_fold(spec, s))
+        fold_count(st, fold_term(spec, s, x), -1);
+      else
+        st->isum -= (uint64_t)x->i;
+      break;
+    case FUNC_AMIN:
+    case FUNC_AMAX:
+      if (st->dq_n && st->dq[st->dq_head] == pos) {
+        st->dq_head = (st->dq_head + 1) % w->rows;
+        st->dq_n--;
+      }
+      break;
+    default: break;
+    }
+  }
+  w->n--;
+}
+
+/* Adds the newest row (position seen - 1) to every running state. */
+static void add_newest(Slide *w, const SlideSpec *spec) {
+  int64_t pos = w->seen - 1;
+  for (int s = 0; s < spec->naggs; s++) {
+    SlideSlot *st = &w->slots[s];
+    const Value *x = cell(w, spec, pos, s);
+    switch (spec->func[s]) {
+    case FUNC_SUM:
+    case FUNC_AVG:
+      if (is_fold(spec, s))
+        fold_count(st, fold_term(spec, s, x), 1);
+      else
+        st->isum += (uint64_t)x->i;
+      break;
+    case FUNC_AMIN:
+    case FUNC_AMAX: {
+      while (st->dq_n) { /* drop the candidates strictly worse than x; equal ones stay first */
+        int64_t back = st->dq[(st->dq_head + st->dq_n - 1) % w->rows];
+        int c = value_compare(cell(w, spec, back, s), x);
+        if (spec->func[s] == FUNC_AMIN ? c <= 0 : c >= 0) break;
+        st->dq_n--;
+      }
+      st->dq[(st->dq_head + st->dq_n) % w->rows] = pos;
+      st->dq_n++;
+      break;
+    }
+    default: break;
+    }
+  }
+}
+
+void slide_push(Slide *w, const SlideSpec *spec, const Value *args, Value *results) {
+  size_t naggs = (size_t)spec->naggs;
+  if (!w->slots) {
+    w->slots = sf_xmalloc(sizeof *w->slots * (naggs + 1));
+    memset(w->slots, 0, sizeof *w->slots * (naggs + 1));
+  }
+  if (w->n == spec->size)
+    drop_oldest(w, spec);
+  else if (w->n == w->rows)
+    grow(w, spec);
+  size_t row = (size_t)(w->seen % w->rows) * naggs;
+  for (size_t s = 0; s < naggs; s++) held_store(&w->cells[row + s], &w->caps[row + s], &args[s]);
+  w->seen++;
+  w->n++;
+  add_newest(w, spec);
+  for (int s = 0; s < spec->naggs; s++) {
+    const SlideSlot *st = &w->slots[s];
+    switch (spec->func[s]) {
+    case FUNC_COUNT: results[s] = value_int(w->n); break;
+    case FUNC_SUM:
+      results[s] = is_fold(spec, s) ? value_double(fold_value(w, spec, s)) : value_int((int64_t)st->isum);
+      break;
+    case FUNC_AVG: results[s] = value_double(fold_value(w, spec, s) / (double)w->n); break;
+    case FUNC_AMIN:
+    case FUNC_AMAX: results[s] = *cell(w, spec, st->dq[st->dq_head], s); break;
+    case FUNC_FIRST: results[s] = *cell(w, spec, w->seen - w->n, s); break;
+    case FUNC_LAST: results[s] = *cell(w, spec, w->seen - 1, s); break;
+    default: results[s] = value_int(0); break;
+    }
+  }
+}
+
+void slide_release(Slide *w, const SlideSpec *spec) {
+  size_t cells = (size_t)w->rows * (size_t)spec->naggs;
+  for (size_t c = 0; c < cells; c++) held_release(&w->cells[c], &w->caps[c]);
+  if (w->slots)
+    for (int s = 0; s < spec->naggs; s++) free(w->slots[s].dq);
+  free(w->cells);
+  free(w->caps);
+  free(w->slots);
+  memset(w, 0, sizeof *w);
+}

@@ -1,0 +1,51 @@
+/* slide.h: the sliding window of one key of an Aggregate (`window` = `sliding N`): the last N rows
+ * of aggregate argument values, and every aggregate over them kept up to date in O(1) amortized
+ * per row, with the same values, bit for bit, as folding the window's rows in arrival order.
+ *
+ * Ownership: a Slide owns its rows (string bytes included) and frees them in slide_release; the
+ * values slide_push writes into results borrow from the rows and stay valid until the next
+ * slide_push or slide_release on the same Slide. */
+#ifndef SF_SLIDE_H
+#define SF_SLIDE_H
+
+#include "keyed.h"
+
+/* What the aggregates of every window of one operator are (shared by all its keys). */
+typedef struct SlideSpec {
+  int64_t size;          /* N: rows a window holds at most (>= 1) */
+  int naggs;             /* aggregates (slots) per row */
+  const ExprFunc *func;  /* per slot: FUNC_COUNT ... FUNC_LAST, or FUNC_NONE for a slot no set uses */
+  const Type *type;      /* per slot: the argument's type (ignored for count and FUNC_NONE) */
+} SlideSpec;
+
+typedef struct SlideSlot SlideSlot;
+
+/* One key's window. A zeroed Slide is an empty window (what a KeyTable data block starts as). */
+typedef struct Slide {
+  Value *cells;     /* rows of argument values, cells[row * naggs + slot] (strings held) */
+  size_t *caps;     /* held buffer size of each cell */
+  SlideSlot *slots; /* per slot: the running state of its aggregate (NULL until the first row) */
+  int64_t rows;     /* rows allocated (at most N), grown by doubling as rows arrive */
+  int64_t n;        /* rows in the window, min(N, seen) */
+  int64_t seen;     /* rows pushed so far; row k (from 0) lives in cells row k % rows */
+} Slide;
+
+/* Appends a row of argument values (args[slot], copied; a FUNC_NONE or count slot's value is
+ * ignored), dropping the oldest row when the window holds N, and writes into results[slot] every
+ * aggregate over the window's rows:
+ *  - count: the number of rows (int);
+ *  - sum of ints: their sum wrapping around (int); sum of doubles: the left fold x1 + x2 + ... in
+ *    arrival order (so a lone -0.0 sums to -0.0); avg: the same fold over double(x), divided by the
+ *    count;
+ *  - min and max: by value_compare, the oldest of equal values; first and last: the oldest and
+ *    the newest row's value;
+ *  - FUNC_NONE: int 0.
+ * Everything is O(1) amortized but the double folds (sum of doubles, avg) of windows holding a
+ * value that is not an integer of magnitude at most 2^53, or whose magnitudes add up to more than
+ * 2^53: those are folded again over the window (O(N)), because floating-point addition is not
+ * associative and no running total gives the same bits. Out of memory aborts. */
+void slide_push(Slide *w, const SlideSpec *spec, const Value *args, Value *results);
+/* Frees everything w holds; w is an empty window again. */
+void slide_release(Slide *w, const SlideSpec *spec);
+
+#endif
