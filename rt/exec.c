@@ -30,8 +30,7 @@
  * transport_cancel), so it is called holding no lock at all: from operator callbacks, the drivers
  * after unlocking, remote.c's threads (never inside the transport's lock) and the main thread,
  * which turns a caught signal into the failure (note_signal). */
-#include "rt.h"
-#include "remote.h"
+#include "exec_priv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,121 +46,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-enum {
-  DEFAULT_BATCH = 256,         /* items per batch between threads */
-  DEFAULT_REMOTE_BATCH = 1024, /* items per message between hosts (GRPC-NOTES: 100-1000 per message) */
-  DEFAULT_QUEUE_BATCHES = 8,   /* batches a queue holds */
-  WAIT_SLICE_MS = 100,         /* waits wake up this often to look at the job's state */
-  BATCH_DELAY_NS = 10000000,   /* a batch older than this goes out with the next item */
-};
-
-typedef struct Batch {
-  int n;        /* items used */
-  int cap;      /* items that fit */
-  int next;     /* consumer: next item to read */
-  Item items[]; /* the items */
-} Batch;
-
-typedef struct Group Group;
-typedef struct Node Node;
-
-/* A bounded queue of batches from one producer thread to one consumer group. The consumer group's
- * mutex protects every queue feeding it, so its driver can wait for "any input". */
-typedef struct Queue {
-  Group *owner;            /* consumer group */
-  Batch **ring;            /* cap slots */
-  int cap, head, count;    /* ring state */
-  pthread_cond_t not_full; /* producers wait here */
-} Queue;
-
-typedef enum EdgeKind { EDGE_DIRECT, EDGE_QUEUE, EDGE_REMOTE } EdgeKind;
-
-/* One stream going into one input slot of one consumer. */
-typedef struct Edge {
-  EdgeKind kind;     /* how items travel */
-  Stream *stream;    /* the stream */
-  Node *from;        /* producer (NULL: arrives from another host) */
-  Node *to;          /* consumer (NULL: goes to another host) */
-  int slot;          /* consumer's input slot */
-  Queue *q;          /* EDGE_QUEUE, and remote input */
-  Batch *pending;    /* producer side: items not yet pushed */
-  int64_t pending_since; /* when pending got its first item (coarse monotonic ns) */
-  int limit;         /* items per batch on this edge */
-  Group *producer;   /* the group whose thread pushes */
-  bool feeds_fanin;  /* consumer orders by src: send progress */
-  uint64_t sent_src; /* highest src pushed (progress) */
-  bool sent_any;     /* something was pushed */
-  RemoteTx *tx;      /* EDGE_REMOTE */
-  Op *to_op;         /* consumer operator (also when it runs on another host) */
-  bool closed;       /* FINAL was pushed: nothing more goes out */
-  bool pushing;      /* a batch of this edge waits for room: later items only collect */
-  bool final_queued; /* FINAL is in pending: no progress may follow it */
-} Edge;
-
-typedef enum Driver { DRIVE_SINGLE, DRIVE_RR, DRIVE_SEQ, DRIVE_SEQPULSE, DRIVE_SRC } Driver;
-
-struct Node {
-  OpInst inst;        /* what operators see */
-  Op *op;             /* graph operator */
-  bool local;         /* runs on this host */
-  Group *group;       /* its thread */
-  PtrVec *outs;       /* per output port: Edge* */
-  int nslots;         /* input streams over all ports */
-  int *slot_port;     /* port of each slot */
-  Edge **in;          /* edge of each slot */
-  int finals_left;    /* slots whose FINAL has not arrived */
-  bool finished;      /* FINAL delivered and forwarded */
-  bool channel_merge; /* Merge inside a channel (shuffle): keeps the region's seq */
-};
-
-struct Group {
-  Exec *exec;                 /* the executor */
-  Node *entry;                /* the node fed by queues (NULL for a source group) */
-  Node *source;               /* the source driving this group */
-  Driver driver;              /* how the entry's inputs are interleaved */
-  pthread_mutex_t mu;         /* protects the queues feeding this group */
-  pthread_cond_t wake;        /* an input queue got a batch, or the job is stopping */
-  Batch **cur;                /* per slot: batch being read */
-  uint64_t *floor;            /* per slot: key (seq or src) of the last item taken: later ones are not smaller */
-  bool *floor_known;          /* per slot: an item was taken */
-  bool by_src;                /* ordered by src (fan-in) rather than seq */
-  uint64_t next_seq;          /* DRIVE_SEQ: next expected seq */
-  int rr_next;                /* DRIVE_RR: next channel */
-  PtrVec outs;                /* Edge* pushed by this thread (queue and remote) */
-  uint64_t progress;          /* src of the item being processed */
-  int last_slot;              /* ordered drivers: slot of the item just taken */
-  PtrVec idlers;              /* Node* of this group whose kind has an idle hook (Split) */
-  bool stalled;               /* waiting for room in a full queue: emitted items only collect */
-  bool in_idle;               /* the idle hooks are running */
-  char fail[256];             /* ordered drivers: why the order cannot be restored */
-  pthread_t thread;           /* its thread */
-  bool started;
-};
-
-struct Exec {
-  Graph *g;                 /* the graph */
-  const ExecOptions *o;     /* options */
-  FILE *log;                /* errors, stats */
-  Node *nodes;              /* one per graph operator */
-  int nnodes;
-  PtrVec groups;            /* Group* */
-  Arena *arena;             /* plan memory */
-  int batch;                /* items per batch between threads */
-  int remote_batch;         /* items per message between hosts */
-  int queue_batches;        /* queue capacity */
-  atomic_bool failed;       /* a failure happened: stop */
-  pthread_mutex_t fail_mu;  /* protects message */
-  char message[2048];       /* the first failure */
-  Remote *remote;           /* transport for cross-host edges (NULL: one process) */
-  char graph_dir[PATH_MAX]; /* directory of the graph file */
-  struct timespec started;  /* for rates */
-  atomic_int running;       /* groups still running */
-  int stop_pipe[2];         /* its read end turns readable when the job stops (the first failure
-                               writes a byte, never read): rt_wait_fd polls it (-1: none) */
-  atomic_bool committing;   /* the job completed and its sinks commit: a stop signal is too late */
-  int stop_signal;          /* the signal that stopped the job (0: none; under fail_mu) */
-};
 
 /* ---- failure ---- */
 
@@ -258,24 +142,6 @@ int rt_wait_fd(const OpInst *op, int fd, short events) {
 
 const char *rt_param(const OpInst *op, const char *name) {
   return op_param(op->op, name);
-}
-
-const OpKindImpl *rt_kind_impl(OpKind k) {
-  switch (k) {
-  case KIND_BEACON: return &op_beacon;
-  case KIND_FILESOURCE: return &op_filesource;
-  case KIND_FUNCTOR: return &op_functor;
-  case KIND_FILTER: return &op_filter;
-  case KIND_FLATMAP: return &op_flatmap;
-  case KIND_AGGREGATE: return &op_aggregate;
-  case KIND_DEDUP: return &op_dedup;
-  case KIND_WORK: return &op_work;
-  case KIND_CUSTOM: return &op_custom;
-  case KIND_FILESINK: return &op_filesink;
-  case KIND_SPLIT: return &op_split;
-  case KIND_MERGE: return &op_merge;
-  default: return NULL;
-  }
 }
 
 const char *rt_graph_dir(const OpInst *op) {

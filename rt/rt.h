@@ -111,6 +111,7 @@ const char *rt_param(const OpInst *op, const char *name);
 /* Kinds, one per file under ops/. */
 extern const OpKindImpl op_beacon, op_filesource, op_functor, op_filter, op_flatmap, op_aggregate,
     op_dedup, op_work, op_custom, op_filesink, op_split, op_merge;
+/* ops/registry.c: the implementation of kind k, NULL when it has none. */
 const OpKindImpl *rt_kind_impl(OpKind k);
 
 /* ---- signals.c: the signals that stop a job ---- */

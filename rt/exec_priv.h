@@ -1,0 +1,142 @@
+/* exec_priv.h: the executor's own structures, shared by the files that run a plan (exec.c and the
+ * files it names). Operator kinds never include it (they see rt.h), nor does remote.c.
+ *
+ * Who owns what. Three kinds of owner appear in the field comments below:
+ *   - "plan": written by the main thread while it builds the plan, before any group's thread
+ *     starts; read-only afterwards, so any thread reads it without a lock;
+ *   - "thread": only the group's own thread touches it once the threads run (for a Node or an
+ *     Edge, the thread of the group that runs it or pushes on it); the main thread may again after
+ *     joining them;
+ *   - a lock ("g->mu", "fail_mu") or "atomic".
+ * The lock rules (which lock may be held while taking which) are written at the top of flow.c. */
+#ifndef SF_EXEC_PRIV_H
+#define SF_EXEC_PRIV_H
+
+#include "rt.h"
+#include "remote.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <time.h>
+
+enum {
+  DEFAULT_BATCH = 256,         /* items per batch between threads */
+  DEFAULT_REMOTE_BATCH = 1024, /* items per message between hosts (GRPC-NOTES: 100-1000 per message) */
+  DEFAULT_QUEUE_BATCHES = 8,   /* batches a queue holds */
+  WAIT_SLICE_MS = 100,         /* waits wake up this often to look at the job's state */
+  BATCH_DELAY_NS = 10000000,   /* a batch older than this goes out with the next item */
+};
+
+/* A batch belongs to one holder at a time: the producer's Edge.pending, a Queue's ring, or the
+ * consumer's Group.cur (or run_single's hands); its fields follow the holder's rule. */
+typedef struct Batch {
+  int n;        /* items used */
+  int cap;      /* items that fit */
+  int next;     /* consumer: next item to read */
+  Item items[]; /* the items */
+} Batch;
+
+typedef struct Group Group;
+typedef struct Node Node;
+
+/* A bounded queue of batches from one producer thread to one consumer group. The consumer group's
+ * mutex protects every queue feeding it, so its driver can wait for "any input". */
+typedef struct Queue {
+  Group *owner;            /* consumer group (plan) */
+  Batch **ring;            /* cap slots (owner->mu) */
+  int cap, head, count;    /* ring state (cap: plan; head, count: owner->mu) */
+  pthread_cond_t not_full; /* producers wait here, holding owner->mu */
+} Queue;
+
+typedef enum EdgeKind { EDGE_DIRECT, EDGE_QUEUE, EDGE_REMOTE } EdgeKind;
+
+/* One stream going into one input slot of one consumer. */
+typedef struct Edge {
+  EdgeKind kind;     /* how items travel (plan) */
+  Stream *stream;    /* the stream (plan) */
+  Node *from;        /* producer (NULL: arrives from another host) (plan) */
+  Node *to;          /* consumer (NULL: goes to another host) (plan) */
+  int slot;          /* consumer's input slot (plan) */
+  Queue *q;          /* EDGE_QUEUE, and remote input (plan) */
+  Batch *pending;    /* producer side: items not yet pushed (thread: producer) */
+  int64_t pending_since; /* when pending got its first item (coarse monotonic ns) (thread: producer) */
+  int limit;         /* items per batch on this edge (plan) */
+  Group *producer;   /* the group whose thread pushes (plan) */
+  bool feeds_fanin;  /* consumer orders by src: send progress (plan) */
+  uint64_t sent_src; /* highest src pushed (progress) (thread: producer) */
+  bool sent_any;     /* something was pushed (thread: producer) */
+  RemoteTx *tx;      /* EDGE_REMOTE (plan; used by the producer's thread) */
+  Op *to_op;         /* consumer operator (also when it runs on another host) (plan) */
+  bool closed;       /* FINAL was pushed: nothing more goes out (thread: producer) */
+  bool pushing;      /* a batch of this edge waits for room: later items only collect (thread: producer) */
+  bool final_queued; /* FINAL is in pending: no progress may follow it (thread: producer) */
+} Edge;
+
+typedef enum Driver { DRIVE_SINGLE, DRIVE_RR, DRIVE_SEQ, DRIVE_SEQPULSE, DRIVE_SRC } Driver;
+
+struct Node {
+  OpInst inst;        /* what operators see (thread, but for n_in and n_out: atomic, read by the stats) */
+  Op *op;             /* graph operator (plan) */
+  bool local;         /* runs on this host (plan) */
+  Group *group;       /* its thread (plan) */
+  PtrVec *outs;       /* per output port: Edge* (plan) */
+  int nslots;         /* input streams over all ports (plan) */
+  int *slot_port;     /* port of each slot (plan) */
+  Edge **in;          /* edge of each slot (plan) */
+  int finals_left;    /* slots whose FINAL has not arrived (thread) */
+  bool finished;      /* FINAL delivered and forwarded (thread) */
+  bool channel_merge; /* Merge inside a channel (shuffle): keeps the region's seq (plan) */
+};
+
+struct Group {
+  Exec *exec;                 /* the executor (plan) */
+  Node *entry;                /* the node fed by queues (NULL for a source group) (plan) */
+  Node *source;               /* the source driving this group (plan) */
+  Driver driver;              /* how the entry's inputs are interleaved (plan) */
+  pthread_mutex_t mu;         /* protects the queues feeding this group */
+  pthread_cond_t wake;        /* an input queue got a batch, or the job is stopping (with mu) */
+  Batch **cur;                /* per slot: batch being read (thread; the ordered drivers hold mu) */
+  uint64_t *floor;            /* per slot: key (seq or src) of the last item taken: later ones are not
+                                 smaller (thread) */
+  bool *floor_known;          /* per slot: an item was taken (thread) */
+  bool by_src;                /* ordered by src (fan-in) rather than seq (plan) */
+  uint64_t next_seq;          /* DRIVE_SEQ: next expected seq (thread) */
+  int rr_next;                /* DRIVE_RR: next channel (thread) */
+  PtrVec outs;                /* Edge* pushed by this thread (queue and remote) (plan) */
+  uint64_t progress;          /* src of the item being processed (thread) */
+  int last_slot;              /* ordered drivers: slot of the item just taken (thread) */
+  PtrVec idlers;              /* Node* of this group whose kind has an idle hook (Split) (plan) */
+  bool stalled;               /* waiting for room in a full queue: emitted items only collect (thread) */
+  bool in_idle;               /* the idle hooks are running (thread) */
+  char fail[256];             /* ordered drivers: why the order cannot be restored (thread) */
+  pthread_t thread;           /* its thread (main thread) */
+  bool started;               /* its thread was created (main thread) */
+};
+
+struct Exec {
+  Graph *g;                 /* the graph (plan) */
+  const ExecOptions *o;     /* options (plan) */
+  FILE *log;                /* errors, stats (plan) */
+  Node *nodes;              /* one per graph operator (plan) */
+  int nnodes;               /* (plan) */
+  PtrVec groups;            /* Group* (plan) */
+  Arena *arena;             /* plan memory (plan) */
+  int batch;                /* items per batch between threads (plan) */
+  int remote_batch;         /* items per message between hosts (plan) */
+  int queue_batches;        /* queue capacity (plan) */
+  atomic_bool failed;       /* a failure happened: stop (atomic; set under fail_mu) */
+  pthread_mutex_t fail_mu;  /* protects message and stop_signal */
+  char message[2048];       /* the first failure (fail_mu) */
+  Remote *remote;           /* transport for cross-host edges (NULL: one process) (plan) */
+  char graph_dir[PATH_MAX]; /* directory of the graph file (plan) */
+  struct timespec started;  /* for rates (plan) */
+  atomic_int running;       /* groups still running (atomic) */
+  int stop_pipe[2];         /* its read end turns readable when the job stops (the first failure
+                               writes a byte, never read): rt_wait_fd polls it (-1: none) (plan) */
+  atomic_bool committing;   /* the job completed and its sinks commit: a stop signal is too late (atomic) */
+  int stop_signal;          /* the signal that stopped the job (0: none) (fail_mu) */
+};
+
+#endif
