@@ -42,7 +42,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -978,100 +977,6 @@ static int build_plan(Exec *x) {
   return 0;
 }
 
-/* ---- stats ---- */
-
-static double seconds_since(const struct timespec *t0) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
-static long peak_rss_kib(void) {
-  struct rusage ru;
-  return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
-}
-
-static void print_stats(Exec *x, bool final) {
-  double t = seconds_since(&x->started);
-  fprintf(x->log, "sf-exec: stats %s at %.1f s, peak memory %ld KiB\n", final ? "summary" : "so far", t,
-          peak_rss_kib());
-  for (int i = 0; i < x->nnodes; i++) {
-    Node *n = &x->nodes[i];
-    if (!n->local) continue;
-    unsigned long long in = atomic_load(&n->inst.n_in), out = atomic_load(&n->inst.n_out);
-    fprintf(x->log, "  %-24s %-10s in %12llu  out %12llu  %12.0f in/s  %12.0f out/s\n", n->op->name,
-            kind_name(n->op->kind), in, out, t > 0 ? in / t : 0.0, t > 0 ? out / t : 0.0);
-  }
-  fflush(x->log);
-}
-
-static void json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') fputc('\\', f);
-    fputc(*s, f);
-  }
-  fputc('"', f);
-}
-
-/* Whether write_stats_json will be able to write path, looked at before the job runs: a file made
- * and removed next to it, or the device or pipe itself. 0, or -1 with errno set. */
-static int check_stats_json(const char *path) {
-  struct stat st;
-  bool exists = stat(path, &st) == 0;
-  if (exists && S_ISDIR(st.st_mode)) {
-    errno = EISDIR;
-    return -1;
-  }
-  if (exists && !S_ISREG(st.st_mode)) return access(path, W_OK);
-  char tmp[PATH_MAX];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp) {
-    errno = ENAMETOOLONG;
-    return -1;
-  }
-  int fd = mkstemp(tmp);
-  if (fd < 0) return -1;
-  close(fd);
-  unlink(tmp);
-  return 0;
-}
-
-static int write_stats_json(Exec *x, const char *path, bool ok) {
-  char tmp[PATH_MAX];
-  struct stat st;
-  bool direct = stat(path, &st) == 0 && !S_ISREG(st.st_mode); /* /dev/stdout, a pipe: never replaced */
-  snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
-  int fd = direct ? -1 : mkstemp(tmp);
-  FILE *f = direct ? fopen(path, "w") : fd >= 0 ? fdopen(fd, "w") : NULL;
-  if (!f) return -1;
-  double t = seconds_since(&x->started);
-  fprintf(f, "{\n  \"graph\": ");
-  json_string(f, x->g->name ? x->g->name : "");
-  fprintf(f, ",\n  \"host\": ");
-  json_string(f, x->o->host ? x->o->host : "");
-  fprintf(f, ",\n  \"ok\": %s,\n  \"seconds\": %.3f,\n  \"peak_rss_kib\": %ld,\n  \"operators\": [\n",
-          ok ? "true" : "false", t, peak_rss_kib());
-  bool first = true;
-  for (int i = 0; i < x->nnodes; i++) {
-    Node *n = &x->nodes[i];
-    if (!n->local) continue;
-    unsigned long long in = atomic_load(&n->inst.n_in), out = atomic_load(&n->inst.n_out);
-    fprintf(f, "%s    {\"name\": ", first ? "" : ",\n");
-    json_string(f, n->op->name);
-    fprintf(f, ", \"kind\": \"%s\", \"in\": %llu, \"out\": %llu, \"in_per_s\": %.1f, \"out_per_s\": %.1f}",
-            kind_name(n->op->kind), in, out, t > 0 ? in / t : 0.0, t > 0 ? out / t : 0.0);
-    first = false;
-  }
-  fprintf(f, "\n  ]\n}\n");
-  if (direct) return fclose(f) == 0 ? 0 : -1;
-  fchmod(fileno(f), 0644);
-  if (fclose(f) != 0 || rename(tmp, path) != 0) {
-    unlink(tmp);
-    return -1;
-  }
-  return 0;
-}
-
 /* ---- running ---- */
 
 int exec_run(Graph *g, const ExecOptions *o) {
@@ -1101,7 +1006,7 @@ int exec_run(Graph *g, const ExecOptions *o) {
   }
 
   const char *stats_json = o->stats_json; /* NULL once it turned out not writable */
-  if (stats_json && check_stats_json(stats_json) < 0) {
+  if (stats_json && stats_check_json(stats_json) < 0) {
     exec_fail(x, "cannot write '%s': %s", stats_json, strerror(errno));
     stats_json = NULL;
   }
@@ -1140,8 +1045,8 @@ int exec_run(Graph *g, const ExecOptions *o) {
       else
         poll(&stop, 1, 20); /* a signal's byte ends it at once */
       note_signal(x);
-      if (o->stats && seconds_since(&x->started) >= next) {
-        print_stats(x, false);
+      if (o->stats && stats_seconds(x) >= next) {
+        stats_print(x, false);
         next += interval;
       }
     }
@@ -1167,9 +1072,9 @@ int exec_run(Graph *g, const ExecOptions *o) {
     if (n->local && n->inst.impl->close) n->inst.impl->close(&n->inst, ok);
   }
   if (x->remote) remote_stop(x->remote);
-  if (o->stats) print_stats(x, true);
+  if (o->stats) stats_print(x, true);
   int rc = ok ? 0 : x->stop_signal ? 128 + x->stop_signal : 1;
-  if (stats_json && write_stats_json(x, stats_json, ok) < 0) {
+  if (stats_json && stats_write_json(x, stats_json, ok) < 0) {
     fprintf(x->log, "sf-exec: error: cannot write '%s': %s\n", stats_json, strerror(errno));
     if (rc == 0) rc = 1;
   }

@@ -139,4 +139,19 @@ struct Exec {
   int stop_signal;          /* the signal that stopped the job (0: none) (fail_mu) */
 };
 
+/* ---- stats.c ---- */
+
+/* Seconds since the job started (monotonic). */
+double stats_seconds(const Exec *x);
+/* Prints every local operator's counts and rates to x->log: "so far" while running, "summary" at
+ * the end. Main thread; the counters are read with atomic loads. */
+void stats_print(Exec *x, bool final);
+/* Whether stats_write_json will be able to write path, looked at before the job runs: a file made
+ * and removed next to it, or the device or pipe itself. 0, or -1 with errno set. */
+int stats_check_json(const char *path);
+/* Writes the final stats as JSON to path: through a temporary file renamed over it, or straight
+ * to a device or pipe (/dev/stdout) that is not a regular file. 0, or -1 with errno set. Main
+ * thread, after the groups' threads are joined. */
+int stats_write_json(Exec *x, const char *path, bool ok);
+
 #endif

@@ -1,0 +1,101 @@
+/* stats.c: per-operator counts while the job runs (--stats) and at its end, as text or as JSON
+ * (--stats-json). The counters themselves are the operators' n_in and n_out (count_one in
+ * exec_priv.h); this file only reads them. */
+#include "exec_priv.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+double stats_seconds(const Exec *x) {
+  const struct timespec *t0 = &x->started;
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static long peak_rss_kib(void) {
+  struct rusage ru;
+  return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
+}
+
+void stats_print(Exec *x, bool final) {
+  double t = stats_seconds(x);
+  fprintf(x->log, "sf-exec: stats %s at %.1f s, peak memory %ld KiB\n", final ? "summary" : "so far", t,
+          peak_rss_kib());
+  for (int i = 0; i < x->nnodes; i++) {
+    Node *n = &x->nodes[i];
+    if (!n->local) continue;
+    unsigned long long in = atomic_load(&n->inst.n_in), out = atomic_load(&n->inst.n_out);
+    fprintf(x->log, "  %-24s %-10s in %12llu  out %12llu  %12.0f in/s  %12.0f out/s\n", n->op->name,
+            kind_name(n->op->kind), in, out, t > 0 ? in / t : 0.0, t > 0 ? out / t : 0.0);
+  }
+  fflush(x->log);
+}
+
+static void json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') fputc('\\', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+int stats_check_json(const char *path) {
+  struct stat st;
+  bool exists = stat(path, &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) {
+    errno = EISDIR;
+    return -1;
+  }
+  if (exists && !S_ISREG(st.st_mode)) return access(path, W_OK);
+  char tmp[PATH_MAX];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  int fd = mkstemp(tmp);
+  if (fd < 0) return -1;
+  close(fd);
+  unlink(tmp);
+  return 0;
+}
+
+int stats_write_json(Exec *x, const char *path, bool ok) {
+  char tmp[PATH_MAX];
+  struct stat st;
+  bool direct = stat(path, &st) == 0 && !S_ISREG(st.st_mode); /* /dev/stdout, a pipe: never replaced */
+  snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
+  int fd = direct ? -1 : mkstemp(tmp);
+  FILE *f = direct ? fopen(path, "w") : fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (!f) return -1;
+  double t = stats_seconds(x);
+  fprintf(f, "{\n  \"graph\": ");
+  json_string(f, x->g->name ? x->g->name : "");
+  fprintf(f, ",\n  \"host\": ");
+  json_string(f, x->o->host ? x->o->host : "");
+  fprintf(f, ",\n  \"ok\": %s,\n  \"seconds\": %.3f,\n  \"peak_rss_kib\": %ld,\n  \"operators\": [\n",
+          ok ? "true" : "false", t, peak_rss_kib());
+  bool first = true;
+  for (int i = 0; i < x->nnodes; i++) {
+    Node *n = &x->nodes[i];
+    if (!n->local) continue;
+    unsigned long long in = atomic_load(&n->inst.n_in), out = atomic_load(&n->inst.n_out);
+    fprintf(f, "%s    {\"name\": ", first ? "" : ",\n");
+    json_string(f, n->op->name);
+    fprintf(f, ", \"kind\": \"%s\", \"in\": %llu, \"out\": %llu, \"in_per_s\": %.1f, \"out_per_s\": %.1f}",
+            kind_name(n->op->kind), in, out, t > 0 ? in / t : 0.0, t > 0 ? out / t : 0.0);
+    first = false;
+  }
+  fprintf(f, "\n  ]\n}\n");
+  if (direct) return fclose(f) == 0 ? 0 : -1;
+  fchmod(fileno(f), 0644);
+  if (fclose(f) != 0 || rename(tmp, path) != 0) {
+    unlink(tmp);
+    return -1;
+  }
+  return 0;
+}
