@@ -153,6 +153,7 @@ int csv_read(CsvReader *r) {
   buf_reset(&r->data);
   r->nfields = 0;
   r->blank = false;
+  r->unterminated = false;
   if (!r->started) {
     /* a byte order mark is dropped; a prefix of one followed by something else is data */
     static const char bom[] = "\xEF\xBB\xBF";
@@ -174,12 +175,12 @@ int csv_read(CsvReader *r) {
       if (c == '\r') {
         r->pos++;
         c = peek(r);
+        if (c == EOF && r->failed) return read_error(r);
         if (c != '\n') return fail(r, r->line, "a closing quote must be followed by a comma or a line end");
       }
-      if (c != ',' && c != '\n' && c != EOF) {
-        if (r->failed) return read_error(r);
+      if (c == EOF && r->failed) return read_error(r); /* not the end of the input */
+      if (c != ',' && c != '\n' && c != EOF)
         return fail(r, r->line, "a closing quote must be followed by a comma or a line end");
-      }
     } else {
       c = read_plain(r);
       if (c == CSV_ERROR) return -1;
@@ -192,6 +193,8 @@ int csv_read(CsvReader *r) {
     if (c == '\n') {
       r->pos++;
       r->line++;
+    } else {
+      r->unterminated = true; /* EOF */
     }
     r->blank = r->nfields == 1 && !quoted && r->data.n == 1;
     return 1;

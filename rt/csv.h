@@ -1,13 +1,14 @@
 /* csv.h: RFC 4180 files, the one file format of FileSource and FileSink.
  *
  * Reading streams records from a CsvReadFn (or a FILE*) through a large buffer of its own, taking
- * whatever one read gives (a pipe's rows are seen as they come, not once the buffer fills): fields separated by
- * commas, records ended by LF or CRLF (the last one may end at the end of the file), fields quoted
- * with '"' when they hold commas, quotes ("" inside quotes) or line breaks. A UTF-8 byte order mark
- * at the start of the file is skipped. The reader is strict where RFC 4180 is: a quote inside an
- * unquoted field, anything but a comma or line end after a closing quote, and a quoted field still
- * open at the end of the file are errors with the line they occur on. A CR not followed by LF is
- * data.
+ * whatever one read gives (a pipe's rows are seen as they come, not once the buffer fills): fields
+ * separated by commas, records ended by LF or CRLF, fields quoted with '"' when they hold commas,
+ * quotes ("" inside quotes) or line breaks. The last record may end at the end of the input
+ * instead: it is returned with `unterminated` set, and what that means is the caller's decision (a
+ * file cut short looks like that). A UTF-8 byte order mark at the start of the file is skipped. The
+ * reader is strict where RFC 4180 is: a quote inside an unquoted field, anything but a comma or line
+ * end after a closing quote, and a quoted field still open at the end of the file are errors with
+ * the line they occur on. A CR not followed by LF is data.
  *
  * Writing appends to a Buf: a field is quoted only when it holds a comma, quote, CR or LF; rows
  * end with LF.
@@ -47,6 +48,8 @@ typedef struct CsvReader {
   int nfields;       /* fields in the current record */
   int fields_cap;    /* entries allocated in ends */
   bool blank;        /* the current record is an empty line (one empty, unquoted field) */
+  bool unterminated; /* the current record ended at the end of the input, without a line end (it is
+                        the last one: the next csv_read returns 0 or a read error) */
   int err_line;      /* after an error: the line it was found on */
   char err[160];     /* after an error: what is wrong, lowercase, no location */
 } CsvReader;
@@ -58,8 +61,9 @@ void csv_reader_init_fn(CsvReader *r, CsvReadFn *read, void *ctx);
 void csv_reader_init(CsvReader *r, FILE *f);
 /* Frees what the reader allocated (not f); r must be initialized again before reuse. */
 void csv_reader_release(CsvReader *r);
-/* Reads the next record. Returns 1 with r->nfields, r->record_line and r->blank set; 0 at the end
- * of the file; -1 on a syntax error or a read error (errno set) with r->err and r->err_line. */
+/* Reads the next record. Returns 1 with r->nfields, r->record_line, r->blank and r->unterminated
+ * set; 0 at the end of the file; -1 on a syntax error or a read error (errno set) with r->err and
+ * r->err_line. */
 int csv_read(CsvReader *r);
 /* Field i (0 <= i < r->nfields) of the current record: its bytes, NUL-terminated, and *len. */
 const char *csv_field(const CsvReader *r, int i, size_t *len);

@@ -143,6 +143,10 @@ const char *rt_param(const OpInst *op, const char *name) {
   return op_param(op->op, name);
 }
 
+const ExecOptions *rt_options(const OpInst *op) {
+  return op->exec->o;
+}
+
 const char *rt_graph_dir(const OpInst *op) {
   return op->exec->graph_dir;
 }

@@ -30,6 +30,8 @@ static const char usage_text[] =
     "      --stats               print per-operator counts and rates to stderr while running\n"
     "      --stats-interval S    seconds between stats lines (2)\n"
     "      --stats-json FILE     write the final per-operator counts as JSON\n"
+    "      --accept-unterminated read a CSV input's last row even without its line end (otherwise\n"
+    "                            an error: a file cut short ends inside its last row)\n"
     "  -h, --help                show this help\n"
     "  -V, --version             show the version\n"
     "\n"
@@ -80,6 +82,7 @@ int main(int argc, char **argv) {
     {"stats-interval", required_argument, 0, 'i'}, {"stats-json", required_argument, 0, 'j'},
     {"help", no_argument, 0, 'h'},             {"version", no_argument, 0, 'V'},
     {"list-hosts", no_argument, 0, 'L'},      {"insecure-plaintext", no_argument, 0, 'P'},
+    {"accept-unterminated", no_argument, 0, 'U'},
     {0, 0, 0, 0},
   };
   ExecOptions o = {0};
@@ -105,6 +108,7 @@ int main(int argc, char **argv) {
     case 'j': o.stats_json = optarg; break;
     case 'L': list_hosts = true; break;
     case 'P': o.plaintext = true; break;
+    case 'U': o.accept_unterminated = true; break;
     case 'h': fputs(usage_text, stdout); return 0;
     case 'V': printf("sf-exec %s\n", SF_VERSION); return 0;
     case ':': usage_error("option '%s' needs an argument", argv[optind - 1]);

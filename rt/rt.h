@@ -51,6 +51,7 @@ typedef struct Item {
 
 typedef struct OpInst OpInst;
 typedef struct Exec Exec;
+typedef struct ExecOptions ExecOptions;
 
 typedef struct OpKindImpl {
   OpKind kind;                                    /* which kind this implements */
@@ -107,6 +108,8 @@ bool rt_stopping(const OpInst *op);
 int rt_wait_fd(const OpInst *op, int fd, short events);
 /* The op's parameter text or NULL. */
 const char *rt_param(const OpInst *op, const char *name);
+/* The options the job runs with (never NULL). */
+const ExecOptions *rt_options(const OpInst *op);
 
 /* Kinds, one per file under ops/. */
 extern const OpKindImpl op_beacon, op_filesource, op_functor, op_filter, op_flatmap, op_aggregate,
@@ -130,7 +133,7 @@ const char *signals_name(int sig, char *buf, size_t cap);
 
 /* ---- exec.c: running a graph ---- */
 
-typedef struct ExecOptions {
+struct ExecOptions {
   const char *host;        /* run only this host's operators (NULL: the whole graph in one process) */
   const char *graph_path;  /* the graph file (its directory is where Custom libraries are looked up) */
   int batch;               /* items per batch between threads and hosts (0: 256 between threads,
@@ -145,8 +148,10 @@ typedef struct ExecOptions {
   const char *tls_key;     /* PEM: its private key */
   bool plaintext;          /* no TLS between hosts (--insecure-plaintext; loopback addresses only) */
   int connect_timeout_ms;  /* how long to wait for peers (0: default 10000) */
+  bool accept_unterminated; /* a CSV input's last row may lack its line end (--accept-unterminated;
+                               otherwise an error: a file cut short looks like that) */
   FILE *log;               /* where errors and stats go (NULL: stderr) */
-} ExecOptions;
+};
 
 /* Runs the (checked) graph, or this host's part of it, to completion. Returns 0 when everything
  * completed; otherwise prints "sf-exec: error: ..." to o->log and returns 128 + N when stop signal N

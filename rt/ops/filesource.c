@@ -4,10 +4,18 @@
  * further record is one tuple, its fields parsed with value_parse for their attribute's type. Blank
  * lines are skipped (FileSink writes a row of one empty string as "", never as a blank line).
  *
+ * Every row, the last one and the header included, must end with a line end (LF or CRLF): a file
+ * cut short (a copy interrupted, a disk full, a writer killed) ends inside its last row, and reading
+ * it as it is would give a complete-looking output with a cut value. So a row that the end of the
+ * input ends is an error naming the line it starts on, unless sf-exec runs with
+ * --accept-unterminated (ExecOptions.accept_unterminated), which reads it as a row. The end of a FIFO
+ * or pipe is when its writer closes it; a row still being written to an open FIFO is waited for.
+ *
  * Errors name the file and the line the record starts on, like the transformer's diagnostics:
  *   data/trades.csv:17: error: field 'vol': 'abc' is not an int
  *   data/trades.csv:9: error: row has 3 fields, header has 4
  *   data/trades.csv:1: error: header has no column 'vol'
+ *   data/trades.csv:1001: error: last row has no line end (truncated file? --accept-unterminated reads it)
  * The file is opened and its header checked in open, so such errors come before any tuple flows.
  *
  * The file is read with read(2) on a non-blocking descriptor, so a FIFO or a pipe gives its rows
@@ -72,10 +80,21 @@ static ssize_t read_file(void *ctx, char *buf, size_t cap) {
   }
 }
 
-static int check_header(OpInst *op, FileSource *fs) {
-  const Schema *s = op->out_schema;
+/* The next record, as csv_read, with a row that the end of the input cut (no line end) as an
+ * error unless the job accepts it: 1 with the record, 0 at the end, -1 after rt_fail. */
+static int next_record(OpInst *op, FileSource *fs) {
   int rc = csv_read(&fs->r);
   if (rc < 0) return reader_fail(op, fs);
+  if (rc == 1 && fs->r.unterminated && !rt_options(op)->accept_unterminated)
+    return rt_fail(op, "%s:%d: error: last row has no line end (truncated file? --accept-unterminated reads it)",
+                   fs->path, fs->r.record_line);
+  return rc;
+}
+
+static int check_header(OpInst *op, FileSource *fs) {
+  const Schema *s = op->out_schema;
+  int rc = next_record(op, fs);
+  if (rc < 0) return -1;
   if (rc == 0) return rt_fail(op, "%s:1: error: the file is empty (expected a header row)", fs->path);
   int line = fs->r.record_line;
   fs->ncols = fs->r.nfields;
@@ -158,9 +177,8 @@ static int filesource_run(OpInst *op) {
   uint64_t n = 0;
   for (;;) {
     if (rt_stopping(op)) return 0;
-    int rc = csv_read(&fs->r);
-    if (rc < 0) return reader_fail(op, fs);
-    if (rc == 0) return 0;
+    int rc = next_record(op, fs);
+    if (rc <= 0) return rc;
     if (fs->r.blank) continue;
     if (parse_row(op, fs) < 0) return -1;
     Tuple *t = tuple_new(fs->vals, fs->nvals);

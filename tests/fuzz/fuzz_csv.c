@@ -1,8 +1,10 @@
 /* fuzz_csv.c: libFuzzer target for the CSV reader (rt/csv.c). The input is the file. Its length
  * chooses how many bytes each read returns (1 to 13) and the reader's buffer size (the default, or
  * 1 to 61 bytes), so records cross refills at every offset as the fuzzer varies the length. Every
- * record is read to the end or to the first error. Property: every record read, written back with
- * csv_put_field (a lone empty field as ""), reads back as the same fields; a difference aborts. */
+ * record is read to the end or to the first error. Properties (a violation aborts): every record
+ * read, written back with csv_put_field (a lone empty field as ""), reads back as the same fields,
+ * ended by its line end; a record is `unterminated` exactly when it is the last one and the input
+ * does not end with LF. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +51,7 @@ static void check_round_trip(const CsvReader *r, const Buf *row) {
   CsvReader back;
   csv_reader_init_fn(&back, read_input, &in);
   int rc = csv_read(&back);
-  bool same = rc == 1 && back.nfields == r->nfields && back.blank == r->blank;
+  bool same = rc == 1 && back.nfields == r->nfields && back.blank == r->blank && !back.unterminated;
   for (int i = 0; same && i < r->nfields; i++) {
     size_t n1, n2;
     const char *f1 = csv_field(r, i, &n1), *f2 = csv_field(&back, i, &n2);
@@ -71,7 +73,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Buf row;
   buf_init(&row);
   int rc;
+  bool any = false, unterminated = false; /* a record was read; the last one read was unterminated */
   while ((rc = csv_read(&r)) == 1) {
+    if (unterminated) {
+      fprintf(stderr, "fuzz_csv: the record before line %d was unterminated but not the last\n", r.record_line);
+      abort();
+    }
+    any = true;
+    unterminated = r.unterminated;
     size_t len;
     const char *first = csv_field(&r, 0, &len);
     /* a byte order mark is skipped only at the start of a file: a field starting with one (after
@@ -79,6 +88,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (len >= 3 && !memcmp(first, "\xEF\xBB\xBF", 3)) continue;
     put_record(&r, &row);
     check_round_trip(&r, &row);
+  }
+  /* in memory, a read never fails: rc < 0 is a syntax error, after which nothing is claimed */
+  if (rc == 0 && any && unterminated != (data[size - 1] != '\n')) {
+    fprintf(stderr, "fuzz_csv: the last record is%s unterminated, the input ends with %#x\n", unterminated ? "" : " not",
+            data[size - 1]);
+    abort();
   }
   buf_release(&row);
   csv_reader_release(&r);

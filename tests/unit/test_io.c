@@ -53,7 +53,8 @@ static ssize_t trickle_read(void *ctx, char *buf, size_t cap) {
 
 /* Every record of text, read with a buffer of `cap` bytes (0: the default) from a FILE, or with
  * `step` > 0 through reads of at most step bytes ending with errno err, rendered one per line as
- * `LINE: [f1|f2|...]` (a blank record as `LINE: blank`), or ending in `LINE: error: MESSAGE`. */
+ * `LINE: [f1|f2|...]` (a blank record as `LINE: blank`; ` (no line end)` after a record the end of
+ * the input ended), or ending in `LINE: error: MESSAGE`. */
 static char *read_records_from(const char *text, size_t cap, size_t step, int err) {
   FILE *f = fmemopen((void *)text, strlen(text), "rb");
   ck_assert_ptr_nonnull(f);
@@ -80,7 +81,7 @@ static char *read_records_from(const char *text, size_t cap, size_t step, int er
       ck_assert_uint_eq(strlen(p), n); /* NUL-terminated (no NUL bytes in these inputs) */
       fprintf(m, "%s%s", i ? "|" : "", p);
     }
-    fprintf(m, "]\n");
+    fprintf(m, "]%s\n", r.unterminated ? " (no line end)" : "");
   }
   if (rc < 0) fprintf(m, "%d: error: %s\n", r.err_line, r.err);
   csv_reader_release(&r);
@@ -110,7 +111,9 @@ static void assert_reads(const char *text, const char *expected) {
 
 START_TEST(test_csv_plain) {
   assert_reads("a,b,c\n1,2,3\n", "1: [a|b|c]\n2: [1|2|3]\n");
-  assert_reads("a,b\n1,2", "1: [a|b]\n2: [1|2]\n"); /* no line end after the last record */
+  assert_reads("a,b\n1,2", "1: [a|b]\n2: [1|2] (no line end)\n"); /* the last record ends the file */
+  assert_reads("a,b\n1,", "1: [a|b]\n2: [1|] (no line end)\n");
+  assert_reads("a\r", "1: [a\r] (no line end)\n"); /* a lone CR is data, not a line end */
   assert_reads("", "");
   assert_reads(",,\n", "1: [||]\n");
   assert_reads("x\n\ny\n", "1: [x]\n2: blank\n3: [y]\n");
@@ -122,6 +125,8 @@ START_TEST(test_csv_quoted) {
   assert_reads("\"a,b\",\"say \"\"hi\"\"\",\"\"\n", "1: [a,b|say \"hi\"|]\n");
   assert_reads("\"\"\n", "1: []\n"); /* a quoted empty field is a record, not a blank line */
   assert_reads("\"\"\"\"\n", "1: [\"]\n");
+  assert_reads("x\n\"q\"", "1: [x]\n2: [q] (no line end)\n");
+  assert_reads("x\n\"\"", "1: [x]\n2: [] (no line end)\n");
   /* line breaks inside quotes: the next record's line counts them */
   assert_reads("h\n\"two\nlines\",x\n\"three\n\nlines\"\nlast\n",
                "1: [h]\n2: [two\nlines|x]\n4: [three\n\nlines]\n7: [last]\n");
@@ -132,7 +137,7 @@ START_TEST(test_csv_crlf) {
   assert_reads("a,b\r\n1,2\r\n", "1: [a|b]\n2: [1|2]\n");
   assert_reads("a\r\n\r\nb\r\n", "1: [a]\n2: blank\n3: [b]\n");
   assert_reads("\"q\"\r\nx\r\n", "1: [q]\n2: [x]\n");
-  assert_reads("\"in\r\nside\",y\r\nz", "1: [in\r\nside|y]\n3: [z]\n"); /* CRLF inside quotes is data */
+  assert_reads("\"in\r\nside\",y\r\nz", "1: [in\r\nside|y]\n3: [z] (no line end)\n"); /* CRLF inside quotes is data */
   assert_reads("a\rb\n", "1: [a\rb]\n");                                  /* a lone CR is data */
   assert_reads("a,b\n1\r\n2\n", "1: [a|b]\n2: [1]\n3: [2]\n");            /* mixed line ends */
 }
@@ -145,7 +150,7 @@ START_TEST(test_csv_bom) {
   assert_reads("\xEF\xBB\xBF\n", "1: blank\n");
   /* the start of a byte order mark followed by something else is data */
   assert_reads("\xEF\xBBx,y\n", "1: [\xEF\xBBx|y]\n");
-  assert_reads("\xEF\xBB", "1: [\xEF\xBB]\n");
+  assert_reads("\xEF\xBB", "1: [\xEF\xBB] (no line end)\n");
   assert_reads("\xEF\"\n", "1: error: quote inside an unquoted field\n");
   assert_reads("\xEF\xBC\x8C,\xEF\xBB\xBF\n", "1: [\xEF\xBC\x8C|\xEF\xBB\xBF]\n"); /* later marks are data */
 }
@@ -169,6 +174,14 @@ START_TEST(test_csv_read_error) {
     free(got);
     got = read_records_from("a,\"b\n", 0, step, EIO); /* inside quotes, on the line after the break */
     ck_assert_str_eq(got, "2: error: read error: Input/output error\n");
+    free(got);
+    /* right after a closing quote (and after a CR there): the failed read is not the end of the
+     * input, so the record is not returned as one that ends the file */
+    got = read_records_from("a,\"b\"", 0, step, EIO);
+    ck_assert_str_eq(got, "1: error: read error: Input/output error\n");
+    free(got);
+    got = read_records_from("a,\"b\"\r", 0, step, EIO);
+    ck_assert_str_eq(got, "1: error: read error: Input/output error\n");
     free(got);
   }
 }
@@ -360,9 +373,9 @@ static char *list_dir(const char *sub) {
   return buf;
 }
 
-/* Writes the graph (with @DIR@ filled in) to dir/g.xml, parses, checks and runs it. Returns
- * exec_run's status; *log gets what it printed. */
-static int run_graph(const char *xml, char **log) {
+/* Writes the graph (with @DIR@ filled in) to dir/g.xml, parses, checks and runs it (with
+ * ExecOptions.accept_unterminated = accept). Returns exec_run's status; *log gets what it printed. */
+static int run_graph_with(const char *xml, char **log, bool accept) {
   char *text = fill(xml);
   write_file("g.xml", text, strlen(text));
   free(text);
@@ -377,12 +390,17 @@ static int run_graph(const char *xml, char **log) {
   ck_assert_int_eq(errors, 0);
   size_t len = 0;
   FILE *m = open_memstream(log, &len);
-  ExecOptions o = { .graph_path = gpath, .log = m };
+  ExecOptions o = { .graph_path = gpath, .log = m, .accept_unterminated = accept };
   int rc = exec_run(g, &o);
   fclose(m);
   graph_free(g);
   free(gpath);
   return rc;
+}
+
+/* run_graph_with the default options. */
+static int run_graph(const char *xml, char **log) {
+  return run_graph_with(xml, log, false);
 }
 
 /* Asserts the run succeeded with an empty log and dir/out/out.csv holds exactly `expected`. */
@@ -529,13 +547,13 @@ START_TEST(test_round_trip) {
 END_TEST
 
 START_TEST(test_columns_by_name) {
-  /* columns in another order, CRLF, a byte order mark, a blank line, a last line without its end,
-   * non-canonical numbers: the output is canonical and in schema order */
+  /* columns in another order, CRLF, a byte order mark, a blank line, non-canonical numbers: the
+   * output is canonical and in schema order */
   static const char text[] = "\xEF\xBB\xBFok,score,id,name\r\n"
                              "true,1.50,+7,\"x\"\r\n"
                              "\r\n"
                              "false,1E3,-0,\"a\r\nb\"\r\n"
-                             "true,.5,42,";
+                             "true,.5,42,\r\n";
   write_file("in.csv", text, sizeof text - 1);
   char *log;
   int rc = run_graph(copy_graph, &log);
@@ -604,6 +622,37 @@ START_TEST(test_malformed_rows) {
   assert_copy_fails("id,name,score,ok\n1,\"open,1,true\n2,b,1,true\n",
                     "sf-exec: error: operator 'src': @DIR@/in.csv:2: error: quoted field is not closed before the "
                     "end of the file\n");
+}
+END_TEST
+
+START_TEST(test_unterminated_last_row) {
+  /* a file cut inside its last row is an error naming the line the row starts on, the header
+   * included; ExecOptions.accept_unterminated (sf-exec --accept-unterminated) reads the row */
+  static const char cut[] = "id,name,score,ok\n1,a,1,true\n2,\"multi\nline\",2,tr";
+  const char *message = "sf-exec: error: operator 'src': @DIR@/in.csv:3: error: last row has no line end (truncated "
+                        "file? --accept-unterminated reads it)\n";
+  assert_copy_fails(cut, message);
+  /* with a last field that happens to parse, and a quoted one */
+  assert_copy_fails("id,name,score,ok\n1,a,1,true\n2,b,2,true\n3,c,3,true\n4,d,4",
+                    "sf-exec: error: operator 'src': @DIR@/in.csv:5: error: last row has no line end (truncated "
+                    "file? --accept-unterminated reads it)\n");
+  assert_copy_fails("id,name,score,ok\n1,a,1,true\n7,\"x\",7,false",
+                    "sf-exec: error: operator 'src': @DIR@/in.csv:3: error: last row has no line end (truncated "
+                    "file? --accept-unterminated reads it)\n");
+  assert_copy_fails("id,name,score,ok", "sf-exec: error: operator 'src': @DIR@/in.csv:1: error: last row has no line "
+                                        "end (truncated file? --accept-unterminated reads it)\n");
+
+  char *log;
+  write_file("in.csv", cut, sizeof cut - 1);
+  int rc = run_graph_with(copy_graph, &log, true); /* accepted: "tr" is then not a bool */
+  assert_failure(rc, log, "sf-exec: error: operator 'src': @DIR@/in.csv:3: error: field 'ok': 'tr' is not a bool\n");
+  static const char whole[] = "id,name,score,ok\n1,a,1,true\n7,\"x,y\",7,false";
+  write_file("in.csv", whole, sizeof whole - 1);
+  rc = run_graph_with(copy_graph, &log, true);
+  assert_output(rc, log, "id,name,score,ok\n1,a,1,true\n7,\"x,y\",7,false\n");
+  write_file("in.csv", "id,name,score,ok", 16);
+  rc = run_graph_with(copy_graph, &log, true);
+  assert_output(rc, log, "id,name,score,ok\n");
 }
 END_TEST
 
@@ -867,6 +916,7 @@ static Suite *io_suite(void) {
   tcase_add_test(graphs, test_empty_input);
   tcase_add_test(graphs, test_malformed_field);
   tcase_add_test(graphs, test_malformed_rows);
+  tcase_add_test(graphs, test_unterminated_last_row);
   tcase_add_test(graphs, test_bad_header);
   tcase_add_test(graphs, test_missing_input);
   tcase_add_test(graphs, test_sink_directory_missing);
