@@ -1,7 +1,8 @@
 /* eval.c: evaluates checked expressions over one tuple. A plain recursive walk dispatching on the
  * kinds, operators and functions the checker resolved: no name lookups, no allocation except for
  * the string results of `+` and str(). Run-time faults return -1 with a message; nothing aborts
- * and nothing is undefined behaviour (see eval.h for the exact semantics). */
+ * and nothing is undefined behaviour (see eval.h for the exact semantics). It is the reference
+ * for the compiled form (code.c), which operators run, and folds its constants. */
 #include "eval.h"
 
 #include <math.h>
@@ -23,7 +24,7 @@ static int fail(char *err, size_t errlen, const char *fmt, ...) {
 /* Longest prefix of a string quoted in a message. */
 enum { QUOTE_MAX = 40 };
 
-static int fail_convert(char *err, size_t errlen, const Value *v, const char *to) {
+int eval_fail_convert(char *err, size_t errlen, const Value *v, const char *to) {
   if (v->type == TYPE_STRING) {
     int n = v->s.n > QUOTE_MAX ? QUOTE_MAX : (int)v->s.n;
     return fail(err, errlen, "cannot convert '%.*s%s' to %s", n, v->s.p,
@@ -34,7 +35,7 @@ static int fail_convert(char *err, size_t errlen, const Value *v, const char *to
   return fail(err, errlen, "cannot convert %s to %s", buf, to);
 }
 
-static Value make_string(Arena *scratch, const char *p1, size_t n1, const char *p2, size_t n2) {
+Value eval_concat(Arena *scratch, const char *p1, size_t n1, const char *p2, size_t n2) {
   sf_assert(scratch);
   char *p = arena_alloc(scratch, n1 + n2 + 1);
   if (n1) memcpy(p, p1, n1);
@@ -93,7 +94,7 @@ static int eval_binary(const Expr *e, const EvalEnv *env, Value *out, char *err,
     }
   } else if (x.type == TYPE_STRING) {
     switch (e->op) {
-    case OP_ADD: *out = make_string(env->scratch, x.s.p, x.s.n, y.s.p, y.s.n); return 0;
+    case OP_ADD: *out = eval_concat(env->scratch, x.s.p, x.s.n, y.s.p, y.s.n); return 0;
     case OP_EQ: value_put_bool(out, value_compare(&x, &y) == 0); return 0;
     case OP_NE: value_put_bool(out, value_compare(&x, &y) != 0); return 0;
     case OP_LT: value_put_bool(out, value_compare(&x, &y) < 0); return 0;
@@ -148,12 +149,12 @@ static int eval_call(const Expr *e, const EvalEnv *env, Value *out, char *err, s
     case TYPE_DOUBLE:
       /* [-2^63, 2^63) truncates into range; the comparison is false for nan too */
       if (!(v[0].d >= -9223372036854775808.0 && v[0].d < 9223372036854775808.0))
-        return fail_convert(err, errlen, &v[0], "int");
+        return eval_fail_convert(err, errlen, &v[0], "int");
       value_put_int(out, (int64_t)v[0].d);
       return 0;
     case TYPE_STRING:
       if (value_parse(TYPE_INT, v[0].s.p, v[0].s.n, out, NULL))
-        return fail_convert(err, errlen, &v[0], "int");
+        return eval_fail_convert(err, errlen, &v[0], "int");
       return 0;
     default: break;
     }
@@ -164,7 +165,7 @@ static int eval_call(const Expr *e, const EvalEnv *env, Value *out, char *err, s
     case TYPE_DOUBLE: *out = v[0]; return 0;
     case TYPE_STRING:
       if (value_parse(TYPE_DOUBLE, v[0].s.p, v[0].s.n, out, NULL))
-        return fail_convert(err, errlen, &v[0], "double");
+        return eval_fail_convert(err, errlen, &v[0], "double");
       return 0;
     default: break;
     }
@@ -175,12 +176,12 @@ static int eval_call(const Expr *e, const EvalEnv *env, Value *out, char *err, s
     case TYPE_BOOL: *out = v[0].b ? value_string("true", 4) : value_string("false", 5); return 0;
     case TYPE_INT: {
       int n = snprintf(buf, sizeof buf, "%lld", (long long)v[0].i);
-      *out = make_string(env->scratch, buf, (size_t)n, NULL, 0);
+      *out = eval_concat(env->scratch, buf, (size_t)n, NULL, 0);
       return 0;
     }
     case TYPE_DOUBLE: {
       size_t n = value_format_double(v[0].d, buf, sizeof buf);
-      *out = make_string(env->scratch, buf, n, NULL, 0);
+      *out = eval_concat(env->scratch, buf, n, NULL, 0);
       return 0;
     }
     default: break;

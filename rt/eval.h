@@ -39,4 +39,30 @@ typedef struct EvalEnv {
  * Allocates only in env->scratch, and only for string results of `+` and str(). */
 int expr_eval(const Expr *e, const EvalEnv *env, Value *out, char *err, size_t errlen);
 
+/* ---- code.c: expressions compiled once into flat code ---- */
+
+/* An expression compiled for evaluation: typed instructions over registers, constants folded. */
+typedef struct Code Code;
+
+/* Compiles e, which expr_check accepted, allocating the code in a (the code keeps no pointer into
+ * e but to its string literals: e must outlive it, and so must a). Constant subexpressions are
+ * evaluated now by expr_eval; one that faults is left to fault at run time. Never fails (out of
+ * memory aborts). */
+Code *code_compile(const Expr *e, Arena *a);
+/* Evaluates c like expr_eval evaluates the expression c was compiled from: the same value (same
+ * bits and bytes), the same -1 and message on a fault, the same ownership of the result (strings
+ * of folded constants live in code_compile's arena). */
+int code_eval(const Code *c, const EvalEnv *env, Value *out, char *err, size_t errlen);
+/* The number of instructions of c: 0 when the expression folded to a constant or reads a name as
+ * it is (what the tests check folding with). */
+int code_length(const Code *c);
+
+/* ---- shared by eval.c and code.c ---- */
+
+/* Writes the message of a failed conversion of v (a string or a double) to type `to` into err
+ * ("cannot convert 'abc' to int", "cannot convert nan to int"); returns -1. */
+int eval_fail_convert(char *err, size_t errlen, const Value *v, const char *to);
+/* The string p1[0..n1) followed by p2[0..n2), NUL-terminated, allocated in scratch (not NULL). */
+Value eval_concat(Arena *scratch, const char *p1, size_t n1, const char *p2, size_t n2);
+
 #endif

@@ -29,6 +29,7 @@
 typedef struct Agg {
   ExprFunc func;   /* FUNC_COUNT ... FUNC_LAST (FUNC_NONE: a slot no set uses) */
   const Expr *arg; /* its argument (NULL for count) */
+  Code *code;      /* the argument, compiled (NULL for count) */
   const Set *set;  /* the set it is part of, named in error messages */
 } Agg;
 
@@ -113,6 +114,8 @@ static int aggregate_open(OpInst *op) {
   g->args = arena_alloc(g->arena, sizeof *g->args * n);
   g->results = arena_alloc(g->arena, sizeof *g->results * n);
   for (int i = 0; i < op->op->nsets; i++) collect_aggs(g, op->op->sets[i].expr, &op->op->sets[i]);
+  for (int s = 0; s < g->naggs; s++)
+    if (g->aggs[s].arg) g->aggs[s].code = code_compile(g->aggs[s].arg, g->arena);
   ExprFunc *func = arena_alloc(g->arena, sizeof *func * n);
   Type *type = arena_alloc(g->arena, sizeof *type * n);
   for (int s = 0; s < g->naggs; s++) {
@@ -177,7 +180,7 @@ static int aggregate_process(OpInst *op, int port, Tuple *t) {
   for (int s = 0; s < g->naggs; s++) {
     const Agg *a = &g->aggs[s];
     g->args[s] = value_int(0);
-    if (a->arg && keyed_eval(op, a->arg, &env, &g->args[s], "set", a->set->attr, a->set->text, t)) goto fail;
+    if (a->arg && keyed_eval(op, a->code, &env, &g->args[s], "set", a->set->attr, a->set->text, t)) goto fail;
   }
   bool created;
   void *window = keytable_find(&g->keys, t, &created);

@@ -18,6 +18,8 @@ typedef struct Beacon {
   double rate;    /* tuples per second (0: as fast as possible) */
   Value *vals;    /* the values of the tuple being built, by output attribute */
   int nvals;      /* output attributes */
+  Arena *arena;   /* the compiled sets */
+  Code **sets;    /* per set (op->op->sets order): its expression, compiled */
 } Beacon;
 
 static int64_t now_ns(void) {
@@ -52,6 +54,9 @@ static int setup(OpInst *op, Beacon *b) {
   }
   for (int i = 0; i < op->op->nsets; i++)
     if (!op->op->sets[i].expr) return rt_fail(op, "set '%s' is not checked", op->op->sets[i].attr);
+  b->arena = arena_new();
+  b->sets = arena_alloc(b->arena, sizeof *b->sets * ((size_t)op->op->nsets + 1));
+  for (int i = 0; i < op->op->nsets; i++) b->sets[i] = code_compile(op->op->sets[i].expr, b->arena);
   return 0;
 }
 
@@ -90,7 +95,7 @@ static int beacon_run(OpInst *op) {
     for (int i = 0; i < op->op->nsets; i++) {
       const Set *s = &op->op->sets[i];
       char err[256];
-      if (expr_eval(s->expr, &env, &b->vals[s->slot], err, sizeof err) < 0)
+      if (code_eval(b->sets[i], &env, &b->vals[s->slot], err, sizeof err) < 0)
         return rt_fail(op, "set '%s': %s in '%s' at seq %llu", s->attr, err, s->text, (unsigned long long)n);
     }
     Tuple *t = tuple_new(b->vals, b->nvals);
@@ -114,6 +119,7 @@ static void beacon_close(OpInst *op, bool ok) {
   Beacon *b = op->state;
   if (!b) return;
   free(b->vals);
+  if (b->arena) arena_free(b->arena);
   free(b);
   op->state = NULL;
 }

@@ -10,9 +10,10 @@
 #include <stdlib.h>
 
 typedef struct FlatMap {
-  Arena *arena;   /* the plan's arrays */
+  Arena *arena;   /* the plan's arrays and the compiled expressions */
   Arena *scratch; /* strings of the output being built */
   OutPlan plan;   /* how output tuples are built */
+  Code *count;    /* `count`, compiled */
 } FlatMap;
 
 static int flatmap_open(OpInst *op) {
@@ -20,6 +21,7 @@ static int flatmap_open(OpInst *op) {
   *m = (FlatMap){.arena = arena_new(), .scratch = arena_new()};
   op->state = m;
   if (!op->op->count_expr) return rt_fail(op, "FlatMap has no checked 'count'");
+  m->count = code_compile(op->op->count_expr, m->arena);
   return outplan_init(&m->plan, op, m->arena);
 }
 
@@ -27,7 +29,7 @@ static int flatmap_process(OpInst *op, int port, Tuple *t) {
   FlatMap *m = op->state;
   EvalEnv env = {.attrs = t->v, .scratch = op->scratch};
   Value count;
-  if (keyed_eval(op, op->op->count_expr, &env, &count, "count", NULL, NULL, t)) goto fail;
+  if (keyed_eval(op, m->count, &env, &count, "count", NULL, NULL, t)) goto fail;
   if (count.i < 0) {
     char err[64];
     snprintf(err, sizeof err, "count is negative (%" PRId64 ")", count.i);

@@ -13,8 +13,11 @@
 #include <stdlib.h>
 
 typedef struct Functor {
-  Arena *arena;  /* the plan's arrays */
+  Arena *arena;  /* the plan's arrays and the compiled expressions */
   OutPlan plan;  /* how output tuples are built */
+  Code **init;   /* per state variable: its init, compiled */
+  Code **update; /* per state variable: its update, compiled */
+  Code *where;   /* `where`, compiled (NULL without one) */
   int nstates;   /* state variables */
   KeyTable keys; /* per key: Value vals[nstates] then size_t caps[nstates] (held strings) */
 } Functor;
@@ -24,7 +27,14 @@ static int functor_open(OpInst *op) {
   *f = (Functor){.arena = arena_new(), .nstates = op->op->nstates};
   op->state = f;
   if (outplan_init(&f->plan, op, f->arena)) return -1;
+  if (op->op->where) f->where = code_compile(op->op->where, f->arena);
   if (f->nstates == 0) return 0;
+  f->init = arena_alloc(f->arena, sizeof *f->init * (size_t)f->nstates);
+  f->update = arena_alloc(f->arena, sizeof *f->update * (size_t)f->nstates);
+  for (int k = 0; k < f->nstates; k++) {
+    f->init[k] = code_compile(op->op->states[k]->init, f->arena);
+    f->update[k] = code_compile(op->op->states[k]->update, f->arena);
+  }
   return keytable_init(&f->keys, op, (sizeof(Value) + sizeof(size_t)) * (size_t)f->nstates);
 }
 
@@ -39,14 +49,14 @@ static int functor_update(OpInst *op, Functor *f, const Tuple *t, EvalEnv *env) 
     EvalEnv none = {.scratch = op->scratch};
     for (int k = 0; k < f->nstates; k++) {
       const StateVar *s = op->op->states[k];
-      if (keyed_eval(op, s->init, &none, &v, "init of state", s->name, s->init_text, t)) return -1;
+      if (keyed_eval(op, f->init[k], &none, &v, "init of state", s->name, s->init_text, t)) return -1;
       held_store(&vals[k], &caps[k], &v);
     }
   }
   env->states = vals;
   for (int k = 0; k < f->nstates; k++) {
     const StateVar *s = op->op->states[k];
-    if (keyed_eval(op, s->update, env, &v, "update of state", s->name, s->text, t)) return -1;
+    if (keyed_eval(op, f->update[k], env, &v, "update of state", s->name, s->text, t)) return -1;
     held_store(&vals[k], &caps[k], &v);
   }
   return 0;
@@ -56,9 +66,9 @@ static int functor_process(OpInst *op, int port, Tuple *t) {
   Functor *f = op->state;
   EvalEnv env = {.attrs = t->v, .scratch = op->scratch};
   if (f->nstates && functor_update(op, f, t, &env)) goto fail;
-  if (op->op->where) {
+  if (f->where) {
     Value keep;
-    if (keyed_eval(op, op->op->where, &env, &keep, "where", NULL, NULL, t)) goto fail;
+    if (keyed_eval(op, f->where, &env, &keep, "where", NULL, NULL, t)) goto fail;
     if (!keep.b) {
       tuple_unref(t);
       return 0;

@@ -145,11 +145,13 @@ int outplan_init(OutPlan *p, OpInst *op, Arena *a) {
   p->n = out->nattrs;
   p->set = arena_alloc(a, sizeof *p->set * (size_t)(p->n + 1));
   p->from = arena_alloc(a, sizeof *p->from * (size_t)(p->n + 1));
+  p->code = arena_alloc(a, sizeof *p->code * (size_t)(p->n + 1));
   p->vals = arena_alloc(a, sizeof *p->vals * (size_t)(p->n + 1));
   for (int i = 0; i < op->op->nsets; i++) {
     const Set *s = &op->op->sets[i];
     sf_assert(s->slot >= 0 && s->slot < p->n && s->expr);
     p->set[s->slot] = s;
+    p->code[s->slot] = code_compile(s->expr, a);
   }
   p->identity = op->op->nsets == 0 && in && in->nattrs == p->n;
   for (int k = 0; k < p->n; k++) {
@@ -167,7 +169,7 @@ Tuple *outplan_build(OutPlan *p, OpInst *op, const EvalEnv *env, const Tuple *t)
     const Set *s = p->set[k];
     if (!s)
       p->vals[k] = t->v[p->from[k]];
-    else if (keyed_eval(op, s->expr, env, &p->vals[k], "set", s->attr, s->text, t))
+    else if (keyed_eval(op, p->code[k], env, &p->vals[k], "set", s->attr, s->text, t))
       return NULL;
   }
   return tuple_new(p->vals, p->n);
@@ -182,10 +184,10 @@ int outplan_emit(OutPlan *p, OpInst *op, const EvalEnv *env, Tuple *t) {
 
 /* ---- errors ---- */
 
-int keyed_eval(OpInst *op, const Expr *e, const EvalEnv *env, Value *out, const char *what,
+int keyed_eval(OpInst *op, const Code *c, const EvalEnv *env, Value *out, const char *what,
                const char *name, const char *text, const Tuple *t) {
   char err[256];
-  if (expr_eval(e, env, out, err, sizeof err) == 0) return 0;
+  if (code_eval(c, env, out, err, sizeof err) == 0) return 0;
   char buf[256];
   if (!text) text = rt_param(op, what);
   if (name) {

@@ -51,13 +51,14 @@ void held_release(Value *dst, size_t *cap);
 typedef struct OutPlan {
   int n;             /* output attributes */
   const Set **set;   /* per output attribute: the set that computes it, NULL when forwarded */
+  const Code **code; /* per output attribute with a set: its compiled expression */
   int *from;         /* per output attribute without a set: the input attribute with its name */
   Value *vals;       /* the output values being built (reused for every tuple) */
   bool identity;     /* no sets and output schema = input schema: the input tuple is the output */
 } OutPlan;
 
-/* Plans op's output (op->out_schema) from op->op->sets and forwarding by name from op->in_schema,
- * allocating in a. Returns 0, or rt_fail when an output attribute is neither set nor in the input
+/* Plans op's output (op->out_schema) from op->op->sets (compiled) and forwarding by name from
+ * op->in_schema, allocating in a. Returns 0, or rt_fail when an output attribute is neither set nor in the input
  * (the checker prevents that). */
 int outplan_init(OutPlan *p, OpInst *op, Arena *a);
 /* Evaluates every set with env (env->attrs should be t's values) and forwards the other attributes
@@ -70,11 +71,11 @@ int outplan_emit(OutPlan *p, OpInst *op, const EvalEnv *env, Tuple *t);
 
 /* ---- errors ---- */
 
-/* Evaluates e like expr_eval; on a fault reports it with rt_eval_fail(op, what, text, t, message),
+/* Evaluates c like code_eval; on a fault reports it with rt_eval_fail(op, what, text, t, message),
  * where what is "WHAT 'NAME'" ("set 'vwap'", "update of state 'n'") or just WHAT when name is NULL
  * ("where", "count"), and returns -1. A NULL text stands for the text of the parameter named WHAT,
  * looked up only on a fault. */
-int keyed_eval(OpInst *op, const Expr *e, const EvalEnv *env, Value *out, const char *what,
+int keyed_eval(OpInst *op, const Code *c, const EvalEnv *env, Value *out, const char *what,
                const char *name, const char *text, const Tuple *t);
 
 #endif

@@ -53,8 +53,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       value_put_int(&state_values[0], 7);
       value_put_double(&state_values[1], 1.5);
       EvalEnv env = {.attrs = tuple, .states = state_values, .seq = 42, .index = 3, .scratch = a};
-      char err[160];
-      expr_eval(e, &env, &out, err, sizeof err);
+      char err[160] = "", code_err[160] = "";
+      int rc = expr_eval(e, &env, &out, err, sizeof err);
+      /* the compiled form (rt/code.c) must agree: same status, value bits and bytes, message */
+      Value code_out;
+      int code_rc = code_eval(code_compile(e, a), &env, &code_out, code_err, sizeof code_err);
+      bool same = rc == code_rc && (rc ? !strcmp(err, code_err)
+                                       : out.type == code_out.type &&
+                                             (out.type == TYPE_STRING ? out.s.n == code_out.s.n &&
+                                                                            !memcmp(out.s.p, code_out.s.p, out.s.n)
+                                              : out.type == TYPE_BOOL ? out.b == code_out.b
+                                                                      : out.i == code_out.i));
+      if (!same) {
+        fprintf(stderr, "fuzz_expr: '%s': expr_eval and code_eval differ ('%s' / '%s')\n", text, err, code_err);
+        abort();
+      }
     }
     Expr *agg = expr_parse(a, text, &d, &at);
     ExprScope aggregate = {.input = &schema_t, .allow_aggregates = true};

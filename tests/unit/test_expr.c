@@ -132,7 +132,24 @@ static int eval_text(const char *text, Value *out, char *err, size_t errlen) {
   state_values[0] = value_int(7);
   state_values[1] = value_double(1.5);
   EvalEnv env = {.attrs = tuple, .states = state_values, .seq = 42, .index = 3, .scratch = arena};
-  return expr_eval(e, &env, out, err, errlen);
+  /* the compiled form (rt/code.c) must give the same value or the same message */
+  char code_err[256] = "", tree_err[256] = "";
+  Value code_out;
+  int code_rc = code_eval(code_compile(e, arena), &env, &code_out, code_err, sizeof code_err);
+  int rc = expr_eval(e, &env, out, tree_err, sizeof tree_err);
+  ck_assert_msg(code_rc == rc, "'%s': code_eval returned %d, expr_eval %d", text, code_rc, rc);
+  if (rc == 0) {
+    ck_assert_msg(code_out.type == out->type, "'%s': code_eval gave type %d, expr_eval %d", text,
+                  (int)code_out.type, (int)out->type);
+    bool same = out->type == TYPE_STRING ? code_out.s.n == out->s.n && !memcmp(code_out.s.p, out->s.p, out->s.n)
+              : out->type == TYPE_BOOL   ? code_out.b == out->b
+                                         : code_out.i == out->i; /* int, or a double's bits */
+    ck_assert_msg(same, "'%s': code_eval and expr_eval differ", text);
+  } else {
+    ck_assert_str_eq(code_err, tree_err);
+  }
+  if (err && errlen) snprintf(err, errlen, "%s", tree_err);
+  return rc;
 }
 
 static Value ev(const char *text) {

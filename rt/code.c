@@ -1,0 +1,418 @@
+/* code.c: checked expressions compiled once into flat code, the form operators evaluate per tuple
+ * (see eval.h; expr_eval in eval.c is the reference it must agree with, value for value and message
+ * for message).
+ *
+ * The code is an array of instructions over registers (one Value each, on code_eval's stack).
+ * An operand is a base and an index: a constant of the code, an attribute of the input tuple, a
+ * state variable, an aggregate value or a register. code_eval resolves the five bases once, so an
+ * operand costs one indexed load, never a dispatch on what it is. Opcodes are typed (the checker
+ * fixed every type), so an int addition is one instruction that tests nothing.
+ *
+ * Compilation walks the tree once:
+ *  - registers are allocated like a stack: a node's operands take the registers above a mark, and
+ *    its result goes to the lowest free one, which its operands no longer need (an instruction
+ *    reads all its operands before writing); so a node's result register is always the lowest
+ *    free one when its compilation started;
+ *  - && || and ?: are forward jumps; both branches leave their value in one register;
+ *  - a node whose operands are all constants is folded: expr_eval itself evaluates it on literal
+ *    copies of those constants (strings made then live in the code's arena), so a folded value is
+ *    the tree walker's value. A fold that faults (1 / 0) is not done: the node is compiled and
+ *    faults at run time, only when reached, as in the tree walk. A constant condition of ?:, && or
+ *    || keeps only the branch the tree walker would take;
+ *  - operands are compiled left to right and run in that order, so the first fault of an
+ *    expression is the tree walker's first fault. */
+#include "eval.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum Opcode {
+  OPC_MOV, OPC_JF, OPC_JT, OPC_JMP, OPC_SEQ, OPC_INDEX,
+  OPC_NEG_I, OPC_NEG_D, OPC_NOT,
+  OPC_ADD_I, OPC_SUB_I, OPC_MUL_I, OPC_DIV_I, OPC_MOD_I,
+  OPC_EQ_I, OPC_NE_I, OPC_LT_I, OPC_LE_I, OPC_GT_I, OPC_GE_I,
+  OPC_ADD_D, OPC_SUB_D, OPC_MUL_D, OPC_DIV_D,
+  OPC_EQ_D, OPC_NE_D, OPC_LT_D, OPC_LE_D, OPC_GT_D, OPC_GE_D,
+  OPC_CAT_S, OPC_EQ_S, OPC_NE_S, OPC_LT_S, OPC_LE_S, OPC_GT_S, OPC_GE_S,
+  OPC_EQ_B, OPC_NE_B,
+  OPC_ABS_I, OPC_ABS_D, OPC_MIN, OPC_MAX, OPC_INT_B, OPC_INT_D, OPC_INT_S, OPC_DOUBLE_I, OPC_DOUBLE_S,
+  OPC_STR_I, OPC_STR_D, OPC_STR_B, OPC_LEN, OPC_SUBSTR, OPC_HASH, OPC_RAND,
+} Opcode;
+
+/* Where an operand lives. */
+enum { BASE_CONST, BASE_ATTR, BASE_STATE, BASE_AGG, BASE_REG, NBASES };
+
+/* One instruction: dst = op(a, b, c). */
+typedef struct Ins {
+  uint8_t op;         /* Opcode */
+  uint8_t ka, kb, kc; /* bases of operands a, b, c */
+  int32_t a, b, c;    /* operand indexes; c of a jump is the target instruction */
+  int32_t dst;        /* register written */
+} Ins;
+
+struct Code {
+  const Ins *ins;      /* the instructions, run in order but for jumps */
+  int nins;            /* how many */
+  const Value *consts; /* the constants operands refer to */
+  int nregs;           /* registers code_eval needs */
+  uint8_t kres;        /* base of the result */
+  int32_t res;         /* index of the result */
+};
+
+/* ---- the compiler ---- */
+
+typedef struct Operand {
+  uint8_t base; /* BASE_* */
+  int32_t idx;  /* index in that base */
+} Operand;
+
+typedef struct Compiler {
+  Arena *arena;  /* the code and the strings of folded constants */
+  Ins *ins;      /* instructions so far (malloc'd, copied into arena at the end) */
+  int nins, cap; /* used, allocated */
+  Value *consts; /* constants so far (malloc'd likewise) */
+  int nconsts, ccap;
+  int top;       /* the lowest free register */
+  int nregs;     /* registers used at most */
+} Compiler;
+
+static Operand constant(Compiler *C, Value v) {
+  if (C->nconsts == C->ccap) {
+    C->ccap = C->ccap ? C->ccap * 2 : 8;
+    C->consts = sf_xrealloc(C->consts, sizeof *C->consts * (size_t)C->ccap);
+  }
+  C->consts[C->nconsts] = v;
+  return (Operand){BASE_CONST, C->nconsts++};
+}
+
+static int new_reg(Compiler *C) {
+  if (++C->top > C->nregs) C->nregs = C->top;
+  return C->top - 1;
+}
+
+/* Appends dst = op(a, b, c); returns the instruction's index. */
+static int emit(Compiler *C, Opcode op, int dst, Operand a, Operand b, Operand c) {
+  if (C->nins == C->cap) {
+    C->cap = C->cap ? C->cap * 2 : 16;
+    C->ins = sf_xrealloc(C->ins, sizeof *C->ins * (size_t)C->cap);
+  }
+  C->ins[C->nins] = (Ins){.op = (uint8_t)op, .ka = a.base, .kb = b.base, .kc = c.base,
+                          .a = a.idx, .b = b.idx, .c = c.idx, .dst = dst};
+  return C->nins++;
+}
+
+static const Operand NONE = {BASE_CONST, 0};
+
+static Operand reg(int r) { return (Operand){BASE_REG, r}; }
+
+/* Moves operand x into register dst unless it is there already. */
+static void move(Compiler *C, int dst, Operand x) {
+  if (x.base != BASE_REG || x.idx != dst) emit(C, OPC_MOV, dst, x, NONE, NONE);
+}
+
+/* A literal expression of value v. */
+static Expr literal(Value v) {
+  Expr e = {.type = v.type};
+  switch (v.type) {
+  case TYPE_INT: e.kind = EXPR_INT; e.ival = v.i; break;
+  case TYPE_DOUBLE: e.kind = EXPR_DOUBLE; e.dval = v.d; break;
+  case TYPE_BOOL: e.kind = EXPR_BOOL; e.bval = v.b; break;
+  default: e.kind = EXPR_STRING; e.sval = v.s.p; e.slen = v.s.n; break;
+  }
+  return e;
+}
+
+/* Folds node e whose n operands ops[] are all constants: evaluates a copy of e over literals of
+ * them with expr_eval. True with *out set, or false when the evaluation faults. */
+static bool fold(Compiler *C, const Expr *e, const Operand *ops, int n, Operand *out) {
+  Expr lits[3], *args[3], copy = *e;
+  sf_assert(n <= 3);
+  for (int k = 0; k < n; k++) {
+    if (ops[k].base != BASE_CONST) return false;
+    lits[k] = literal(C->consts[ops[k].idx]);
+    args[k] = &lits[k];
+  }
+  if (e->kind == EXPR_CALL)
+    copy.args = args;
+  else {
+    copy.a = n > 0 ? &lits[0] : NULL;
+    copy.b = n > 1 ? &lits[1] : NULL;
+  }
+  EvalEnv none = {.scratch = C->arena};
+  Value v;
+  if (expr_eval(&copy, &none, &v, NULL, 0)) return false;
+  *out = constant(C, v);
+  return true;
+}
+
+static Opcode binary_opcode(ExprOp op, Type t) {
+  static const ExprOp order[] = {OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE};
+  static const int ints[] = {OPC_ADD_I, OPC_SUB_I, OPC_MUL_I, OPC_DIV_I, OPC_MOD_I, OPC_EQ_I, OPC_NE_I,
+                             OPC_LT_I, OPC_LE_I, OPC_GT_I, OPC_GE_I};
+  static const int doubles[] = {OPC_ADD_D, OPC_SUB_D, OPC_MUL_D, OPC_DIV_D, -1, OPC_EQ_D, OPC_NE_D,
+                                OPC_LT_D, OPC_LE_D, OPC_GT_D, OPC_GE_D};
+  static const int strings[] = {OPC_CAT_S, -1, -1, -1, -1, OPC_EQ_S, OPC_NE_S, OPC_LT_S, OPC_LE_S, OPC_GT_S, OPC_GE_S};
+  static const int bools[] = {-1, -1, -1, -1, -1, OPC_EQ_B, OPC_NE_B, -1, -1, -1, -1};
+  const int *table = t == TYPE_INT ? ints : t == TYPE_DOUBLE ? doubles : t == TYPE_STRING ? strings
+                   : t == TYPE_BOOL ? bools : NULL;
+  for (int k = 0; table && k < 11; k++)
+    if (order[k] == op && table[k] >= 0) return (Opcode)table[k];
+  sf_die("operator %d on %s is not checked", (int)op, type_name(t));
+}
+
+static Opcode call_opcode(ExprFunc f, Type t) {
+  switch (f) {
+  case FUNC_ABS: return t == TYPE_INT ? OPC_ABS_I : OPC_ABS_D;
+  case FUNC_MIN: return OPC_MIN;
+  case FUNC_MAX: return OPC_MAX;
+  case FUNC_INT:
+    return t == TYPE_INT ? OPC_MOV : t == TYPE_BOOL ? OPC_INT_B : t == TYPE_DOUBLE ? OPC_INT_D : OPC_INT_S;
+  case FUNC_DOUBLE: return t == TYPE_INT ? OPC_DOUBLE_I : t == TYPE_DOUBLE ? OPC_MOV : OPC_DOUBLE_S;
+  case FUNC_STR:
+    return t == TYPE_STRING ? OPC_MOV : t == TYPE_BOOL ? OPC_STR_B : t == TYPE_INT ? OPC_STR_I : OPC_STR_D;
+  case FUNC_LEN: return OPC_LEN;
+  case FUNC_SUBSTR: return OPC_SUBSTR;
+  case FUNC_HASH: return OPC_HASH;
+  case FUNC_RAND: return OPC_RAND;
+  default: sf_die("function %d is not checked", (int)f);
+  }
+}
+
+static Operand compile(Compiler *C, const Expr *e);
+
+/* a && b, a || b: the value of a when it decides, else the value of b. */
+static Operand compile_logic(Compiler *C, const Expr *e) {
+  bool is_or = e->op == OP_OR;
+  int mark = C->top;
+  Operand a = compile(C, e->a);
+  if (a.base == BASE_CONST) {
+    if (C->consts[a.idx].b == is_or) return a;
+    C->top = mark;
+    return compile(C, e->b);
+  }
+  C->top = mark;
+  int dst = new_reg(C);
+  move(C, dst, a);
+  int jump = emit(C, is_or ? OPC_JT : OPC_JF, dst, reg(dst), NONE, NONE);
+  C->top = dst; /* a is dead past the jump: b's result lands in dst */
+  move(C, dst, compile(C, e->b));
+  C->ins[jump].c = C->nins;
+  C->top = dst + 1;
+  return reg(dst);
+}
+
+static Operand compile_cond(Compiler *C, const Expr *e) {
+  int mark = C->top;
+  Operand c = compile(C, e->a);
+  if (c.base == BASE_CONST) {
+    C->top = mark;
+    return compile(C, C->consts[c.idx].b ? e->b : e->c);
+  }
+  int jf = emit(C, OPC_JF, 0, c, NONE, NONE);
+  C->top = mark;
+  int dst = new_reg(C); /* each branch's result lands in the lowest free register, dst */
+  C->top = mark;
+  move(C, dst, compile(C, e->b));
+  int jmp = emit(C, OPC_JMP, 0, NONE, NONE, NONE);
+  C->ins[jf].c = C->nins;
+  C->top = mark;
+  move(C, dst, compile(C, e->c));
+  C->ins[jmp].c = C->nins;
+  C->top = dst + 1;
+  return reg(dst);
+}
+
+static Operand compile(Compiler *C, const Expr *e) {
+  EvalEnv none = {.scratch = C->arena};
+  Operand ops[3] = {NONE, NONE, NONE}, folded;
+  Opcode op;
+  int n = 0, mark = C->top;
+  switch (e->kind) {
+  case EXPR_INT: case EXPR_DOUBLE: case EXPR_STRING: case EXPR_BOOL: {
+    Value v;
+    if (expr_eval(e, &none, &v, NULL, 0)) sf_die("a literal does not evaluate");
+    return constant(C, v);
+  }
+  case EXPR_NAME:
+    switch (e->scope) {
+    case NAME_ATTR: return (Operand){BASE_ATTR, e->slot};
+    case NAME_STATE: return (Operand){BASE_STATE, e->slot};
+    case NAME_SEQ: op = OPC_SEQ; break;
+    case NAME_INDEX: op = OPC_INDEX; break;
+    default: sf_die("name '%s' is not resolved", e->sval);
+    }
+    break;
+  case EXPR_UNARY:
+    ops[n++] = compile(C, e->a);
+    op = e->op == OP_NOT ? OPC_NOT : e->a->type == TYPE_INT ? OPC_NEG_I : OPC_NEG_D;
+    break;
+  case EXPR_BINARY:
+    if (e->op == OP_AND || e->op == OP_OR) return compile_logic(C, e);
+    ops[n++] = compile(C, e->a);
+    ops[n++] = compile(C, e->b);
+    op = binary_opcode(e->op, e->a->type);
+    break;
+  case EXPR_COND:
+    return compile_cond(C, e);
+  case EXPR_CALL:
+    if (e->func >= FUNC_COUNT) {
+      sf_assert(e->slot >= 0);
+      return (Operand){BASE_AGG, e->slot};
+    }
+    sf_assert(e->nargs >= 1 && e->nargs <= 3);
+    for (int k = 0; k < e->nargs; k++) ops[n++] = compile(C, e->args[k]);
+    op = call_opcode(e->func, e->args[0]->type);
+    break;
+  default:
+    sf_die("bad expression kind %d", (int)e->kind);
+  }
+  if (n && fold(C, e, ops, n, &folded)) {
+    C->top = mark;
+    return folded;
+  }
+  C->top = mark;
+  int dst = new_reg(C);
+  emit(C, op, dst, ops[0], ops[1], ops[2]);
+  return reg(dst);
+}
+
+Code *code_compile(const Expr *e, Arena *a) {
+  Compiler C = {.arena = a};
+  Operand res = compile(&C, e);
+  Code *c = arena_alloc(a, sizeof *c);
+  Ins *ins = arena_alloc(a, sizeof *ins * (size_t)(C.nins + 1));
+  Value *consts = arena_alloc(a, sizeof *consts * (size_t)(C.nconsts + 1));
+  if (C.nins) memcpy(ins, C.ins, sizeof *ins * (size_t)C.nins);
+  if (C.nconsts) memcpy(consts, C.consts, sizeof *consts * (size_t)C.nconsts);
+  *c = (Code){.ins = ins, .nins = C.nins, .consts = consts, .nregs = C.nregs, .kres = res.base, .res = res.idx};
+  free(C.ins);
+  free(C.consts);
+  return c;
+}
+
+int code_length(const Code *c) {
+  return c->nins;
+}
+
+/* ---- the evaluator ---- */
+
+static int fail_text(char *err, size_t errlen, const char *msg) {
+  if (err && errlen) snprintf(err, errlen, "%s", msg);
+  return -1;
+}
+
+int code_eval(const Code *c, const EvalEnv *env, Value *out, char *err, size_t errlen) {
+  Value regs[c->nregs + 1];
+  const Value *base[NBASES] = {c->consts, env->attrs, env->states, env->aggs, regs};
+  char buf[SF_DOUBLE_CHARS];
+  const Ins *ins = c->ins;
+  for (int pc = 0; pc < c->nins; pc++) {
+    const Ins *in = &ins[pc];
+    const Value *A = &base[in->ka][in->a], *B = &base[in->kb][in->b];
+    Value *d = &regs[in->dst];
+    switch ((Opcode)in->op) {
+    case OPC_MOV: *d = *A; break;
+    case OPC_JF: if (!A->b) pc = in->c - 1; break;
+    case OPC_JT: if (A->b) pc = in->c - 1; break;
+    case OPC_JMP: pc = in->c - 1; break;
+    case OPC_SEQ: value_put_int(d, env->seq); break;
+    case OPC_INDEX: value_put_int(d, env->index); break;
+    case OPC_NEG_I: value_put_int(d, (int64_t)(0 - (uint64_t)A->i)); break;
+    case OPC_NEG_D: value_put_double(d, -A->d); break;
+    case OPC_NOT: value_put_bool(d, !A->b); break;
+    case OPC_ADD_I: value_put_int(d, (int64_t)((uint64_t)A->i + (uint64_t)B->i)); break;
+    case OPC_SUB_I: value_put_int(d, (int64_t)((uint64_t)A->i - (uint64_t)B->i)); break;
+    case OPC_MUL_I: value_put_int(d, (int64_t)((uint64_t)A->i * (uint64_t)B->i)); break;
+    case OPC_DIV_I: {
+      int64_t x = A->i, y = B->i;
+      if (y == 0) return fail_text(err, errlen, "division by zero");
+      value_put_int(d, y == -1 ? (int64_t)(0 - (uint64_t)x) : x / y);
+      break;
+    }
+    case OPC_MOD_I: {
+      int64_t x = A->i, y = B->i;
+      if (y == 0) return fail_text(err, errlen, "modulo by zero");
+      value_put_int(d, y == -1 ? 0 : x % y);
+      break;
+    }
+    case OPC_EQ_I: value_put_bool(d, A->i == B->i); break;
+    case OPC_NE_I: value_put_bool(d, A->i != B->i); break;
+    case OPC_LT_I: value_put_bool(d, A->i < B->i); break;
+    case OPC_LE_I: value_put_bool(d, A->i <= B->i); break;
+    case OPC_GT_I: value_put_bool(d, A->i > B->i); break;
+    case OPC_GE_I: value_put_bool(d, A->i >= B->i); break;
+    case OPC_ADD_D: value_put_double(d, A->d + B->d); break;
+    case OPC_SUB_D: value_put_double(d, A->d - B->d); break;
+    case OPC_MUL_D: value_put_double(d, A->d * B->d); break;
+    case OPC_DIV_D: value_put_double(d, A->d / B->d); break;
+    case OPC_EQ_D: value_put_bool(d, A->d == B->d); break;
+    case OPC_NE_D: value_put_bool(d, A->d != B->d); break;
+    case OPC_LT_D: value_put_bool(d, A->d < B->d); break;
+    case OPC_LE_D: value_put_bool(d, A->d <= B->d); break;
+    case OPC_GT_D: value_put_bool(d, A->d > B->d); break;
+    case OPC_GE_D: value_put_bool(d, A->d >= B->d); break;
+    case OPC_CAT_S: *d = eval_concat(env->scratch, A->s.p, A->s.n, B->s.p, B->s.n); break;
+    case OPC_EQ_S: value_put_bool(d, value_compare(A, B) == 0); break;
+    case OPC_NE_S: value_put_bool(d, value_compare(A, B) != 0); break;
+    case OPC_LT_S: value_put_bool(d, value_compare(A, B) < 0); break;
+    case OPC_LE_S: value_put_bool(d, value_compare(A, B) <= 0); break;
+    case OPC_GT_S: value_put_bool(d, value_compare(A, B) > 0); break;
+    case OPC_GE_S: value_put_bool(d, value_compare(A, B) >= 0); break;
+    case OPC_EQ_B: value_put_bool(d, A->b == B->b); break;
+    case OPC_NE_B: value_put_bool(d, A->b != B->b); break;
+    case OPC_ABS_I: value_put_int(d, A->i < 0 ? (int64_t)(0 - (uint64_t)A->i) : A->i); break;
+    case OPC_ABS_D: value_put_double(d, fabs(A->d)); break;
+    case OPC_MIN: *d = value_compare(B, A) < 0 ? *B : *A; break;
+    case OPC_MAX: *d = value_compare(B, A) > 0 ? *B : *A; break;
+    case OPC_INT_B: value_put_int(d, A->b); break;
+    case OPC_INT_D: {
+      double x = A->d;
+      /* [-2^63, 2^63) truncates into range; the comparison is false for nan too */
+      if (!(x >= -9223372036854775808.0 && x < 9223372036854775808.0))
+        return eval_fail_convert(err, errlen, A, "int");
+      value_put_int(d, (int64_t)x);
+      break;
+    }
+    case OPC_INT_S: {
+      Value v;
+      if (value_parse(TYPE_INT, A->s.p, A->s.n, &v, NULL)) return eval_fail_convert(err, errlen, A, "int");
+      *d = v;
+      break;
+    }
+    case OPC_DOUBLE_I: value_put_double(d, (double)A->i); break;
+    case OPC_DOUBLE_S: {
+      Value v;
+      if (value_parse(TYPE_DOUBLE, A->s.p, A->s.n, &v, NULL)) return eval_fail_convert(err, errlen, A, "double");
+      *d = v;
+      break;
+    }
+    case OPC_STR_I: {
+      size_t n = int_format(A->i, buf);
+      *d = eval_concat(env->scratch, buf, n, NULL, 0);
+      break;
+    }
+    case OPC_STR_D: {
+      size_t n = value_format_double(A->d, buf, sizeof buf);
+      *d = eval_concat(env->scratch, buf, n, NULL, 0);
+      break;
+    }
+    case OPC_STR_B: *d = A->b ? value_string("true", 4) : value_string("false", 5); break;
+    case OPC_LEN: value_put_int(d, (int64_t)A->s.n); break;
+    case OPC_SUBSTR: {
+      const Value *C = &base[in->kc][in->c];
+      uint64_t len = A->s.n;
+      int64_t from = B->i, n = C->i;
+      uint64_t f = from < 0 ? 0 : (uint64_t)from > len ? len : (uint64_t)from;
+      uint64_t m = n < 0 ? 0 : (uint64_t)n > len - f ? len - f : (uint64_t)n;
+      value_put_string(d, A->s.p + f, (size_t)m);
+      break;
+    }
+    case OPC_HASH: value_put_int(d, (int64_t)(value_hash(A, SF_HASH_SEED) & (uint64_t)INT64_MAX)); break;
+    case OPC_RAND: value_put_int(d, sf_rand(A->i)); break;
+    default: sf_die("bad opcode %d", (int)in->op);
+    }
+  }
+  *out = base[c->kres][c->res];
+  return 0;
+}

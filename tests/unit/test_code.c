@@ -1,0 +1,359 @@
+/* test_code.c: the compiled form of expressions (rt/code.c) against the tree walker (rt/eval.c).
+ *
+ * A differential test: random well-typed expressions over every operator and function, with
+ * literals chosen to hit the edges (int extremes, -0.0, nan, infinities, strings that do and do
+ * not convert), are evaluated by expr_eval and by code_eval over many tuples; both must return the
+ * same status, the same value (doubles by their bits, strings by their bytes) and the same
+ * message. Then what folding must and must not do, by the length of the code. */
+#include <check.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval.h"
+#include "sf.h"
+#include "value.h"
+
+static const TextOrigin at = {NULL, 1, 1};
+
+/* T(sym string, price double, vol int, flag bool), states total int and mean double. */
+static Attr attrs[] = {
+  {"sym", TYPE_STRING, 2}, {"price", TYPE_DOUBLE, 3}, {"vol", TYPE_INT, 4}, {"flag", TYPE_BOOL, 5},
+};
+static Schema schema_t = {"T", attrs, 4, 1};
+static StateVar state_total = {.name = "total", .type = TYPE_INT};
+static StateVar state_mean = {.name = "mean", .type = TYPE_DOUBLE};
+static StateVar *states[] = {&state_total, &state_mean};
+
+static Arena *arena;
+static char *diag_text;
+static size_t diag_len;
+static FILE *diag_file;
+static Diag diag;
+
+static void setup(void) {
+  arena = arena_new();
+  diag_file = open_memstream(&diag_text, &diag_len);
+  diag_init(&diag, "g.xml", diag_file);
+}
+
+static void teardown(void) {
+  diag_flush(&diag, DIAG_BY_PLACE);
+  fclose(diag_file);
+  free(diag_text);
+  diag_text = NULL;
+  arena_free(arena);
+}
+
+/* The checked expression of text in a Functor-like scope (attributes, states, seq, i). */
+static Expr *checked(const char *text) {
+  ExprScope s = {.input = &schema_t, .states = states, .nstates = 2, .allow_seq = true, .allow_index = true};
+  Expr *e = expr_parse(arena, text, &diag, &at);
+  ck_assert_msg(e != NULL, "'%s' does not parse", text);
+  Type t = expr_check(e, &s, &diag, &at);
+  diag_flush(&diag, DIAG_BY_PLACE);
+  fflush(diag_file);
+  ck_assert_msg(t != TYPE_NONE, "'%s' does not check: %s", text, diag_text ? diag_text : "");
+  return e;
+}
+
+/* ---- random expressions ---- */
+
+static uint64_t rng;
+static uint64_t rnd(void) { return sf_mix64(rng++); }
+static int pick(int n) { return (int)(rnd() % (uint64_t)n); }
+
+/* A growing text. */
+typedef struct Text {
+  char *p;
+  size_t n, cap;
+} Text;
+
+static void put(Text *t, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char buf[256];
+  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (t->n + (size_t)n + 1 > t->cap) {
+    t->cap = (t->n + (size_t)n + 1) * 2;
+    t->p = realloc(t->p, t->cap);
+  }
+  memcpy(t->p + t->n, buf, (size_t)n + 1);
+  t->n += (size_t)n;
+}
+
+static void gen(Text *t, Type type, int depth);
+
+static void gen_int(Text *t, int depth) {
+  static const char *leaves[] = {"0", "1", "-1", "7", "3", "100", "9223372036854775807",
+                                 "(-9223372036854775807 - 1)", "vol", "total", "seq", "i", "-2"};
+  int k = depth <= 0 ? 0 : pick(12);
+  static const char *ops[] = {"+", "-", "*", "/", "%"};
+  switch (k) {
+  case 0: case 1: put(t, "%s", leaves[pick(13)]); return;
+  case 2: case 3:
+    put(t, "("); gen(t, TYPE_INT, depth - 1); put(t, " %s ", ops[pick(5)]); gen(t, TYPE_INT, depth - 1); put(t, ")");
+    return;
+  case 4: put(t, "-("); gen(t, TYPE_INT, depth - 1); put(t, ")"); return;
+  case 5: put(t, "%s(", pick(2) ? "abs" : "rand"); gen(t, TYPE_INT, depth - 1); put(t, ")"); return;
+  case 6: {
+    static const char *mm[] = {"min", "max"};
+    put(t, "%s(", mm[pick(2)]); gen(t, TYPE_INT, depth - 1); put(t, ", "); gen(t, TYPE_INT, depth - 1); put(t, ")");
+    return;
+  }
+  case 7: {
+    static const Type from[] = {TYPE_DOUBLE, TYPE_BOOL, TYPE_STRING, TYPE_INT};
+    put(t, "int("); gen(t, from[pick(4)], depth - 1); put(t, ")");
+    return;
+  }
+  case 8: put(t, "len("); gen(t, TYPE_STRING, depth - 1); put(t, ")"); return;
+  case 9: {
+    static const Type any[] = {TYPE_INT, TYPE_DOUBLE, TYPE_STRING, TYPE_BOOL};
+    put(t, "hash("); gen(t, any[pick(4)], depth - 1); put(t, ")");
+    return;
+  }
+  default:
+    put(t, "("); gen(t, TYPE_BOOL, depth - 1); put(t, " ? "); gen(t, TYPE_INT, depth - 1); put(t, " : ");
+    gen(t, TYPE_INT, depth - 1); put(t, ")");
+    return;
+  }
+}
+
+static void gen_double(Text *t, int depth) {
+  static const char *leaves[] = {"0.0", "-0.0", "1.5", "0.1", "1e308", "-2.5", "price", "mean", "3.0"};
+  int k = depth <= 0 ? 0 : pick(10);
+  static const char *ops[] = {"+", "-", "*", "/"};
+  switch (k) {
+  case 0: case 1: put(t, "%s", leaves[pick(9)]); return;
+  case 2: case 3:
+    put(t, "("); gen(t, TYPE_DOUBLE, depth - 1); put(t, " %s ", ops[pick(4)]); gen(t, TYPE_DOUBLE, depth - 1);
+    put(t, ")");
+    return;
+  case 4: put(t, "-("); gen(t, TYPE_DOUBLE, depth - 1); put(t, ")"); return;
+  case 5: put(t, "abs("); gen(t, TYPE_DOUBLE, depth - 1); put(t, ")"); return;
+  case 6:
+    put(t, "%s(", pick(2) ? "min" : "max"); gen(t, TYPE_DOUBLE, depth - 1); put(t, ", ");
+    gen(t, TYPE_DOUBLE, depth - 1); put(t, ")");
+    return;
+  case 7: {
+    static const Type from[] = {TYPE_INT, TYPE_STRING, TYPE_DOUBLE};
+    put(t, "double("); gen(t, from[pick(3)], depth - 1); put(t, ")");
+    return;
+  }
+  default:
+    put(t, "("); gen(t, TYPE_BOOL, depth - 1); put(t, " ? "); gen(t, TYPE_DOUBLE, depth - 1); put(t, " : ");
+    gen(t, TYPE_DOUBLE, depth - 1); put(t, ")");
+    return;
+  }
+}
+
+static void gen_string(Text *t, int depth) {
+  static const char *leaves[] = {"\"\"", "\"abc\"", "\"12\"", "\"-7\"", "\"1e3\"", "\"nan\"", "\" 5\"",
+                                 "\"-0\"", "\"1e400\"", "\"9223372036854775808\"", "sym",
+                                 "\"a string longer than forty bytes, to be cut in messages\""};
+  int k = depth <= 0 ? 0 : pick(9);
+  switch (k) {
+  case 0: case 1: put(t, "%s", leaves[pick(12)]); return;
+  case 2: case 3:
+    put(t, "("); gen(t, TYPE_STRING, depth - 1); put(t, " + "); gen(t, TYPE_STRING, depth - 1); put(t, ")");
+    return;
+  case 4: {
+    static const Type from[] = {TYPE_INT, TYPE_DOUBLE, TYPE_BOOL, TYPE_STRING};
+    put(t, "str("); gen(t, from[pick(4)], depth - 1); put(t, ")");
+    return;
+  }
+  case 5:
+    put(t, "substr("); gen(t, TYPE_STRING, depth - 1); put(t, ", "); gen(t, TYPE_INT, depth - 1); put(t, ", ");
+    gen(t, TYPE_INT, depth - 1); put(t, ")");
+    return;
+  case 6:
+    put(t, "%s(", pick(2) ? "min" : "max"); gen(t, TYPE_STRING, depth - 1); put(t, ", ");
+    gen(t, TYPE_STRING, depth - 1); put(t, ")");
+    return;
+  default:
+    put(t, "("); gen(t, TYPE_BOOL, depth - 1); put(t, " ? "); gen(t, TYPE_STRING, depth - 1); put(t, " : ");
+    gen(t, TYPE_STRING, depth - 1); put(t, ")");
+    return;
+  }
+}
+
+static void gen_bool(Text *t, int depth) {
+  static const char *leaves[] = {"true", "false", "flag"};
+  static const char *cmp[] = {"==", "!=", "<", "<=", ">", ">="};
+  int k = depth <= 0 ? 0 : pick(8);
+  switch (k) {
+  case 0: put(t, "%s", leaves[pick(3)]); return;
+  case 1: case 2: {
+    static const Type any[] = {TYPE_INT, TYPE_DOUBLE, TYPE_STRING};
+    Type ty = any[pick(3)];
+    put(t, "("); gen(t, ty, depth - 1); put(t, " %s ", cmp[pick(6)]); gen(t, ty, depth - 1); put(t, ")");
+    return;
+  }
+  case 3:
+    put(t, "("); gen(t, TYPE_BOOL, depth - 1); put(t, " %s ", pick(2) ? "==" : "!="); gen(t, TYPE_BOOL, depth - 1);
+    put(t, ")");
+    return;
+  case 4: case 5:
+    put(t, "("); gen(t, TYPE_BOOL, depth - 1); put(t, " %s ", pick(2) ? "&&" : "||"); gen(t, TYPE_BOOL, depth - 1);
+    put(t, ")");
+    return;
+  case 6: put(t, "!("); gen(t, TYPE_BOOL, depth - 1); put(t, ")"); return;
+  default:
+    put(t, "("); gen(t, TYPE_BOOL, depth - 1); put(t, " ? "); gen(t, TYPE_BOOL, depth - 1); put(t, " : ");
+    gen(t, TYPE_BOOL, depth - 1); put(t, ")");
+    return;
+  }
+}
+
+static void gen(Text *t, Type type, int depth) {
+  switch (type) {
+  case TYPE_INT: gen_int(t, depth); break;
+  case TYPE_DOUBLE: gen_double(t, depth); break;
+  case TYPE_STRING: gen_string(t, depth); break;
+  default: gen_bool(t, depth); break;
+  }
+}
+
+/* ---- comparing the two evaluators ---- */
+
+static bool same_value(const Value *a, const Value *b) {
+  if (a->type != b->type) return false;
+  switch (a->type) {
+  case TYPE_INT: return a->i == b->i;
+  case TYPE_DOUBLE: return !memcmp(&a->d, &b->d, sizeof a->d);
+  case TYPE_BOOL: return a->b == b->b;
+  default: return a->s.n == b->s.n && !memcmp(a->s.p, b->s.p, a->s.n);
+  }
+}
+
+/* Evaluates e both ways over env; fails the test naming text when they differ. Returns the status. */
+static int compare(const char *text, const Expr *e, const Code *c, const EvalEnv *env) {
+  Value tv, cv;
+  char terr[256] = "", cerr[256] = "";
+  int trc = expr_eval(e, env, &tv, terr, sizeof terr);
+  int crc = code_eval(c, env, &cv, cerr, sizeof cerr);
+  ck_assert_msg(trc == crc, "'%s': expr_eval returned %d (%s), code_eval %d (%s)", text, trc, terr, crc, cerr);
+  if (trc == 0)
+    ck_assert_msg(same_value(&tv, &cv), "'%s': the values differ", text);
+  else
+    ck_assert_msg(!strcmp(terr, cerr), "'%s': expr_eval says '%s', code_eval '%s'", text, terr, cerr);
+  return trc;
+}
+
+/* Tuples of edge values the random expressions run over. */
+static const int64_t ints[] = {0, 1, -1, 7, INT64_MAX, INT64_MIN, 100};
+static const double doubles[] = {0.0, -0.0, 2.5, -1e300, 1e300, 0.1, 3.0};
+static const char *strs[] = {"IBM", "", "42", "-3.5", "inf", "x,y"};
+
+START_TEST(test_random_expressions) {
+  rng = 12345;
+  double nan = 0.0 / 0.0, inf = 1.0 / 0.0;
+  int faults = 0, values = 0;
+  Text t = {0};
+  for (int n = 0; n < 6000; n++) {
+    static const Type types[] = {TYPE_INT, TYPE_DOUBLE, TYPE_STRING, TYPE_BOOL};
+    t.n = 0;
+    put(&t, "%s", "");
+    gen(&t, types[n % 4], 1 + pick(5));
+    Expr *e = checked(t.p);
+    Code *c = code_compile(e, arena);
+    for (int k = 0; k < 12; k++) {
+      const char *s = strs[pick(6)];
+      double d = k == 10 ? nan : k == 11 ? -inf : doubles[pick(7)];
+      Value tuple[4] = {value_string(s, strlen(s)), value_double(d), value_int(ints[pick(7)]), value_bool(pick(2))};
+      Value st[2] = {value_int(ints[pick(7)]), value_double(doubles[pick(7)])};
+      EvalEnv env = {.attrs = tuple, .states = st, .seq = ints[pick(7)], .index = pick(5), .scratch = arena};
+      if (compare(t.p, e, c, &env)) faults++;
+      else values++;
+    }
+    if (n % 500 == 499) { /* keep the arena small */
+      arena_free(arena);
+      arena = arena_new();
+    }
+  }
+  free(t.p);
+  /* both outcomes were exercised plenty */
+  ck_assert_int_gt(faults, 2000);
+  ck_assert_int_gt(values, 20000);
+}
+END_TEST
+
+/* Aggregate calls read env->aggs in both forms. */
+START_TEST(test_aggregate_calls) {
+  ExprScope s = {.input = &schema_t, .allow_aggregates = true};
+  const char *text = "sum(price * double(vol)) / double(sum(vol)) + double(count()) + (max(sym) < \"J\" ? 1.0 : 2.0)";
+  Expr *e = expr_parse(arena, text, &diag, &at);
+  ck_assert_int_eq(expr_check(e, &s, &diag, &at), TYPE_DOUBLE);
+  Value aggs[4] = {value_double(30.0), value_int(12), value_int(4), value_string("IBM", 3)};
+  EvalEnv env = {.aggs = aggs, .scratch = arena};
+  Code *c = code_compile(e, arena);
+  ck_assert_int_eq(compare(text, e, c, &env), 0);
+  Value v;
+  code_eval(c, &env, &v, NULL, 0);
+  ck_assert(v.d == 7.5);
+}
+END_TEST
+
+/* Returns the code of text and checks its length. */
+static Code *compiled(const char *text, int length) {
+  Code *c = code_compile(checked(text), arena);
+  ck_assert_msg(code_length(c) == length, "'%s': %d instructions, want %d", text, code_length(c), length);
+  return c;
+}
+
+static Value run(const Code *c, char *err) {
+  Value tuple[4] = {value_string("IBM", 3), value_double(2.5), value_int(10), value_bool(true)};
+  Value st[2] = {value_int(7), value_double(1.5)};
+  EvalEnv env = {.attrs = tuple, .states = st, .seq = 42, .index = 3, .scratch = arena};
+  Value v = value_int(-99);
+  err[0] = 0;
+  if (code_eval(c, &env, &v, err, 128)) v = value_int(-99);
+  return v;
+}
+
+START_TEST(test_folding) {
+  char err[128];
+  /* constants fold away, names are read in place */
+  ck_assert_int_eq(run(compiled("1 + 2 * 3", 0), err).i, 7);
+  ck_assert_str_eq(run(compiled("str(1.5) + \"x\" + str(-0.0)", 0), err).s.p, "1.5x-0");
+  ck_assert_int_eq(run(compiled("vol", 0), err).i, 10);
+  ck_assert_int_eq(run(compiled("vol * (2 + 3)", 1), err).i, 50);
+  ck_assert_int_eq(run(compiled("seq % 100", 2), err).i, 42);
+  /* a constant condition keeps one branch, even one that could fault */
+  ck_assert_int_eq(run(compiled("true ? vol : 1 / 0", 0), err).i, 10);
+  ck_assert_int_eq(run(compiled("1 < 2 && vol > 3", 1), err).b, true);
+  ck_assert_int_eq(run(compiled("false && vol / 0 > 1", 0), err).b, false);
+  ck_assert_int_eq(run(compiled("true || vol / 0 > 1", 0), err).b, true);
+  /* a constant that faults is not folded: it faults when evaluated, with the tree walker's message */
+  run(compiled("1 / 0", 1), err);
+  ck_assert_str_eq(err, "division by zero");
+  run(compiled("vol + int(\"abc\")", 2), err);
+  ck_assert_str_eq(err, "cannot convert 'abc' to int");
+  ck_assert_int_eq(run(compiled("flag ? vol : 1 % 0", 4), err).i, 10);
+  ck_assert_str_eq(err, "");
+  run(compiled("!flag ? vol : 1 % 0", 5), err);
+  ck_assert_str_eq(err, "modulo by zero");
+}
+END_TEST
+
+static Suite *code_suite(void) {
+  Suite *s = suite_create("code");
+  TCase *tc = tcase_create("code");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_random_expressions);
+  tcase_add_test(tc, test_aggregate_calls);
+  tcase_add_test(tc, test_folding);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(code_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
