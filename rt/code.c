@@ -3,10 +3,11 @@
  * for message).
  *
  * The code is an array of instructions over registers (one Value each, on code_eval's stack).
- * An operand is a base and an index: a constant of the code, an attribute of the input tuple, a
- * state variable, an aggregate value or a register. code_eval resolves the five bases once, so an
- * operand costs one indexed load, never a dispatch on what it is. Opcodes are typed (the checker
- * fixed every type), so an int addition is one instruction that tests nothing.
+ * An operand is a base and a byte offset: a constant of the code, an attribute of the input tuple,
+ * a state variable, an aggregate value, seq or i, or a register. code_eval resolves the six bases
+ * once, so an operand costs one load and an addition, never a dispatch on what it is. Opcodes are
+ * typed (the checker fixed every type), so an int addition is one instruction that tests nothing.
+ * An expression that is a single operand (an attribute, a folded constant) runs no instructions.
  *
  * Compilation walks the tree once:
  *  - registers are allocated like a stack: a node's operands take the registers above a mark, and
@@ -28,7 +29,7 @@
 #include <string.h>
 
 typedef enum Opcode {
-  OPC_MOV, OPC_JF, OPC_JT, OPC_JMP, OPC_SEQ, OPC_INDEX,
+  OPC_MOV, OPC_JF, OPC_JT, OPC_JMP,
   OPC_NEG_I, OPC_NEG_D, OPC_NOT,
   OPC_ADD_I, OPC_SUB_I, OPC_MUL_I, OPC_DIV_I, OPC_MOD_I,
   OPC_EQ_I, OPC_NE_I, OPC_LT_I, OPC_LE_I, OPC_GT_I, OPC_GE_I,
@@ -40,15 +41,16 @@ typedef enum Opcode {
   OPC_STR_I, OPC_STR_D, OPC_STR_B, OPC_LEN, OPC_SUBSTR, OPC_HASH, OPC_RAND,
 } Opcode;
 
-/* Where an operand lives. */
-enum { BASE_CONST, BASE_ATTR, BASE_STATE, BASE_AGG, BASE_REG, NBASES };
+/* Where an operand lives: BASE_NAME is seq (index 0) and i (index 1). */
+enum { BASE_CONST, BASE_ATTR, BASE_STATE, BASE_AGG, BASE_NAME, BASE_REG, NBASES };
 
-/* One instruction: dst = op(a, b, c). */
+/* One instruction: dst = op(a, b, c). Operands and dst are byte offsets from their base (index *
+ * sizeof(Value)), which saves a multiplication per operand. */
 typedef struct Ins {
   uint8_t op;         /* Opcode */
   uint8_t ka, kb, kc; /* bases of operands a, b, c */
-  int32_t a, b, c;    /* operand indexes; c of a jump is the target instruction */
-  int32_t dst;        /* register written */
+  uint32_t a, b, c;   /* operand byte offsets; c of a jump is the target instruction's index */
+  uint32_t dst;       /* byte offset of the register written */
 } Ins;
 
 struct Code {
@@ -56,6 +58,7 @@ struct Code {
   int nins;            /* how many */
   const Value *consts; /* the constants operands refer to */
   int nregs;           /* registers code_eval needs */
+  bool names;          /* whether it reads seq or i (BASE_NAME) */
   uint8_t kres;        /* base of the result */
   int32_t res;         /* index of the result */
 };
@@ -75,6 +78,7 @@ typedef struct Compiler {
   int nconsts, ccap;
   int top;       /* the lowest free register */
   int nregs;     /* registers used at most */
+  bool names;    /* seq or i read */
 } Compiler;
 
 static Operand constant(Compiler *C, Value v) {
@@ -97,8 +101,9 @@ static int emit(Compiler *C, Opcode op, int dst, Operand a, Operand b, Operand c
     C->cap = C->cap ? C->cap * 2 : 16;
     C->ins = sf_xrealloc(C->ins, sizeof *C->ins * (size_t)C->cap);
   }
-  C->ins[C->nins] = (Ins){.op = (uint8_t)op, .ka = a.base, .kb = b.base, .kc = c.base,
-                          .a = a.idx, .b = b.idx, .c = c.idx, .dst = dst};
+  const uint32_t size = sizeof(Value);
+  C->ins[C->nins] = (Ins){.op = (uint8_t)op, .ka = a.base, .kb = b.base, .kc = c.base, .a = (uint32_t)a.idx * size,
+                          .b = (uint32_t)b.idx * size, .c = (uint32_t)c.idx * size, .dst = (uint32_t)dst * size};
   return C->nins++;
 }
 
@@ -238,8 +243,8 @@ static Operand compile(Compiler *C, const Expr *e) {
     switch (e->scope) {
     case NAME_ATTR: return (Operand){BASE_ATTR, e->slot};
     case NAME_STATE: return (Operand){BASE_STATE, e->slot};
-    case NAME_SEQ: op = OPC_SEQ; break;
-    case NAME_INDEX: op = OPC_INDEX; break;
+    case NAME_SEQ: C->names = true; return (Operand){BASE_NAME, 0};
+    case NAME_INDEX: C->names = true; return (Operand){BASE_NAME, 1};
     default: sf_die("name '%s' is not resolved", e->sval);
     }
     break;
@@ -285,7 +290,8 @@ Code *code_compile(const Expr *e, Arena *a) {
   Value *consts = arena_alloc(a, sizeof *consts * (size_t)(C.nconsts + 1));
   if (C.nins) memcpy(ins, C.ins, sizeof *ins * (size_t)C.nins);
   if (C.nconsts) memcpy(consts, C.consts, sizeof *consts * (size_t)C.nconsts);
-  *c = (Code){.ins = ins, .nins = C.nins, .consts = consts, .nregs = C.nregs, .kres = res.base, .res = res.idx};
+  *c = (Code){.ins = ins, .nins = C.nins, .consts = consts, .nregs = C.nregs, .names = C.names,
+              .kres = res.base, .res = res.idx};
   free(C.ins);
   free(C.consts);
   return c;
@@ -302,22 +308,29 @@ static int fail_text(char *err, size_t errlen, const char *msg) {
   return -1;
 }
 
-int code_eval(const Code *c, const EvalEnv *env, Value *out, char *err, size_t errlen) {
-  Value regs[c->nregs + 1];
-  const Value *base[NBASES] = {c->consts, env->attrs, env->states, env->aggs, regs};
+/* Registers on the stack of code_eval; more go to a variable-length array in run_large. */
+enum { SMALL_REGS = 8 };
+
+/* Runs c with its registers in regs. */
+static inline __attribute__((always_inline)) int run(const Code *c, const EvalEnv *env, Value *regs, Value *out, char *err, size_t errlen) {
+  Value names[2];
+  if (c->names) {
+    value_put_int(&names[0], env->seq);
+    value_put_int(&names[1], env->index);
+  }
+  const char *base[NBASES] = {(const char *)c->consts, (const char *)env->attrs, (const char *)env->states,
+                              (const char *)env->aggs, (const char *)names, (const char *)regs};
   char buf[SF_DOUBLE_CHARS];
   const Ins *ins = c->ins;
   for (int pc = 0; pc < c->nins; pc++) {
     const Ins *in = &ins[pc];
-    const Value *A = &base[in->ka][in->a], *B = &base[in->kb][in->b];
-    Value *d = &regs[in->dst];
+    const Value *A = (const Value *)(base[in->ka] + in->a), *B = (const Value *)(base[in->kb] + in->b);
+    Value *d = (Value *)((char *)regs + in->dst);
     switch ((Opcode)in->op) {
     case OPC_MOV: *d = *A; break;
-    case OPC_JF: if (!A->b) pc = in->c - 1; break;
-    case OPC_JT: if (A->b) pc = in->c - 1; break;
-    case OPC_JMP: pc = in->c - 1; break;
-    case OPC_SEQ: value_put_int(d, env->seq); break;
-    case OPC_INDEX: value_put_int(d, env->index); break;
+    case OPC_JF: if (!A->b) pc = (int)in->c - 1; break;
+    case OPC_JT: if (A->b) pc = (int)in->c - 1; break;
+    case OPC_JMP: pc = (int)in->c - 1; break;
     case OPC_NEG_I: value_put_int(d, (int64_t)(0 - (uint64_t)A->i)); break;
     case OPC_NEG_D: value_put_double(d, -A->d); break;
     case OPC_NOT: value_put_bool(d, !A->b); break;
@@ -400,7 +413,7 @@ int code_eval(const Code *c, const EvalEnv *env, Value *out, char *err, size_t e
     case OPC_STR_B: *d = A->b ? value_string("true", 4) : value_string("false", 5); break;
     case OPC_LEN: value_put_int(d, (int64_t)A->s.n); break;
     case OPC_SUBSTR: {
-      const Value *C = &base[in->kc][in->c];
+      const Value *C = (const Value *)(base[in->kc] + in->c);
       uint64_t len = A->s.n;
       int64_t from = B->i, n = C->i;
       uint64_t f = from < 0 ? 0 : (uint64_t)from > len ? len : (uint64_t)from;
@@ -413,6 +426,25 @@ int code_eval(const Code *c, const EvalEnv *env, Value *out, char *err, size_t e
     default: sf_die("bad opcode %d", (int)in->op);
     }
   }
-  *out = base[c->kres][c->res];
+  *out = ((const Value *)base[c->kres])[c->res];
   return 0;
+}
+
+static __attribute__((noinline)) int run_large(const Code *c, const EvalEnv *env, Value *out, char *err,
+                                               size_t errlen) {
+  Value regs[c->nregs];
+  return run(c, env, regs, out, err, errlen);
+}
+
+int code_eval(const Code *c, const EvalEnv *env, Value *out, char *err, size_t errlen) {
+  switch (c->nins ? NBASES : c->kres) { /* an expression that is one operand reads it */
+  case BASE_CONST: *out = c->consts[c->res]; return 0;
+  case BASE_ATTR: *out = env->attrs[c->res]; return 0;
+  case BASE_STATE: *out = env->states[c->res]; return 0;
+  case BASE_AGG: *out = env->aggs[c->res]; return 0;
+  default: break;
+  }
+  if (c->nregs > SMALL_REGS) return run_large(c, env, out, err, errlen);
+  Value regs[SMALL_REGS];
+  return run(c, env, regs, out, err, errlen);
 }
