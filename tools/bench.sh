@@ -13,13 +13,18 @@
 #      stage, serial_in_order CSV sink; tests/bench/tbb/) against sf-exec on the same Work graph at
 #      1, 20, 200 and 2000 rounds, one thread against width 1 and two against width 2 (outputs
 #      checked identical); built only when libtbb-dev is installed (SF_BENCH_TBB=0 skips it);
+#   7. transformer scale: `sf-xform -w 4 --explain --dot` on generated graphs of 10,000 and
+#      100,000 operators (forests of chains of Functor, Filter, keyed Aggregate, Work and stateful
+#      Functor with FileSink taps, tests/bench/biggraph.c) against `xmllint --noout --schema
+#      schema/graph.xsd` on the same files: time and peak memory ratios, and how time grows;
 #   sliding windows: an Aggregate with every aggregate function over `sliding W` windows of 100
 #      keys at W = 1, 10, 100, 1000 (tuples/s should not fall with W), and an avg of fractional
 #      doubles, the one aggregate still folded again per tuple (O(W));
 #   number text: ns per value of the double and int formatters (xform/number.c) against the printf
 #      and strtod formatter they replaced, on the same values in the same run (texts checked equal).
 # Environment: SF_BENCH_N (tuples for 1, 3 and 5; default 5000000), SF_BENCH_RUNS (best of; default 3),
-# SF_BENCH_SLIDE_N (tuples of the sliding windows; default 1000000).
+# SF_BENCH_SLIDE_N (tuples of the sliding windows; default 1000000), SF_BENCH_ONLY=xform (run only
+# section 7).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-${SF_BUILD:-$top/build}}" && pwd)
@@ -83,6 +88,55 @@ $header
 </graph>
 XML
 }
+
+# ---- 7. transformer scale (a function: SF_BENCH_ONLY=xform runs it alone) ----
+# measure NAME CMD...: runs CMD once under /usr/bin/time and keeps in NAME_wall and NAME_cpu the best
+# wall and user+system seconds so far, in NAME_rss the largest peak resident KiB (unset them first).
+# The transformer and xmllint are run alternately, so that both meet the same load on a shared machine.
+measure() {
+  local name=$1 wall user sys cpu kib best
+  shift
+  /usr/bin/time -o times.txt -f '%e %U %S %M' "$@" >/dev/null 2>&1 || { echo "bench: failed: $*" >&2; exit 1; }
+  read -r wall user sys kib <times.txt
+  cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
+  best=${name}_wall
+  if [ -z "${!best:-}" ] || awk -v a="$wall" -v b="${!best}" 'BEGIN { exit !(a < b) }'; then printf -v "$best" '%s' "$wall"; fi
+  best=${name}_cpu
+  if [ -z "${!best:-}" ] || awk -v a="$cpu" -v b="${!best}" 'BEGIN { exit !(a < b) }'; then printf -v "$best" '%s' "$cpu"; fi
+  best=${name}_rss
+  if [ -z "${!best:-}" ] || [ "$kib" -gt "${!best}" ]; then printf -v "$best" '%s' "$kib"; fi
+}
+
+xform_bench() {
+  [ -x /usr/bin/time ] || { echo "bench: /usr/bin/time is missing (tools/setup.sh installs package time)" >&2; exit 1; }
+  command -v xmllint >/dev/null || { echo "bench: xmllint is missing (package libxml2-utils)" >&2; exit 1; }
+  echo "7. sf-xform -w 4 --explain --dot on generated graphs, against xmllint --noout --schema on the same file"
+  printf '   %-9s %-9s %10s %10s %7s %10s %10s %7s %11s %11s %7s\n' operators bytes "xform s" "xmllint s" ratio \
+    "xform cpu" "lint cpu" ratio "xform KiB" "lint KiB" ratio
+  local n
+  for n in 10000 100000; do
+    "$bin/sf-bench-biggraph" "$n" >"big$n.xml"
+    "$bin/sf-xform" --check "big$n.xml" || { echo "bench: the generated graph of $n operators is refused" >&2; exit 1; }
+    unset xf_wall xf_cpu xf_rss xl_wall xl_cpu xl_rss
+    for _ in $(seq "$RUNS"); do
+      measure xf "$bin/sf-xform" -w 4 --explain --dot "big$n.dot" -o "big$n.out.xml" "big$n.xml"
+      measure xl xmllint --noout --schema "$top/schema/graph.xsd" "big$n.xml"
+    done
+    printf '   %-9s %-9s %10s %10s %6sx %10s %10s %6sx %11s %11s %6sx\n' "$n" "$(stat -c %s "big$n.xml")" \
+      "$xf_wall" "$xl_wall" "$(ratio "$xf_wall" "$xl_wall")" "$xf_cpu" "$xl_cpu" "$(ratio "$xf_cpu" "$xl_cpu")" \
+      "$xf_rss" "$xl_rss" "$(ratio "$xf_rss" "$xl_rss")"
+    printf -v "wall_$n" '%s' "$xf_wall"
+    printf -v "cpu_$n" '%s' "$xf_cpu"
+    rm -f "big$n.dot" "big$n.out.xml"
+  done
+  printf '   100k/10k: time %sx (wall), %sx (cpu); linear is 10 (targets: time <= 3x xmllint, growth <= 12, memory <= 3x)\n' \
+    "$(ratio "$wall_100000" "$wall_10000")" "$(ratio "$cpu_100000" "$cpu_10000")"
+}
+
+if [ "${SF_BENCH_ONLY:-}" = xform ]; then
+  xform_bench
+  exit 0
+fi
 
 echo "StreamFission benchmarks ($(nproc) CPUs, best of $RUNS runs, $(date -u +%F))"
 echo
@@ -327,3 +381,5 @@ done
 echo
 echo "number text: ns per value, old (snprintf %.*e + strtod; snprintf %lld) vs xform/number.c, 1000000 values each"
 "$bin/sf-bench-number-format" 1000000 "$RUNS" | sed 's/^/   /'
+echo
+xform_bench
