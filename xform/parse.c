@@ -18,6 +18,7 @@
 #include <libxml/parser.h>
 #include <libxml/parserInternals.h>
 #include <libxml/xmlschemas.h>
+#include <libxml/xpath.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,9 @@ enum { GRAPH_MAX_BYTES = 64 * 1024 * 1024 };
 
 typedef struct ParseState {
   Diag *d;               /* where errors go */
+  xmlNodePtr *repeats;   /* a second <model> or <library> of an operator, in document order (malloc'ed) */
+  int nrepeats;          /* how many */
+  int reported;          /* how many of them are reported */
   bool doctype;          /* a DOCTYPE was refused */
   bool malformed;        /* a well-formedness error was reported; what follows is its echo */
   const void *last_node; /* schema errors: the element and attribute of the last message, so */
@@ -165,7 +169,8 @@ static bool parser_message(const ParseState *ps, const xmlError *err, char *msg,
   }
 }
 
-/* The elements of the language and, for those with element children, the children in order. */
+/* The elements of the language and, for those whose element children come in a fixed order, the
+ * children in order (an operator's come in any order). */
 static const char *const known_elements[] = {
   "graph", "schema", "attr", "host", "operator", "input", "output", "param", "set", "state", "model",
   "library", NULL,
@@ -177,8 +182,6 @@ static const struct {
 } element_children[] = {
   {"graph", {"schema", "host", "operator"}, "<schema>, <host>, <operator>"},
   {"schema", {"attr"}, "<attr>"},
-  {"operator", {"input", "output", "param", "set", "state", "model", "library"},
-   "<input>, <output>, <param>, <set>, <state>, <model>, <library>"},
 };
 
 static bool in_list(const char *const *list, int n, const char *name) {
@@ -273,12 +276,6 @@ static bool unexpected_element(xmlNodePtr n, const char *elem, char *msg, size_t
   for (int k = 0; ours && k < nk; k++) {
     if (strcmp(element_children[k].parent, (const char *)parent->name)) continue;
     if (!in_list(element_children[k].children, 8, name)) break;
-    if (!strcmp(name, "model") || !strcmp(name, "library"))
-      for (xmlNodePtr p = parent->children; p && p != n; p = p->next)
-        if (p->type == XML_ELEMENT_NODE && !strcmp((const char *)p->name, name)) {
-          snprintf(msg, cap, "%s takes at most one %s", pelem, elem);
-          return true;
-        }
     snprintf(msg, cap, "%s is out of order inside %s: its children come in the order %s", elem, pelem,
              element_children[k].order);
     return true;
@@ -382,6 +379,51 @@ static bool schema_message(ParseState *ps, const xmlError *err, char *msg, size_
   }
 }
 
+/* ---- what graph.xsd cannot say ----
+ * An operator's children come in any order, which XSD 1.0 can only write as a repeated choice, so
+ * that <model> and <library> appear at most once is checked here: the repetitions are found before
+ * validation and each is reported in document order among libxml2's messages, as the schema
+ * would have reported it. */
+
+/* Collects every repeated <model> or <library> of the operators under root into ps->repeats. */
+static void find_repeats(ParseState *ps, xmlNodePtr root) {
+  static const char *const single[] = {"model", "library"};
+  int cap = 0;
+  for (xmlNodePtr op = root->children; op; op = op->next) {
+    if (op->type != XML_ELEMENT_NODE || !in_our_namespace(op) || strcmp((const char *)op->name, "operator"))
+      continue;
+    bool seen[2] = {false, false};
+    for (xmlNodePtr c = op->children; c; c = c->next) {
+      if (c->type != XML_ELEMENT_NODE || !in_our_namespace(c)) continue;
+      for (int k = 0; k < 2; k++) {
+        if (strcmp((const char *)c->name, single[k])) continue;
+        if (seen[k]) {
+          if (ps->nrepeats == cap) {
+            cap = cap ? 2 * cap : 8;
+            ps->repeats = sf_xrealloc(ps->repeats, sizeof *ps->repeats * (size_t)cap);
+          }
+          ps->repeats[ps->nrepeats++] = c;
+        }
+        seen[k] = true;
+      }
+    }
+  }
+}
+
+/* Reports the repetitions that come before `node` in the document (all that are left when node
+ * is NULL). A message about an element is said where the element starts, before its children. */
+static void report_repeats(ParseState *ps, xmlNodePtr node) {
+  for (; ps->reported < ps->nrepeats; ps->reported++) {
+    xmlNodePtr r = ps->repeats[ps->reported];
+    if (node && xmlXPathCmpNodes(r, node) != 1) break; /* 1: r comes first */
+    char elem[192];
+    element_named(r->parent, "", elem, sizeof elem);
+    diag_error(ps->d, (int)xmlGetLineNo(r), 0, "%s takes at most one <%s>", elem, (const char *)r->name);
+  }
+}
+
+/* ---- libxml2's errors, collected ---- */
+
 static void on_xml_error(void *ctx, xmlErrorPtr err) {
   ParseState *ps = ctx;
   if (!err || err->level == XML_ERR_WARNING) return;
@@ -397,6 +439,7 @@ static void on_xml_error(void *ctx, xmlErrorPtr err) {
     if (!parser_message(ps, err, msg, sizeof msg, &col))
       clean_message(str_or(err->message, "malformed document"), msg, sizeof msg);
   } else if (err->domain == XML_FROM_SCHEMASV) {
+    if (err->node) report_repeats(ps, err->node);
     if (!schema_message(ps, err, msg, sizeof msg, &line))
       clean_message(str_or(err->message, "graph does not match graph.xsd"), msg, sizeof msg);
     if (!msg[0]) return;
@@ -811,11 +854,13 @@ Graph *graph_parse_memory(const char *text, size_t len, const char *name, const 
   xmlSetExternalEntityLoader(default_loader); /* the schema itself is a file we trust */
   xmlSchemaPtr schema = load_schema(xsd_path, d);
   if (!schema) goto done;
+  find_repeats(&ps, root);
   xmlSchemaValidCtxtPtr vc = xmlSchemaNewValidCtxt(schema);
   xmlSchemaSetValidStructuredErrors(vc, on_xml_error, &ps);
   int rc = xmlSchemaValidateDoc(vc, doc);
   xmlSchemaFreeValidCtxt(vc);
   xmlSchemaFree(schema);
+  report_repeats(&ps, NULL);
   if (rc != 0 && d->nerrors == before) diag_error(d, 0, 0, "graph does not match graph.xsd");
   if (d->nerrors > before) goto done;
 
@@ -828,6 +873,7 @@ Graph *graph_parse_memory(const char *text, size_t len, const char *name, const 
     g = NULL;
   }
 done:
+  free(ps.repeats);
   if (doc) xmlFreeDoc(doc);
   if (ctxt) xmlFreeParserCtxt(ctxt);
   xmlSetStructuredErrorFunc(NULL, NULL);

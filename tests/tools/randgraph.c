@@ -15,6 +15,12 @@
  * always reduced with %, doubles are only scaled by literals. It is the test's job to run the
  * graph sequentially and in parallel and compare; this program only has to produce variety.
  *
+ * An operator's children are written in a shuffled order (FORMAT.md lets them come in any order),
+ * sets and states interleaved too, except that the sets keep their order among themselves and the
+ * states theirs (a state's update may read the states before it).
+ * The order is drawn from a second splitmix64 stream, so the graph itself, its operators and
+ * expressions, is the same as before children were shuffled.
+ *
  * The PRNG is splitmix64, seeded with SEED: the output depends on nothing else. */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -25,14 +31,17 @@
 
 /* ---- random numbers ---- */
 
-static uint64_t rng_state;
+static uint64_t rng_state;   /* what the graph is drawn from */
+static uint64_t order_state; /* the order of each operator's children, drawn apart */
 
-static uint64_t next_u64(void) {
-  uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
+static uint64_t splitmix64(uint64_t *state) {
+  uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
   z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
   z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
   return z ^ (z >> 31);
 }
+
+static uint64_t next_u64(void) { return splitmix64(&rng_state); }
 
 /* Uniform in [0, n). */
 static int rnd(int n) { return n <= 1 ? 0 : (int)(next_u64() % (uint64_t)n); }
@@ -335,6 +344,7 @@ static size_t body_len;
 static char *body_text;
 static const char *outdir = "out";
 static int nops, nstreams, nbranches;
+static size_t children_at; /* where the current operator's children start in body */
 
 typedef struct Port {
   const char *stream;
@@ -354,6 +364,8 @@ static void op_begin(const char *name, const char *kind, const Port *in, const c
     else if (chance(8)) fprintf(body, " width=\"%d\"", chance(75) ? 2 : PICK(((int[]){1, 3})));
   }
   fprintf(body, ">\n");
+  fflush(body);
+  children_at = body_len;
   if (in) fprintf(body, "    <input stream=\"%s\"/>\n", in->stream);
   if (out_stream) fprintf(body, "    <output stream=\"%s\" schema=\"%s\"/>\n", out_stream, schema_name(out_schema));
 }
@@ -366,7 +378,63 @@ static void set(const char *attr, const char *text) {
   fprintf(body, "    <set attr=\"%s\">%s</set>\n", attr, xml(text));
 }
 
-static void op_end(void) { fprintf(body, "  </operator>\n"); }
+/* 1 for a set line, 2 for a state line, 0 for any other child. */
+static int ordered_kind(const char *line) {
+  return !strncmp(line, "    <set ", 9) ? 1 : !strncmp(line, "    <state ", 11) ? 2 : 0;
+}
+
+/* Rewrites the children of the current operator (one per line since children_at) in a shuffled
+ * order in which the set lines keep their order among themselves, and the state lines theirs;
+ * then closes the operator. */
+static void op_end(void) {
+  fflush(body);
+  size_t len = body_len - children_at;
+  char *text = malloc(len + 1);
+  const char **lines = malloc(sizeof *lines * (len + 1));
+  int *ordered = malloc(sizeof *ordered * 2 * (len + 1)); /* set lines, then state lines */
+  if (!text || !lines || !ordered) {
+    perror("sf-randgraph");
+    exit(1);
+  }
+  memcpy(text, body_text + children_at, len);
+  text[len] = 0;
+  int n = 0;
+  for (char *p = text; *p;) { /* every child line ends with a newline */
+    lines[n++] = p;
+    p = strchr(p, '\n');
+    *p++ = 0;
+  }
+  int *sets = ordered, *states = ordered + len + 1, nsets = 0, nstates = 0;
+  for (int i = 0; i < n; i++) {
+    if (ordered_kind(lines[i]) == 1) sets[nsets++] = i;
+    if (ordered_kind(lines[i]) == 2) states[nstates++] = i;
+  }
+  const char **shuffled = malloc(sizeof *shuffled * (size_t)(n + 1));
+  if (!shuffled) {
+    perror("sf-randgraph");
+    exit(1);
+  }
+  memcpy(shuffled, lines, sizeof *lines * (size_t)n);
+  for (int i = n - 1; i > 0; i--) { /* Fisher-Yates */
+    int j = (int)(splitmix64(&order_state) % (uint64_t)(i + 1));
+    const char *t = shuffled[i];
+    shuffled[i] = shuffled[j];
+    shuffled[j] = t;
+  }
+  /* the places the shuffle gave to sets take them back in their first order; states likewise */
+  for (int i = 0, ks = 0, kt = 0; i < n; i++) {
+    int kind = ordered_kind(shuffled[i]);
+    if (kind == 1) shuffled[i] = lines[sets[ks++]];
+    if (kind == 2) shuffled[i] = lines[states[kt++]];
+  }
+  fseek(body, (long)children_at, SEEK_SET);
+  for (int i = 0; i < n; i++) fprintf(body, "%s\n", shuffled[i]);
+  fprintf(body, "  </operator>\n");
+  free(shuffled);
+  free(ordered);
+  free(lines);
+  free(text);
+}
 
 static const char *new_stream(void) { return fmt("s%d", ++nstreams); }
 
@@ -703,6 +771,8 @@ int main(int argc, char **argv) {
   if (argc == 3) outdir = argv[2];
   rng_state = seed * UINT64_C(0x2545f4914f6cdd1d) + 1;
   for (int k = 0; k < 4; k++) next_u64();
+  order_state = seed * UINT64_C(0x9e3779b97f4a7c15) + UINT64_C(0x632be59bd9b4e019);
+  for (int k = 0; k < 4; k++) splitmix64(&order_state);
 
   body = open_memstream(&body_text, &body_len);
   if (!body) {

@@ -597,22 +597,119 @@ START_TEST(schema_structure_messages) {
 END_TEST
 
 START_TEST(children_order_and_repeats) {
-  parse_fails("<graph xmlns='" NS "' name='g'>\n"
-              "  <operator name='a' kind='Custom'>\n"
-              "    <library path='a.so' symbol='a'/>\n"
-              "    <model/>\n"
-              "  </operator>\n"
-              "  <operator name='b' kind='Custom'>\n"
-              "    <model/>\n"
-              "    <model/>\n"
-              "  </operator>\n"
-              "  <schema name='T'><attr name='x' type='int'/></schema>\n"
+  parse_fails("<graph xmlns='" NS "' name='g'>\n"                    /* 1 */
+              "  <operator name='a' kind='Custom'>\n"                 /* 2 */
+              "    <library path='a.so' symbol='a'/>\n"               /* 3 */
+              "    <model/>\n"                                        /* 4 */
+              "  </operator>\n"                                       /* 5 */
+              "  <operator name='b' kind='Custom'>\n"                 /* 6 */
+              "    <model/>\n"                                        /* 7 */
+              "    <library path='b.so' symbol='b'/>\n"               /* 8 */
+              "    <model/>\n"                                        /* 9 */
+              "    <library path='c.so' symbol='c'/>\n"               /* 10 */
+              "    <model/>\n"                                        /* 11 */
+              "  </operator>\n"                                       /* 12 */
+              "  <operator name='c' kind='Custom' colour='red'/>\n"   /* 13 */
+              "  <schema name='T'><attr name='x' type='int'/></schema>\n" /* 14 */
               "</graph>\n",
-              "g.xml:4: error: <model> is out of order inside operator 'a': its children come in the order "
-              "<input>, <output>, <param>, <set>, <state>, <model>, <library>\n"
-              "g.xml:8: error: operator 'b' takes at most one <model>\n"
-              "g.xml:10: error: schema 'T' is out of order inside <graph>: its children come in the order "
+              /* the repetitions are reported in document order among the schema's messages */
+              "g.xml:9: error: operator 'b' takes at most one <model>\n"
+              "g.xml:10: error: operator 'b' takes at most one <library>\n"
+              "g.xml:11: error: operator 'b' takes at most one <model>\n"
+              "g.xml:13: error: attribute 'colour' is not allowed on operator 'c'\n"
+              "g.xml:14: error: schema 'T' is out of order inside <graph>: its children come in the order "
               "<schema>, <host>, <operator>\n");
+}
+END_TEST
+
+START_TEST(repeat_alone_is_refused) {
+  /* a graph whose only fault is a second <library>: graph.xsd accepts it, the parser does not */
+  parse_fails("<graph xmlns='" NS "' name='g'>\n"
+              "  <schema name='T'><attr name='x' type='int'/></schema>\n"
+              "  <operator name='m' kind='Custom'>\n"
+              "    <library path='a.so' symbol='a'/>\n"
+              "    <output stream='S' schema='T'/>\n"
+              "    <library path='a.so' symbol='a'/>\n"
+              "  </operator>\n"
+              "</graph>\n",
+              "g.xml:6: error: operator 'm' takes at most one <library>\n");
+}
+END_TEST
+
+/* The children of every operator in an order other than FORMAT.md's table, sets and states
+ * interleaved, several on one line. */
+static const char shuffled_graph[] =
+    "<graph xmlns='" NS "' name='g'>\n"                                              /* 1 */
+    "  <schema name='T'><attr name='k' type='int'/><attr name='v' type='int'/></schema>\n" /* 2 */
+    "  <operator name='src' kind='Beacon'>\n"                                        /* 3 */
+    "    <set attr='k'>seq % 3</set>\n"                                              /* 4 */
+    "    <param name='count'>10</param>\n"                                           /* 5 */
+    "    <set attr='v'>seq</set>\n"                                                  /* 6 */
+    "    <output stream='S' schema='T'/>\n"                                          /* 7 */
+    "  </operator>\n"                                                                /* 8 */
+    "  <operator name='run' kind='Functor'>\n"                                       /* 9 */
+    "    <state name='total' type='int' init='0'>total + v</state>\n"                /* 10 */
+    "    <output stream='R' schema='T'/>\n"                                          /* 11 */
+    "    <set attr='v'>total + n</set><state name='n' type='int' init='0'>n + 1</state><set attr='k'>k</set>\n" /* 12 */
+    "    <param name='partitionBy'>k</param>\n"                                      /* 13 */
+    "    <input stream='S'/>\n"                                                      /* 14 */
+    "  </operator>\n"                                                                /* 15 */
+    "  <operator name='mine' kind='Custom'>\n"                                       /* 16 */
+    "    <library path='libmine.so' symbol='mine_op'/>\n"                            /* 17 */
+    "    <output stream='M' schema='T'/>\n"                                          /* 18 */
+    "    <model state='none' selectivity='one' forwards='*'/>\n"                     /* 19 */
+    "    <input stream='R'/>\n"                                                      /* 20 */
+    "  </operator>\n"                                                                /* 21 */
+    "</graph>\n";
+
+START_TEST(children_in_any_order) {
+  Graph *g = parse_ok(shuffled_graph);
+  Op *src = g->ops[0], *run = g->ops[1], *mine = g->ops[2];
+  ck_assert_int_eq(src->noutputs, 1);
+  ck_assert_str_eq(src->outputs[0].stream, "S");
+  ck_assert_int_eq(src->outputs[0].line, 7);
+  ck_assert_int_eq(src->nparams, 1);
+  ck_assert_str_eq(src->params[0].text, "10");
+  ck_assert_int_eq(src->nsets, 2);
+  ck_assert_str_eq(src->sets[0].attr, "k");
+  ck_assert_int_eq(src->sets[0].line, 4);
+  ck_assert_str_eq(src->sets[1].attr, "v");
+  ck_assert_int_eq(src->sets[1].line, 6);
+
+  /* sets in their order, states in theirs, each text located on its own line and column */
+  ck_assert_int_eq(run->ninputs, 1);
+  ck_assert_str_eq(run->inputs[0].names[0], "S");
+  ck_assert_int_eq(run->inputs[0].line, 14);
+  ck_assert_int_eq(run->noutputs, 1);
+  ck_assert_str_eq(run->outputs[0].stream, "R");
+  ck_assert_int_eq(run->nparams, 1);
+  ck_assert_str_eq(run->params[0].name, "partitionBy");
+  ck_assert_int_eq(run->nsets, 2);
+  ck_assert_str_eq(run->sets[0].attr, "v");
+  ck_assert_str_eq(run->sets[0].text, "total + n");
+  ck_assert_int_eq(run->sets[0].origin.line, 12);
+  ck_assert_int_eq(run->sets[0].origin.col, 19);
+  ck_assert_str_eq(run->sets[1].attr, "k");
+  ck_assert_str_eq(run->sets[1].text, "k");
+  ck_assert_int_eq(run->sets[1].origin.line, 12);
+  ck_assert_int_eq(run->sets[1].origin.col, 97);
+  ck_assert_int_eq(run->nstates, 2);
+  ck_assert_str_eq(run->states[0]->name, "total");
+  ck_assert_int_eq(run->states[0]->line, 10);
+  ck_assert_str_eq(run->states[1]->name, "n");
+  ck_assert_str_eq(run->states[1]->text, "n + 1");
+  ck_assert_int_eq(run->states[1]->origin.line, 12);
+  ck_assert_int_eq(run->states[1]->origin.col, 70);
+
+  ck_assert_int_eq(mine->ninputs, 1);
+  ck_assert_str_eq(mine->inputs[0].names[0], "R");
+  ck_assert(mine->model.declared);
+  ck_assert_int_eq(mine->model.line, 19);
+  ck_assert(mine->model.forwards_all);
+  ck_assert_str_eq(mine->lib_path, "libmine.so");
+  ck_assert_str_eq(mine->lib_symbol, "mine_op");
+  ck_assert_int_eq(mine->lib_line, 17);
+  graph_free(g);
 }
 END_TEST
 
@@ -789,6 +886,8 @@ static Suite *parse_suite(void) {
   ADD(schema_violations_are_all_reported);
   ADD(schema_structure_messages);
   ADD(children_order_and_repeats);
+  ADD(repeat_alone_is_refused);
+  ADD(children_in_any_order);
   ADD(stray_text_and_empty_lists);
   ADD(parse_file_reads_an_example);
   ADD(parse_file_errors);
