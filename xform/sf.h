@@ -412,6 +412,9 @@ Graph *graph_parse_memory(const char *text, size_t len, const char *name, const 
 /* Where graph.xsd is: $SF_SCHEMA, else ../share/streamfission/graph.xsd beside the executable. */
 const char *sf_schema_path(void);
 
+/* ---- xmlerr.c: libxml2's error messages reworded for users; its functions take libxml2's types,
+ * so they are declared in xmlerr.h, which only parse.c includes. ---- */
+
 /* ---- check.c: semantic checks XSD cannot do, everything sf-exec would refuse at start-up that
  * depends only on the graph. Returns the number of errors reported. A host pin is checked against
  * the graph's <host> elements when it has some; without them the hosts come from elsewhere (sf-xform
