@@ -240,7 +240,7 @@ START_TEST(test_int_format) {
     ck_assert_int_eq(buf[n], 'x'); /* no NUL written */
   }
   int64_t p = 1;
-  for (int e = 0; e <= 18; e++, p *= 10) { /* every length, at both ends */
+  for (int e = 0; e <= 18; e++, p = e <= 18 ? p * 10 : p) { /* every length, at both ends (10^18 the last) */
     int64_t around[] = {p - 1, p, p + 1, -p + 1, -p, -p - 1};
     for (int k = 0; k < 6; k++) {
       char got[SF_INT_CHARS + 1], want[32];
