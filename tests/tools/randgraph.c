@@ -53,6 +53,26 @@ static bool chance(int pct) { return rnd(100) < pct; }
 
 /* ---- strings ---- */
 
+/* Every string made here lives until the program ends: kept in one list, freed at exit (so that
+ * LeakSanitizer, in the sanitizer pass of tools/test.sh, sees no leak). */
+static char **kept;
+static size_t nkept, capkept;
+
+static char *keep(char *s) {
+  if (nkept == capkept) {
+    capkept = capkept ? 2 * capkept : 256;
+    char **k = realloc(kept, capkept * sizeof *kept);
+    if (!k) exit(1);
+    kept = k;
+  }
+  return kept[nkept++] = s;
+}
+
+static void free_kept(void) {
+  for (size_t i = 0; i < nkept; i++) free(kept[i]);
+  free(kept);
+}
+
 static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
 
 static char *fmt(const char *f, ...) {
@@ -64,7 +84,7 @@ static char *fmt(const char *f, ...) {
     exit(1);
   }
   va_end(ap);
-  return s;
+  return keep(s);
 }
 
 /* XML-escaped copy of s, for element text and attribute values. */
@@ -73,6 +93,7 @@ static char *xml(const char *s) {
   for (const char *p = s; *p; p++) n += (*p == '&') ? 5 : (*p == '<' || *p == '>') ? 4 : (*p == '"') ? 6 : 1;
   char *out = malloc(n + 1), *q = out;
   if (!out) exit(1);
+  keep(out);
   for (const char *p = s; *p; p++) {
     const char *r = NULL;
     switch (*p) {
@@ -833,5 +854,6 @@ int main(int argc, char **argv) {
   fwrite(body_text, 1, body_len, stdout);
   printf("</graph>\n");
   free(body_text);
+  free_kept();
   return ferror(stdout) ? 1 : 0;
 }
