@@ -13,9 +13,10 @@
 # or by hand:
 #     sf-randgraph SEED > g.xml && mkdir out && sf-exec g.xml     (and sf-xform -w W g.xml -o p.xml ...)
 #
-# Environment: SF_JOBS (parallel seeds, default 2), SF_WIDTHS (default "1 2 3 4"), SF_RUN_TIMEOUT
-# (seconds per sf-exec run, default 30; a run normally takes well under 5, so a timeout is a hang),
-# SF_KEEP=1 keeps every work directory.
+# Environment: SF_RANDOM_COUNT (COUNT when not given, default 200; the sanitizer pass of
+# tools/test.sh runs fewer), SF_JOBS (parallel seeds, default 2), SF_WIDTHS (default "1 2 3 4"),
+# SF_RUN_TIMEOUT (seconds per sf-exec run, default 30; a run normally takes well under 5, so a
+# timeout is a hang), SF_KEEP=1 keeps every work directory.
 set -uo pipefail
 
 if [[ $# -lt 2 ]]; then
@@ -24,7 +25,7 @@ if [[ $# -lt 2 ]]; then
 fi
 build=$(cd "$1" && pwd) || exit 2
 src=$(cd "$2" && pwd) || exit 2
-count=${3:-200}
+count=${3:-${SF_RANDOM_COUNT:-200}}
 first=${4:-1}
 if ! [[ $count =~ ^[0-9]+$ && $first =~ ^[0-9]+$ ]]; then
   echo "usage: $0 BUILD_DIR SOURCE_DIR [COUNT [FIRST_SEED]] (non-negative integers)" >&2

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tools/setup.sh: installs the Debian packages StreamFission needs (when missing), then configures
-# and builds with CMake into build/ (or $SF_BUILD). Safe to run again: it only does what is missing.
+# and builds with CMake into build/ (or $SF_BUILD; with $SF_SANITIZE, see below). Safe to run again: it only does what is missing.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${SF_BUILD:-$top/build}
@@ -20,6 +20,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=${SF_BUILD_TYPE:-RelWithDebInfo} >/dev/null
+# SF_SANITIZE (address, undefined, thread, address,undefined) builds with sanitizers; CC chooses the
+# compiler of a new build tree (tools/test.sh's sanitizer tree uses clang, which also builds the fuzz
+# targets).
+cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=${SF_BUILD_TYPE:-RelWithDebInfo} -DSF_SANITIZE="${SF_SANITIZE:-}" >/dev/null
 cmake --build "$build" -j"$(nproc)"
 echo "setup: built into $build"
