@@ -5,6 +5,7 @@
  *
  * Documents are strings parsed with graph_parse_memory against the source tree's graph.xsd; line
  * numbers are given in trailing comments where the test depends on them. */
+#include "check_helper.h"
 #include "sf.h"
 
 #include <check.h>
@@ -12,7 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define XSD SF_SOURCE_DIR "/schema/graph.xsd"
 #define NS "urn:streamfission:graph:1"
 
 static char *diag_text;
@@ -1095,59 +1095,46 @@ END_TEST
 
 static Suite *check_suite(void) {
   Suite *s = suite_create("check");
-  TCase *tc;
-#define ADD(t)                                          \
-  do {                                                  \
-    tc = tcase_create(#t);                              \
-    tcase_add_checked_fixture(tc, setup, teardown);     \
-    tcase_add_test(tc, t);                              \
-    suite_add_tcase(s, tc);                             \
-  } while (0)
-  ADD(link_producers_and_consumers);
-  ADD(topological_order_of_a_diamond);
-  ADD(consumer_listed_once_per_port);
-  ADD(example_graphs_check);
-  ADD(expressions_are_attached);
-  ADD(aggregate_keys_and_aggregates);
-  ADD(namemap_first_of_equal_names_wins);
-  ADD(lookups_follow_array_changes);
-  ADD(duplicates_point_at_the_first);
-  ADD(references_all_reported);
-  ADD(hosts);
-  ADD(host_names_wait_for_placement_without_hosts);
-  ADD(host_pins_against_the_hosts_of_the_run);
-  ADD(colocated_operators_pinned_apart);
-  ADD(replicas_keep_their_colocate_tag_apart);
-  ADD(sinks_writing_one_file);
-  ADD(files_naming_directories);
-  ADD(ports_per_kind);
-  ADD(children_per_kind);
-  ADD(custom_ports_within_the_operator_interface);
-  ADD(schemas_across_ports);
-  ADD(custom_model);
-  ADD(parameters_unknown_missing_twice);
-  ADD(parameter_values);
-  ADD(line_breaks_in_values_stay_on_one_line);
-  ADD(structure_errors_stop_before_expressions);
-  ADD(cycle_of_three);
-  ADD(every_cycle_reported_once);
-  ADD(cycle_below_shared_path_reported_once);
-  ADD(expression_errors_all_reported);
-  ADD(expression_syntax_errors);
-  ADD(expression_on_the_next_line);
-  ADD(aggregate_rules);
-  ADD(state_rules);
-  ADD(flatmap_count_and_index);
-  ADD(sets_and_forwarding_messages);
-  ADD(forwarded_attributes_need_no_set);
-#undef ADD
+  UNIT_ADD(s, link_producers_and_consumers, setup, teardown);
+  UNIT_ADD(s, topological_order_of_a_diamond, setup, teardown);
+  UNIT_ADD(s, consumer_listed_once_per_port, setup, teardown);
+  UNIT_ADD(s, example_graphs_check, setup, teardown);
+  UNIT_ADD(s, expressions_are_attached, setup, teardown);
+  UNIT_ADD(s, aggregate_keys_and_aggregates, setup, teardown);
+  UNIT_ADD(s, namemap_first_of_equal_names_wins, setup, teardown);
+  UNIT_ADD(s, lookups_follow_array_changes, setup, teardown);
+  UNIT_ADD(s, duplicates_point_at_the_first, setup, teardown);
+  UNIT_ADD(s, references_all_reported, setup, teardown);
+  UNIT_ADD(s, hosts, setup, teardown);
+  UNIT_ADD(s, host_names_wait_for_placement_without_hosts, setup, teardown);
+  UNIT_ADD(s, host_pins_against_the_hosts_of_the_run, setup, teardown);
+  UNIT_ADD(s, colocated_operators_pinned_apart, setup, teardown);
+  UNIT_ADD(s, replicas_keep_their_colocate_tag_apart, setup, teardown);
+  UNIT_ADD(s, sinks_writing_one_file, setup, teardown);
+  UNIT_ADD(s, files_naming_directories, setup, teardown);
+  UNIT_ADD(s, ports_per_kind, setup, teardown);
+  UNIT_ADD(s, children_per_kind, setup, teardown);
+  UNIT_ADD(s, custom_ports_within_the_operator_interface, setup, teardown);
+  UNIT_ADD(s, schemas_across_ports, setup, teardown);
+  UNIT_ADD(s, custom_model, setup, teardown);
+  UNIT_ADD(s, parameters_unknown_missing_twice, setup, teardown);
+  UNIT_ADD(s, parameter_values, setup, teardown);
+  UNIT_ADD(s, line_breaks_in_values_stay_on_one_line, setup, teardown);
+  UNIT_ADD(s, structure_errors_stop_before_expressions, setup, teardown);
+  UNIT_ADD(s, cycle_of_three, setup, teardown);
+  UNIT_ADD(s, every_cycle_reported_once, setup, teardown);
+  UNIT_ADD(s, cycle_below_shared_path_reported_once, setup, teardown);
+  UNIT_ADD(s, expression_errors_all_reported, setup, teardown);
+  UNIT_ADD(s, expression_syntax_errors, setup, teardown);
+  UNIT_ADD(s, expression_on_the_next_line, setup, teardown);
+  UNIT_ADD(s, aggregate_rules, setup, teardown);
+  UNIT_ADD(s, state_rules, setup, teardown);
+  UNIT_ADD(s, flatmap_count_and_index, setup, teardown);
+  UNIT_ADD(s, sets_and_forwarding_messages, setup, teardown);
+  UNIT_ADD(s, forwarded_attributes_need_no_set, setup, teardown);
   return s;
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(check_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return unit_run(check_suite());
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_helper.h"
 #include "eval.h"
 #include "sf.h"
 #include "value.h"
@@ -341,20 +342,13 @@ END_TEST
 
 static Suite *code_suite(void) {
   Suite *s = suite_create("code");
-  TCase *tc = tcase_create("code");
-  tcase_add_checked_fixture(tc, setup, teardown);
-  tcase_set_timeout(tc, 300);
+  TCase *tc = unit_case(s, "code", setup, teardown, 300);
   tcase_add_test(tc, test_random_expressions);
   tcase_add_test(tc, test_aggregate_calls);
   tcase_add_test(tc, test_folding);
-  suite_add_tcase(s, tc);
   return s;
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(code_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(code_suite());
 }

@@ -3,6 +3,7 @@
  * Graphs are parsed from strings against the source tree's graph.xsd and checked, then written to
  * memory. Exact outputs are pinned where they are short; longer ones are checked for the pieces that
  * matter. Every dot output is rendered with `dot -Tsvg`, which must print nothing on stderr. */
+#include "check_helper.h"
 #include "sf.h"
 
 #include <check.h>
@@ -11,65 +12,23 @@
 #include <string.h>
 #include <unistd.h>
 
-#define XSD SF_SOURCE_DIR "/schema/graph.xsd"
-
 /* ---- helpers ---- */
 
-static Graph *parse_text(const char *text) {
-  Diag d;
-  diag_init(&d, "t.xml", stderr);
-  Graph *g = graph_parse_memory(text, strlen(text), "t.xml", XSD, &d);
-  diag_flush(&d, DIAG_AS_REPORTED);
-  ck_assert_msg(g != NULL, "graph does not parse");
-  int errors = graph_check(g, &d);
-  diag_flush(&d, DIAG_BY_PLACE);
-  ck_assert_int_eq(errors, 0);
-  return g;
-}
-
-typedef int (*Writer)(const Graph *g, FILE *out);
-
-/* What writer produces for g, as a malloc'd string. */
-static char *write_to_string(Writer w, const Graph *g) {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  ck_assert_ptr_nonnull(f);
-  ck_assert_int_eq(w(g, f), 0);
-  ck_assert_int_eq(fclose(f), 0);
-  return buf;
-}
-
 static char *emit(const Graph *g) {
-  return write_to_string(graph_emit_xml, g);
+  return unit_write_string(graph_emit_xml, g);
 }
 
 /* emit(parse(text)) == emit(parse(emit(parse(text)))), byte for byte; returns the first emission. */
 static char *assert_round_trip(const char *text) {
-  Graph *g = parse_text(text);
+  Graph *g = unit_graph_text(text);
   char *once = emit(g);
-  Graph *again = parse_text(once);
+  Graph *again = unit_graph_text(once);
   char *twice = emit(again);
   ck_assert_str_eq(twice, once);
   free(twice);
   graph_free(again);
   graph_free(g);
   return once;
-}
-
-/* The text of the file at path, malloc'd. */
-static char *read_all(const char *path) {
-  FILE *f = fopen(path, "rb");
-  ck_assert_msg(f != NULL, "cannot open '%s'", path);
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *m = open_memstream(&buf, &len);
-  char chunk[4096];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) fwrite(chunk, 1, n, m);
-  fclose(f);
-  fclose(m);
-  return buf;
 }
 
 static bool have_dot(void) {
@@ -94,7 +53,7 @@ static void assert_renders_cleanly(const char *dot_text, const char *what) {
   char cmd[256];
   snprintf(cmd, sizeof cmd, "dot -Tsvg '%s' -o /dev/null 2>'%s'", in, err);
   int rc = system(cmd);
-  char *messages = read_all(err);
+  char *messages = unit_read_file(err, NULL);
   unlink(in);
   unlink(err);
   ck_assert_msg(rc == 0, "dot failed on %s (status %d): %s", what, rc, messages);
@@ -307,7 +266,7 @@ static char *cluster_body(const char *dot, const char *opener, const char *close
 /* ---- XML ---- */
 
 START_TEST(test_emit_small_exact) {
-  Graph *g = parse_text(SMALL);
+  Graph *g = unit_graph_text(SMALL);
   char *xml = emit(g);
   ck_assert_str_eq(xml, SMALL_EMITTED);
   free(xml);
@@ -316,7 +275,7 @@ START_TEST(test_emit_small_exact) {
 END_TEST
 
 START_TEST(test_emit_is_deterministic) {
-  Graph *g = parse_text(SMALL);
+  Graph *g = unit_graph_text(SMALL);
   char *a = emit(g), *b = emit(g);
   ck_assert_str_eq(a, b);
   free(a);
@@ -326,14 +285,14 @@ START_TEST(test_emit_is_deterministic) {
 END_TEST
 
 START_TEST(test_emit_escapes_texts_and_attributes) {
-  Graph *g = parse_text(SPECIAL);
+  Graph *g = unit_graph_text(SPECIAL);
   char *xml = emit(g);
   assert_contains(xml, "<set attr=\"s\">&quot;a&lt;b &amp; \\&quot;c\\&quot;&quot; + &quot;&gt;&quot;</set>\n");
   assert_contains(xml, "<set attr=\"n\">seq &lt; 2 &amp;&amp; seq &gt;= 0 ? 1\n        : 2</set>\n");
   assert_contains(xml, "<state name=\"last\" type=\"string\" init=\"&quot;&lt;&amp;&gt;&quot;\">s + last</state>\n");
   assert_contains(xml, "<library path=\"lib&lt;odd&gt; &amp; &quot;name&quot;.so\" symbol=\"c_op\"/>\n");
   /* the values read back unchanged */
-  Graph *again = parse_text(xml);
+  Graph *again = unit_graph_text(xml);
   ck_assert_str_eq(again->ops[0]->sets[0].text, "\"a<b & \\\"c\\\"\" + \">\"");
   ck_assert_str_eq(again->ops[1]->states[0]->init_text, "\"<&>\"");
   ck_assert_str_eq(again->ops[2]->lib_path, "lib<odd> & \"name\".so");
@@ -364,7 +323,8 @@ START_TEST(test_emit_round_trip_parallel) {
 END_TEST
 
 START_TEST(test_emit_round_trip_example_graph) {
-  char *text = read_all(SF_SOURCE_DIR "/graphs/vwap.xml");
+  char *text = unit_read_file(SF_SOURCE_DIR "/graphs/vwap.xml", NULL);
+  ck_assert_ptr_nonnull(text);
   char *xml = assert_round_trip(text);
   assert_contains(xml, "<param name=\"where\">vol &gt;= 10</param>");
   free(xml);
@@ -374,7 +334,7 @@ END_TEST
 
 /* Every attribute of an operator, in the documented order. */
 START_TEST(test_emit_operator_attribute_order) {
-  Graph *g = parse_text(PARALLEL);
+  Graph *g = unit_graph_text(PARALLEL);
   Op *op = graph_find_op(g, "keep");
   op->width = 2;
   op->colocate = "c1";
@@ -392,7 +352,7 @@ END_TEST
 /* The model is written from the Model fields, always with state, selectivity and punct; kind falls
  * back to kind_name when no text was kept. */
 START_TEST(test_emit_model_from_fields) {
-  Graph *g = parse_text(SMALL);
+  Graph *g = unit_graph_text(SMALL);
   Op *ext = graph_find_op(g, "ext");
   ext->kind_text = NULL;
   ext->model.state = STATE_NONE;
@@ -424,7 +384,7 @@ START_TEST(test_emit_reports_write_errors) {
     fprintf(stderr, "test_emit: skipped write-error test: no /dev/full\n");
     return;
   }
-  Graph *g = parse_text(SMALL);
+  Graph *g = unit_graph_text(SMALL);
   errno = 0;
   ck_assert_int_eq(graph_emit_xml(g, full), -1);
   ck_assert_int_eq(errno, ENOSPC);
@@ -467,10 +427,10 @@ static const char TINY[] =
   "</graph>\n";
 
 START_TEST(test_dot_input_exact) {
-  Graph *g = parse_text(TINY);
+  Graph *g = unit_graph_text(TINY);
   graph_find_op(g, "o1")->why_serial = "it is a sink (FileSink)"; /* never marked: a sink by nature */
   graph_find_op(g, "w")->why_serial = "it is marked parallel=\"no\"";
-  char *dot = write_to_string(graph_dot_input, g);
+  char *dot = unit_write_string(graph_dot_input, g);
   ck_assert_str_eq(dot,
     "digraph \"tiny\" {\n"
     "  graph [rankdir=TB, fontname=\"Helvetica\", fontsize=11, nodesep=0.3, ranksep=0.45];\n"
@@ -500,7 +460,7 @@ END_TEST
  * bytes, a word longer than a line cut outside UTF-8 characters) and kept whole in the tooltip;
  * sources and sinks never marked, whatever their reason. */
 START_TEST(test_dot_escapes_and_shortens) {
-  Graph *g = parse_text(PARALLEL);
+  Graph *g = unit_graph_text(PARALLEL);
   graph_find_op(g, "keep")->why_serial = "it is marked parallel=\"no\" by C:\\user\nsecond line";
   graph_find_op(g, "src")->why_serial = "its state is unknown: it has <state> but no 'partitionBy' (rule 2)";
   graph_find_op(g, "out")->why_serial = "it is a sink (FileSink)";
@@ -513,7 +473,7 @@ START_TEST(test_dot_escapes_and_shortens) {
       "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
       "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9";
   for (int pass = 0; pass < 2; pass++) {
-    char *dot = write_to_string(pass ? graph_dot_parallel : graph_dot_input, g);
+    char *dot = unit_write_string(pass ? graph_dot_parallel : graph_dot_input, g);
     assert_contains(dot, "\"r1.split[0]\" -> \"r2.merge[1]\" [tooltip=\"A[0][1]\"];\n");
     assert_contains(dot, "label=\"keep\\nFilter\\nnot parallel: it is marked parallel=\\\"no\\\"\\nby C:\\\\user\"");
     assert_contains(dot, "\\nnot parallel: it is marked parallel=\\\"no\\\" by C:\\\\user\\nsecond line\"];\n");
@@ -539,9 +499,9 @@ START_TEST(test_dot_escapes_and_shortens) {
 END_TEST
 
 START_TEST(test_dot_parallel_clusters_shapes_colours) {
-  Graph *g = parse_text(PARALLEL);
+  Graph *g = unit_graph_text(PARALLEL);
   graph_find_op(g, "src")->why_serial = "it is a source (Beacon)";
-  char *dot = write_to_string(graph_dot_parallel, g);
+  char *dot = unit_write_string(graph_dot_parallel, g);
 
   /* regions say how they work (entry Split or shuffle, keys, exit Merge or shuffle); a region
    * entered by a shuffle has its labels at the bottom; channels nested inside name their host */
@@ -605,7 +565,7 @@ START_TEST(test_dot_parallel_clusters_shapes_colours) {
   ck_assert_str_eq(dot + strlen(dot) - 2, "}\n");
 
   assert_renders_cleanly(dot, "the parallel graph");
-  char *again = write_to_string(graph_dot_parallel, g);
+  char *again = unit_write_string(graph_dot_parallel, g);
   ck_assert_str_eq(again, dot);
   free(again);
   free(dot);
@@ -617,12 +577,12 @@ END_TEST
  * keys, a channel on two hosts and one on none, a region left by its Merge into another region's
  * entry Split (that edge keeps its label: it carries a stream of the user's graph), roundrobin. */
 START_TEST(test_dot_parallel_region_labels) {
-  Graph *g = parse_text(PARALLEL);
+  Graph *g = unit_graph_text(PARALLEL);
   ((Param *)op_find_param(graph_find_op(g, "r1.split"), "keys"))->text = "k,  j";
   graph_find_op(g, "b[1]")->host = "h0";
   graph_find_op(g, "a[0]")->host = NULL;
   graph_find_op(g, "r1.split[0]")->host = NULL;
-  char *dot = write_to_string(graph_dot_parallel, g);
+  char *dot = unit_write_string(graph_dot_parallel, g);
   assert_contains(dot, "    label=\"r1: width 2, hash on k and j, shuffled into r2\";\n");
   assert_contains(dot, "\"r1.split\" [label=\"r1.split\\nSplit hash(k, j)\", ");
   assert_contains(dot, "    subgraph \"cluster_r2_c1\" {\n      label=\"channel 1 @ h1, h0\";\n");
@@ -689,8 +649,8 @@ START_TEST(test_dot_parallel_region_labels) {
     "    <param name=\"file\">o.csv</param>\n"
     "  </operator>\n"
     "</graph>\n";
-  g = parse_text(CHAIN);
-  dot = write_to_string(graph_dot_parallel, g);
+  g = unit_graph_text(CHAIN);
+  dot = unit_write_string(graph_dot_parallel, g);
   assert_contains(dot, "    label=\"r1: width 2, roundrobin, merge roundrobin\";\n");
   assert_contains(dot, "    label=\"r2: width 2, hash on a, b and c, merge seq\";\n");
   assert_contains(dot, "\"r2.split\" [label=\"r2.split\\nSplit hash(a, b, c)\", ");
@@ -707,8 +667,8 @@ END_TEST
 
 /* Without regions and hosts the parallel picture is the plain one: no clusters, no legend, white. */
 START_TEST(test_dot_parallel_without_hosts) {
-  Graph *g = parse_text(TINY);
-  char *dot = write_to_string(graph_dot_parallel, g);
+  Graph *g = unit_graph_text(TINY);
+  char *dot = unit_write_string(graph_dot_parallel, g);
   ck_assert_ptr_null(strstr(dot, "subgraph"));
   ck_assert_ptr_null(strstr(strstr(dot, "fillcolor") + 1, "fillcolor")); /* only the default's */
   assert_contains(dot, "  \"w\" [label=\"w\\nWork\", tooltip=\"Work operator w\"];\n");
@@ -720,7 +680,7 @@ END_TEST
 
 /* More hosts than palette colours: the colours wrap around, the legend lists every host. */
 START_TEST(test_dot_parallel_palette_wraps) {
-  Graph *g = parse_text(TINY);
+  Graph *g = unit_graph_text(TINY);
   enum { NHOSTS = 13 };
   g->hosts = arena_alloc(g->arena, sizeof(Host *) * NHOSTS);
   for (int i = 0; i < NHOSTS; i++) {
@@ -733,7 +693,7 @@ START_TEST(test_dot_parallel_palette_wraps) {
   graph_find_op(g, "src")->host = "h12";
   graph_find_op(g, "w")->host = "h11";
   graph_find_op(g, "o1")->host = "elsewhere";
-  char *dot = write_to_string(graph_dot_parallel, g);
+  char *dot = unit_write_string(graph_dot_parallel, g);
   assert_contains(dot, "\"src\" [label=\"src\\nBeacon\", shape=invhouse, margin=\"0.04,0.02\", style=\"filled\", "
                        "fillcolor=\"#a6cee3\"");
   assert_contains(dot, "\"w\" [label=\"w\\nWork\", fillcolor=\"#ffed6f\"");
@@ -747,9 +707,10 @@ START_TEST(test_dot_parallel_palette_wraps) {
 END_TEST
 
 START_TEST(test_dot_renders_example_graph) {
-  char *text = read_all(SF_SOURCE_DIR "/graphs/vwap.xml");
-  Graph *g = parse_text(text);
-  char *dot = write_to_string(graph_dot_input, g);
+  char *text = unit_read_file(SF_SOURCE_DIR "/graphs/vwap.xml", NULL);
+  ck_assert_ptr_nonnull(text);
+  Graph *g = unit_graph_text(text);
+  char *dot = unit_write_string(graph_dot_input, g);
   assert_contains(dot, "  \"big\" -> \"bars\" [label=\"BigTrades\"];\n");
   assert_renders_cleanly(dot, "graphs/vwap.xml");
   free(dot);
@@ -761,16 +722,16 @@ END_TEST
 /* Edges and region labels come from the links of a linked graph and by name from an unlinked one:
  * the pictures are the same byte for byte. */
 START_TEST(test_dot_same_linked_or_not) {
-  Graph *linked = parse_text(PARALLEL);
+  Graph *linked = unit_graph_text(PARALLEL);
   Diag d;
   diag_init(&d, "t.xml", stderr);
   Graph *unlinked = graph_parse_memory(PARALLEL, strlen(PARALLEL), "t.xml", XSD, &d);
   ck_assert_ptr_nonnull(unlinked);
   ck_assert_int_eq(unlinked->streams.n, 0);
   ck_assert_ptr_null(unlinked->ops[0]->outputs[0].resolved);
-  Writer writers[] = { graph_dot_input, graph_dot_parallel };
+  UnitWriter writers[] = { graph_dot_input, graph_dot_parallel };
   for (int w = 0; w < 2; w++) {
-    char *a = write_to_string(writers[w], linked), *b = write_to_string(writers[w], unlinked);
+    char *a = unit_write_string(writers[w], linked), *b = unit_write_string(writers[w], unlinked);
     assert_contains(a, "  \"r1.split[1]\" -> \"r2.merge[0]\" [");
     ck_assert_str_eq(b, a);
     free(a);
@@ -783,7 +744,7 @@ END_TEST
 
 static Suite *emit_suite(void) {
   Suite *s = suite_create("emit");
-  TCase *xml = tcase_create("xml");
+  TCase *xml = unit_case(s, "xml", NULL, NULL, 0);
   tcase_add_test(xml, test_emit_small_exact);
   tcase_add_test(xml, test_emit_is_deterministic);
   tcase_add_test(xml, test_emit_escapes_texts_and_attributes);
@@ -794,9 +755,7 @@ static Suite *emit_suite(void) {
   tcase_add_test(xml, test_emit_operator_attribute_order);
   tcase_add_test(xml, test_emit_model_from_fields);
   tcase_add_test(xml, test_emit_reports_write_errors);
-  suite_add_tcase(s, xml);
-  TCase *dot = tcase_create("dot");
-  tcase_set_timeout(dot, 60);
+  TCase *dot = unit_case(s, "dot", NULL, NULL, 60);
   tcase_add_test(dot, test_dot_input_exact);
   tcase_add_test(dot, test_dot_escapes_and_shortens);
   tcase_add_test(dot, test_dot_parallel_clusters_shapes_colours);
@@ -805,14 +764,9 @@ static Suite *emit_suite(void) {
   tcase_add_test(dot, test_dot_parallel_palette_wraps);
   tcase_add_test(dot, test_dot_renders_example_graph);
   tcase_add_test(dot, test_dot_same_linked_or_not);
-  suite_add_tcase(s, dot);
   return s;
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(emit_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(emit_suite());
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_helper.h"
 #include "eval.h"
 #include "sf.h"
 #include "value.h"
@@ -977,82 +978,69 @@ END_TEST
 
 static Suite *expr_suite(void) {
   Suite *s = suite_create("expr");
-  TCase *tc;
-#define ADD(t)                                          \
-  do {                                                  \
-    tc = tcase_create(#t);                              \
-    tcase_add_checked_fixture(tc, setup, teardown);     \
-    tcase_add_test(tc, t);                              \
-    suite_add_tcase(s, tc);                             \
-  } while (0)
-  ADD(test_parse_literals);
-  ADD(test_parse_precedence);
-  ADD(test_parse_round_trip);
-  ADD(test_parse_whitespace_and_columns);
-  ADD(test_parse_errors);
-  ADD(test_parse_error_blank);
-  ADD(test_parse_error_call);
-  ADD(test_parse_error_paren);
-  ADD(test_parse_error_end);
-  ADD(test_parse_error_trailing);
-  ADD(test_parse_error_string);
-  ADD(test_parse_error_string_newline);
-  ADD(test_parse_error_escape);
-  ADD(test_parse_error_int_range);
-  ADD(test_parse_error_int_range_2);
-  ADD(test_parse_error_int_range_neg);
-  ADD(test_parse_error_misc);
-  ADD(test_parse_error_depth);
-  ADD(test_check_names);
-  ADD(test_check_name_precedence);
-  ADD(test_check_unknown_names);
-  ADD(test_check_seq_not_allowed);
-  ADD(test_check_arithmetic);
-  ADD(test_check_arithmetic_errors);
-  ADD(test_check_arithmetic_errors_2);
-  ADD(test_check_comparisons);
-  ADD(test_check_equality_error);
-  ADD(test_check_logical);
-  ADD(test_check_unary);
-  ADD(test_check_cond);
-  ADD(test_check_cond_branches);
-  ADD(test_check_every_error);
-  ADD(test_check_functions);
-  ADD(test_check_function_errors);
-  ADD(test_check_function_errors_2);
-  ADD(test_check_function_errors_3);
-  ADD(test_check_minmax_errors);
-  ADD(test_check_minmax_outside_aggregate);
-  ADD(test_check_aggregate_outside);
-  ADD(test_check_aggregates);
-  ADD(test_check_aggregate_errors);
-  ADD(test_reads_and_is_attr);
-  ADD(test_eval_int_arithmetic);
-  ADD(test_eval_int_edges);
-  ADD(test_eval_double_arithmetic);
-  ADD(test_eval_comparisons);
-  ADD(test_eval_logic_short_circuit);
-  ADD(test_eval_strings);
-  ADD(test_eval_substr);
-  ADD(test_eval_conversions);
-  ADD(test_eval_abs_min_max);
-  ADD(test_eval_names);
-  ADD(test_eval_aggregates);
-  ADD(test_eval_rand_hash);
-  ADD(test_eval_runtime_errors);
-  ADD(test_value_format_double);
-  ADD(test_value_format_double_round_trip);
-  ADD(test_value_parse);
-  ADD(test_value_compare);
-  ADD(test_value_format);
-#undef ADD
+  UNIT_ADD(s, test_parse_literals, setup, teardown);
+  UNIT_ADD(s, test_parse_precedence, setup, teardown);
+  UNIT_ADD(s, test_parse_round_trip, setup, teardown);
+  UNIT_ADD(s, test_parse_whitespace_and_columns, setup, teardown);
+  UNIT_ADD(s, test_parse_errors, setup, teardown);
+  UNIT_ADD(s, test_parse_error_blank, setup, teardown);
+  UNIT_ADD(s, test_parse_error_call, setup, teardown);
+  UNIT_ADD(s, test_parse_error_paren, setup, teardown);
+  UNIT_ADD(s, test_parse_error_end, setup, teardown);
+  UNIT_ADD(s, test_parse_error_trailing, setup, teardown);
+  UNIT_ADD(s, test_parse_error_string, setup, teardown);
+  UNIT_ADD(s, test_parse_error_string_newline, setup, teardown);
+  UNIT_ADD(s, test_parse_error_escape, setup, teardown);
+  UNIT_ADD(s, test_parse_error_int_range, setup, teardown);
+  UNIT_ADD(s, test_parse_error_int_range_2, setup, teardown);
+  UNIT_ADD(s, test_parse_error_int_range_neg, setup, teardown);
+  UNIT_ADD(s, test_parse_error_misc, setup, teardown);
+  UNIT_ADD(s, test_parse_error_depth, setup, teardown);
+  UNIT_ADD(s, test_check_names, setup, teardown);
+  UNIT_ADD(s, test_check_name_precedence, setup, teardown);
+  UNIT_ADD(s, test_check_unknown_names, setup, teardown);
+  UNIT_ADD(s, test_check_seq_not_allowed, setup, teardown);
+  UNIT_ADD(s, test_check_arithmetic, setup, teardown);
+  UNIT_ADD(s, test_check_arithmetic_errors, setup, teardown);
+  UNIT_ADD(s, test_check_arithmetic_errors_2, setup, teardown);
+  UNIT_ADD(s, test_check_comparisons, setup, teardown);
+  UNIT_ADD(s, test_check_equality_error, setup, teardown);
+  UNIT_ADD(s, test_check_logical, setup, teardown);
+  UNIT_ADD(s, test_check_unary, setup, teardown);
+  UNIT_ADD(s, test_check_cond, setup, teardown);
+  UNIT_ADD(s, test_check_cond_branches, setup, teardown);
+  UNIT_ADD(s, test_check_every_error, setup, teardown);
+  UNIT_ADD(s, test_check_functions, setup, teardown);
+  UNIT_ADD(s, test_check_function_errors, setup, teardown);
+  UNIT_ADD(s, test_check_function_errors_2, setup, teardown);
+  UNIT_ADD(s, test_check_function_errors_3, setup, teardown);
+  UNIT_ADD(s, test_check_minmax_errors, setup, teardown);
+  UNIT_ADD(s, test_check_minmax_outside_aggregate, setup, teardown);
+  UNIT_ADD(s, test_check_aggregate_outside, setup, teardown);
+  UNIT_ADD(s, test_check_aggregates, setup, teardown);
+  UNIT_ADD(s, test_check_aggregate_errors, setup, teardown);
+  UNIT_ADD(s, test_reads_and_is_attr, setup, teardown);
+  UNIT_ADD(s, test_eval_int_arithmetic, setup, teardown);
+  UNIT_ADD(s, test_eval_int_edges, setup, teardown);
+  UNIT_ADD(s, test_eval_double_arithmetic, setup, teardown);
+  UNIT_ADD(s, test_eval_comparisons, setup, teardown);
+  UNIT_ADD(s, test_eval_logic_short_circuit, setup, teardown);
+  UNIT_ADD(s, test_eval_strings, setup, teardown);
+  UNIT_ADD(s, test_eval_substr, setup, teardown);
+  UNIT_ADD(s, test_eval_conversions, setup, teardown);
+  UNIT_ADD(s, test_eval_abs_min_max, setup, teardown);
+  UNIT_ADD(s, test_eval_names, setup, teardown);
+  UNIT_ADD(s, test_eval_aggregates, setup, teardown);
+  UNIT_ADD(s, test_eval_rand_hash, setup, teardown);
+  UNIT_ADD(s, test_eval_runtime_errors, setup, teardown);
+  UNIT_ADD(s, test_value_format_double, setup, teardown);
+  UNIT_ADD(s, test_value_format_double_round_trip, setup, teardown);
+  UNIT_ADD(s, test_value_parse, setup, teardown);
+  UNIT_ADD(s, test_value_compare, setup, teardown);
+  UNIT_ADD(s, test_value_format, setup, teardown);
   return s;
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(expr_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(expr_suite());
 }

@@ -8,6 +8,7 @@
  * that starts a region; for rewritten graphs the exact name, kind, ports, parameters, region,
  * channel and host of every operator (see describe_op). DESIGN.md's six safety conditions, the
  * strategy table, the key rules and placement each have their own tests. */
+#include "check_helper.h"
 #include "sf.h"
 
 #include <check.h>
@@ -15,7 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define XSD SF_SOURCE_DIR "/schema/graph.xsd"
 
 /* ---- graphs in a few lines ----
  * HEAD is exactly three lines, so the first operator of a graph stands on line 4. Schema T has a key
@@ -66,21 +66,9 @@
 
 /* ---- helpers ---- */
 
-static Graph *parse_text(const char *text) {
-  Diag d;
-  diag_init(&d, "t.xml", stderr);
-  Graph *g = graph_parse_memory(text, strlen(text), "t.xml", XSD, &d);
-  diag_flush(&d, DIAG_AS_REPORTED);
-  ck_assert_msg(g != NULL, "graph does not parse:\n%s", text);
-  int errors = graph_check(g, &d);
-  diag_flush(&d, DIAG_BY_PLACE);
-  ck_assert_msg(errors == 0, "graph does not check:\n%s", text);
-  return g;
-}
-
 /* Parses, checks and analyzes text, and forms the regions at width. */
 static Fission *fission_of(const char *text, int width) {
-  Graph *g = parse_text(text);
+  Graph *g = unit_graph_text(text);
   graph_analyze(g);
   return fission_regions(g, width);
 }
@@ -238,18 +226,6 @@ static Graph *rewrite_and_place(const Fission *f, const char *spec) {
   return p;
 }
 
-typedef int (*Writer)(const Graph *g, FILE *out);
-
-static char *write_to_string(Writer w, const Graph *g) {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  ck_assert_ptr_nonnull(f);
-  ck_assert_int_eq(w(g, f), 0);
-  ck_assert_int_eq(fclose(f), 0);
-  return buf;
-}
-
 static char *explain_text(const Fission *f) {
   char *buf = NULL;
   size_t len = 0;
@@ -349,7 +325,7 @@ START_TEST(test_custom_without_model) {
   ck_assert_int_eq(m->nforwards, 0);
   ck_assert_int_eq(f->regions.n, 0);
   Graph *p = rewrite_and_place(f, NULL);
-  char *xml = write_to_string(graph_emit_xml, p);
+  char *xml = unit_write_string(graph_emit_xml, p);
   ck_assert_ptr_null(strstr(xml, "<model"));
   ck_assert_ptr_nonnull(strstr(xml, "<param name=\"gap\">5</param>\n    <library path=\"libx.so\" symbol=\"sym\"/>"));
   free(xml);
@@ -385,7 +361,7 @@ START_TEST(test_custom_with_model) {
     "dur[1] Functor region=r1 channel=1 origin=dur host=local in=B[1] out=C[1]\n"
     "r1.merge Merge region=r1 origin=dur host=local in=C[0];C[1] out=C order=seqpulse\n"
     "out FileSink host=local in=C\n");
-  char *xml = write_to_string(graph_emit_xml, p);
+  char *xml = unit_write_string(graph_emit_xml, p);
   const char *replica =
     "  <operator name=\"sess[1]\" kind=\"Custom\" host=\"local\" origin=\"sess\" region=\"r1\" channel=\"1\">\n"
     "    <input stream=\"A[1]\"/>\n"
@@ -502,13 +478,13 @@ START_TEST(test_rule5_emits_on_punctuation) {
   free(text);
   /* the model is written back: final="emits" on the serial copy, `none` (the default) left out */
   Graph *p = rewrite_and_place(f, NULL);
-  char *xml = write_to_string(graph_emit_xml, p);
+  char *xml = unit_write_string(graph_emit_xml, p);
   const char *sess = "    <model state=\"partitioned\" keys=\"k\" selectivity=\"atmostone\" forwards=\"*\" "
                      "punct=\"none\" final=\"emits\"/>\n";
   ck_assert_msg(strstr(xml, sess) != NULL, "missing:\n%s\nin:\n%s", sess, xml);
   ck_assert_ptr_null(strstr(xml, "final=\"none\""));
   /* and reads back to the same model */
-  Graph *back = parse_text(xml);
+  Graph *back = unit_graph_text(xml);
   ck_assert_int_eq(graph_find_op(back, "sess")->model.final, FINAL_EMITS);
   ck_assert_int_eq(graph_find_op(back, "plain[0]")->model.final, FINAL_NONE);
   graph_free(back);
@@ -567,7 +543,7 @@ END_TEST
 START_TEST(test_rule6_already_parallel) {
   Fission *f = fission_of(HEAD SRC DEDUP("d", "S", "A", "k") SINK("out", "A") TAIL, 2);
   Graph *p = rewrite_and_place(f, "h0=127.0.0.1:7001,h1=127.0.0.1:7002");
-  char *once = write_to_string(graph_emit_xml, p);
+  char *once = unit_write_string(graph_emit_xml, p);
   Fission *again = fission_of(once, 3);
   ck_assert(again->g->rewritten);
   ck_assert_int_eq(again->regions.n, 0);
@@ -576,7 +552,7 @@ START_TEST(test_rule6_already_parallel) {
   ck_assert_str_eq(why(again, "src"), "the graph is already parallelized (it carries region attributes)");
   ck_assert_str_eq(why(again, "out"), "the graph is already parallelized (it carries region attributes)");
   Graph *p2 = rewrite_and_place(again, NULL); /* keeps the document's own hosts */
-  char *twice = write_to_string(graph_emit_xml, p2);
+  char *twice = unit_write_string(graph_emit_xml, p2);
   ck_assert_str_eq(twice, once);
   free(once);
   free(twice);
@@ -1116,16 +1092,16 @@ END_TEST
 START_TEST(test_rewrite_leaves_input_and_checks) {
   const char *text = HEAD SRC WORKX("a", " host=\"h1\"", "S", "A") DEDUP("d", "A", "B", "k") SETK("f", "B", "C")
                      SINK("out", "C") TAIL;
-  Graph *g = parse_text(text);
-  char *before = write_to_string(graph_emit_xml, g);
+  Graph *g = unit_graph_text(text);
+  char *before = unit_write_string(graph_emit_xml, g);
   graph_analyze(g);
   Fission *f = fission_regions(g, 3);
   Graph *p = rewrite_and_place(f, "h0=127.0.0.1:7001,h1=127.0.0.1:7002");
-  char *after = write_to_string(graph_emit_xml, g);
+  char *after = unit_write_string(graph_emit_xml, g);
   ck_assert_str_eq(after, before);
   ck_assert_str_eq(op_named(f, "a")->host, "h1");
-  char *xml = write_to_string(graph_emit_xml, p);
-  Graph *back = parse_text(xml); /* asserts it validates and checks */
+  char *xml = unit_write_string(graph_emit_xml, p);
+  Graph *back = unit_graph_text(xml); /* asserts it validates and checks */
   ck_assert(back->rewritten);
   graph_free(back);
   free(xml);
@@ -1143,7 +1119,7 @@ START_TEST(test_rewrite_copies_serial_operators) {
         "<state name=\"n\" type=\"int\" init=\"1\">n + v</state>")
     WORK("w", "A", "B") SINK("out", "B") TAIL, 2);
   Graph *p = rewrite_and_place(f, NULL);
-  char *xml = write_to_string(graph_emit_xml, p);
+  char *xml = unit_write_string(graph_emit_xml, p);
   const char *num =
     "  <operator name=\"num\" kind=\"Functor\" host=\"local\" colocate=\"x\">\n"
     "    <input stream=\"S\"/>\n"
@@ -1165,7 +1141,7 @@ END_TEST
 START_TEST(test_rewrite_exact_xml) {
   Fission *f = fission_of(HEAD SRC DEDUP("a", "S", "A", "j") DEDUP("b", "A", "B", "k") SINK("out", "B") TAIL, 2);
   Graph *p = rewrite_and_place(f, "h0=127.0.0.1:7001,h1=127.0.0.1:7002");
-  char *xml = write_to_string(graph_emit_xml, p);
+  char *xml = unit_write_string(graph_emit_xml, p);
   ck_assert_str_eq(xml,
     "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
     "<graph xmlns=\"urn:streamfission:graph:1\" name=\"t\">\n"
@@ -1398,7 +1374,7 @@ END_TEST
  * and gives the unpinned member the first one, without crashing. A tag on one operator alone
  * constrains nothing: it is replicated and its channels spread over the hosts. */
 START_TEST(test_place_colocate_unchecked_and_single) {
-  Graph *g = parse_text(HEAD SRC WORKX("a", " colocate=\"crm\" host=\"h1\"", "S", "A")
+  Graph *g = unit_graph_text(HEAD SRC WORKX("a", " colocate=\"crm\" host=\"h1\"", "S", "A")
                         WORKX("b", " colocate=\"crm\"", "A", "B") WORKX("c", " colocate=\"crm\"", "B", "C")
                         WORKX("w", " colocate=\"solo\"", "C", "D") SINK("out", "D") TAIL);
   graph_find_op(g, "b")->host = "h2"; /* what check would refuse */
@@ -1446,7 +1422,7 @@ START_TEST(test_place_pin_on_replica_warns) {
   ck_assert_str_eq(graph_find_op(p, "a[2]")->host, "h2");
   ck_assert_str_eq(graph_find_op(p, "n")->host, "h2");
   /* the rewritten document carries the hosts placement chose; read back, it warns no more */
-  char *xml = write_to_string(graph_emit_xml, p);
+  char *xml = unit_write_string(graph_emit_xml, p);
   ck_assert_ptr_nonnull(strstr(xml, "<operator name=\"a[0]\" kind=\"Work\" host=\"h0\""));
   Fission *again = fission_of(xml, 3);
   Graph *p2;
@@ -1651,14 +1627,7 @@ END_TEST
 static Fission *example(const char *name, int width) {
   char path[512];
   snprintf(path, sizeof path, SF_SOURCE_DIR "/graphs/%s.xml", name);
-  Diag d;
-  diag_init(&d, path, stderr);
-  Graph *g = graph_parse_file(path, XSD, &d);
-  diag_flush(&d, DIAG_AS_REPORTED);
-  ck_assert_msg(g != NULL, "cannot parse %s", path);
-  int errors = graph_check(g, &d);
-  diag_flush(&d, DIAG_BY_PLACE);
-  ck_assert_int_eq(errors, 0);
+  Graph *g = unit_graph_file(path);
   graph_analyze(g);
   return fission_regions(g, width);
 }
@@ -1705,7 +1674,7 @@ END_TEST
 
 static Suite *fission_suite(void) {
   Suite *s = suite_create("fission");
-  TCase *safety = tcase_create("safety");
+  TCase *safety = unit_case(s, "safety", NULL, NULL, 0);
   tcase_add_test(safety, test_rule1_fan_in);
   tcase_add_test(safety, test_rule2_state);
   tcase_add_test(safety, test_custom_without_model);
@@ -1720,14 +1689,12 @@ static Suite *fission_suite(void) {
   tcase_add_test(safety, test_rule6_custom_source_and_sink);
   tcase_add_test(safety, test_rule6_already_parallel);
   tcase_add_test(safety, test_rule6_user_split_merge);
-  suite_add_tcase(s, safety);
-  TCase *strategy = tcase_create("strategy");
+  TCase *strategy = unit_case(s, "strategy", NULL, NULL, 0);
   tcase_add_test(strategy, test_strategy_stateless_one);
   tcase_add_test(strategy, test_strategy_partitioned_one);
   tcase_add_test(strategy, test_strategy_atmostone);
   tcase_add_test(strategy, test_strategy_aggregate_windows);
-  suite_add_tcase(s, strategy);
-  TCase *keys = tcase_create("keys");
+  TCase *keys = unit_case(s, "keys", NULL, NULL, 0);
   tcase_add_test(keys, test_keys_compatible_join);
   tcase_add_test(keys, test_keys_incompatible_shuffle);
   tcase_add_test(keys, test_keys_shuffle_forces_seqpulse);
@@ -1741,8 +1708,7 @@ static Suite *fission_suite(void) {
   tcase_add_test(keys, test_keys_prefix_split_off);
   tcase_add_test(keys, test_keys_nonforwarding_prefix_shuffled);
   tcase_add_test(keys, test_keys_schema_without_key);
-  suite_add_tcase(s, keys);
-  TCase *shape = tcase_create("shape");
+  TCase *shape = unit_case(s, "shape", NULL, NULL, 0);
   tcase_add_test(shape, test_fan_out_boundaries);
   tcase_add_test(shape, test_fan_in_sink_after_regions);
   tcase_add_test(shape, test_width_attribute_sets_region);
@@ -1750,13 +1716,11 @@ static Suite *fission_suite(void) {
   tcase_add_test(shape, test_width_one_after_shuffle);
   tcase_add_test(shape, test_width_global_one_with_attribute);
   tcase_add_test(shape, test_width_one_keeps_graph);
-  suite_add_tcase(s, shape);
-  TCase *rewrite = tcase_create("rewrite");
+  TCase *rewrite = unit_case(s, "rewrite", NULL, NULL, 0);
   tcase_add_test(rewrite, test_rewrite_leaves_input_and_checks);
   tcase_add_test(rewrite, test_rewrite_copies_serial_operators);
   tcase_add_test(rewrite, test_rewrite_exact_xml);
-  suite_add_tcase(s, rewrite);
-  TCase *place = tcase_create("place");
+  TCase *place = unit_case(s, "place", NULL, NULL, 0);
   tcase_add_test(place, test_place_channels_round_robin);
   tcase_add_test(place, test_place_merge_into_split);
   tcase_add_test(place, test_place_default_host);
@@ -1766,21 +1730,15 @@ static Suite *fission_suite(void) {
   tcase_add_test(place, test_place_pin_on_replica_warns);
   tcase_add_test(place, test_hosts_parse);
   tcase_add_test(place, test_hosts_file);
-  suite_add_tcase(s, place);
-  TCase *explain = tcase_create("explain");
+  TCase *explain = unit_case(s, "explain", NULL, NULL, 0);
   tcase_add_test(explain, test_explain_exact);
   tcase_add_test(explain, test_explain_exact_wider);
   tcase_add_test(explain, test_explain_width_one);
   tcase_add_test(explain, test_explain_models);
   tcase_add_test(explain, test_examples);
-  suite_add_tcase(s, explain);
   return s;
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(fission_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(fission_suite());
 }

@@ -19,11 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check_helper.h"
 #include "csv.h"
 #include "rt.h"
 #include "sf.h"
 
-#define XSD SF_SOURCE_DIR "/schema/graph.xsd"
 #define EXAMPLE_LIB SF_BINARY_DIR "/lib/streamfission/libsf_example_ops.so"
 
 /* ---- CSV reading ---- */
@@ -339,19 +339,9 @@ static void write_file(const char *name, const char *text, size_t n) {
 /* The bytes of dir/name (NUL-terminated, *n bytes), or NULL when it does not exist. */
 static char *read_file(const char *name, size_t *n) {
   char *path = path_in_dir(name);
-  FILE *f = fopen(path, "rb");
+  char *text = unit_read_file(path, n);
   free(path);
-  if (!f) return NULL;
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *m = open_memstream(&buf, &len);
-  char chunk[4096];
-  size_t k;
-  while ((k = fread(chunk, 1, sizeof chunk, f)) > 0) fwrite(chunk, 1, k, m);
-  fclose(f);
-  fclose(m);
-  if (n) *n = len;
-  return buf;
+  return text;
 }
 
 /* The names in dir, sorted, one per line. */
@@ -380,14 +370,7 @@ static int run_graph_with(const char *xml, char **log, bool accept) {
   write_file("g.xml", text, strlen(text));
   free(text);
   char *gpath = path_in_dir("g.xml");
-  Diag d;
-  diag_init(&d, gpath, stderr);
-  Graph *g = graph_parse_file(gpath, XSD, &d);
-  diag_flush(&d, DIAG_AS_REPORTED);
-  ck_assert_msg(g != NULL, "graph does not parse");
-  int errors = graph_check(g, &d);
-  diag_flush(&d, DIAG_BY_PLACE);
-  ck_assert_int_eq(errors, 0);
+  Graph *g = unit_graph_file(gpath);
   size_t len = 0;
   FILE *m = open_memstream(log, &len);
   ExecOptions o = { .graph_path = gpath, .log = m, .accept_unterminated = accept };
@@ -891,7 +874,7 @@ END_TEST
 
 static Suite *io_suite(void) {
   Suite *s = suite_create("io");
-  TCase *csv = tcase_create("csv");
+  TCase *csv = unit_case(s, "csv", NULL, NULL, 0);
   tcase_add_test(csv, test_csv_plain);
   tcase_add_test(csv, test_csv_quoted);
   tcase_add_test(csv, test_csv_crlf);
@@ -902,11 +885,8 @@ static Suite *io_suite(void) {
   tcase_add_test(csv, test_csv_put_field);
   tcase_add_test(csv, test_csv_put_row);
   tcase_add_test(csv, test_csv_round_trip);
-  suite_add_tcase(s, csv);
 
-  TCase *graphs = tcase_create("graphs");
-  tcase_add_checked_fixture(graphs, setup, teardown);
-  tcase_set_timeout(graphs, 60);
+  TCase *graphs = unit_case(s, "graphs", setup, teardown, 60);
   tcase_add_test(graphs, test_beacon_to_filesink);
   tcase_add_test(graphs, test_beacon_rate);
   tcase_add_test(graphs, test_beacon_eval_error);
@@ -928,14 +908,9 @@ static Suite *io_suite(void) {
   tcase_add_test(graphs, test_custom_path_with_slash);
   tcase_add_test(graphs, test_custom_load_errors);
   tcase_add_test(graphs, test_custom_run_errors);
-  suite_add_tcase(s, graphs);
   return s;
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(io_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(io_suite());
 }

@@ -28,11 +28,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check_helper.h"
 #include "rt.h"
 #include "sf.h"
 #include "value.h"
-
-#define XSD SF_SOURCE_DIR "/schema/graph.xsd"
 /* where libsf_test_ops.so is built (tests/ops/CMakeLists.txt passes the exact directory) */
 #ifndef SF_TEST_OPS_DIR
 #define SF_TEST_OPS_DIR SF_BINARY_DIR "/lib/streamfission"
@@ -127,18 +126,6 @@ static void subst(FILE *f, const char *tmpl, const char *const *names, const cha
     }
     fputc(*p++, f);
   }
-}
-
-static char *read_text(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  Text t;
-  text_open(&t);
-  char chunk[4096];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) fwrite(chunk, 1, n, t.f);
-  fclose(f);
-  return text_close(&t);
 }
 
 static void write_text(const char *path, const char *text) {
@@ -413,23 +400,11 @@ static char *graph_shuffle(const char *source, const Shuffle *s, int n, int m, i
 
 /* ---- graphs through the transformer ---- */
 
-static Graph *load(const char *path) {
-  Diag d;
-  diag_init(&d, path, stderr);
-  Graph *g = graph_parse_file(path, XSD, &d);
-  diag_flush(&d, DIAG_AS_REPORTED);
-  ck_assert_msg(g != NULL, "graph '%s' does not parse", path);
-  int errors = graph_check(g, &d);
-  diag_flush(&d, DIAG_BY_PLACE);
-  ck_assert_msg(errors == 0, "graph '%s' does not check", path);
-  return g;
-}
-
 /* What sf-xform -w width writes for the graph xml (on one local host), with the pulse period
  * `pulse` (< 0: the transformer's default). */
 static char *xform(const char *xml, int width, int pulse) {
   write_text("in.xml", xml);
-  Graph *g = load("in.xml");
+  Graph *g = unit_graph_file("in.xml");
   static Host local = {"local", "127.0.0.1:7470", 0};
   static Host *hosts[] = {&local};
   graph_analyze(g);
@@ -485,7 +460,7 @@ static void *watchdog(void *arg) {
  * expects success and returns the text of out.csv (which is removed). */
 static char *run(const char *xml, int batch, int qb, const char *what) {
   write_text("g.xml", xml);
-  Graph *g = load("g.xml");
+  Graph *g = unit_graph_file("g.xml");
   char *log = NULL;
   size_t loglen = 0;
   FILE *logf = open_memstream(&log, &loglen);
@@ -507,7 +482,7 @@ static char *run(const char *xml, int batch, int qb, const char *what) {
   if (rc != 0) remove_tmpdir();
   ck_assert_msg(rc == 0, "%s: exec_run failed: %s", what, log);
   free(log);
-  char *out = read_text("out.csv");
+  char *out = unit_read_file("out.csv", NULL);
   ck_assert_msg(out != NULL, "%s: no output file", what);
   unlink("out.csv");
   unlink("g.xml");
@@ -1175,9 +1150,7 @@ END_TEST
 
 static Suite *merge_suite(void) {
   Suite *s = suite_create("merge");
-  TCase *tc = tcase_create("orders");
-  tcase_add_checked_fixture(tc, setup, teardown);
-  tcase_set_timeout(tc, 60);
+  TCase *tc = unit_case(s, "orders", setup, teardown, 60);
   tcase_add_test(tc, test_roundrobin_jitter);
   tcase_add_test(tc, test_seq_jitter);
   tcase_add_test(tc, test_seqpulse_filter_pulses);
@@ -1190,14 +1163,9 @@ static Suite *merge_suite(void) {
   tcase_add_loop_test(tc, test_fanin, 0, 8);
   tcase_add_test(tc, test_fanin_idle_branch);
   tcase_add_test(tc, test_fanin_two_sources);
-  suite_add_tcase(s, tc);
   return s;
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(merge_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(merge_suite());
 }

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_helper.h"
 #include "number_reference.h"
 #include "sf.h"
 #include "value.h"
@@ -280,35 +281,22 @@ END_TEST
 
 static Suite *number_suite(void) {
   Suite *s = suite_create("number");
-  TCase *tc;
-#define ADD(t)                                         \
-  do {                                                 \
-    tc = tcase_create(#t);                             \
-    tcase_add_checked_fixture(tc, setup, NULL);        \
-    tcase_set_timeout(tc, 120 * (double)scale);        \
-    tcase_add_test(tc, t);                             \
-    suite_add_tcase(s, tc);                            \
-  } while (0)
-  ADD(test_double_known_texts);
-  ADD(test_double_truncates_like_snprintf);
-  ADD(test_double_random_bits);
-  ADD(test_double_common_ranges);
-  ADD(test_double_integers);
-  ADD(test_double_powers);
-  ADD(test_double_subnormals_and_ends);
-  ADD(test_double_digit_counts);
-  ADD(test_double_ties);
-  ADD(test_int_format);
-  ADD(test_value_format_numbers_into_buf);
-#undef ADD
+  double timeout = 120 * (double)scale;
+  UNIT_ADD_TIMEOUT(s, test_double_known_texts, setup, NULL, timeout);
+  UNIT_ADD_TIMEOUT(s, test_double_truncates_like_snprintf, setup, NULL, timeout);
+  UNIT_ADD_TIMEOUT(s, test_double_random_bits, setup, NULL, timeout);
+  UNIT_ADD_TIMEOUT(s, test_double_common_ranges, setup, NULL, timeout);
+  UNIT_ADD_TIMEOUT(s, test_double_integers, setup, NULL, timeout);
+  UNIT_ADD_TIMEOUT(s, test_double_powers, setup, NULL, timeout);
+  UNIT_ADD_TIMEOUT(s, test_double_subnormals_and_ends, setup, NULL, timeout);
+  UNIT_ADD_TIMEOUT(s, test_double_digit_counts, setup, NULL, timeout);
+  UNIT_ADD_TIMEOUT(s, test_double_ties, setup, NULL, timeout);
+  UNIT_ADD_TIMEOUT(s, test_int_format, setup, NULL, timeout);
+  UNIT_ADD_TIMEOUT(s, test_value_format_numbers_into_buf, setup, NULL, timeout);
   return s;
 }
 
 int main(void) {
   setup(); /* reads the scale for the timeouts */
-  SRunner *sr = srunner_create(number_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(number_suite());
 }

@@ -13,10 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check_helper.h"
 #include "rt.h"
 #include "sf.h"
-
-#define XSD SF_SOURCE_DIR "/schema/graph.xsd"
 
 /* ---- helpers ---- */
 
@@ -26,21 +25,6 @@ typedef struct Result {
   char *log; /* what it wrote to its log */
   char *out; /* the output file's text, NULL when there is none */
 } Result;
-
-/* The text of the file at path, malloc'd, or NULL when it cannot be opened. */
-static char *read_file_text(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *m = open_memstream(&buf, &len);
-  char chunk[4096];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) fwrite(chunk, 1, n, m);
-  fclose(f);
-  fclose(m);
-  return buf;
-}
 
 /* text with every "@OUT@" replaced by out, malloc'd. */
 static char *replace_out(const char *text, const char *out) {
@@ -57,19 +41,6 @@ static char *replace_out(const char *text, const char *out) {
   }
   fclose(m);
   return buf;
-}
-
-/* Parses and checks the graph file at path, which must be valid. */
-static Graph *load(const char *path) {
-  Diag d;
-  diag_init(&d, path, stderr);
-  Graph *g = graph_parse_file(path, XSD, &d);
-  diag_flush(&d, DIAG_AS_REPORTED);
-  ck_assert_msg(g != NULL, "graph '%s' does not parse", path);
-  int errors = graph_check(g, &d);
-  diag_flush(&d, DIAG_BY_PLACE);
-  ck_assert_int_eq(errors, 0);
-  return g;
 }
 
 /* Writes g parallelized at `width` (what sf-xform -w width does, on one local host) to path. */
@@ -110,11 +81,11 @@ static Result run_width(const char *body, int width) {
   ck_assert_int_eq(fclose(f), 0);
   free(graph_body);
 
-  Graph *g = load(path);
+  Graph *g = unit_graph_file(path);
   if (width > 0) {
     write_parallel(g, width, parallel);
     graph_free(g);
-    g = load(parallel);
+    g = unit_graph_file(parallel);
   }
   Result r = {0};
   size_t loglen = 0;
@@ -123,7 +94,7 @@ static Result run_width(const char *body, int width) {
   r.rc = exec_run(g, &o);
   fclose(log);
   graph_free(g);
-  r.out = read_file_text(out);
+  r.out = unit_read_file(out, NULL);
 
   unlink(out);
   unlink(path);
@@ -545,8 +516,7 @@ END_TEST
 
 static Suite *ops_suite(void) {
   Suite *s = suite_create("ops");
-  TCase *ok = tcase_create("outputs");
-  tcase_set_timeout(ok, 60);
+  TCase *ok = unit_case(s, "outputs", NULL, NULL, 60);
   tcase_add_test(ok, test_functor_sets_and_forwards);
   tcase_add_test(ok, test_functor_where_without_sets);
   tcase_add_test(ok, test_functor_state_per_key);
@@ -559,26 +529,17 @@ static Suite *ops_suite(void) {
   tcase_add_test(ok, test_aggregate_sliding_every_function);
   tcase_add_test(ok, test_dedup_two_attribute_key);
   tcase_add_test(ok, test_work_preserves_tuples);
-  suite_add_tcase(s, ok);
-  TCase *par = tcase_create("parallel");
-  tcase_set_timeout(par, 120);
+  TCase *par = unit_case(s, "parallel", NULL, NULL, 120);
   tcase_add_test(par, test_parallel_equals_sequential);
-  suite_add_tcase(s, par);
-  TCase *err = tcase_create("errors");
-  tcase_set_timeout(err, 60);
+  TCase *err = unit_case(s, "errors", NULL, NULL, 60);
   tcase_add_test(err, test_error_division_in_set);
   tcase_add_test(err, test_error_state_update_and_init);
   tcase_add_test(err, test_error_where);
   tcase_add_test(err, test_error_flatmap_negative_count);
   tcase_add_test(err, test_error_aggregate_argument);
-  suite_add_tcase(s, err);
   return s;
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(ops_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(ops_suite());
 }

@@ -5,13 +5,13 @@
  * Documents are strings parsed with graph_parse_memory against the source tree's graph.xsd; the
  * diagnostics go to a memory stream and are compared whole. Line numbers in the texts below are
  * given in the trailing comments. */
+#include "check_helper.h"
 #include "sf.h"
 
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define XSD SF_SOURCE_DIR "/schema/graph.xsd"
 #define NS "urn:streamfission:graph:1"
 
 static char *diag_text;
@@ -848,61 +848,48 @@ END_TEST
 
 static Suite *parse_suite(void) {
   Suite *s = suite_create("parse");
-  TCase *tc;
-#define ADD(t)                                          \
-  do {                                                  \
-    tc = tcase_create(#t);                              \
-    tcase_add_checked_fixture(tc, setup, teardown);     \
-    tcase_add_test(tc, t);                              \
-    suite_add_tcase(s, tc);                             \
-  } while (0)
-  ADD(graph_schemas_and_hosts);
-  ADD(graph_operator_attributes);
-  ADD(graph_params_are_trimmed);
-  ADD(graph_sets_keep_their_text);
-  ADD(graph_states);
-  ADD(graph_inputs_with_several_streams);
-  ADD(graph_model_fields);
-  ADD(model_defaults_and_forward_all);
-  ADD(rewritten_graph_attributes);
-  ADD(cdata_comments_and_character_references);
-  ADD(width_out_of_range);
-  ADD(doctype_is_refused);
-  ADD(billion_laughs_is_refused);
-  ADD(external_entity_is_refused);
-  ADD(external_dtd_is_refused);
-  ADD(undeclared_entity_is_refused);
-  ADD(refusal_leaves_the_parser_usable);
-  ADD(empty_file);
-  ADD(white_space_only);
-  ADD(plain_text);
-  ADD(binary_bytes);
-  ADD(malformed_reports_the_first_problem_only);
-  ADD(mismatched_and_unclosed_tags);
-  ADD(unescaped_markup_in_expressions);
-  ADD(content_after_the_root);
-  ADD(invalid_utf8);
-  ADD(wrong_root_element);
-  ADD(schema_violations_are_all_reported);
-  ADD(schema_structure_messages);
-  ADD(children_order_and_repeats);
-  ADD(repeat_alone_is_refused);
-  ADD(children_in_any_order);
-  ADD(stray_text_and_empty_lists);
-  ADD(parse_file_reads_an_example);
-  ADD(parse_file_errors);
-  ADD(schema_file_problems);
-  ADD(diagnostics_are_one_line_each);
-  ADD(diagnostics_are_records_until_flushed);
-  ADD(columns_of_a_text_in_the_file);
-#undef ADD
+  UNIT_ADD(s, graph_schemas_and_hosts, setup, teardown);
+  UNIT_ADD(s, graph_operator_attributes, setup, teardown);
+  UNIT_ADD(s, graph_params_are_trimmed, setup, teardown);
+  UNIT_ADD(s, graph_sets_keep_their_text, setup, teardown);
+  UNIT_ADD(s, graph_states, setup, teardown);
+  UNIT_ADD(s, graph_inputs_with_several_streams, setup, teardown);
+  UNIT_ADD(s, graph_model_fields, setup, teardown);
+  UNIT_ADD(s, model_defaults_and_forward_all, setup, teardown);
+  UNIT_ADD(s, rewritten_graph_attributes, setup, teardown);
+  UNIT_ADD(s, cdata_comments_and_character_references, setup, teardown);
+  UNIT_ADD(s, width_out_of_range, setup, teardown);
+  UNIT_ADD(s, doctype_is_refused, setup, teardown);
+  UNIT_ADD(s, billion_laughs_is_refused, setup, teardown);
+  UNIT_ADD(s, external_entity_is_refused, setup, teardown);
+  UNIT_ADD(s, external_dtd_is_refused, setup, teardown);
+  UNIT_ADD(s, undeclared_entity_is_refused, setup, teardown);
+  UNIT_ADD(s, refusal_leaves_the_parser_usable, setup, teardown);
+  UNIT_ADD(s, empty_file, setup, teardown);
+  UNIT_ADD(s, white_space_only, setup, teardown);
+  UNIT_ADD(s, plain_text, setup, teardown);
+  UNIT_ADD(s, binary_bytes, setup, teardown);
+  UNIT_ADD(s, malformed_reports_the_first_problem_only, setup, teardown);
+  UNIT_ADD(s, mismatched_and_unclosed_tags, setup, teardown);
+  UNIT_ADD(s, unescaped_markup_in_expressions, setup, teardown);
+  UNIT_ADD(s, content_after_the_root, setup, teardown);
+  UNIT_ADD(s, invalid_utf8, setup, teardown);
+  UNIT_ADD(s, wrong_root_element, setup, teardown);
+  UNIT_ADD(s, schema_violations_are_all_reported, setup, teardown);
+  UNIT_ADD(s, schema_structure_messages, setup, teardown);
+  UNIT_ADD(s, children_order_and_repeats, setup, teardown);
+  UNIT_ADD(s, repeat_alone_is_refused, setup, teardown);
+  UNIT_ADD(s, children_in_any_order, setup, teardown);
+  UNIT_ADD(s, stray_text_and_empty_lists, setup, teardown);
+  UNIT_ADD(s, parse_file_reads_an_example, setup, teardown);
+  UNIT_ADD(s, parse_file_errors, setup, teardown);
+  UNIT_ADD(s, schema_file_problems, setup, teardown);
+  UNIT_ADD(s, diagnostics_are_one_line_each, setup, teardown);
+  UNIT_ADD(s, diagnostics_are_records_until_flushed, setup, teardown);
+  UNIT_ADD(s, columns_of_a_text_in_the_file, setup, teardown);
   return s;
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(parse_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return unit_run(parse_suite());
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_helper.h"
 #include "ops/slide.h"
 
 /* ---- the naive fold ---- */
@@ -244,19 +245,13 @@ END_TEST
 
 static Suite *slide_suite(void) {
   Suite *s = suite_create("slide");
-  TCase *tc = tcase_create("slide");
-  tcase_set_timeout(tc, 300);
+  TCase *tc = unit_case(s, "slide", NULL, NULL, 300);
   tcase_add_test(tc, test_random_windows);
   tcase_add_test(tc, test_window_never_full);
   tcase_add_test(tc, test_double_sum_bits);
-  suite_add_tcase(s, tc);
   return s;
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(slide_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(slide_suite());
 }

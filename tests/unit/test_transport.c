@@ -3,6 +3,7 @@
  * Every test starts its own transports (gRPC is initialised inside the test, never in a fixture,
  * since Check forks per test) on port 0 and asks transport_port() which port it got.  Tests that
  * kill a peer fork that peer before anything touches gRPC in this process. */
+#include "check_helper.h"
 #include "transport.h"
 
 #include <check.h>
@@ -304,9 +305,8 @@ static void *sender_main(void *arg) {
   return NULL;
 }
 
-static SRunner *runner; /* the fork tests need Check's fork mode (gRPC must not be used before fork) */
-
-static int fork_mode(void) { return srunner_fork_status(runner) != CK_NOFORK; }
+/* the fork tests need Check's fork mode (gRPC must not be used before fork) */
+static int fork_mode(void) { return srunner_fork_status(unit_runner()) != CK_NOFORK; }
 
 static int wait_count(atomic_int *c, int want, int timeout_ms) {
   int64_t end = mono_ms() + timeout_ms;
@@ -1418,10 +1418,8 @@ static Suite *transport_suite(void) {
       {"stop_anytime", test_stop_anytime, 30},
   };
   for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
-    TCase *tc = tcase_create(tests[i].name);
-    tcase_set_timeout(tc, tests[i].timeout * time_scale);
+    TCase *tc = unit_case(s, tests[i].name, NULL, NULL, tests[i].timeout * time_scale);
     tcase_add_test(tc, tests[i].test);
-    suite_add_tcase(s, tc);
   }
   return s;
 }
@@ -1430,10 +1428,5 @@ int main(void) {
   signal(SIGPIPE, SIG_IGN);
   const char *scale = getenv("SF_TEST_TIME_SCALE");
   if (scale && atoi(scale) > 1) time_scale = atoi(scale);
-  SRunner *sr = srunner_create(transport_suite());
-  runner = sr;
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(transport_suite());
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "check_helper.h"
 #include "rt.h"
 #include "wire.h"
 
@@ -182,16 +183,10 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("wire");
-  TCase *tc = tcase_create("wire");
-  tcase_set_timeout(tc, 60);
+  TCase *tc = unit_case(s, "wire", NULL, NULL, 60);
   tcase_add_test(tc, test_roundtrip);
   tcase_add_test(tc, test_oversized_pulse_batch);
   tcase_add_test(tc, test_other_floods);
   tcase_add_test(tc, test_thread_arenas_freed);
-  suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return unit_run(s);
 }
