@@ -15,21 +15,15 @@
  * Merges remember what each channel last promised, so a channel with nothing queued does not hold
  * back tuples it can no longer precede.
  *
- * Failure: the first error is recorded; every wait wakes up, every thread stops, every operator is
- * closed with ok=false (FileSink removes its temporary file) and exec_run returns 1. A stop signal
- * (signals.c: SIGINT, SIGTERM, SIGHUP, ...) is such a failure. Its handler, on whatever thread it
- * lands, only records it and writes to the stop pipe; every thread sees it through stopping(), waits
- * on files end through the stop pipe (rt_wait_fd), and the main thread records the failure.
- *
  * Locks. No thread ever holds two of exec.c's locks at once:
  *   - a Group's mu protects the queues feeding that group (ring state, the cur batches) and goes
  *     with its wake and not_full conditions; a thread holding it calls nothing that takes a lock
- *     (stopping() is two atomic loads) and never waits but on those conditions;
+ *     (exec_stopping() is two atomic loads) and never waits but on those conditions;
  *   - fail_mu protects the first failure's message and is released before anything else happens.
  * exec_fail takes each group's mu in turn (wake_all) and then the transport's lock (remote_abort,
  * transport_cancel), so it is called holding no lock at all: from operator callbacks, the drivers
  * after unlocking, remote.c's threads (never inside the transport's lock) and the main thread,
- * which turns a caught signal into the failure (note_signal). */
+ * which turns a caught signal into the failure (exec_note_signal). */
 #include "exec_priv.h"
 
 #include <errno.h>
@@ -45,99 +39,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-/* ---- failure ---- */
-
-static void wake_all(Exec *x) {
-  for (int i = 0; i < x->groups.n; i++) {
-    Group *g = x->groups.items[i];
-    pthread_mutex_lock(&g->mu);
-    pthread_cond_broadcast(&g->wake);
-    for (int s = 0; g->entry && s < g->entry->nslots; s++)
-      if (g->entry->in[s]->q) pthread_cond_broadcast(&g->entry->in[s]->q->not_full);
-    pthread_mutex_unlock(&g->mu);
-  }
-  if (x->remote) remote_abort(x->remote);
-}
-
-/* Records the first failure. One that follows a stop signal is its consequence (an operator that
- * saw the job stopping, say): the message is the signal's. */
-static void exec_failv(Exec *x, const char *fmt, va_list ap) {
-  int sig = atomic_load(&x->committing) ? 0 : signals_caught();
-  char name[32];
-  pthread_mutex_lock(&x->fail_mu);
-  bool first = !atomic_load(&x->failed);
-  if (first && sig) {
-    snprintf(x->message, sizeof x->message, "interrupted by %s", signals_name(sig, name, sizeof name));
-    x->stop_signal = sig;
-  }
-  else if (first)
-    vsnprintf(x->message, sizeof x->message, fmt, ap);
-  atomic_store(&x->failed, true);
-  pthread_mutex_unlock(&x->fail_mu);
-  if (!first) return;
-  if (x->stop_pipe[1] >= 0) (void)!write(x->stop_pipe[1], "", 1); /* written once: it cannot be full */
-  wake_all(x);
-}
-
-static void exec_fail(Exec *x, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  exec_failv(x, fmt, ap);
-  va_end(ap);
-}
-
-void exec_fail_remote(Exec *x, const char *message) {
-  exec_fail(x, "%s", message);
-}
-
-/* The job is stopping: a failure, or a stop signal that the main thread has not recorded yet
- * (note_signal). Takes no lock (two atomic loads): it is called with a group's mu held. */
-static bool stopping(Exec *x) {
-  return atomic_load(&x->failed) || signals_caught();
-}
-
-/* The main thread, holding no lock, turns a caught stop signal into the job's failure (exec_failv
- * words the message), which wakes every wait. */
-static void note_signal(Exec *x) {
-  if (signals_caught() && !atomic_load(&x->failed)) exec_fail(x, "interrupted");
-}
-
-int rt_fail(OpInst *op, const char *fmt, ...) {
-  char msg[1536];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  const Op *o = op->op;
-  if (o->origin && o->channel >= 0 && o->kind != KIND_SPLIT && o->kind != KIND_MERGE)
-    exec_fail(op->exec, "operator '%s' (from '%s'): %s", o->name, o->origin, msg); /* a replica */
-  else
-    exec_fail(op->exec, "operator '%s': %s", o->name, msg);
-  return -1;
-}
-
-int rt_eval_fail(OpInst *op, const char *what, const char *text, const Tuple *t, const char *err) {
-  char tuple[512];
-  tuple_describe(t, op->in_schema, tuple, sizeof tuple);
-  return rt_fail(op, "%s: %s in '%s' on tuple %s", what, err, text, tuple);
-}
-
-bool rt_stopping(const OpInst *op) {
-  return stopping(op->exec);
-}
-
-int rt_wait_fd(const OpInst *op, int fd, short events) {
-  Exec *x = op->exec;
-  struct pollfd p[2] = { { .fd = fd, .events = events }, { .fd = x->stop_pipe[0], .events = POLLIN } };
-  for (;;) {
-    if (stopping(x)) return 0;
-    /* the stop pipe wakes the poll at once; the time slice is for a stop noticed another way */
-    int n = poll(p, 2, WAIT_SLICE_MS);
-    if (n < 0 && errno != EINTR) return -1;
-    if (n > 0 && p[0].revents) return 1;
-  }
-}
 
 const char *rt_param(const OpInst *op, const char *name) {
   return op_param(op->op, name);
@@ -220,7 +121,7 @@ static int queue_push(Exec *x, Queue *q, Batch *b, Group *pusher, Edge *via) {
     group_idle(pusher);
     bool clear = group_try_flush(pusher, via);
     pthread_mutex_lock(&o->mu);
-    while (q->count == q->cap && !stopping(x)) {
+    while (q->count == q->cap && !exec_stopping(x)) {
       if (clear) {
         timed_wait(&q->not_full, &o->mu);
         continue;
@@ -232,9 +133,9 @@ static int queue_push(Exec *x, Queue *q, Batch *b, Group *pusher, Edge *via) {
     }
     pusher->stalled = was_stalled;
   }
-  while (q->count == q->cap && !stopping(x)) timed_wait(&q->not_full, &o->mu);
+  while (q->count == q->cap && !exec_stopping(x)) timed_wait(&q->not_full, &o->mu);
   if (via) via->pushing = false;
-  if (stopping(x)) {
+  if (exec_stopping(x)) {
     pthread_mutex_unlock(&o->mu);
     batch_free(b);
     return -1;
@@ -707,7 +608,7 @@ static int run_ordered(Group *g) {
     Item it;
     pthread_mutex_lock(&g->mu);
     Step st;
-    while ((st = ordered_step(g, &it)) == STEP_WAIT && !stopping(x)) {
+    while ((st = ordered_step(g, &it)) == STEP_WAIT && !exec_stopping(x)) {
       pthread_mutex_unlock(&g->mu);
       bool clear = group_before_wait(g);
       pthread_mutex_lock(&g->mu);
@@ -719,7 +620,7 @@ static int run_ordered(Group *g) {
         timed_wait_ms(&g->wake, &g->mu, 1); /* some batch still waits for room: look again soon */
     }
     pthread_mutex_unlock(&g->mu);
-    if (stopping(x)) return -1;
+    if (exec_stopping(x)) return -1;
     if (st == STEP_DONE) return 0;
     if (st == STEP_AGAIN) continue;
     if (st == STEP_FAIL) {
@@ -741,7 +642,7 @@ static int run_single(Group *g) {
   while (!n->finished) {
     pthread_mutex_lock(&g->mu);
     Batch *b = queue_take(q);
-    while (!b && !stopping(x)) {
+    while (!b && !exec_stopping(x)) {
       pthread_mutex_unlock(&g->mu);
       bool clear = group_before_wait(g);
       pthread_mutex_lock(&g->mu);
@@ -776,7 +677,7 @@ static void *group_main(void *arg) {
   if (g->source) {
     Node *n = g->source;
     rc = n->inst.impl->run(&n->inst);
-    if (rc == 0 && !stopping(x)) {
+    if (rc == 0 && !exec_stopping(x)) {
       n->finals_left = 1;
       rc = deliver(n, 0, (Item){ .kind = ITEM_FINAL, .seq = n->inst.cur_seq, .src = n->inst.cur_src });
     }
@@ -786,7 +687,7 @@ static void *group_main(void *arg) {
     rc = run_ordered(g);
   }
   if (rc == 0) group_flush(g, NULL);
-  if (rc < 0 && !stopping(x)) exec_fail(x, "internal error: a thread stopped without a message");
+  if (rc < 0 && !exec_stopping(x)) exec_fail(x, "internal error: a thread stopped without a message");
   atomic_fetch_sub(&x->running, 1);
   return NULL;
 }
@@ -1016,16 +917,16 @@ int exec_run(Graph *g, const ExecOptions *o) {
   }
 
   int opened = 0;
-  if (!stopping(x) && build_plan(x) == 0) {
+  if (!exec_stopping(x) && build_plan(x) == 0) {
     for (; opened < x->nnodes; opened++) {
       Node *n = &x->nodes[opened];
       if (n->local && n->inst.impl->open && n->inst.impl->open(&n->inst) < 0) break;
-      if (stopping(x)) break;
+      if (exec_stopping(x)) break;
     }
   }
-  if (!stopping(x) && x->remote && remote_connect(x->remote) < 0 && !stopping(x))
+  if (!exec_stopping(x) && x->remote && remote_connect(x->remote) < 0 && !exec_stopping(x))
     exec_fail(x, "cannot connect to the other hosts");
-  if (!stopping(x)) {
+  if (!exec_stopping(x)) {
     atomic_store(&x->running, x->groups.n);
     for (int i = 0; i < x->groups.n; i++) {
       Group *gr = x->groups.items[i];
@@ -1044,11 +945,11 @@ int exec_run(Graph *g, const ExecOptions *o) {
     while (atomic_load(&x->running) > 0) {
       struct timespec ts = { 0, 20 * 1000000L };
       struct pollfd stop = { .fd = x->stop_pipe[0], .events = POLLIN };
-      if (stopping(x))
+      if (exec_stopping(x))
         nanosleep(&ts, NULL);
       else
         poll(&stop, 1, 20); /* a signal's byte ends it at once */
-      note_signal(x);
+      exec_note_signal(x);
       if (o->stats && stats_seconds(x) >= next) {
         stats_print(x, false);
         next += interval;
@@ -1060,11 +961,12 @@ int exec_run(Graph *g, const ExecOptions *o) {
     }
   }
   if (x->remote) {
-    if (remote_finish(x->remote, !stopping(x)) < 0 && !stopping(x)) exec_fail(x, "the transport failed to finish");
+    if (remote_finish(x->remote, !exec_stopping(x)) < 0 && !exec_stopping(x))
+      exec_fail(x, "the transport failed to finish");
   }
   /* sinks commit only when everything on this executor completed; a signal from here on comes
    * too late to stop the job (and a failure of a commit is not its doing) */
-  note_signal(x);
+  exec_note_signal(x);
   atomic_store(&x->committing, true);
   for (int i = 0; i < x->nnodes && !atomic_load(&x->failed); i++) {
     Node *n = &x->nodes[i];

@@ -139,6 +139,20 @@ struct Exec {
   int stop_signal;          /* the signal that stopped the job (0: none) (fail_mu) */
 };
 
+/* ---- stop.c: the job's failure and stop ---- */
+
+/* Records the job's first failure (a later one is dropped; one that follows a stop signal is its
+ * consequence, and the message is the signal's), writes the stop pipe and wakes every wait
+ * (wake_all, then the transport). Takes every group's mu in turn, then the transport's lock: the
+ * caller holds no lock at all. */
+void exec_fail(Exec *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The job is stopping: a failure, or a stop signal that the main thread has not recorded yet
+ * (exec_note_signal). Takes no lock (two atomic loads): it is called with a group's mu held. */
+bool exec_stopping(Exec *x);
+/* The main thread, holding no lock, turns a caught stop signal into the job's failure (exec_fail
+ * words the message), which wakes every wait. */
+void exec_note_signal(Exec *x);
+
 /* ---- stats.c ---- */
 
 /* Seconds since the job started (monotonic). */
