@@ -52,58 +52,12 @@ const char *rt_graph_dir(const OpInst *op) {
   return op->exec->graph_dir;
 }
 
-/* ---- batches and queues ---- */
-
-static Batch *batch_new(int cap) {
-  Batch *b = sf_xmalloc(sizeof *b + sizeof(Item) * (size_t)cap);
-  b->n = 0;
-  b->cap = cap;
-  b->next = 0;
-  return b;
-}
-
-static void batch_free(Batch *b) {
-  if (!b) return;
-  for (int i = b->next; i < b->n; i++)
-    if (b->items[i].kind == ITEM_TUPLE) tuple_unref(b->items[i].t);
-  free(b);
-}
-
-static void timed_wait(pthread_cond_t *c, pthread_mutex_t *m) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  ts.tv_nsec += WAIT_SLICE_MS * 1000000L;
-  if (ts.tv_nsec >= 1000000000L) {
-    ts.tv_sec++;
-    ts.tv_nsec -= 1000000000L;
-  }
-  pthread_cond_timedwait(c, m, &ts);
-}
-
-static Queue *queue_new(Exec *x, Group *owner) {
-  Queue *q = arena_alloc(x->arena, sizeof *q);
-  q->owner = owner;
-  q->cap = x->queue_batches;
-  q->ring = arena_alloc(x->arena, sizeof(Batch *) * (size_t)q->cap);
-  pthread_cond_init(&q->not_full, NULL);
-  return q;
-}
+/* ---- pushing a batch into a queue ---- */
 
 static void group_flush(Group *g, Edge *except);
 static void group_idle(Group *g);
 
 static bool group_try_flush(Group *g, Edge *except);
-
-static void timed_wait_ms(pthread_cond_t *c, pthread_mutex_t *m, long ms) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  ts.tv_nsec += ms * 1000000L;
-  while (ts.tv_nsec >= 1000000000L) {
-    ts.tv_sec++;
-    ts.tv_nsec -= 1000000000L;
-  }
-  pthread_cond_timedwait(c, m, &ts);
-}
 
 /* Pushes a batch; waits while the queue is full. A thread never waits holding a batch another
  * consumer may need: before waiting, its Splits send pulses (group_idle) and its other partial
@@ -140,9 +94,7 @@ static int queue_push(Exec *x, Queue *q, Batch *b, Group *pusher, Edge *via) {
     batch_free(b);
     return -1;
   }
-  q->ring[(q->head + q->count) % q->cap] = b;
-  q->count++;
-  pthread_cond_signal(&o->wake);
+  queue_put(q, b);
   pthread_mutex_unlock(&o->mu);
   return 0;
 }
@@ -154,16 +106,6 @@ int exec_remote_deliver(Exec *x, void *edge, Item *items, int n) {
   memcpy(b->items, items, sizeof(Item) * (size_t)n);
   b->n = n;
   return queue_push(x, e->q, b, NULL, NULL);
-}
-
-/* Takes the next batch of q without waiting; caller holds the owner's mutex. */
-static Batch *queue_take(Queue *q) {
-  if (q->count == 0) return NULL;
-  Batch *b = q->ring[q->head];
-  q->head = (q->head + 1) % q->cap;
-  q->count--;
-  pthread_cond_signal(&q->not_full);
-  return b;
 }
 
 /* ---- pushing items out ---- */
@@ -228,11 +170,9 @@ static void edge_try_flush(Edge *e) {
   Group *o = q->owner;
   pthread_mutex_lock(&o->mu);
   if (q->count < q->cap) {
-    q->ring[(q->head + q->count) % q->cap] = e->pending;
-    q->count++;
+    queue_put(q, e->pending);
     e->pending = NULL;
     if (e->final_queued) e->closed = true;
-    pthread_cond_signal(&o->wake);
   }
   pthread_mutex_unlock(&o->mu);
 }

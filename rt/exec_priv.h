@@ -139,6 +139,24 @@ struct Exec {
   int stop_signal;          /* the signal that stopped the job (0: none) (fail_mu) */
 };
 
+/* ---- queue.c: batches and queues ---- */
+
+/* An empty batch with room for cap items (aborts when out of memory). */
+Batch *batch_new(int cap);
+/* Releases the tuples of the items not yet read (from b->next on) and b itself; NULL is fine. */
+void batch_free(Batch *b);
+/* A queue of x->queue_batches batches into group owner, in the plan's arena. Main thread. */
+Queue *queue_new(Exec *x, Group *owner);
+/* Takes the next batch of q without waiting (NULL when empty) and signals not_full; the caller
+ * holds q->owner->mu. */
+Batch *queue_take(Queue *q);
+/* Appends b to q, which has room, and signals the owner's wake; the caller holds q->owner->mu. */
+void queue_put(Queue *q, Batch *b);
+/* pthread_cond_timedwait for one time slice (WAIT_SLICE_MS), or for ms milliseconds: every wait
+ * wakes up this often to look at the job's state. */
+void timed_wait(pthread_cond_t *c, pthread_mutex_t *m);
+void timed_wait_ms(pthread_cond_t *c, pthread_mutex_t *m, long ms);
+
 /* ---- stop.c: the job's failure and stop ---- */
 
 /* Records the job's first failure (a later one is dropped; one that follows a stop signal is its

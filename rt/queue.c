@@ -1,0 +1,68 @@
+/* queue.c: batches of items and the bounded queues of batches between threads. A queue is a ring
+ * of batches from one producer thread to one consumer group, protected by that group's mu (so the
+ * consumer can wait for "any input"); this file only keeps the ring. When a producer waits for
+ * room, and what it does first, is the batching protocol of flow.c. */
+#include "exec_priv.h"
+
+#include <stdlib.h>
+
+Batch *batch_new(int cap) {
+  Batch *b = sf_xmalloc(sizeof *b + sizeof(Item) * (size_t)cap);
+  b->n = 0;
+  b->cap = cap;
+  b->next = 0;
+  return b;
+}
+
+void batch_free(Batch *b) {
+  if (!b) return;
+  for (int i = b->next; i < b->n; i++)
+    if (b->items[i].kind == ITEM_TUPLE) tuple_unref(b->items[i].t);
+  free(b);
+}
+
+Queue *queue_new(Exec *x, Group *owner) {
+  Queue *q = arena_alloc(x->arena, sizeof *q);
+  q->owner = owner;
+  q->cap = x->queue_batches;
+  q->ring = arena_alloc(x->arena, sizeof(Batch *) * (size_t)q->cap);
+  pthread_cond_init(&q->not_full, NULL);
+  return q;
+}
+
+Batch *queue_take(Queue *q) {
+  if (q->count == 0) return NULL;
+  Batch *b = q->ring[q->head];
+  q->head = (q->head + 1) % q->cap;
+  q->count--;
+  pthread_cond_signal(&q->not_full);
+  return b;
+}
+
+void queue_put(Queue *q, Batch *b) {
+  q->ring[(q->head + q->count) % q->cap] = b;
+  q->count++;
+  pthread_cond_signal(&q->owner->wake);
+}
+
+void timed_wait(pthread_cond_t *c, pthread_mutex_t *m) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_nsec += WAIT_SLICE_MS * 1000000L;
+  if (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
+  }
+  pthread_cond_timedwait(c, m, &ts);
+}
+
+void timed_wait_ms(pthread_cond_t *c, pthread_mutex_t *m, long ms) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_nsec += ms * 1000000L;
+  while (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
+  }
+  pthread_cond_timedwait(c, m, &ts);
+}
