@@ -157,6 +157,23 @@ void queue_put(Queue *q, Batch *b);
 void timed_wait(pthread_cond_t *c, pthread_mutex_t *m);
 void timed_wait_ms(pthread_cond_t *c, pthread_mutex_t *m, long ms);
 
+/* ---- flow.c: items between operators (the lock rules are at its top) ---- */
+
+/* Hands item it to slot `slot` of n's operator (process, pulse, window or, once every slot ended,
+ * final, then FINAL forwarded to every output); n's thread. 0, or -1 when the job is failing. */
+int node_deliver(Node *n, int slot, Item it);
+/* The group's thread is about to wait: its idle hooks (Split: a pulse) run, once. */
+void group_idle(Group *g);
+/* Hands on the partial batch of every output edge of g but except whose queue has room, never
+ * waiting; true when none holds a batch any more. g's thread, holding no lock. */
+bool group_try_flush(Group *g, Edge *except);
+/* Pushes the partial batch of every output edge of g but except, waiting for room (stops at the
+ * first failure). g's thread, holding no lock. */
+void group_flush(Group *g, Edge *except);
+/* Before g's thread waits for input: group_idle, then group_try_flush; true when no batch stayed
+ * behind (a wait may then be long), false when some queue was full. */
+bool group_before_wait(Group *g);
+
 /* ---- stop.c: the job's failure and stop ---- */
 
 /* Records the job's first failure (a later one is dropped; one that follows a stop signal is its

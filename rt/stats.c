@@ -1,6 +1,6 @@
 /* stats.c: per-operator counts while the job runs (--stats) and at its end, as text or as JSON
  * (--stats-json). The counters themselves are the operators' n_in and n_out (count_one in
- * exec_priv.h); this file only reads them. */
+ * flow.c); this file only reads them. */
 #include "exec_priv.h"
 
 #include <errno.h>

@@ -1,0 +1,288 @@
+/* flow.c: how items travel between operators. rt_emit appends an item to each output edge's
+ * pending batch (or, inside one thread, calls the consumer at once: node_deliver); a batch goes on
+ * when full, at punctuation or when it has waited BATCH_DELAY_NS, into its consumer's queue
+ * (queue.c) or to the transport (remote.c); node_deliver hands an item to an operator's callbacks.
+ * Edges into a fan-in carry progress items, so the consumer never waits for an idle input.
+ *
+ * Before a thread waits (for input, or for room in a full queue), its Splits send pulses and its
+ * partial batches go on wherever there is room; a thread never waits twice (what it emits while
+ * waiting only collects), so no consumer waits for a batch or a promise that a wait holds back.
+ *
+ * Locks. No thread ever holds two of the executor's locks at once:
+ *   - a Group's mu protects the queues feeding that group (ring state, the cur batches) and goes
+ *     with its wake and not_full conditions; a thread holding it calls nothing that takes a lock
+ *     (exec_stopping() is two atomic loads) and never waits but on those conditions;
+ *   - fail_mu protects the first failure's message and is released before anything else happens.
+ * exec_fail takes each group's mu in turn (wake_all) and then the transport's lock (remote_abort,
+ * transport_cancel), so it is called holding no lock at all: from operator callbacks, the drivers
+ * after unlocking, remote.c's threads (never inside the transport's lock) and the main thread,
+ * which turns a caught signal into the failure (exec_note_signal). */
+#include "exec_priv.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Pushes a batch; waits while the queue is full. A thread never waits holding a batch another
+ * consumer may need: before waiting, its Splits send pulses (group_idle) and its other partial
+ * batches are handed on without waiting (group_try_flush, retried every millisecond while some
+ * queue is full too); meanwhile the thread is "stalled": whatever it emits only collects, so it
+ * never waits twice. Returns -1 when the job is stopping (the batch is freed). */
+static int push_batch(Exec *x, Queue *q, Batch *b, Group *pusher, Edge *via) {
+  Group *o = q->owner;
+  pthread_mutex_lock(&o->mu);
+  if (q->count == q->cap && pusher) {
+    pthread_mutex_unlock(&o->mu);
+    if (via) via->pushing = true;
+    bool was_stalled = pusher->stalled;
+    pusher->stalled = true;
+    group_idle(pusher);
+    bool clear = group_try_flush(pusher, via);
+    pthread_mutex_lock(&o->mu);
+    while (q->count == q->cap && !exec_stopping(x)) {
+      if (clear) {
+        timed_wait(&q->not_full, &o->mu);
+        continue;
+      }
+      timed_wait_ms(&q->not_full, &o->mu, 1);
+      pthread_mutex_unlock(&o->mu);
+      clear = group_try_flush(pusher, via);
+      pthread_mutex_lock(&o->mu);
+    }
+    pusher->stalled = was_stalled;
+  }
+  while (q->count == q->cap && !exec_stopping(x)) timed_wait(&q->not_full, &o->mu);
+  if (via) via->pushing = false;
+  if (exec_stopping(x)) {
+    pthread_mutex_unlock(&o->mu);
+    batch_free(b);
+    return -1;
+  }
+  queue_put(q, b);
+  pthread_mutex_unlock(&o->mu);
+  return 0;
+}
+
+/* Remote input: a receiver thread hands a decoded batch to the queue of its consumer. */
+int exec_remote_deliver(Exec *x, void *edge, Item *items, int n) {
+  Edge *e = edge;
+  Batch *b = batch_new(n > 0 ? n : 1);
+  memcpy(b->items, items, sizeof(Item) * (size_t)n);
+  b->n = n;
+  return push_batch(x, e->q, b, NULL, NULL);
+}
+
+/* ---- pushing items out ---- */
+
+/* Everything this group emits from now on has a src at least this. */
+static uint64_t group_progress(const Group *g) {
+  return g->source ? g->source->inst.cur_src : g->progress;
+}
+
+/* Appends to the edge's pending batch, growing it past its limit if need be (only while a batch of
+ * this edge waits for room, or for one progress item). */
+static void pending_append(Edge *e, Item it) {
+  if (!e->pending) e->pending = batch_new(e->limit + 1);
+  if (e->pending->n == e->pending->cap) {
+    e->pending->cap *= 2;
+    e->pending = sf_xrealloc(e->pending, sizeof(Batch) + sizeof(Item) * (size_t)e->pending->cap);
+  }
+  e->pending->items[e->pending->n++] = it;
+}
+
+/* An edge into a fan-in says how far its producer has got, unless it already did or has ended. */
+static void add_progress(Edge *e) {
+  if (!e->feeds_fanin || e->final_queued) return;
+  uint64_t p = group_progress(e->producer);
+  if (e->sent_any && p <= e->sent_src) return;
+  pending_append(e, (Item){ .kind = ITEM_PROGRESS, .seq = p, .src = p });
+  e->sent_src = p;
+  e->sent_any = true;
+}
+
+static int edge_flush(Edge *e) {
+  Exec *x = e->producer->exec;
+  if (e->closed) return 0;
+  if (e->pushing) return 0; /* an earlier batch of this edge waits for room: it must go first */
+  add_progress(e);
+  if (!e->pending || e->pending->n == 0) return 0;
+  Batch *b = e->pending;
+  e->pending = NULL;
+  bool last = e->final_queued; /* FINAL is the last item of b */
+  int rc;
+  if (e->kind == EDGE_REMOTE) {
+    rc = remote_send(e->tx, b->items, b->n);
+    batch_free(b); /* the encoder copied the tuples: our references go */
+  } else {
+    rc = push_batch(x, e->q, b, e->producer, e);
+  }
+  if (last) e->closed = true;
+  return rc;
+}
+
+/* Hands on e's batch (with its progress) if its queue has room now; never waits. A remote edge
+ * flushes as always (its transport waits for credit only). */
+static void edge_try_flush(Edge *e) {
+  if (e->closed || e->pushing) return;
+  if (e->kind == EDGE_REMOTE) {
+    edge_flush(e);
+    return;
+  }
+  add_progress(e);
+  if (!e->pending || e->pending->n == 0) return;
+  Queue *q = e->q;
+  Group *o = q->owner;
+  pthread_mutex_lock(&o->mu);
+  if (q->count < q->cap) {
+    queue_put(q, e->pending);
+    e->pending = NULL;
+    if (e->final_queued) e->closed = true;
+  }
+  pthread_mutex_unlock(&o->mu);
+}
+
+/* edge_try_flush on every output but except; true when none holds a batch any more. */
+bool group_try_flush(Group *g, Edge *except) {
+  bool clear = true;
+  for (int i = 0; i < g->outs.n; i++) {
+    Edge *e = g->outs.items[i];
+    if (e == except) continue;
+    edge_try_flush(e);
+    if (e->pending && e->pending->n > 0 && !e->closed && !e->pushing) clear = false;
+  }
+  return clear;
+}
+
+void group_flush(Group *g, Edge *except) {
+  for (int i = 0; i < g->outs.n; i++) {
+    Edge *e = g->outs.items[i];
+    if (e != except && edge_flush(e) < 0) return;
+  }
+}
+
+static int64_t coarse_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int edge_push(Edge *e, Item it) {
+  if (e->kind == EDGE_DIRECT) return node_deliver(e->to, e->slot, it);
+  if (e->closed) sf_die("item after the end of stream '%s'", e->stream->name);
+  if (!e->pending) e->pending = batch_new(e->limit + 1);
+  /* the clock is read for the first item of a batch and every 16th, not for every tuple */
+  int64_t now = e->pending->n % 16 == 0 ? coarse_ns() : e->pending_since;
+  if (e->pending->n == 0) e->pending_since = now;
+  pending_append(e, it);
+  if (it.src > e->sent_src || !e->sent_any) e->sent_src = it.src;
+  e->sent_any = true;
+  if (it.kind == ITEM_FINAL) e->final_queued = true;
+  if (e->pushing || e->producer->stalled) return 0; /* handed on once the wait is over */
+  if (it.kind == ITEM_FINAL) return edge_flush(e);
+  /* a batch closes when full, at punctuation, or when it has waited long enough (a slow input
+   * must not hold results back) */
+  if (e->pending->n >= e->limit || it.kind == ITEM_WINDOW || now - e->pending_since > BATCH_DELAY_NS)
+    return edge_flush(e);
+  return 0;
+}
+
+/* Per-operator counters have one writer (the operator's thread) and are only read by the stats
+ * printer: a relaxed load and store, no locked add on the per-tuple path. */
+static inline void count_one(atomic_ullong *c) {
+  atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
+int rt_emit_item(OpInst *op, int port, Item it) {
+  Node *n = op->exec_data;
+  Exec *x = op->exec;
+  if (atomic_load_explicit(&x->failed, memory_order_relaxed)) {
+    if (it.kind == ITEM_TUPLE) tuple_unref(it.t);
+    return -1;
+  }
+  sf_assert(port >= 0 && port < n->op->noutputs);
+  PtrVec *edges = &n->outs[port];
+  if (it.kind == ITEM_TUPLE) count_one(&op->n_out);
+  if (edges->n == 0) {
+    if (it.kind == ITEM_TUPLE) tuple_unref(it.t);
+    return 0;
+  }
+  for (int i = 0; i < edges->n; i++) {
+    Item copy = it;
+    if (it.kind == ITEM_TUPLE && i + 1 < edges->n) tuple_ref(it.t);
+    if (edge_push(edges->items[i], copy) < 0) {
+      for (int j = i + 1; j < edges->n; j++)
+        if (it.kind == ITEM_TUPLE) tuple_unref(it.t);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* The group's thread is about to wait (for input, for room, or pacing a source): the idle hooks
+ * run once (a Split sends a pulse if it sent tuples since its last one: DESIGN.md's pulse "after
+ * a short idle time"). */
+void group_idle(Group *g) {
+  if (g->in_idle) return;
+  g->in_idle = true;
+  bool was_stalled = g->stalled;
+  g->stalled = true; /* what the hooks emit only collects: a hook never waits */
+  for (int i = 0; i < g->idlers.n; i++) {
+    Node *n = g->idlers.items[i];
+    if (!n->finished) n->inst.impl->idle(&n->inst);
+  }
+  g->stalled = was_stalled;
+  g->in_idle = false;
+}
+
+/* Before the thread waits for input: pulses, then every partial batch that has room goes on.
+ * A batch for a full queue stays (that consumer has work); true when nothing stayed. */
+bool group_before_wait(Group *g) {
+  group_idle(g);
+  return group_try_flush(g, NULL);
+}
+
+void rt_idle(OpInst *op) {
+  Node *n = op->exec_data;
+  if (n->group) group_before_wait(n->group);
+}
+
+int rt_emit(OpInst *op, int port, Tuple *t) {
+  return rt_emit_item(op, port, (Item){ .kind = ITEM_TUPLE, .seq = op->cur_seq, .src = op->cur_src, .t = t });
+}
+
+static int forward_all(Node *n, Item it) {
+  for (int p = 0; p < n->op->noutputs; p++)
+    if (rt_emit_item(&n->inst, p, it) < 0) return -1;
+  return 0;
+}
+
+/* ---- delivering an item to an operator ---- */
+
+int node_deliver(Node *n, int slot, Item it) {
+  OpInst *op = &n->inst;
+  const OpKindImpl *impl = op->impl;
+  int port = n->slot_port ? n->slot_port[slot] : 0;
+  op->cur_seq = it.seq;
+  op->cur_src = it.src;
+  switch (it.kind) {
+  case ITEM_TUPLE: {
+    count_one(&op->n_in);
+    int rc = impl->process(op, port, it.t);
+    arena_reset(op->scratch);
+    return rc;
+  }
+  case ITEM_PULSE:
+    if (impl->pulse) return impl->pulse(op, port, it.seq);
+    return forward_all(n, it);
+  case ITEM_WINDOW:
+    if (impl->window) return impl->window(op, port);
+    return forward_all(n, it);
+  case ITEM_PROGRESS:
+    return 0;
+  case ITEM_FINAL:
+    if (--n->finals_left > 0) return 0;
+    if (impl->final && impl->final(op) < 0) return -1;
+    n->finished = true;
+    return forward_all(n, it);
+  }
+  return 0;
+}
