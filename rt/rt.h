@@ -111,9 +111,10 @@ const char *rt_param(const OpInst *op, const char *name);
 /* The options the job runs with (never NULL). */
 const ExecOptions *rt_options(const OpInst *op);
 
-/* Kinds, one per file under ops/. */
-extern const OpKindImpl op_beacon, op_filesource, op_functor, op_filter, op_flatmap, op_aggregate,
-    op_dedup, op_work, op_custom, op_filesink, op_split, op_merge;
+/* Kinds, one per file under ops/, named in kinds.def (op_beacon, op_functor, ...). */
+#define KIND(id, name, impl, ...) extern const OpKindImpl impl;
+#include "kinds.def"
+#undef KIND
 /* ops/registry.c: the implementation of kind k, NULL when it has none. */
 const OpKindImpl *rt_kind_impl(OpKind k);
 

@@ -1,6 +1,7 @@
 /* analyze.c: fills each operator's Model, the facts region formation reasons with: state and key,
  * selectivity, which attributes pass through unchanged, punctuation. Built-in kinds have fixed
- * models refined by their parameters (FORMAT.md's table); Custom operators declare theirs, and
+ * models (their MODEL column in kinds.def, FORMAT.md's table) refined by their parameters here;
+ * Custom operators declare theirs, and
  * without a declaration we assume the worst. Runs after check, so expressions are typed. */
 #include "sf.h"
 
@@ -46,11 +47,30 @@ static void partition_by(Graph *g, Op *op) {
   op->model.state = op->model.nkeys > 0 ? STATE_PARTITIONED : STATE_UNKNOWN;
 }
 
+/* The partitionBy keys an Aggregate forwards: those in its input and output with one type that no
+ * <set> gives another value. */
+static void forwards_keys(Graph *g, Op *op) {
+  Model *m = &op->model;
+  Schema *in = op_input_schema(op), *out = op_output_schema(op);
+  for (int k = 0; k < m->nkeys && in && out; k++) {
+    int a = schema_find_attr(in, m->keys[k]), b = schema_find_attr(out, m->keys[k]);
+    bool set = false;
+    for (int s = 0; s < op->nsets; s++)
+      if (b >= 0 && op->sets[s].slot == b) {
+        int slot;
+        set = !(op->sets[s].expr && expr_is_attr(op->sets[s].expr, &slot) && slot == a);
+      }
+    if (a >= 0 && b >= 0 && !set && in->attrs[a].type == out->attrs[b].type) forward(g, m, m->keys[k]);
+  }
+}
+
+/* The model of one operator: its kind's row of kinds.def, then what its parameters refine. */
 static void analyze_op(Graph *g, Op *op) {
   Model *m = &op->model;
+  const KindInfo *kind = kind_info(op->kind);
   m->is_source = op->ninputs == 0;
   m->is_sink = op->noutputs == 0;
-  if (op->kind == KIND_CUSTOM) {
+  if (kind->model_declared) {
     if (!m->declared) {
       m->state = STATE_UNKNOWN;
       m->sel = SEL_MANY;
@@ -61,56 +81,20 @@ static void analyze_op(Graph *g, Op *op) {
     return;
   }
   m->state = STATE_NONE;
-  m->sel = SEL_ONE;
+  m->sel = kind->sel;
   m->punct = PUNCT_NONE;
-  switch (op->kind) {
-  case KIND_BEACON:
-  case KIND_FILESOURCE:
-  case KIND_FILESINK:
-    m->sel = SEL_NONE;
-    break;
-  case KIND_FUNCTOR:
-    if (op->nstates > 0) partition_by(g, op);
-    if (op_param(op, "where")) m->sel = SEL_ATMOSTONE;
-    forwards_of_sets(g, op);
-    break;
-  case KIND_FILTER:
-    m->sel = SEL_ATMOSTONE;
-    forwards_all(g, op);
-    break;
-  case KIND_FLATMAP:
-    m->sel = SEL_MANY;
-    forwards_of_sets(g, op);
-    break;
-  case KIND_AGGREGATE: {
-    partition_by(g, op);
+  if (kind->keyed == KEYED_YES || (kind->keyed == KEYED_WITH_STATE && op->nstates > 0)) partition_by(g, op);
+  /* what parameters change */
+  if (op->kind == KIND_FUNCTOR && op_param(op, "where")) m->sel = SEL_ATMOSTONE;
+  if (op->kind == KIND_AGGREGATE) {
     const char *w = op_param(op, "window");
-    m->sel = w && !strncmp(w, "sliding", 7) ? SEL_ONE : SEL_ATMOSTONE;
-    Schema *in = op_input_schema(op), *out = op_output_schema(op);
-    for (int k = 0; k < m->nkeys && in && out; k++) {
-      int a = schema_find_attr(in, m->keys[k]), b = schema_find_attr(out, m->keys[k]);
-      bool set = false;
-      for (int s = 0; s < op->nsets; s++)
-        if (b >= 0 && op->sets[s].slot == b) {
-          int slot;
-          set = !(op->sets[s].expr && expr_is_attr(op->sets[s].expr, &slot) && slot == a);
-        }
-      if (a >= 0 && b >= 0 && !set && in->attrs[a].type == out->attrs[b].type) forward(g, m, m->keys[k]);
-    }
-    break;
+    if (w && !strncmp(w, "sliding", 7)) m->sel = SEL_ONE;
   }
-  case KIND_DEDUP:
-    partition_by(g, op);
-    m->sel = SEL_ATMOSTONE;
-    forwards_all(g, op);
-    break;
-  case KIND_WORK:
-  case KIND_SPLIT:
-  case KIND_MERGE:
-    forwards_all(g, op);
-    break;
-  default:
-    break;
+  switch (kind->forwards) {
+  case FORWARDS_ALL: forwards_all(g, op); break;
+  case FORWARDS_SETS: forwards_of_sets(g, op); break;
+  case FORWARDS_KEYS: forwards_keys(g, op); break;
+  case FORWARDS_NONE: break;
   }
 }
 

@@ -14,36 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ---- the kind table ---- */
-
-enum { MANY = -1 };
-
-typedef struct KindSpec {
-  int min_in, max_in;          /* input ports (MANY: unbounded) */
-  int min_out, max_out;        /* output ports */
-  const char *required[4];     /* parameters that must be given */
-  const char *optional[4];     /* parameters that may be given */
-  bool any_params;             /* Custom: parameters go to the library unchecked */
-  bool sets;                   /* takes <set> */
-  bool states;                 /* takes <state> */
-  bool same_schema;            /* output schema is the input schema */
-} KindSpec;
-
-static const KindSpec kinds[KIND_COUNT_] = {
-  [KIND_BEACON] = {0, 0, 1, 1, {"count"}, {"rate"}, false, true, false, false},
-  [KIND_FILESOURCE] = {0, 0, 1, 1, {"file"}, {"format"}, false, false, false, false},
-  [KIND_FUNCTOR] = {1, 1, 1, 1, {0}, {"where", "partitionBy"}, false, true, true, false},
-  [KIND_FILTER] = {1, 1, 1, 1, {"where"}, {0}, false, false, false, true},
-  [KIND_FLATMAP] = {1, 1, 1, 1, {"count"}, {0}, false, true, false, false},
-  [KIND_AGGREGATE] = {1, 1, 1, 1, {"window"}, {"partitionBy"}, false, true, false, false},
-  [KIND_DEDUP] = {1, 1, 1, 1, {"partitionBy"}, {0}, false, false, false, true},
-  [KIND_WORK] = {1, 1, 1, 1, {"iterations"}, {0}, false, false, false, true},
-  /* at most one port each way: the operator interface of rt/op.h has no port numbers to emit on */
-  [KIND_CUSTOM] = {0, 1, 0, 1, {0}, {0}, true, false, false, false},
-  [KIND_FILESINK] = {1, 1, 0, 0, {"file"}, {"format"}, false, false, false, false},
-  [KIND_SPLIT] = {1, 1, 1, MANY, {"strategy"}, {"keys", "sequence", "pulse"}, false, false, false, true},
-  [KIND_MERGE] = {1, MANY, 1, 1, {"order"}, {0}, false, false, false, true},
-};
+/* ---- the kinds (kinds.def, read through kind_info) ---- */
 
 static bool listed(const char *const *names, const char *name) {
   for (int i = 0; i < 4 && names[i]; i++)
@@ -250,7 +221,7 @@ static void bad_value(Diag *d, const Op *op, const Param *p, const char *want) {
 }
 
 static void check_params(Graph *g, Op *op, Diag *d) {
-  const KindSpec *spec = &kinds[op->kind];
+  const KindInfo *spec = kind_info(op->kind);
   for (int i = 0; i < op->nparams; i++) {
     Param *p = &op->params[i];
     for (int j = 0; j < i; j++)
@@ -329,7 +300,7 @@ static void check_ports(Graph *g, Op *op, Diag *d) {
     diag_error(d, op->line, 0, "unknown operator kind '%s'", op->kind_text ? op->kind_text : "");
     return;
   }
-  const KindSpec *spec = &kinds[op->kind];
+  const KindInfo *spec = kind_info(op->kind);
   /* sf-exec would refuse a Custom operator with more ports when opening it (rt/ops/custom.c) */
   const char *why = op->kind == KIND_CUSTOM ? " (op.h's operator interface has one input and one output)" : "";
   if (op->ninputs < spec->min_in || (spec->max_in != MANY && op->ninputs > spec->max_in))

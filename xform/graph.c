@@ -5,21 +5,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const kind_names[KIND_COUNT_] = {
-  [KIND_UNKNOWN] = "unknown", [KIND_BEACON] = "Beacon", [KIND_FILESOURCE] = "FileSource",
-  [KIND_FUNCTOR] = "Functor", [KIND_FILTER] = "Filter", [KIND_FLATMAP] = "FlatMap",
-  [KIND_AGGREGATE] = "Aggregate", [KIND_DEDUP] = "Dedup", [KIND_WORK] = "Work",
-  [KIND_CUSTOM] = "Custom", [KIND_FILESINK] = "FileSink", [KIND_SPLIT] = "Split",
-  [KIND_MERGE] = "Merge",
+/* The kinds: the rows of kinds.def (FORMAT.md's "Operator kinds and their models"). */
+#define PORTS(min_in, max_in, min_out, max_out) min_in, max_in, min_out, max_out
+#define PARAMS(...) {__VA_ARGS__}
+#define MODEL(sel, keyed, forwards) false, sel, keyed, forwards
+#define MODEL_DECLARED true, SEL_MANY, KEYED_NO, FORWARDS_NONE
+static const KindInfo kinds[KIND_COUNT_] = {
+  [KIND_UNKNOWN] = {.name = "unknown", .sel = SEL_ONE}, /* check refuses it before analyze reads it */
+#define KIND(id, name, impl, ports, required, optional, flags, model)                                  \
+  [KIND_##id] = {name, ports, required, optional, ((flags) & ANY_PARAMS) != 0, ((flags) & TAKES_SETS) != 0, \
+                 ((flags) & TAKES_STATES) != 0, ((flags) & SAME_SCHEMA) != 0, model},
+#include "kinds.def"
+#undef KIND
 };
+#undef MODEL_DECLARED
+#undef MODEL
+#undef PARAMS
+#undef PORTS
+
+const KindInfo *kind_info(OpKind k) {
+  return &kinds[(k >= 0 && k < KIND_COUNT_) ? k : KIND_UNKNOWN];
+}
 
 const char *kind_name(OpKind k) {
-  return (k >= 0 && k < KIND_COUNT_) ? kind_names[k] : "unknown";
+  return kind_info(k)->name;
 }
 
 OpKind kind_from_name(const char *name) {
   for (int k = 1; k < KIND_COUNT_; k++)
-    if (name && strcmp(kind_names[k], name) == 0) return (OpKind)k;
+    if (name && strcmp(kinds[k].name, name) == 0) return (OpKind)k;
   return KIND_UNKNOWN;
 }
 

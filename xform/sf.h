@@ -247,9 +247,13 @@ typedef struct Host {
   int line;            /* where declared (0: generated) */
 } Host;
 
+/* The operator kinds, from kinds.def: KIND_BEACON, KIND_FILESOURCE, ... (KIND_UNKNOWN: a name
+ * that is none of them). */
 typedef enum OpKind {
-  KIND_UNKNOWN, KIND_BEACON, KIND_FILESOURCE, KIND_FUNCTOR, KIND_FILTER, KIND_FLATMAP,
-  KIND_AGGREGATE, KIND_DEDUP, KIND_WORK, KIND_CUSTOM, KIND_FILESINK, KIND_SPLIT, KIND_MERGE,
+  KIND_UNKNOWN,
+#define KIND(id, ...) KIND_##id,
+#include "kinds.def"
+#undef KIND
   KIND_COUNT_
 } OpKind;
 const char *kind_name(OpKind k);
@@ -259,6 +263,29 @@ typedef enum StateKind { STATE_NONE, STATE_PARTITIONED, STATE_UNKNOWN } StateKin
 typedef enum Selectivity { SEL_NONE, SEL_ONE, SEL_ATMOSTONE, SEL_MANY } Selectivity;
 typedef enum PunctKind { PUNCT_NONE, PUNCT_GENERATES, PUNCT_CONSUMES } PunctKind;
 typedef enum FinalKind { FINAL_NONE, FINAL_EMITS } FinalKind; /* what the op does on the final punctuation */
+
+/* What a kind's row of kinds.def says (see there for the columns); kind_info(k) reads it. */
+enum { MANY = -1 };                      /* a port count without bound */
+enum { TAKES_SETS = 1, TAKES_STATES = 2, SAME_SCHEMA = 4, ANY_PARAMS = 8 };
+typedef enum KeyedBy { KEYED_NO, KEYED_YES, KEYED_WITH_STATE } KeyedBy;
+typedef enum ForwardsRule { FORWARDS_NONE, FORWARDS_ALL, FORWARDS_SETS, FORWARDS_KEYS } ForwardsRule;
+typedef struct KindInfo {
+  const char *name;            /* as written in kind="..." */
+  int min_in, max_in;          /* input ports (MANY: unbounded) */
+  int min_out, max_out;        /* output ports */
+  const char *required[4];     /* parameters that must be given */
+  const char *optional[4];     /* parameters that may be given */
+  bool any_params;             /* Custom: parameters go to the library unchecked */
+  bool sets;                   /* takes <set> */
+  bool states;                 /* takes <state> */
+  bool same_schema;            /* output schema is the input schema */
+  bool model_declared;         /* the model comes from <model>, not from the columns below */
+  Selectivity sel;             /* the inferred model: selectivity before parameters refine it */
+  KeyedBy keyed;               /* partitioned on partitionBy: never, always, when it has state */
+  ForwardsRule forwards;       /* which attributes it forwards unchanged */
+} KindInfo;
+/* The row of k (KIND_UNKNOWN's and out-of-range kinds': a kind with no ports, no name "unknown"). */
+const KindInfo *kind_info(OpKind k);
 
 typedef struct Op Op;
 typedef struct Stream Stream;

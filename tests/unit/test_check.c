@@ -6,6 +6,7 @@
  * Documents are strings parsed with graph_parse_memory against the source tree's graph.xsd; line
  * numbers are given in trailing comments where the test depends on them. */
 #include "check_helper.h"
+#include "rt.h"
 #include "sf.h"
 
 #include <check.h>
@@ -1093,9 +1094,47 @@ START_TEST(forwarded_attributes_need_no_set) {
 }
 END_TEST
 
+/* ---- the kinds, declared once in kinds.def ---- */
+
+/* Every kind's name reads back to it, graph.xsd's kind enumeration lists exactly those names in
+ * the same order, and the runtime implementation kinds.def names for it says it is that kind. */
+START_TEST(kinds_are_declared_once) {
+  FILE *f = fopen(XSD, "r");
+  ck_assert_ptr_nonnull(f);
+  char line[512];
+  bool in_kind = false;
+  int k = 1;
+  while (fgets(line, sizeof line, f)) {
+    if (strstr(line, "<xs:simpleType name=\"kind\">")) in_kind = true;
+    else if (in_kind && strstr(line, "</xs:simpleType>")) break;
+    const char *v = in_kind ? strstr(line, "<xs:enumeration value=\"") : NULL;
+    if (!v) continue;
+    v += strlen("<xs:enumeration value=\"");
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(v, "\""), v);
+    ck_assert_msg(k < KIND_COUNT_, "graph.xsd lists kind '%s' that kinds.def does not", name);
+    ck_assert_str_eq(name, kind_name((OpKind)k));
+    k++;
+  }
+  fclose(f);
+  ck_assert_int_eq(k, KIND_COUNT_);
+  for (k = 1; k < KIND_COUNT_; k++) {
+    ck_assert_int_eq(kind_from_name(kind_name((OpKind)k)), k);
+    ck_assert_str_eq(kind_info((OpKind)k)->name, kind_name((OpKind)k));
+    const OpKindImpl *impl = rt_kind_impl((OpKind)k);
+    ck_assert_ptr_nonnull(impl);
+    ck_assert_int_eq(impl->kind, k);
+  }
+  ck_assert_int_eq(kind_from_name("Nothing"), KIND_UNKNOWN);
+  ck_assert_str_eq(kind_name(KIND_UNKNOWN), "unknown");
+  ck_assert_ptr_null(rt_kind_impl(KIND_UNKNOWN));
+}
+END_TEST
+
 static Suite *check_suite(void) {
   Suite *s = suite_create("check");
   UNIT_ADD(s, link_producers_and_consumers, setup, teardown);
+  UNIT_ADD(s, kinds_are_declared_once, setup, teardown);
   UNIT_ADD(s, topological_order_of_a_diamond, setup, teardown);
   UNIT_ADD(s, consumer_listed_once_per_port, setup, teardown);
   UNIT_ADD(s, example_graphs_check, setup, teardown);
