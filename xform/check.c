@@ -170,7 +170,8 @@ static char *normalize_path(Arena *a, const char *path, const char *cwd) {
   return out;
 }
 
-/* Two FileSinks writing one file would each rename their own temporary file over it, and the
+/* Two FileSources reading `-` would share standard input's lines between them: refused. Two
+ * FileSinks writing one file would each rename their own temporary file over it, and the
  * last one would win silently. Paths are compared after normalize_path against the working
  * directory (where sf-exec resolves them too). `-` (standard output) and devices under /dev are
  * written in place, not replaced, so sharing them is allowed. */
@@ -178,8 +179,18 @@ static void check_files(Graph *g, Diag *d) {
   char cwdbuf[4096];
   const char *cwd = getcwd(cwdbuf, sizeof cwdbuf);
   NameMap writers = {0}; /* normalized path -> the first FileSink writing it */
+  Op *stdin_reader = NULL; /* the first FileSource reading `-` */
   for (int i = 0; i < g->nops; i++) {
     Op *op = g->ops[i];
+    const Param *in = op->kind == KIND_FILESOURCE ? op_find_param(op, "file") : NULL;
+    if (in && !strcmp(in->text, "-")) {
+      /* two readers of one standard input would each get some of its lines */
+      if (stdin_reader)
+        diag_error(d, in->line, 0, "operator '%s' reads standard input, as operator '%s' (line %d) does",
+                   op->name, stdin_reader->name, op_find_param(stdin_reader, "file")->line);
+      else
+        stdin_reader = op;
+    }
     const Param *p = op->kind == KIND_FILESINK ? op_find_param(op, "file") : NULL;
     if (!p || !*p->text || !strcmp(p->text, "-") || names_directory(p->text)) continue;
     const char *norm = normalize_path(g->arena, p->text, cwd);

@@ -11,12 +11,22 @@
  *
  * A device or a pipe (/dev/null, /dev/stdout, a FIFO) is written in place, never replaced, through
  * a non-blocking descriptor: when its reader stalls, the sink waits in rt_wait_fd, which a stop of
- * the job ends, so a reader that never reads cannot keep the executor from stopping. */
+ * the job ends, so a reader that never reads cannot keep the executor from stopping. `file` = `-`
+ * is standard output, used as it is (its flags are the shell's, so it stays blocking): every write
+ * waits for room with rt_wait_fd and writes at most PIPE_BUF bytes, which a pipe with room takes
+ * without blocking. It is never closed.
+ *
+ * Such a streaming output (anything but a regular file) shows rows while the job runs: it is
+ * written when its buffer holds STREAM_FLUSH_AT bytes, when a row comes FLUSH_EVERY_NS after the
+ * oldest unwritten one (under load), and whenever the sink's thread is about to wait for input
+ * (the idle hook: what fits without waiting goes out at once, the rest at the next row or idle).
+ * A regular file is written in FLUSH_AT chunks: nobody sees it before its rename. */
 #include "csv.h"
 #include "rt.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +35,10 @@
 #include <unistd.h>
 
 enum {
-  FLUSH_AT = 1 << 20,         /* bytes buffered before a write */
+  FLUSH_AT = 1 << 20,         /* bytes buffered before a write to a regular file */
+  STREAM_FLUSH_AT = 1 << 16,  /* bytes buffered before a write to a streaming output */
+  FLUSH_EVERY_NS = 5000000,   /* a streaming output's oldest unwritten row waits at most this long
+                                 (give or take the coarse clock's tick) while rows keep coming */
   READER_POLL_NS = 10000000,  /* a FIFO without a reader is opened again this often */
 };
 
@@ -36,7 +49,10 @@ typedef struct FileSink {
   int fd;           /* the temporary file (-1: closed) */
   bool committed;   /* renamed to the target */
   bool direct;      /* the target is a device or pipe: written in place, no temporary file */
-  Buf buf;          /* rows not yet written */
+  bool std_out;     /* `file` is `-`: fd is standard output, blocking, never closed */
+  Buf buf;          /* rows not yet written, from byte `sent` on */
+  size_t sent;      /* bytes at the start of buf already written (an idle flush wrote part) */
+  int64_t oldest;   /* streaming: when the oldest unwritten row was added (coarse monotonic ns) */
 } FileSink;
 
 static void filesink_close(OpInst *op, bool ok);
@@ -62,12 +78,30 @@ static int write_fail(OpInst *op, FileSink *s) {
   return rt_fail(op, "cannot write '%s': %s", s->path, strerror(errno));
 }
 
+static int64_t coarse_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* One write of what is buffered past `sent`: at most PIPE_BUF bytes to standard output (blocking,
+ * so only what a pipe with room takes at once). The byte count, or -1 with errno. */
+static ssize_t write_some(FileSink *s) {
+  size_t n = s->buf.n - s->sent;
+  if (s->std_out && n > PIPE_BUF) n = PIPE_BUF;
+  return write(s->fd, s->buf.p + s->sent, n);
+}
+
 /* Writes out everything buffered. 0, rt_fail, or -1 without a message when the job stopped while
  * a pipe's reader did not read. */
 static int flush(OpInst *op, FileSink *s) {
-  size_t done = 0;
-  while (done < s->buf.n) {
-    ssize_t n = write(s->fd, s->buf.p + done, s->buf.n - done);
+  while (s->sent < s->buf.n) {
+    if (s->std_out) { /* blocking: write only once there is room */
+      int ready = rt_wait_fd(op, s->fd, POLLOUT);
+      if (ready == 0) return -1;
+      if (ready < 0) return write_fail(op, s);
+    }
+    ssize_t n = write_some(s);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) { /* a pipe, full: wait for its reader or for a stop */
       int ready = rt_wait_fd(op, s->fd, POLLOUT);
@@ -76,10 +110,28 @@ static int flush(OpInst *op, FileSink *s) {
       continue;
     }
     if (n < 0) return write_fail(op, s);
-    done += (size_t)n;
+    s->sent += (size_t)n;
   }
   buf_reset(&s->buf);
+  s->sent = 0;
   return 0;
+}
+
+/* Writes what the output takes without waiting (the idle hook may not wait). A write error is
+ * left for the next flush to report. */
+static void flush_ready(FileSink *s) {
+  while (s->sent < s->buf.n) {
+    if (s->std_out) {
+      struct pollfd p = { .fd = s->fd, .events = POLLOUT };
+      if (poll(&p, 1, 0) != 1 || !(p.revents & POLLOUT)) return;
+    }
+    ssize_t n = write_some(s);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    s->sent += (size_t)n;
+  }
+  buf_reset(&s->buf);
+  s->sent = 0;
 }
 
 /* Opens a device or a pipe for writing without ever blocking: a FIFO without a reader yet is
@@ -106,7 +158,10 @@ static int setup(OpInst *op, FileSink *s) {
   if (!*base) return rt_fail(op, "cannot write '%s': it names a directory", s->path);
   size_t dirlen = slash ? (size_t)(slash - s->path) : 0;
   struct stat st;
-  if (stat(s->path, &st) == 0 && !S_ISREG(st.st_mode)) {
+  if (!strcmp(s->path, "-")) {
+    s->fd = STDOUT_FILENO;
+    s->direct = s->std_out = true;
+  } else if (stat(s->path, &st) == 0 && !S_ISREG(st.st_mode)) {
     /* a device or a pipe (/dev/null, /dev/stdout, a FIFO): written as it is, never replaced */
     if (open_direct(op, s) < 0) return -1;
     s->direct = true;
@@ -144,9 +199,20 @@ static int filesink_open(OpInst *op) {
 
 static int filesink_process(OpInst *op, int port, Tuple *t) {
   FileSink *s = op->state;
+  bool was_empty = s->sent == s->buf.n;
   csv_put_row(&s->buf, t->v, t->n);
   tuple_unref(t);
-  return s->buf.n >= FLUSH_AT ? flush(op, s) : 0;
+  if (!s->direct) return s->buf.n >= FLUSH_AT ? flush(op, s) : 0;
+  int64_t now = coarse_ns();
+  if (was_empty) s->oldest = now;
+  if (s->buf.n - s->sent >= STREAM_FLUSH_AT || now - s->oldest >= FLUSH_EVERY_NS) return flush(op, s);
+  return 0;
+}
+
+/* The sink's thread is about to wait for input: a streaming output shows what it has. */
+static void filesink_idle(OpInst *op) {
+  FileSink *s = op->state;
+  if (s && s->direct && s->fd >= 0) flush_ready(s);
 }
 
 static int filesink_final(OpInst *op) {
@@ -156,7 +222,7 @@ static int filesink_final(OpInst *op) {
   if (!s->direct && fsync(s->fd) < 0) return write_fail(op, s);
   int fd = s->fd;
   s->fd = -1;
-  if (close(fd) < 0) return write_fail(op, s);
+  if (!s->std_out && close(fd) < 0) return write_fail(op, s);
   return 0;
 }
 
@@ -177,7 +243,7 @@ static int filesink_commit(OpInst *op) {
 static void filesink_close(OpInst *op, bool ok) {
   FileSink *s = op->state;
   if (!s) return;
-  if (s->fd >= 0) close(s->fd);
+  if (s->fd >= 0 && !s->std_out) close(s->fd);
   if (s->tmp && !s->committed) unlink(s->tmp);
   free(s->tmp);
   free(s->dir);
@@ -190,6 +256,7 @@ const OpKindImpl op_filesink = {
   .kind = KIND_FILESINK,
   .open = filesink_open,
   .process = filesink_process,
+  .idle = filesink_idle,
   .final = filesink_final,
   .commit = filesink_commit,
   .close = filesink_close,

@@ -20,7 +20,10 @@
  *
  * The file is read with read(2) on a non-blocking descriptor, so a FIFO or a pipe gives its rows
  * as they come, and a writer that is idle (or has not opened the FIFO yet) is waited for with
- * rt_wait_fd, which a stop of the job ends. */
+ * rt_wait_fd, which a stop of the job ends; before such a wait the source calls rt_idle, so what it
+ * emitted goes on at once instead of waiting for the next row. `file` = `-` is standard input, used
+ * as it is (its flags are the shell's, so it stays blocking): it is read only once poll says it
+ * has something, and never closed. */
 #include "csv.h"
 #include "rt.h"
 
@@ -38,6 +41,9 @@ typedef struct FileSource {
   const char *path; /* as given in `file` */
   int fd;           /* the open file (-1: none), non-blocking */
   bool regular;     /* it is a regular file: a read never waits */
+  bool std_in;      /* `file` is `-`: fd is standard input, blocking, never closed */
+  bool running;     /* run has started: waits hand on what was emitted (not while open reads the
+                       header, before any thread runs) */
   OpInst *op;       /* the instance (for rt_wait_fd) */
   CsvReader r;      /* its reader (initialized when fd is open) */
   int ncols;        /* columns of the header */
@@ -71,6 +77,8 @@ static ssize_t read_file(void *ctx, char *buf, size_t cap) {
   FileSource *fs = ctx;
   for (;;) {
     if (!fs->regular) {
+      struct pollfd p = { .fd = fs->fd, .events = POLLIN };
+      if (fs->running && poll(&p, 1, 0) != 1) rt_idle(fs->op); /* nothing yet: hand on what was emitted */
       int ready = rt_wait_fd(fs->op, fs->fd, POLLIN);
       if (ready == 0) errno = ECANCELED;
       if (ready <= 0) return -1;
@@ -133,8 +141,10 @@ static int setup(OpInst *op, FileSource *fs) {
   fs->nvals = op->out_schema->nattrs;
   fs->vals = sf_xmalloc(sizeof *fs->vals * ((size_t)fs->nvals + 1));
   /* non-blocking: opening a FIFO does not wait for its writer (read_file does) */
-  fs->fd = open(fs->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  fs->std_in = !strcmp(fs->path, "-");
+  fs->fd = fs->std_in ? STDIN_FILENO : open(fs->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fs->fd < 0) return rt_fail(op, "cannot open '%s': %s", fs->path, strerror(errno));
+  if (fs->std_in) fs->path = "<stdin>"; /* how messages name it */
   struct stat st;
   fs->regular = fstat(fs->fd, &st) == 0 && S_ISREG(st.st_mode);
   fs->op = op;
@@ -175,6 +185,7 @@ static int parse_row(OpInst *op, FileSource *fs) {
 static int filesource_run(OpInst *op) {
   FileSource *fs = op->state;
   uint64_t n = 0;
+  fs->running = true;
   for (;;) {
     if (rt_stopping(op)) return 0;
     int rc = next_record(op, fs);
@@ -202,7 +213,7 @@ static void filesource_close(OpInst *op, bool ok) {
   if (!fs) return;
   if (fs->fd >= 0) {
     csv_reader_release(&fs->r);
-    close(fs->fd);
+    if (!fs->std_in) close(fs->fd);
   }
   free(fs->attr_of);
   free(fs->vals);

@@ -610,6 +610,37 @@ START_TEST(files_naming_directories) {
 }
 END_TEST
 
+START_TEST(standard_input_and_output) {
+  /* `-` is standard input for a FileSource and standard output for a FileSink; two sinks may
+   * share standard output, two sources may not share standard input */
+  check_fails("<graph xmlns='" NS "' name='g'>\n"
+              "  <schema name='T'><attr name='x' type='int'/></schema>\n"
+              "  <operator name='a' kind='FileSource'><output stream='A' schema='T'/>\n"
+              "    <param name='file'>-</param></operator>\n"                 /* 4 */
+              "  <operator name='b' kind='FileSource'><output stream='B' schema='T'/>\n"
+              "    <param name='file'>-</param></operator>\n"                 /* 6 */
+              "  <operator name='c' kind='FileSource'><output stream='C' schema='T'/>\n"
+              "    <param name='file'>./-</param></operator>\n"               /* a file named '-' */
+              "  <operator name='d' kind='FileSink'><input stream='A B C'/>\n"
+              "    <param name='file'>-</param></operator>\n"
+              "  <operator name='e' kind='FileSink'><input stream='A'/>\n"
+              "    <param name='file'>-</param></operator>\n"
+              "</graph>\n",
+              1, "g.xml:6: error: operator 'b' reads standard input, as operator 'a' (line 4) does\n");
+}
+END_TEST
+
+START_TEST(standard_input_once) {
+  check_ok("<graph xmlns='" NS "' name='g'>\n"
+           "  <schema name='T'><attr name='x' type='int'/></schema>\n"
+           "  <operator name='a' kind='FileSource'><output stream='A' schema='T'/>\n"
+           "    <param name='file'>-</param></operator>\n"
+           "  <operator name='d' kind='FileSink'><input stream='A'/>\n"
+           "    <param name='file'>-</param></operator>\n"
+           "</graph>\n");
+}
+END_TEST
+
 /* ---- ports and children per kind ---- */
 
 START_TEST(ports_per_kind) {
@@ -1151,6 +1182,8 @@ static Suite *check_suite(void) {
   UNIT_ADD(s, replicas_keep_their_colocate_tag_apart, setup, teardown);
   UNIT_ADD(s, sinks_writing_one_file, setup, teardown);
   UNIT_ADD(s, files_naming_directories, setup, teardown);
+  UNIT_ADD(s, standard_input_and_output, setup, teardown);
+  UNIT_ADD(s, standard_input_once, setup, teardown);
   UNIT_ADD(s, ports_per_kind, setup, teardown);
   UNIT_ADD(s, children_per_kind, setup, teardown);
   UNIT_ADD(s, custom_ports_within_the_operator_interface, setup, teardown);

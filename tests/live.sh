@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# tests/live.sh BUILD_DIR SOURCE_DIR
+#
+# Live streams (FORMAT.md, "Live streams") through whole runs of sf-exec. The graph (written here)
+# is a source -> Functor (v * 2 + 1) -> FileSink, run as it is (w1) and rewritten by sf-xform -w 2
+# (w2: the Functor in two channels). Cases:
+#   stdin:     FileSource file="-" fed by a pipe, FileSink file="-": standard output equals the
+#              expected rows byte for byte, exit 0, nothing on standard error;
+#   stdin-bad: a malformed row on standard input: the error names '<stdin>' and the line;
+#   stream:    rows written one at a time into standard input come out of standard output before
+#              the next one is written (the sink flushes when its input idles), for file="-" and
+#              for file="/dev/stdout" (a pipe written in place);
+# Every case prints one line, OK or FAIL with what was expected; failures keep the work directory.
+# Environment: SF_KEEP=1 keeps the work directory.
+set -uo pipefail
+
+if [[ $# -lt 2 ]]; then
+  echo "usage: $0 BUILD_DIR SOURCE_DIR" >&2
+  exit 2
+fi
+build=$(cd "$1" && pwd) || exit 2
+src=$(cd "$2" && pwd) || exit 2
+source "$src/tests/lib.sh"
+sf_need_bins "$build" sf-xform sf-exec || exit 1
+B=$build/bin
+
+cleanup() {
+  local p
+  for p in $(jobs -p); do kill -KILL "$p" 2>/dev/null; done # unreaped children only
+  wait 2>/dev/null
+  sf_cleanup
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+work=$(sf_mktemp sf-live) || exit 1
+SF_TMPDIRS+=("$work") # sf_mktemp ran in a $(...) subshell: register it here
+
+passed=0
+failed=0
+ok() { printf '%-18s OK    %s\n' "$1" "$2"; passed=$((passed + 1)); }
+bad() { # CASE WHAT [LOG...]
+  local c=$1 what=$2 f
+  shift 2
+  printf '%-18s FAIL  %s (work dir %s)\n' "$c" "$what" "$work"
+  for f in "$@"; do
+    [[ -f $f ]] || continue
+    echo "    $(basename "$f"):"
+    sed 's/^/    | /' "$f" | head -n 15
+  done
+  failed=$((failed + 1))
+  sf_keep "$work"
+}
+
+# make_graph DIR WIDTH SOURCE_PARAMS SINK_PARAMS: DIR/g.xml, FileSource with SOURCE_PARAMS (XML
+# <param> elements) -> calc -> FileSink with SINK_PARAMS; runs happen in DIR.
+make_graph() {
+  local dir=$1 width=$2 src_params=$3 sink_params=$4
+  mkdir -p "$dir/out"
+  cat >"$dir/seq.xml" <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<graph xmlns="urn:streamfission:graph:1" name="live">
+  <schema name="T">
+    <attr name="id" type="int"/>
+    <attr name="v"  type="int"/>
+  </schema>
+  <operator name="src" kind="FileSource">
+    <output stream="Rows" schema="T"/>
+    $src_params
+  </operator>
+  <operator name="calc" kind="Functor">
+    <input stream="Rows"/>
+    <output stream="Calced" schema="T"/>
+    <set attr="v">v * 2 + 1</set>
+  </operator>
+  <operator name="out" kind="FileSink">
+    <input stream="Calced"/>
+    $sink_params
+  </operator>
+</graph>
+EOF
+  if [[ $width == 1 ]]; then
+    cp "$dir/seq.xml" "$dir/g.xml"
+  elif ! "$B/sf-xform" -w "$width" "$dir/seq.xml" -o "$dir/g.xml" >"$dir/xform.log" 2>&1; then
+    echo "error: sf-xform failed on the test graph:" >&2
+    cat "$dir/xform.log" >&2
+    exit 1
+  fi
+}
+
+# The input: a header and 2000 rows; want.csv is what the graph makes of them.
+rows=$work/rows.csv
+{
+  echo "id,v"
+  for ((i = 1; i <= 2000; i++)); do echo "$i,$((i * 7 % 1000))"; done
+} >"$rows"
+want=$work/want.csv
+awk -F, 'NR == 1 { print; next } { print $1 "," $2 * 2 + 1 }' "$rows" >"$want"
+
+STDIN='<param name="file">-</param>'
+STDOUT='<param name="file">-</param>'
+
+for width in 1 2; do
+  c=stdin-w$width d=$work/$c
+  make_graph "$d" "$width" "$STDIN" "$STDOUT"
+  (cd "$d" && timeout -k 5 30 "$B/sf-exec" g.xml <"$rows" >stdout.csv 2>exec.log)
+  st=$?
+  if [[ $st != 0 ]]; then
+    bad "$c" "exit status $st, expected 0" "$d/exec.log"
+  elif [[ -s $d/exec.log ]]; then
+    bad "$c" "sf-exec printed something on standard error" "$d/exec.log"
+  elif ! cmp -s "$want" "$d/stdout.csv"; then
+    bad "$c" "standard output differs from the expected rows" "$d/stdout.csv"
+  else
+    ok "$c" "standard input to standard output: exit 0, $(wc -l <"$want") lines"
+  fi
+done
+
+c=stdin-bad d=$work/$c
+make_graph "$d" 1 "$STDIN" "$STDOUT"
+(cd "$d" && printf 'id,v\n1,2\n3,x\n4,5\n' | timeout -k 5 30 "$B/sf-exec" g.xml >stdout.csv 2>exec.log)
+st=$?
+msg="sf-exec: error: operator 'src': <stdin>:3: error: field 'v': 'x' is not an int"
+if [[ $st != 1 ]]; then
+  bad "$c" "exit status $st, expected 1" "$d/exec.log"
+elif [[ $(cat "$d/exec.log") != "$msg" ]]; then
+  bad "$c" "standard error is not exactly '$msg'" "$d/exec.log"
+else
+  ok "$c" "a malformed row on standard input: exit 1, the line named"
+fi
+
+# stream CASE WIDTH SINK_PARAMS: writes the header and a row, then each further row only once the
+# previous one came out of standard output (5 s at most each); then closes standard input and
+# expects exit 0 and nothing more on standard output.
+stream() {
+  local c=$1 width=$2 sink=$3 d=$work/$1 line i expect fail=""
+  make_graph "$d" "$width" "$STDIN" "$sink"
+  cd "$d" || return
+  coproc SF { exec timeout -k 5 30 "$B/sf-exec" g.xml 2>exec.log; }
+  local in=${SF[1]} out=${SF[0]} pid=$SF_PID
+  printf 'id,v\n' >&"$in"
+  for ((i = 1; i <= 5; i++)); do
+    printf '%d,%d\n' "$i" "$((i * 10))" >&"$in"
+    if ((i == 1)); then
+      read -r -t 5 -u "$out" line || line="(nothing in 5 s)"
+      [[ $line == id,v ]] || fail="header: got '$line'"
+    fi
+    [[ -n $fail ]] && break
+    expect="$i,$((i * 20 + 1))"
+    read -r -t 5 -u "$out" line || line="(nothing in 5 s)"
+    [[ $line == "$expect" ]] || fail="row $i: got '$line', expected '$expect' while standard input stays open"
+    [[ -n $fail ]] && break
+  done
+  exec {in}>&-
+  if [[ -z $fail ]] && read -r -t 10 -u "$out" line; then fail="after the end: unexpected '$line'"; fi
+  wait "$pid"
+  local st=$?
+  cd - >/dev/null || return
+  if [[ -n $fail ]]; then
+    bad "$c" "$fail" "$d/exec.log"
+  elif [[ $st != 0 ]]; then
+    bad "$c" "exit status $st, expected 0" "$d/exec.log"
+  elif [[ -s $d/exec.log ]]; then
+    bad "$c" "sf-exec printed something on standard error" "$d/exec.log"
+  else
+    ok "$c" "each row shown before the next is written, exit 0"
+  fi
+}
+
+for width in 1 2; do
+  stream "stream-w$width" "$width" "$STDOUT"
+  stream "devstdout-w$width" "$width" '<param name="file">/dev/stdout</param>'
+done
+
+echo "live: $passed passed, $failed failed"
+((failed == 0))
