@@ -43,10 +43,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-port_free() { ! ss -Htln "sport = :$1" 2>/dev/null | grep -q .; }
-base=$((20000 + RANDOM % 30000))
-while ! port_free "$base" || ! port_free $((base + 1)); do base=$((base + 2)); done
-P0=$base P1=$((base + 1))
+sf_next_ports 2 || exit 1
 
 work=$(sf_mktemp sf-backpressure) || exit 1
 SF_TMPDIRS+=("$work") # sf_mktemp ran in a $(...) subshell: register it here

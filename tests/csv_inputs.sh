@@ -43,21 +43,8 @@ trap 'exit 130' INT TERM
 work=$(sf_mktemp sf-csv-inputs) || exit 1
 SF_TMPDIRS+=("$work") # sf_mktemp ran in a $(...) subshell: register it here
 
-passed=0
-failed=0
-ok() { printf '%-18s OK    %s\n' "$1" "$2"; passed=$((passed + 1)); }
-bad() { # CASE WHAT [LOG...]
-  local c=$1 what=$2 f
-  shift 2
-  printf '%-18s FAIL  %s (work dir %s)\n' "$c" "$what" "$work"
-  for f in "$@"; do
-    [[ -f $f ]] || continue
-    echo "    $(basename "$f"):"
-    sed 's/^/    | /' "$f" | head -n 15
-  done
-  failed=$((failed + 1))
-  sf_keep "$work"
-}
+SF_WORK=$work
+SF_CASE_WIDTH=18
 
 # make_graph DIR WIDTH [HOSTS]: DIR/g.xml reading DIR/in.csv (relative: runs happen in DIR) into
 # DIR/out/x.csv; HOSTS (h0=ADDR,h1=ADDR) puts the source on h0 and the rest on h1.
@@ -114,13 +101,13 @@ out_files() { find "$1/out" -mindepth 1 -printf '%P ' 2>/dev/null; }
 expect_error() {
   local c=$1 dir=$2 msg=$3 what=$4
   if [[ $ST != 1 ]]; then
-    bad "$c" "$what: exit status $ST, expected 1" "$dir/exec.log"
+    sf_bad "$c" "$what: exit status $ST, expected 1" "$dir/exec.log"
   elif [[ $(cat "$dir/exec.log") != "$msg" ]]; then
-    bad "$c" "$what: the output is not exactly '$msg'" "$dir/exec.log"
+    sf_bad "$c" "$what: the output is not exactly '$msg'" "$dir/exec.log"
   elif [[ -n $(out_files "$dir") ]]; then
-    bad "$c" "$what: files left in out/: $(out_files "$dir")" "$dir/exec.log"
+    sf_bad "$c" "$what: files left in out/: $(out_files "$dir")" "$dir/exec.log"
   else
-    ok "$c" "$what: exit 1, nothing written"
+    sf_ok "$c" "$what: exit 1, nothing written"
   fi
 }
 
@@ -129,15 +116,15 @@ expect_error() {
 expect_output() {
   local c=$1 dir=$2 want=$3 what=$4
   if [[ $ST != 0 ]]; then
-    bad "$c" "$what: exit status $ST, expected 0" "$dir/exec.log"
+    sf_bad "$c" "$what: exit status $ST, expected 0" "$dir/exec.log"
   elif [[ -s $dir/exec.log ]]; then
-    bad "$c" "$what: sf-exec printed something" "$dir/exec.log"
+    sf_bad "$c" "$what: sf-exec printed something" "$dir/exec.log"
   elif [[ $(out_files "$dir") != "x.csv " ]]; then
-    bad "$c" "$what: out/ holds '$(out_files "$dir")', expected x.csv alone" "$dir/exec.log"
+    sf_bad "$c" "$what: out/ holds '$(out_files "$dir")', expected x.csv alone" "$dir/exec.log"
   elif ! cmp -s "$want" "$dir/out/x.csv"; then
-    bad "$c" "$what: out/x.csv differs from the expected rows" "$want" "$dir/out/x.csv"
+    sf_bad "$c" "$what: out/x.csv differs from the expected rows" "$want" "$dir/out/x.csv"
   else
-    ok "$c" "$what: exit 0, $(wc -l <"$want") lines"
+    sf_ok "$c" "$what: exit 0, $(wc -l <"$want") lines"
   fi
 }
 
@@ -237,15 +224,6 @@ for width in 1 2; do
 done
 
 # ---- launch: the source on h0 and the sink on h1, two loopback ports ----
-port_free() { ! ss -Htln "sport = :$1" 2>/dev/null | grep -q .; }
-next_port=${SF_PORT_BASE:-$((20000 + RANDOM % 30000))}
-new_ports() { # sets P0 P1
-  while :; do
-    P0=$next_port P1=$((next_port + 1))
-    next_port=$((next_port + 2))
-    port_free "$P0" && port_free "$P1" && return
-  done
-}
 # launch CASE DIR [ARGS...]: sf-launch ARGS g.xml in DIR (time limit 60 s); log DIR/launch.log, ST
 launch() {
   local dir=$1
@@ -256,28 +234,28 @@ launch() {
 for flag in "" --accept-unterminated; do
   c=launch${flag:+-accept}
   d=$work/$c
-  new_ports
+  sf_next_ports 2 || exit 1
   make_graph "$d" 2 "h0=127.0.0.1:$P0,h1=127.0.0.1:$P1"
   cp "$cut_file" "$d/in.csv"
   launch "$d" $flag
   if [[ -n $flag ]]; then
     if [[ $ST != 0 ]]; then
-      bad "$c" "sf-launch $flag: exit status $ST, expected 0" "$d/launch.log"
+      sf_bad "$c" "sf-launch $flag: exit status $ST, expected 0" "$d/launch.log"
     elif ! cmp -s "$want_cut" "$d/out/x.csv"; then
-      bad "$c" "sf-launch $flag: out/x.csv differs from the expected rows" "$d/launch.log"
+      sf_bad "$c" "sf-launch $flag: out/x.csv differs from the expected rows" "$d/launch.log"
     else
-      ok "$c" "sf-launch passes $flag to the executors: exit 0, the last row read"
+      sf_ok "$c" "sf-launch passes $flag to the executors: exit 0, the last row read"
     fi
   elif [[ $ST != 1 ]]; then
-    bad "$c" "sf-launch: exit status $ST, expected 1" "$d/launch.log"
+    sf_bad "$c" "sf-launch: exit status $ST, expected 1" "$d/launch.log"
   elif ! grep -qxF "[h0] $truncated" "$d/launch.log"; then
-    bad "$c" "sf-launch: no line '[h0] $truncated'" "$d/launch.log"
+    sf_bad "$c" "sf-launch: no line '[h0] $truncated'" "$d/launch.log"
   elif [[ -n $(out_files "$d") ]]; then
-    bad "$c" "sf-launch: files left in out/: $(out_files "$d")" "$d/launch.log"
+    sf_bad "$c" "sf-launch: files left in out/: $(out_files "$d")" "$d/launch.log"
   else
-    ok "$c" "sf-launch: h0 names the truncated file, exit 1, nothing written"
+    sf_ok "$c" "sf-launch: h0 names the truncated file, exit 1, nothing written"
   fi
 done
 
-echo "csv_inputs: $passed passed, $failed failed"
-[[ $failed == 0 ]]
+echo "csv_inputs: $SF_PASSED passed, $SF_FAILED failed"
+[[ $SF_FAILED == 0 ]]

@@ -56,20 +56,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Ports: next_ports sets P0 P1 P2 to three consecutive free ports above a random base.
-next_port=${SF_PORT_BASE:-$((20000 + RANDOM % 30000))}
-port_free() { ! ss -Htln "sport = :$1" 2>/dev/null | grep -q .; }
-next_ports() {
-  local tries=0
-  while :; do
-    P0=$next_port P1=$((next_port + 1)) P2=$((next_port + 2))
-    next_port=$((next_port + 3))
-    ((next_port > 64000)) && next_port=20000
-    port_free "$P0" && port_free "$P1" && port_free "$P2" && return 0
-    ((++tries > 100)) && { echo "error: no free ports found" >&2; return 1; }
-  done
-}
-
 failed=0
 passed=0
 t_start=$(sf_now)
@@ -159,7 +145,7 @@ xform_and_run() { # LABEL WORK GRAPH W
   local label=$1 work=$2 graph=$3 w=$4 par t0 t1 attempt rc
   par=$work/par-w$w.xml
   for attempt in 1 2; do
-    next_ports || { fail "$label FAIL  no free ports"; return 1; }
+    sf_next_ports 3 || { fail "$label FAIL  no free ports"; return 1; }
     t0=$(sf_now)
     if ! "$build/bin/sf-xform" -w "$w" --hosts "h0=127.0.0.1:$P0,h1=127.0.0.1:$P1,h2=127.0.0.1:$P2" "$graph" \
       -o "$par" >"$work/xform-w$w.log" 2>&1; then

@@ -75,34 +75,12 @@ trap 'exit 130' INT TERM
 work=$(sf_mktemp sf-faults) || exit 1
 SF_TMPDIRS+=("$work") # sf_mktemp ran in a $(...) subshell: register it here
 
-passed=0
-failed=0
+SF_WORK=$work
+SF_CASE_WIDTH=4
 t_start=$(sf_now)
-ok() { printf '%-4s OK    %s\n' "$1" "$2"; passed=$((passed + 1)); }
-bad() { # CASE WHAT [LOG...]
-  local c=$1 what=$2 f
-  shift 2
-  printf '%-4s FAIL  %s (work dir %s)\n' "$c" "$what" "$work"
-  for f in "$@"; do
-    [[ -f $f ]] || continue
-    echo "    $(basename "$f"):"
-    sed 's/^/    | /' "$f" | head -n 15
-  done
-  sf_keep "$work"
-  failed=$((failed + 1))
-}
 
 # ---- ports and graphs ----
 
-port_free() { ! ss -Htln "sport = :$1" 2>/dev/null | grep -q .; }
-next_port=$((20000 + RANDOM % 30000))
-new_ports() { # sets P0 P1
-  while :; do
-    P0=$next_port P1=$((next_port + 1))
-    next_port=$((next_port + 2))
-    port_free "$P0" && port_free "$P1" && return
-  done
-}
 
 # make_graph DIR COUNT RATE: DIR/graph.xml (no hosts) and DIR/par.xml (two fresh loopback ports)
 make_graph() {
@@ -133,7 +111,7 @@ make_graph() {
   </operator>
 </graph>
 EOF
-  new_ports
+  sf_next_ports 2 || exit 1
   bash "$src/tools/sf-certs" "$dir/tls" h0 h1 h2 || exit 1 # the job's CA; h2 is in no graph: an impostor's
   "$B/sf-xform" --hosts "h0=127.0.0.1:$P0,h1=127.0.0.1:$P1" "$dir/graph.xml" -o "$dir/par.xml" >"$dir/xform.log" 2>&1 || {
     echo "error: sf-xform failed on the fault graph:" >&2
@@ -218,7 +196,7 @@ lpid=$!
 GROUPS_+=("$lpid")
 if ! wait_running "sf-exec --host h0 .*$d/par.xml" 10 >/dev/null ||
   ! pid1=$(wait_running "sf-exec --host h1 .*$d/par.xml" 10 | head -n 1) || ! wait_output "$d" 10; then
-  bad a1 "the executors did not start (or no data flowed) within 10 s" "$d/launch.log"
+  sf_bad a1 "the executors did not start (or no data flowed) within 10 s" "$d/launch.log"
 else
   sleep 0.5
   t0=$(sf_now)
@@ -228,18 +206,18 @@ else
   sleep 0.2
   left=$(pgrep -f -- "sf-exec --host .*$d/par.xml" | tr '\n' ' ')
   if [[ $st == timeout ]]; then
-    bad a1 "sf-launch still ran 10 s after h1 was killed" "$d/launch.log"
+    sf_bad a1 "sf-launch still ran 10 s after h1 was killed" "$d/launch.log"
   elif [[ $st == 0 ]]; then
-    bad a1 "sf-launch exited 0 after h1 was killed" "$d/launch.log"
+    sf_bad a1 "sf-launch exited 0 after h1 was killed" "$d/launch.log"
   elif ! grep "sf-launch: error: host 'h[01]'" "$d/launch.log" | grep -q "h1"; then
     # normally it names h1 (which died first); if it reaps h0 first, h0's reason must name h1
-    bad a1 "sf-launch exited $st but its error line does not name host 'h1'" "$d/launch.log"
+    sf_bad a1 "sf-launch exited $st but its error line does not name host 'h1'" "$d/launch.log"
   elif [[ -n $left ]]; then
-    bad a1 "executors still running after sf-launch exited: $left" "$d/launch.log"
+    sf_bad a1 "executors still running after sf-launch exited: $left" "$d/launch.log"
   elif ! no_output "$d"; then
-    bad a1 "files left in out/: $(out_listing "$d")" "$d/launch.log"
+    sf_bad a1 "files left in out/: $(out_listing "$d")" "$d/launch.log"
   else
-    ok a1 "h1 killed: sf-launch exited $st after ${secs}s: $(grep "sf-launch: error" "$d/launch.log" | head -n 1)"
+    sf_ok a1 "h1 killed: sf-launch exited $st after ${secs}s: $(grep "sf-launch: error" "$d/launch.log" | head -n 1)"
   fi
 fi
 
@@ -251,7 +229,7 @@ p0=$LAST_PID
 start_exec "$d" h1
 p1=$LAST_PID
 if ! wait_output "$d" 10; then
-  bad a2 "no data flowed within 10 s" "$d/h0.log" "$d/h1.log"
+  sf_bad a2 "no data flowed within 10 s" "$d/h0.log" "$d/h1.log"
 else
   sleep 0.5
   t0=$(sf_now)
@@ -260,15 +238,15 @@ else
   wait_exit "$p0" 10; st=$ST
   secs=$(sf_elapsed "$t0" "$(sf_now)")
   if [[ $st == timeout ]]; then
-    bad a2 "h0 still ran 10 s after h1 was killed" "$d/h0.log"
+    sf_bad a2 "h0 still ran 10 s after h1 was killed" "$d/h0.log"
   elif ! status_ok_fail "$st"; then
-    bad a2 "h0 exited $st (expected 1) after h1 was killed" "$d/h0.log"
+    sf_bad a2 "h0 exited $st (expected 1) after h1 was killed" "$d/h0.log"
   elif ! grep "error:" "$d/h0.log" | grep "host 'h1'" | grep -qE "Calced>out/0|Ticks>calc/0"; then
-    bad a2 "h0's error does not name host 'h1' and an edge" "$d/h0.log"
+    sf_bad a2 "h0's error does not name host 'h1' and an edge" "$d/h0.log"
   elif ! no_output "$d"; then
-    bad a2 "files left in out/: $(out_listing "$d")" "$d/h0.log"
+    sf_bad a2 "files left in out/: $(out_listing "$d")" "$d/h0.log"
   else
-    ok a2 "h1 killed: h0 exited 1 after ${secs}s: $(grep error: "$d/h0.log" | head -n 1 | cut -c1-150)"
+    sf_ok a2 "h1 killed: h0 exited 1 after ${secs}s: $(grep error: "$d/h0.log" | head -n 1 | cut -c1-150)"
   fi
 fi
 
@@ -280,7 +258,7 @@ p0=$LAST_PID
 start_exec "$d" h1
 p1=$LAST_PID
 if ! wait_output "$d" 10; then
-  bad a3 "no data flowed within 10 s" "$d/h0.log" "$d/h1.log"
+  sf_bad a3 "no data flowed within 10 s" "$d/h0.log" "$d/h1.log"
 else
   sleep 0.5
   t0=$(sf_now)
@@ -289,16 +267,16 @@ else
   wait_exit "$p1" 10; st=$ST
   secs=$(sf_elapsed "$t0" "$(sf_now)")
   if [[ $st == timeout ]]; then
-    bad a3 "h1 still ran 10 s after h0 was killed" "$d/h1.log"
+    sf_bad a3 "h1 still ran 10 s after h0 was killed" "$d/h1.log"
   elif ! status_ok_fail "$st"; then
-    bad a3 "h1 exited $st (expected 1) after h0 was killed" "$d/h1.log"
+    sf_bad a3 "h1 exited $st (expected 1) after h0 was killed" "$d/h1.log"
   elif ! grep "error:" "$d/h1.log" | grep "host 'h0'" | grep -qE "Calced>out/0|Ticks>calc/0"; then
-    bad a3 "h1's error does not name host 'h0' and an edge" "$d/h1.log"
+    sf_bad a3 "h1's error does not name host 'h0' and an edge" "$d/h1.log"
   elif [[ -e $d/out/faults.csv ]]; then
-    bad a3 "out/faults.csv exists" "$d/h1.log"
+    sf_bad a3 "out/faults.csv exists" "$d/h1.log"
   else
     # h0 died by SIGKILL: its temporary file (a dot file) necessarily stays; the target must not exist
-    ok a3 "h0 killed: h1 exited 1 after ${secs}s: $(grep error: "$d/h1.log" | head -n 1 | cut -c1-150)"
+    sf_ok a3 "h0 killed: h1 exited 1 after ${secs}s: $(grep error: "$d/h1.log" | head -n 1 | cut -c1-150)"
   fi
 fi
 
@@ -310,15 +288,15 @@ start_exec "$d" h0 --connect-timeout 1500
 wait_exit "$LAST_PID" 6; st=$ST
 secs=$(sf_elapsed "$t0" "$(sf_now)")
 if [[ $st == timeout ]]; then
-  bad b "h0 still ran after 6 s (connect timeout 1.5 s)" "$d/h0.log"
+  sf_bad b "h0 still ran after 6 s (connect timeout 1.5 s)" "$d/h0.log"
 elif ! status_ok_fail "$st"; then
-  bad b "h0 exited $st (expected 1)" "$d/h0.log"
+  sf_bad b "h0 exited $st (expected 1)" "$d/h0.log"
 elif ! grep "error:" "$d/h0.log" | grep -q "host 'h1' at 127.0.0.1:$P1"; then
-  bad b "h0's error does not name host 'h1' at 127.0.0.1:$P1" "$d/h0.log"
+  sf_bad b "h0's error does not name host 'h1' at 127.0.0.1:$P1" "$d/h0.log"
 elif ! no_output "$d"; then
-  bad b "files left in out/: $(out_listing "$d")" "$d/h0.log"
+  sf_bad b "files left in out/: $(out_listing "$d")" "$d/h0.log"
 else
-  ok b "h0 alone exited 1 after ${secs}s: $(grep error: "$d/h0.log" | head -n 1 | cut -c1-150)"
+  sf_ok b "h0 alone exited 1 after ${secs}s: $(grep error: "$d/h0.log" | head -n 1 | cut -c1-150)"
 fi
 
 # ---- c and d (during a job): wrong token, taken edge, unknown edge, raw TCP garbage ----
@@ -341,29 +319,29 @@ st=$(probe "$d" c-early h0 --token wrong --peer-name h1 --connect-timeout 3000 -
 start_exec "$d" h0
 p0=$LAST_PID
 if [[ $st == 1 ]] && grep -q "failed: UNAUTHENTICATED" "$d/probe-c-early.log"; then
-  ok c "wrong token before the sender connected: $(cut -c1-150 "$d/probe-c-early.log" | head -n 1)"
+  sf_ok c "wrong token before the sender connected: $(cut -c1-150 "$d/probe-c-early.log" | head -n 1)"
 else
-  bad c "wrong token before the sender connected: probe exited $st, expected 1 with UNAUTHENTICATED" "$d/probe-c-early.log"
+  sf_bad c "wrong token before the sender connected: probe exited $st, expected 1 with UNAUTHENTICATED" "$d/probe-c-early.log"
 fi
 wait_output "$d" 10
 sleep 0.3
 st=$(probe "$d" c-during h0 --peer-name h1 --token wrong --connect-timeout 3000 --size 100 "127.0.0.1:$P1" 'Ticks>calc/0')
 if [[ $st == 1 ]] && grep -q "failed: UNAUTHENTICATED" "$d/probe-c-during.log"; then
-  ok c "wrong token during the job: refused with UNAUTHENTICATED"
+  sf_ok c "wrong token during the job: refused with UNAUTHENTICATED"
 else
-  bad c "wrong token during the job: probe exited $st, expected 1 with UNAUTHENTICATED" "$d/probe-c-during.log"
+  sf_bad c "wrong token during the job: probe exited $st, expected 1 with UNAUTHENTICATED" "$d/probe-c-during.log"
 fi
 st=$(probe "$d" c-h0 h1 --peer-name h0 --token wrong --connect-timeout 3000 --hex ffff "127.0.0.1:$P0" 'Calced>out/0')
 if [[ $st == 1 ]] && grep -q "failed: UNAUTHENTICATED" "$d/probe-c-h0.log"; then
-  ok c "wrong token to h0 during the job: refused with UNAUTHENTICATED"
+  sf_ok c "wrong token to h0 during the job: refused with UNAUTHENTICATED"
 else
-  bad c "wrong token to h0 during the job: probe exited $st, expected 1 with UNAUTHENTICATED" "$d/probe-c-h0.log"
+  sf_bad c "wrong token to h0 during the job: probe exited $st, expected 1 with UNAUTHENTICATED" "$d/probe-c-h0.log"
 fi
 st=$(probe "$d" c-taken h0 --peer-name h1 --connect-timeout 3000 --hex ffffffff "127.0.0.1:$P1" 'Ticks>calc/0')
 if [[ $st == 1 ]] && grep -q "failed: ALREADY_EXISTS" "$d/probe-c-taken.log"; then
-  ok c "right token on an edge that has its sender: refused with ALREADY_EXISTS"
+  sf_ok c "right token on an edge that has its sender: refused with ALREADY_EXISTS"
 else
-  bad c "right token on a taken edge: probe exited $st, expected 1 with ALREADY_EXISTS" "$d/probe-c-taken.log"
+  sf_bad c "right token on a taken edge: probe exited $st, expected 1 with ALREADY_EXISTS" "$d/probe-c-taken.log"
 fi
 # d: unknown edge id with the right token: never accepted, so nothing can be sent on it
 t0=$(sf_now)
@@ -371,9 +349,9 @@ st=$(probe "$d" d-unknown h0 --peer-name h1 --connect-timeout 5000 --hex fffffff
 secs=$(sf_elapsed "$t0" "$(sf_now)")
 if [[ $st == 1 ]] && grep -q "failed: NOT_FOUND: host 'h1' has no edge 'Nope>nothing/7'" "$d/probe-d-unknown.log" &&
   awk -v s="$secs" 'BEGIN { exit !(s < 2) }'; then
-  ok d "unknown edge id, right token: refused after ${secs}s: $(cut -c1-140 "$d/probe-d-unknown.log" | head -n 1)"
+  sf_ok d "unknown edge id, right token: refused after ${secs}s: $(cut -c1-140 "$d/probe-d-unknown.log" | head -n 1)"
 else
-  bad d "unknown edge id: probe exited $st after ${secs}s, expected 1 within 2 s with NOT_FOUND" "$d/probe-d-unknown.log"
+  sf_bad d "unknown edge id: probe exited $st after ${secs}s, expected 1 within 2 s with NOT_FOUND" "$d/probe-d-unknown.log"
 fi
 # d: raw TCP garbage to both ports
 tcp_junk() { # PORT FILE: sends FILE's bytes on a fresh TCP connection, then closes it
@@ -390,27 +368,27 @@ for port in "$P1" "$P0"; do
   done
 done
 if [[ $junk_sent -ge 1 ]]; then
-  ok d "raw TCP garbage sent on $junk_sent connections to both executors"
+  sf_ok d "raw TCP garbage sent on $junk_sent connections to both executors"
 else
-  bad d "could not connect to the executors' ports to send garbage"
+  sf_bad d "could not connect to the executors' ports to send garbage"
 fi
 wait_exit "$p0" 30; st0=$ST
 wait_exit "$p1" 30; st1=$ST
 wait_exit "$seq_pid" 30; seq_st=$ST
 if [[ $st0 != 0 || $st1 != 0 ]]; then
-  bad c/d "the job did not survive the probes: h0 exited $st0, h1 exited $st1" "$d/h0.log" "$d/h1.log"
+  sf_bad c/d "the job did not survive the probes: h0 exited $st0, h1 exited $st1" "$d/h0.log" "$d/h1.log"
 elif [[ $seq_st != 0 ]]; then
-  bad c/d "the one-process run failed ($seq_st)" "$d/seq.log"
+  sf_bad c/d "the one-process run failed ($seq_st)" "$d/seq.log"
 elif ! cmp -s "$d/seq/out/faults.csv" "$d/out/faults.csv"; then
-  bad c/d "the job's output differs from the one-process run: $(cmp "$d/seq/out/faults.csv" "$d/out/faults.csv" 2>&1)"
+  sf_bad c/d "the job's output differs from the one-process run: $(cmp "$d/seq/out/faults.csv" "$d/out/faults.csv" 2>&1)"
 elif [[ $(find "$d/out" -mindepth 1 | wc -l) -ne 1 ]]; then
-  bad c/d "out/ holds more than out/faults.csv: $(out_listing "$d")"
+  sf_bad c/d "out/ holds more than out/faults.csv: $(out_listing "$d")"
 elif ! grep -q "refused call for edge 'Ticks>calc/0' from .*UNAUTHENTICATED" "$d/h1.log"; then
-  bad c "h1 logged no line about the refused call" "$d/h1.log"
+  sf_bad c "h1 logged no line about the refused call" "$d/h1.log"
 elif ! grep -q "refused call for edge 'Calced>out/0' from .*UNAUTHENTICATED" "$d/h0.log"; then
-  bad c "h0 logged no line about the refused call" "$d/h0.log"
+  sf_bad c "h0 logged no line about the refused call" "$d/h0.log"
 else
-  ok c/d "the job completed with output identical to one process ($(($(wc -l <"$d/out/faults.csv") - 1)) rows); h1 logged: $(grep "from host 'h0'" "$d/h1.log" | grep -m1 UNAUTHENTICATED | cut -c1-140)"
+  sf_ok c/d "the job completed with output identical to one process ($(($(wc -l <"$d/out/faults.csv") - 1)) rows); h1 logged: $(grep "from host 'h0'" "$d/h1.log" | grep -m1 UNAUTHENTICATED | cut -c1-140)"
 fi
 
 # ---- d: bad messages on a real edge, h0 alone, the probe posing as h1 ----
@@ -436,17 +414,17 @@ bad_message() { # CASE LABEL EXPECT_PROBE EXPECT_EXEC PROBE_ARGS...
   wait_exit "$pid" 10; st=$ST
   secs=$(sf_elapsed "$t0" "$(sf_now)")
   if [[ $st == timeout ]]; then
-    bad d "$label: h0 still ran 10 s later" "$dd/h0.log" "$dd/probe-x.log"
+    sf_bad d "$label: h0 still ran 10 s later" "$dd/h0.log" "$dd/probe-x.log"
   elif ! status_ok_fail "$st"; then
-    bad d "$label: h0 exited $st (expected 1; >= 128 is a crash)" "$dd/h0.log" "$dd/probe-x.log"
+    sf_bad d "$label: h0 exited $st (expected 1; >= 128 is a crash)" "$dd/h0.log" "$dd/probe-x.log"
   elif ! grep "error:" "$dd/h0.log" | grep "edge 'Calced>out/0'" | grep -q "$want_exec"; then
-    bad d "$label: h0's error does not name edge 'Calced>out/0' with '$want_exec'" "$dd/h0.log"
+    sf_bad d "$label: h0's error does not name edge 'Calced>out/0' with '$want_exec'" "$dd/h0.log"
   elif [[ $pst != 1 ]] || ! grep -q "$want_probe" "$dd/probe-x.log"; then
-    bad d "$label: the probe exited $pst, expected 1 with '$want_probe'" "$dd/probe-x.log" "$dd/h0.log"
+    sf_bad d "$label: the probe exited $pst, expected 1 with '$want_probe'" "$dd/probe-x.log" "$dd/h0.log"
   elif ! no_output "$dd"; then
-    bad d "$label: files left in out/: $(out_listing "$dd")" "$dd/h0.log"
+    sf_bad d "$label: files left in out/: $(out_listing "$dd")" "$dd/h0.log"
   else
-    ok d "$label: h0 exited 1 after ${secs}s: $(grep error: "$dd/h0.log" | head -n 1 | cut -c1-130)"
+    sf_ok d "$label: h0 exited 1 after ${secs}s: $(grep error: "$dd/h0.log" | head -n 1 | cut -c1-130)"
   fi
 }
 
@@ -476,18 +454,18 @@ d=$work/e
 make_graph "$d" 100000 20000
 start_exec "$d" h0
 p0=$LAST_PID
-for _ in $(seq 200); do port_free "$P0" || break; sleep 0.05; done
+for _ in $(seq 200); do sf_port_free "$P0" || break; sleep 0.05; done
 (cd "$d" && tls_env "$d/tls" h0 && exec timeout -k 5 30 "$B/sf-exec" --host h0 "$d/par.xml") >"$d/second.log" 2>&1
 st=$?
 kill -KILL "$p0" 2>/dev/null
 wait "$p0" 2>/dev/null
 want="sf-exec: error: host 'h0': cannot listen on 127.0.0.1:$P0: address already in use"
 if [[ $st != 1 ]]; then
-  bad e "the second h0 exited $st (expected 1)" "$d/second.log"
+  sf_bad e "the second h0 exited $st (expected 1)" "$d/second.log"
 elif [[ $(cat "$d/second.log") != "$want" ]]; then
-  bad e "the second h0 did not print exactly: $want" "$d/second.log"
+  sf_bad e "the second h0 did not print exactly: $want" "$d/second.log"
 else
-  ok e "port taken: $want"
+  sf_ok e "port taken: $want"
 fi
 
 # ---- f: impostors on h1's port ----
@@ -499,7 +477,7 @@ impostor() {
   (sleep 30 | exec openssl s_server -accept "127.0.0.1:$P1" -cert "$1.crt" -key "$1.key" -alpn h2 -quiet) \
     >"$d/impostor.out" 2>"$d/impostor.err" &
   IMPOSTOR=$!
-  for _ in $(seq 100); do port_free "$P1" || return 0; sleep 0.05; done
+  for _ in $(seq 100); do sf_port_free "$P1" || return 0; sleep 0.05; done
   return 1
 }
 stop_impostor() { pkill -P "$IMPOSTOR" 2>/dev/null; kill "$IMPOSTOR" 2>/dev/null; wait "$IMPOSTOR" 2>/dev/null; }
@@ -507,7 +485,7 @@ for variant in "another CA:$d/other/h1" "h2's job certificate:$d/tls/h2"; do
   label=${variant%%:*}
   rm -f "$d/out/"* "$d/out/".[!.]* 2>/dev/null
   if ! impostor "${variant#*:}"; then
-    bad f "impostor with $label: openssl s_server did not listen" "$d/impostor.err"
+    sf_bad f "impostor with $label: openssl s_server did not listen" "$d/impostor.err"
     continue
   fi
   t0=$(sf_now)
@@ -516,15 +494,15 @@ for variant in "another CA:$d/other/h1" "h2's job certificate:$d/tls/h2"; do
   secs=$(sf_elapsed "$t0" "$(sf_now)")
   stop_impostor
   if [[ $st != 1 ]]; then
-    bad f "impostor with $label: h0 exited $st (expected 1)" "$d/h0.log"
+    sf_bad f "impostor with $label: h0 exited $st (expected 1)" "$d/h0.log"
   elif ! grep "error:" "$d/h0.log" | grep -q "cannot reach host 'h1' at 127.0.0.1:$P1"; then
-    bad f "impostor with $label: h0's error does not name host 'h1' at 127.0.0.1:$P1" "$d/h0.log"
+    sf_bad f "impostor with $label: h0's error does not name host 'h1' at 127.0.0.1:$P1" "$d/h0.log"
   elif [[ -s $d/impostor.out ]] || grep -aq "$SF_TOKEN" "$d/impostor.out"; then
-    bad f "impostor with $label decrypted $(wc -c <"$d/impostor.out") bytes" "$d/impostor.out"
+    sf_bad f "impostor with $label decrypted $(wc -c <"$d/impostor.out") bytes" "$d/impostor.out"
   elif ! no_output "$d"; then
-    bad f "impostor with $label: files left in out/: $(out_listing "$d")" "$d/h0.log"
+    sf_bad f "impostor with $label: files left in out/: $(out_listing "$d")" "$d/h0.log"
   else
-    ok f "impostor with $label: got nothing; h0 exited 1 after ${secs}s: $(grep error: "$d/h0.log" | head -n 1 | cut -c1-110)"
+    sf_ok f "impostor with $label: got nothing; h0 exited 1 after ${secs}s: $(grep error: "$d/h0.log" | head -n 1 | cut -c1-110)"
   fi
 done
 if impostor "$d/tls/h1"; then # the control: the real certificate
@@ -532,12 +510,12 @@ if impostor "$d/tls/h1"; then # the control: the real certificate
   wait_exit "$LAST_PID" 10
   stop_impostor
   if grep -aq "PRI \* HTTP/2.0" "$d/impostor.out"; then
-    ok f "control: with h1's real certificate the listener decrypted the HTTP/2 preface"
+    sf_ok f "control: with h1's real certificate the listener decrypted the HTTP/2 preface"
   else
-    bad f "control: with h1's real certificate the listener decrypted nothing: the recording does not work" "$d/impostor.err"
+    sf_bad f "control: with h1's real certificate the listener decrypted nothing: the recording does not work" "$d/impostor.err"
   fi
 else
-  bad f "control: openssl s_server did not listen" "$d/impostor.err"
+  sf_bad f "control: openssl s_server did not listen" "$d/impostor.err"
 fi
 
 # ---- g: TLS is not optional ----
@@ -547,18 +525,18 @@ make_graph "$d" 1000 1000
 st=$?
 want="sf-exec: error: no TLS credentials: set SF_TLS_CA, SF_TLS_CERT and SF_TLS_KEY (tools/sf-launch does this; tools/sf-certs makes them), or pass --insecure-plaintext on loopback"
 if [[ $st == 1 && $(cat "$d/none.log") == "$want" ]]; then
-  ok g "no TLS material: refused to start"
+  sf_ok g "no TLS material: refused to start"
 else
-  bad g "no TLS material: exited $st, expected 1 and exactly: $want" "$d/none.log"
+  sf_bad g "no TLS material: exited $st, expected 1 and exactly: $want" "$d/none.log"
 fi
 "$B/sf-xform" --hosts "h0=127.0.0.1:$P0,h1=192.0.2.7:$P1" "$d/graph.xml" -o "$d/far.xml" >"$d/xform2.log" 2>&1
 (cd "$d" && exec timeout -k 5 30 "$B/sf-exec" --host h0 --insecure-plaintext "$d/far.xml") >"$d/far.log" 2>&1
 st=$?
 want="sf-exec: error: --insecure-plaintext is for loopback addresses only, and host 'h1' is at 192.0.2.7:$P1"
 if [[ $st == 1 && $(cat "$d/far.log") == "$want" ]]; then
-  ok g "--insecure-plaintext with a host off loopback: refused"
+  sf_ok g "--insecure-plaintext with a host off loopback: refused"
 else
-  bad g "--insecure-plaintext off loopback: exited $st, expected 1 and exactly: $want" "$d/far.log" "$d/xform2.log"
+  sf_bad g "--insecure-plaintext off loopback: exited $st, expected 1 and exactly: $want" "$d/far.log" "$d/xform2.log"
 fi
 
 if [[ ${SF_FAULTS_STRICT:-0} == 1 ]]; then
@@ -568,19 +546,19 @@ if [[ ${SF_FAULTS_STRICT:-0} == 1 ]]; then
     make_graph "$dd" 200000 20000
     start_exec "$dd" h0
     pid=$LAST_PID
-    for _ in $(seq 100); do port_free "$P0" || break; sleep 0.02; done # h0 listens
+    for _ in $(seq 100); do sf_port_free "$P0" || break; sleep 0.02; done # h0 listens
     sleep 0.1
     pst=$(probe "$dd" x h1 --peer-name h0 --connect-timeout 5000 --hex ffffffff "127.0.0.1:$P0" 'Calced>out/0')
     wait_exit "$pid" 10
     [[ $pst == 0 ]] && told_ok=$((told_ok + 1))
   done
   if [[ $told_ok -eq 0 ]]; then
-    ok d5 "malformed message then an immediate half-close: the sender was told of the rejection 10 times of 10"
+    sf_ok d5 "malformed message then an immediate half-close: the sender was told of the rejection 10 times of 10"
   else
-    bad d5 "malformed message then an immediate half-close: the sender was told OK $told_ok times of 10 (the receiver rejected the message every time)"
+    sf_bad d5 "malformed message then an immediate half-close: the sender was told OK $told_ok times of 10 (the receiver rejected the message every time)"
   fi
 fi
 
 total=$(sf_elapsed "$t_start" "$(sf_now)")
-echo "faults: $passed passed, $failed failed, ${total}s"
-[[ $failed -eq 0 ]]
+echo "faults: $SF_PASSED passed, $SF_FAILED failed, ${total}s"
+[[ $SF_FAILED -eq 0 ]]

@@ -130,3 +130,49 @@ sf_compare_dirs() { # EXPECT ACTUAL
   done <<<"$el"
   return $rc
 }
+
+# One report line per case, for the scripts that check many cases:
+#   CASE  OK    WHAT
+#   CASE  FAIL  WHAT (work dir $SF_WORK)
+# CASE padded to $SF_CASE_WIDTH columns (default 14). SF_PASSED and SF_FAILED count the cases;
+# sf_bad also prints the first 15 lines of each LOG that exists and keeps $SF_WORK (sf_keep).
+SF_PASSED=0
+SF_FAILED=0
+sf_ok() { # CASE WHAT
+  printf '%-*s OK    %s\n' "${SF_CASE_WIDTH:-14}" "$1" "$2"
+  SF_PASSED=$((SF_PASSED + 1))
+}
+sf_bad() { # CASE WHAT [LOG...]
+  local c=$1 what=$2 f
+  shift 2
+  printf '%-*s FAIL  %s (work dir %s)\n' "${SF_CASE_WIDTH:-14}" "$c" "$what" "$SF_WORK"
+  for f in "$@"; do
+    [[ -f $f ]] || continue
+    echo "    $(basename "$f"):"
+    sed 's/^/    | /' "$f" | head -n 15
+  done
+  sf_keep "$SF_WORK"
+  SF_FAILED=$((SF_FAILED + 1))
+}
+
+# Loopback ports for executors: each script takes fresh ones from a random base (20000 + RANDOM %
+# 30000, or $SF_PORT_BASE), so parallel ctest runs do not collide.
+# sf_port_free PORT: nothing listens on TCP port PORT (ss).
+sf_port_free() { ! ss -Htln "sport = :$1" 2>/dev/null | grep -q .; }
+# sf_next_ports N: sets P0 ... P(N-1) to the next N consecutive ports that nothing listens on (after
+# 64000 it goes on from 20000); returns 1 with a message when 100 tries found none.
+SF_NEXT_PORT=${SF_PORT_BASE:-$((20000 + RANDOM % 30000))}
+sf_next_ports() { # N
+  local n=$1 tries=0 i free
+  while :; do
+    free=1
+    for ((i = 0; i < n; i++)); do
+      printf -v "P$i" '%s' $((SF_NEXT_PORT + i))
+      sf_port_free $((SF_NEXT_PORT + i)) || free=0
+    done
+    SF_NEXT_PORT=$((SF_NEXT_PORT + n))
+    ((SF_NEXT_PORT > 64000)) && SF_NEXT_PORT=20000
+    ((free)) && return 0
+    ((++tries > 100)) && { echo "error: no free ports found" >&2; return 1; }
+  done
+}

@@ -43,19 +43,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-next_port=${SF_PORT_BASE:-$((20000 + RANDOM % 30000))}
-port_free() { ! ss -Htln "sport = :$1" 2>/dev/null | grep -q .; }
-next_ports() { # sets P0 P1 to two free ports
-  local tries=0
-  while :; do
-    P0=$next_port P1=$((next_port + 1))
-    next_port=$((next_port + 2))
-    ((next_port > 64000)) && next_port=20000
-    port_free "$P0" && port_free "$P1" && return 0
-    ((++tries > 100)) && { echo "error: no free ports found" >&2; return 1; }
-  done
-}
-
 failed=0
 passed=0
 fail() { # LABEL WHAT LOG WORK
@@ -171,7 +158,7 @@ for graph in "${graphs[@]}"; do
   expect_failure_one_process "$name one process" "$work" "$work/one.xml" "$expect"
 
   for attempt in 1 2; do
-    next_ports || exit 1
+    sf_next_ports 2 || exit 1
     if [[ $rewritten == 1 ]]; then
       sed -e "s/<host name=\"h0\" address=\"[^\"]*\"/<host name=\"h0\" address=\"127.0.0.1:$P0\"/" \
           -e "s/<host name=\"h1\" address=\"[^\"]*\"/<host name=\"h1\" address=\"127.0.0.1:$P1\"/" \

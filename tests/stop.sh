@@ -60,22 +60,9 @@ trap 'exit 130' INT TERM
 work=$(sf_mktemp sf-stop) || exit 1
 SF_TMPDIRS+=("$work") # sf_mktemp ran in a $(...) subshell: register it here
 
-passed=0
-failed=0
+SF_WORK=$work
+SF_CASE_WIDTH=14
 t_start=$(sf_now)
-ok() { printf '%-14s OK    %s\n' "$1" "$2"; passed=$((passed + 1)); }
-bad() { # CASE WHAT [LOG...]
-  local c=$1 what=$2 f
-  shift 2
-  printf '%-14s FAIL  %s (work dir %s)\n' "$c" "$what" "$work"
-  for f in "$@"; do
-    [[ -f $f ]] || continue
-    echo "    $(basename "$f"):"
-    sed 's/^/    | /' "$f" | head -n 15
-  done
-  sf_keep "$work"
-  failed=$((failed + 1))
-}
 
 # ---- graphs ----
 
@@ -184,15 +171,15 @@ check_stopped() {
   local last
   last=$(tail -n 1 "$dir/exec.log")
   if [[ $ST == timeout ]]; then
-    bad "$c" "$what: still running when its time ran out" "$dir/exec.log"
+    sf_bad "$c" "$what: still running when its time ran out" "$dir/exec.log"
   elif [[ $ST != "$want" ]]; then
-    bad "$c" "$what: exit status $ST, expected $want" "$dir/exec.log"
+    sf_bad "$c" "$what: exit status $ST, expected $want" "$dir/exec.log"
   elif [[ $last != "$msg" ]]; then
-    bad "$c" "$what: last line '$last', expected '$msg'" "$dir/exec.log"
+    sf_bad "$c" "$what: last line '$last', expected '$msg'" "$dir/exec.log"
   elif [[ -n $(out_files "$dir") ]]; then
-    bad "$c" "$what: files left in out/: $(out_files "$dir")" "$dir/exec.log"
+    sf_bad "$c" "$what: files left in out/: $(out_files "$dir")" "$dir/exec.log"
   else
-    ok "$c" "$what: exit $ST, '$msg'"
+    sf_ok "$c" "$what: exit $ST, '$msg'"
   fi
 }
 
@@ -233,7 +220,7 @@ for width in 1 2; do
   d=$work/sink-fifo-w$width
   make_graph "$d" "$width" beacon:300000 out/want.csv
   if ! sf_exec_in "$build" "$d" "$d/g.xml" "$d/want.log"; then
-    bad "sink-fifo-w$width" "the run writing a file failed" "$d/want.log"
+    sf_bad "sink-fifo-w$width" "the run writing a file failed" "$d/want.log"
     continue
   fi
   sed -i 's|out/want.csv|out.fifo|' "$d/g.xml"
@@ -245,11 +232,11 @@ for width in 1 2; do
   wait_exit "$PID" 60
   wait "$reader"
   if [[ $ST != 0 ]]; then
-    bad "sink-fifo-w$width" "writing into the FIFO: exit status $ST, expected 0" "$d/exec.log"
+    sf_bad "sink-fifo-w$width" "writing into the FIFO: exit status $ST, expected 0" "$d/exec.log"
   elif ! cmp -s "$d/out/want.csv" "$d/got.csv"; then
-    bad "sink-fifo-w$width" "the FIFO's reader got other bytes than the file: $(cmp "$d/out/want.csv" "$d/got.csv" 2>&1)"
+    sf_bad "sink-fifo-w$width" "the FIFO's reader got other bytes than the file: $(cmp "$d/out/want.csv" "$d/got.csv" 2>&1)"
   else
-    ok "sink-fifo-w$width" "the FIFO's reader got the file's $(wc -c <"$d/got.csv") bytes"
+    sf_ok "sink-fifo-w$width" "the FIFO's reader got the file's $(wc -c <"$d/got.csv") bytes"
   fi
 done
 
@@ -308,13 +295,13 @@ for width in 1 2; do
   rm -f "$d/in.fifo"
   want=$'id,v\n1,21\n2,41\n3,61'
   if [[ -z $seen ]]; then
-    bad "source-live-w$width" "the source had not read the 3 rows 5 s after they were written" "$d/exec.log"
+    sf_bad "source-live-w$width" "the source had not read the 3 rows 5 s after they were written" "$d/exec.log"
   elif [[ $ST != 0 ]]; then
-    bad "source-live-w$width" "exit status $ST after the writer closed, expected 0" "$d/exec.log"
+    sf_bad "source-live-w$width" "exit status $ST after the writer closed, expected 0" "$d/exec.log"
   elif [[ $(cat "$d/out/x.csv") != "$want" ]]; then
-    bad "source-live-w$width" "out/x.csv is not the 3 rows" "$d/out/x.csv"
+    sf_bad "source-live-w$width" "out/x.csv is not the 3 rows" "$d/out/x.csv"
   else
-    ok "source-live-w$width" "3 rows read while the writer held the FIFO open, then exit 0 at its end"
+    sf_ok "source-live-w$width" "3 rows read while the writer held the FIFO open, then exit 0 at its end"
   fi
 done
 
@@ -368,7 +355,7 @@ kill -HUP "$PID"
 sleep 0.5
 if ! kill -0 "$PID" 2>/dev/null; then
   wait "$PID"
-  bad ignored "sf-exec started with SIGHUP ignored ended on SIGHUP (status $?)" "$d/exec.log"
+  sf_bad ignored "sf-exec started with SIGHUP ignored ended on SIGHUP (status $?)" "$d/exec.log"
 else
   kill -TERM "$PID"
   wait_exit "$PID" 5
@@ -411,24 +398,15 @@ for args in "--batch 0" "--batch 65537" "--connect-timeout 1x"; do
   got=$(bash "$launch" --exec "$B/sf-exec" "$opt" "$val" "$work/none.xml" 2>&1)
   st=$?
   if [[ $st != 2 ]]; then
-    bad launch-usage "sf-launch $args: exit status $st, expected 2"
+    sf_bad launch-usage "sf-launch $args: exit status $st, expected 2"
   elif [[ $got != "$want"$'\n'"Try 'sf-launch --help' for more information." ]]; then
-    bad launch-usage "sf-launch $args printed '$got', expected '$want' and the help hint"
+    sf_bad launch-usage "sf-launch $args printed '$got', expected '$want' and the help hint"
   else
-    ok launch-usage "sf-launch $args: exit 2, '$want'"
+    sf_ok launch-usage "sf-launch $args: exit 2, '$want'"
   fi
 done
 
 # ---- launch: Ctrl-C stops sf-launch and its executors while a sink waits on a stalled FIFO ----
-port_free() { ! ss -Htln "sport = :$1" 2>/dev/null | grep -q .; }
-next_port=$((20000 + RANDOM % 30000))
-new_ports() { # sets P0 P1
-  while :; do
-    P0=$next_port P1=$((next_port + 1))
-    next_port=$((next_port + 2))
-    port_free "$P0" && port_free "$P1" && return
-  done
-}
 # make_hosts_graph DIR: DIR/g.xml: an unbounded Beacon on h0, a Functor on h1, back to a FileSink on
 # h0 writing out.fifo (two loopback ports)
 make_hosts_graph() {
@@ -458,7 +436,7 @@ make_hosts_graph() {
   </operator>
 </graph>
 EOF
-  new_ports
+  sf_next_ports 2 || exit 1
   "$B/sf-xform" --hosts "h0=127.0.0.1:$P0,h1=127.0.0.1:$P1" "$dir/seq.xml" -o "$dir/g.xml" >"$dir/xform.log" 2>&1 || {
     echo "error: sf-xform failed on the hosts graph:" >&2
     cat "$dir/xform.log" >&2
@@ -495,17 +473,17 @@ wait "$reader" 2>/dev/null
 left=$(pgrep -f -- "sf-exec --host .*$d/g.xml" | tr '\n' ' ')
 last=$(tail -n 1 "$d/launch.log")
 if [[ $ST == timeout ]]; then
-  bad launch "sf-launch still ran 8 s after Ctrl-C" "$d/launch.log"
+  sf_bad launch "sf-launch still ran 8 s after Ctrl-C" "$d/launch.log"
 elif [[ $ST != 130 ]]; then
-  bad launch "sf-launch exited $ST after Ctrl-C, expected 130" "$d/launch.log"
+  sf_bad launch "sf-launch exited $ST after Ctrl-C, expected 130" "$d/launch.log"
 elif [[ $last != "sf-launch: interrupted; stopped every executor" ]]; then
-  bad launch "last line '$last'" "$d/launch.log"
+  sf_bad launch "last line '$last'" "$d/launch.log"
 elif [[ -n $left ]]; then
-  bad launch "executors still running after sf-launch exited: $left" "$d/launch.log"
+  sf_bad launch "executors still running after sf-launch exited: $left" "$d/launch.log"
 elif [[ -n $(out_files "$d") ]]; then
-  bad launch "files left in out/: $(out_files "$d")" "$d/launch.log"
+  sf_bad launch "files left in out/: $(out_files "$d")" "$d/launch.log"
 else
-  ok launch "Ctrl-C while h0's sink waits on a stalled FIFO: exit 130, '$last'"
+  sf_ok launch "Ctrl-C while h0's sink waits on a stalled FIFO: exit 130, '$last'"
 fi
 rm -f "$d/out.fifo"
 
@@ -535,16 +513,16 @@ sf-launch: interrupted; stopped every executor"
 got=$(grep '^sf-launch:' "$d/launch.log" | LC_ALL=C sort)
 left=$(pgrep -f -- "stubborn --host" | tr '\n' ' ')
 if [[ $ST == timeout ]]; then
-  bad launch-kill "sf-launch still ran 6 s after Ctrl-C (kill after 1 s)" "$d/launch.log"
+  sf_bad launch-kill "sf-launch still ran 6 s after Ctrl-C (kill after 1 s)" "$d/launch.log"
 elif [[ $ST != 130 ]]; then
-  bad launch-kill "sf-launch exited $ST, expected 130" "$d/launch.log"
+  sf_bad launch-kill "sf-launch exited $ST, expected 130" "$d/launch.log"
 elif [[ $got != "$(LC_ALL=C sort <<<"$want")" ]]; then
-  bad launch-kill "sf-launch's lines are not the expected ones" "$d/launch.log"
+  sf_bad launch-kill "sf-launch's lines are not the expected ones" "$d/launch.log"
 elif [[ -n $left ]]; then
-  bad launch-kill "executors still running: $left" "$d/launch.log"
+  sf_bad launch-kill "executors still running: $left" "$d/launch.log"
 else
-  ok launch-kill "executors that ignore SIGTERM killed 1 s after it; exit 130"
+  sf_ok launch-kill "executors that ignore SIGTERM killed 1 s after it; exit 130"
 fi
 
-echo "stop: $passed passed, $failed failed in $(sf_elapsed "$t_start" "$(sf_now)") s"
-[[ $failed == 0 ]]
+echo "stop: $SF_PASSED passed, $SF_FAILED failed in $(sf_elapsed "$t_start" "$(sf_now)") s"
+[[ $SF_FAILED == 0 ]]
