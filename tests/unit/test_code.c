@@ -281,6 +281,52 @@ START_TEST(test_random_expressions) {
 }
 END_TEST
 
+/* Division and modulo by a constant run as a multiplication (a magic number per divisor): every
+ * divisor class (small, powers of two, negative, huge) over dividends at the edges and at random. */
+START_TEST(test_division_by_constants) {
+  rng = 777;
+  int64_t divisors[200];
+  int nd = 0;
+  static const int64_t fixed[] = {2, 3, 5, 6, 7, 10, 11, 100, 641, 1000, 1000000007, -2, -3, -7, -10, -1000,
+                                  INT64_MAX, -INT64_MAX, INT64_MAX - 1, (INT64_C(1) << 62) + 1, 1, -1, 0};
+  for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++) divisors[nd++] = fixed[k];
+  for (int k = 1; k < 63; k++) {
+    divisors[nd++] = INT64_C(1) << k;
+    divisors[nd++] = -(INT64_C(1) << k);
+  }
+  while (nd < 200) {
+    int64_t d = (int64_t)(rnd() >> (rnd() % 63));
+    divisors[nd++] = rnd() % 2 ? d : -d;
+  }
+  int64_t dividends[64] = {0, 1, -1, 2, -2, INT64_MAX, INT64_MIN, INT64_MAX - 1, INT64_MIN + 1};
+  for (int k = 9; k < 64; k++) dividends[k] = (int64_t)(rnd() >> (rnd() % 64));
+  char text[96];
+  for (int i = 0; i < nd; i++) {
+    for (int op = 0; op < 2; op++) {
+      snprintf(text, sizeof text, "vol %s %s%lld", op ? "%" : "/", divisors[i] < 0 ? "-" : "",
+               divisors[i] < 0 ? (long long)-(uint64_t)divisors[i] : (long long)divisors[i]);
+      if (divisors[i] == INT64_MIN) continue;
+      Expr *e = checked(text);
+      Code *c = code_compile(e, arena);
+      for (int k = 0; k < 64; k++) {
+        for (int64_t delta = -1; delta <= 1; delta++) {
+          /* around the dividend and around a multiple of the divisor */
+          int64_t n = (int64_t)((uint64_t)dividends[k] + (uint64_t)delta);
+          Value tuple[4] = {value_string("", 0), value_double(0), value_int(n), value_bool(false)};
+          EvalEnv env = {.attrs = tuple, .scratch = arena};
+          compare(text, e, c, &env);
+          if (divisors[i] != 0) {
+            int64_t m = (int64_t)((uint64_t)(dividends[k] / (divisors[i] == -1 ? 1 : divisors[i])) * (uint64_t)divisors[i]);
+            tuple[2] = value_int((int64_t)((uint64_t)m + (uint64_t)delta));
+            compare(text, e, c, &env);
+          }
+        }
+      }
+    }
+  }
+}
+END_TEST
+
 /* Aggregate calls read env->aggs in both forms. */
 START_TEST(test_aggregate_calls) {
   ExprScope s = {.input = &schema_t, .allow_aggregates = true};
@@ -344,6 +390,7 @@ static Suite *code_suite(void) {
   Suite *s = suite_create("code");
   TCase *tc = unit_case(s, "code", setup, teardown, 300);
   tcase_add_test(tc, test_random_expressions);
+  tcase_add_test(tc, test_division_by_constants);
   tcase_add_test(tc, test_aggregate_calls);
   tcase_add_test(tc, test_folding);
   return s;
