@@ -34,19 +34,12 @@ iterations=${SF_BP_ITERATIONS:-3000}
 limit_mib=${SF_BP_LIMIT_MIB:-80}
 run_timeout=${SF_RUN_TIMEOUT:-120}
 
-cleanup() {
-  local p
-  for p in $(jobs -p); do kill -KILL "$p" 2>/dev/null; done # unreaped children only: no stale pids
-  wait 2>/dev/null
-  sf_cleanup
-}
-trap cleanup EXIT
+trap sf_stop_all EXIT
 trap 'exit 130' INT TERM
 
 sf_next_ports 2 || exit 1
 
-work=$(sf_mktemp sf-backpressure) || exit 1
-SF_TMPDIRS+=("$work") # sf_mktemp ran in a $(...) subshell: register it here
+sf_mktemp work sf-backpressure || exit 1
 
 mkdir "$work/out"
 pad=$(head -c 1000 /dev/zero | tr '\0' 'x')

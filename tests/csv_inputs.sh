@@ -31,17 +31,10 @@ source "$src/tests/lib.sh"
 sf_need_bins "$build" sf-xform sf-exec || exit 1
 B=$build/bin
 
-cleanup() {
-  local p
-  for p in $(jobs -p); do kill -KILL "$p" 2>/dev/null; done # unreaped children only
-  wait 2>/dev/null
-  sf_cleanup
-}
-trap cleanup EXIT
+trap sf_stop_all EXIT
 trap 'exit 130' INT TERM
 
-work=$(sf_mktemp sf-csv-inputs) || exit 1
-SF_TMPDIRS+=("$work") # sf_mktemp ran in a $(...) subshell: register it here
+sf_mktemp work sf-csv-inputs || exit 1
 
 SF_WORK=$work
 SF_CASE_WIDTH=18

@@ -61,19 +61,10 @@ sf_need_bins "$build" sf-xform sf-exec sf-probe || exit 1
 launch=$src/tools/sf-launch
 B=$build/bin
 
-GROUPS_=() # launchers: each leads its own process group (setsid), killed as a group at exit
-cleanup() {
-  local p
-  for p in "${GROUPS_[@]}"; do kill -KILL -- "-$p" 2>/dev/null; done
-  for p in $(jobs -p); do kill -KILL "$p" 2>/dev/null; done # unreaped children only: no stale pids
-  wait 2>/dev/null
-  sf_cleanup
-}
-trap cleanup EXIT
+trap sf_stop_all EXIT
 trap 'exit 130' INT TERM
 
-work=$(sf_mktemp sf-faults) || exit 1
-SF_TMPDIRS+=("$work") # sf_mktemp ran in a $(...) subshell: register it here
+sf_mktemp work sf-faults || exit 1
 
 SF_WORK=$work
 SF_CASE_WIDTH=4
@@ -193,7 +184,7 @@ d=$work/a1
 make_graph "$d" 200000 20000 # ~10 s of data
 (cd "$d" && exec setsid bash "$launch" --exec "$B/sf-exec" --workdir "$d" "$d/par.xml") >"$d/launch.log" 2>&1 &
 lpid=$!
-GROUPS_+=("$lpid")
+SF_GROUPS+=("$lpid")
 if ! wait_running "sf-exec --host h0 .*$d/par.xml" 10 >/dev/null ||
   ! pid1=$(wait_running "sf-exec --host h1 .*$d/par.xml" 10 | head -n 1) || ! wait_output "$d" 10; then
   sf_bad a1 "the executors did not start (or no data flowed) within 10 s" "$d/launch.log"

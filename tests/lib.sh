@@ -55,6 +55,18 @@ sf_cleanup() {
   return $rc
 }
 
+# Process groups the script started (setsid: each sf-launch run leads one), killed by sf_stop_all.
+SF_GROUPS=()
+# For `trap sf_stop_all EXIT`: kills the process groups of SF_GROUPS and the script's background
+# jobs not yet reaped (so never a stale pid), waits for them, then sf_cleanup.
+sf_stop_all() {
+  local p
+  for p in "${SF_GROUPS[@]}"; do kill -KILL -- "-$p" 2>/dev/null; done
+  for p in $(jobs -p); do kill -KILL "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  sf_cleanup
+}
+
 # Runs sf-exec on GRAPH with WORKDIR as the working directory, under a time limit
 # (SF_RUN_TIMEOUT seconds, default 120: a hang is a failure, not a stuck test).
 # stdout and stderr go to LOG. Returns sf-exec's status (124 on timeout).

@@ -46,19 +46,10 @@ sf_need_bins "$build" sf-xform sf-exec sf-tgkill || exit 1
 B=$build/bin
 launch=$src/tools/sf-launch
 
-GROUPS_=() # sf-launch runs: each leads its own process group (setsid), killed as a group at exit
-cleanup() {
-  local p
-  for p in "${GROUPS_[@]}"; do kill -KILL -- "-$p" 2>/dev/null; done
-  for p in $(jobs -p); do kill -KILL "$p" 2>/dev/null; done # unreaped children only: no stale pids
-  wait 2>/dev/null
-  sf_cleanup
-}
-trap cleanup EXIT
+trap sf_stop_all EXIT
 trap 'exit 130' INT TERM
 
-work=$(sf_mktemp sf-stop) || exit 1
-SF_TMPDIRS+=("$work") # sf_mktemp ran in a $(...) subshell: register it here
+sf_mktemp work sf-stop || exit 1
 
 SF_WORK=$work
 SF_CASE_WIDTH=14
@@ -451,7 +442,7 @@ start_launch() {
   (cd "$dir" && exec setsid env --default-signal=INT "$@" bash "$launch" --exec "$EXEC" --workdir "$dir" "$dir/g.xml") \
     >"$dir/launch.log" 2>&1 &
   PID=$!
-  GROUPS_+=("$PID")
+  SF_GROUPS+=("$PID")
 }
 
 d=$work/launch
