@@ -174,6 +174,14 @@ void group_flush(Group *g, Edge *except);
  * behind (a wait may then be long), false when some queue was full. */
 bool group_before_wait(Group *g);
 
+/* ---- order.c: the ordered drivers ---- */
+
+/* The loop of a group whose entry has several input streams (driver DRIVE_RR, DRIVE_SEQ,
+ * DRIVE_SEQPULSE or DRIVE_SRC): delivers the entry's input items in the driver's order until the
+ * entry finished (0) or the job stops or the order cannot be restored (-1, the failure recorded).
+ * g's thread. */
+int order_run(Group *g);
+
 /* ---- stop.c: the job's failure and stop ---- */
 
 /* Records the job's first failure (a later one is dropped; one that follows a stop signal is its

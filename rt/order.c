@@ -1,0 +1,277 @@
+/* order.c: the ordered drivers: the thread of an operator with several input streams (a Merge, a
+ * fan-in) takes the next item from the heads of its input queues in the order the plan chose, one
+ * function per order (DESIGN.md, "Choosing the cheapest order-preserving strategy"):
+ *   - roundrobin: the channels in the Split's order; no per-tuple metadata;
+ *   - seq: the tuple whose sequence number is the next expected;
+ *   - seqpulse: the smallest head, once every channel has one or has promised with a pulse;
+ *   - fan-in (not a Merge): the same by source position (src), ties by the order the streams are
+ *     listed, so fan-in is deterministic.
+ * Merges remember what each channel last promised, so a channel with nothing queued does not hold
+ * back tuples it can no longer precede. Everything here but order_run runs with the group's mu held
+ * (flow.c's lock rules). */
+#include "exec_priv.h"
+
+#include <stdlib.h>
+
+/* The head item of slot s, or NULL when its batch is used up (caller holds g->mu). */
+static Item *head(Group *g, int s) {
+  for (;;) {
+    Batch *b = g->cur[s];
+    if (b && b->next < b->n) return &b->items[b->next];
+    if (b) {
+      free(b);
+      g->cur[s] = NULL;
+    }
+    Edge *e = g->entry->in[s];
+    b = queue_take(e->q);
+    if (!b) return NULL;
+    g->cur[s] = b;
+  }
+}
+
+static void pop(Group *g, int s) {
+  const Item *it = &g->cur[s]->items[g->cur[s]->next];
+  if (it->kind != ITEM_FINAL) {
+    g->floor[s] = g->by_src ? it->src : it->seq;
+    g->floor_known[s] = true;
+  }
+  g->cur[s]->next++;
+  g->last_slot = s;
+}
+
+/* Order of items of equal key: progress and pulses first (they only promise), then window
+ * punctuation, then tuples; FINAL sorts after everything. */
+static int kind_rank(ItemKind k) {
+  switch (k) {
+  case ITEM_PROGRESS:
+  case ITEM_PULSE: return 0;
+  case ITEM_WINDOW: return 1;
+  case ITEM_TUPLE: return 2;
+  default: return 3;
+  }
+}
+
+static bool item_before(const Item *a, int sa, const Item *b, int sb, bool by_src) {
+  if (a->kind == ITEM_FINAL || b->kind == ITEM_FINAL) {
+    if (a->kind != b->kind) return b->kind == ITEM_FINAL;
+    return sa < sb;
+  }
+  uint64_t ka = by_src ? a->src : a->seq, kb = by_src ? b->src : b->seq;
+  if (ka != kb) return ka < kb;
+  if (by_src) return sa < sb; /* fan-in: ties go by the order the streams are listed */
+  int ra = kind_rank(a->kind), rb = kind_rank(b->kind);
+  if (ra != rb) return ra < rb;
+  return sa < sb;
+}
+
+typedef enum Step { STEP_WAIT, STEP_DELIVER, STEP_DONE, STEP_AGAIN, STEP_FAIL } Step;
+
+/* The channels of a region broke the promise their operators' models made (a Custom operator
+ * that says selectivity one but drops tuples, say): the order cannot be restored. */
+static Step broken_promise(Group *g, const char *fmt, unsigned long long seq) {
+  snprintf(g->fail, sizeof g->fail, fmt, g->entry->op->name, seq);
+  return STEP_FAIL;
+}
+
+/* roundrobin: the channels' tuples in turn, as the Split dealt them;
+ * window punctuation and the end leave once every channel has them at its head. Promises (pulses,
+ * progress) are dropped. */
+static Step step_roundrobin(Group *g, Item *out) {
+  int W = g->entry->nslots;
+  Item *h = head(g, g->rr_next);
+  if (!h) {
+    /* while waiting for the next channel, drop the promises queued on the others: a round-robin
+     * merge does not need them, and they must not fill a queue the Split needs */
+    for (int s = 0; s < W; s++) {
+      Item *o = s == g->rr_next ? NULL : head(g, s);
+      if (o && (o->kind == ITEM_PULSE || o->kind == ITEM_PROGRESS)) {
+        pop(g, s);
+        return STEP_AGAIN;
+      }
+    }
+    return STEP_WAIT;
+  }
+  if (h->kind == ITEM_TUPLE) {
+    *out = *h;
+    pop(g, g->rr_next);
+    g->rr_next = (g->rr_next + 1) % W;
+    return STEP_DELIVER;
+  }
+  if (h->kind == ITEM_PULSE || h->kind == ITEM_PROGRESS) {
+    pop(g, g->rr_next);
+    return STEP_AGAIN;
+  }
+  /* window or final: every channel must have it at its head */
+  for (int s = 0; s < W; s++) {
+    Item *o = head(g, s);
+    if (!o) return STEP_WAIT;
+    if (o->kind == ITEM_PULSE || o->kind == ITEM_PROGRESS) {
+      pop(g, s);
+      return STEP_AGAIN;
+    }
+    if (o->kind != h->kind)
+      return broken_promise(g, "merge '%s': channels reached the end or a window at different tuples (%llu); "
+                            "an operator in the region emitted more or fewer tuples than its model says", 0);
+  }
+  *out = *h;
+  for (int s = 0; s < W; s++) pop(g, s);
+  return STEP_DELIVER;
+}
+
+/* seq: the tuple whose sequence number is the next expected, as soon as it is at some head; window
+ * punctuation and the end leave once every channel has them at its head. */
+static Step step_seq(Group *g, Item *out) {
+  int W = g->entry->nslots;
+  bool all = true;
+  int windows = 0, finals = 0;
+  for (int s = 0; s < W; s++) {
+    Item *h = head(g, s);
+    if (!h) {
+      all = false;
+      continue;
+    }
+    if (h->kind == ITEM_PULSE || h->kind == ITEM_PROGRESS) {
+      pop(g, s);
+      return STEP_AGAIN;
+    }
+    if (h->kind == ITEM_TUPLE && h->seq == g->next_seq) {
+      *out = *h;
+      pop(g, s);
+      g->next_seq++;
+      return STEP_DELIVER;
+    }
+    if (h->kind == ITEM_WINDOW) windows++;
+    if (h->kind == ITEM_FINAL) finals++;
+  }
+  if (!all) return STEP_WAIT;
+  if (windows == W || finals == W) {
+    *out = *head(g, 0);
+    for (int s = 0; s < W; s++) pop(g, s);
+    return STEP_DELIVER;
+  }
+  return broken_promise(g, "merge '%s': tuple %llu never arrived; an operator in the region dropped a tuple "
+                        "although its model says selectivity one", (unsigned long long)g->next_seq);
+}
+
+/* seqpulse (by seq) and fan-in (by src, DRIVE_SRC): the smallest head, once every slot has one, or
+ * once every slot without one is known not to send anything smaller (its last pulse, progress or
+ * tuple says so). */
+static Step step_smallest(Group *g, Item *out) {
+  Node *n = g->entry;
+  int W = n->nslots;
+  bool by_src = g->driver == DRIVE_SRC;
+  int best = -1;
+  Item *bh = NULL;
+  bool missing = false;
+  for (int s = 0; s < W; s++) {
+    Item *h = head(g, s);
+    if (!h) {
+      missing = true;
+      continue;
+    }
+    if (!bh || item_before(h, s, bh, best, by_src)) {
+      best = s;
+      bh = h;
+    }
+  }
+  if (!bh) return STEP_WAIT;
+  if (missing) {
+    if (bh->kind == ITEM_FINAL || bh->kind == ITEM_WINDOW) return STEP_WAIT;
+    uint64_t key = by_src ? bh->src : bh->seq;
+    for (int s = 0; s < W; s++) {
+      if (g->cur[s] && g->cur[s]->next < g->cur[s]->n) continue;
+      if (!g->floor_known[s]) return STEP_WAIT;
+      /* seq numbers are unique, so a floor equal to the key is no obstacle; src positions repeat
+       * (FlatMap), and on a tie the lower slot goes first */
+      bool ok = by_src ? key < g->floor[s] || (key == g->floor[s] && best < s) : key <= g->floor[s];
+      if (!ok) return STEP_WAIT;
+    }
+  }
+  switch (bh->kind) {
+  case ITEM_PULSE:
+    /* every input is past it: a fan-in downstream may hear how far this merge has got */
+    if (!by_src && bh->src > g->progress) g->progress = bh->src;
+    pop(g, best);
+    /* a shuffle Merge passes the promise on to its channel: every input is past it */
+    if (n->channel_merge && bh->seq > g->next_seq) {
+      g->next_seq = bh->seq;
+      *out = *bh;
+      return STEP_DELIVER;
+    }
+    return STEP_AGAIN;
+  case ITEM_PROGRESS:
+    pop(g, best);
+    return STEP_AGAIN;
+  case ITEM_TUPLE:
+    *out = *bh;
+    pop(g, best);
+    return STEP_DELIVER;
+  case ITEM_WINDOW:
+  case ITEM_FINAL:
+    for (int s = 0; s < W; s++) {
+      Item *h = head(g, s);
+      if (h->kind != bh->kind) {
+        if (h->kind == ITEM_PULSE || h->kind == ITEM_PROGRESS) {
+          pop(g, s);
+          return STEP_AGAIN;
+        }
+        if (bh->kind == ITEM_FINAL) return STEP_WAIT; /* cannot happen: FINAL sorts last */
+        if (by_src) {
+          /* fan-in: a window on one input is delivered as it comes (inputs are independent) */
+          *out = *bh;
+          pop(g, best);
+          return STEP_DELIVER;
+        }
+        return broken_promise(g, "merge '%s': window punctuation %llu missing on a channel", bh->seq);
+      }
+    }
+    *out = *bh;
+    for (int s = 0; s < W; s++) pop(g, s);
+    return STEP_DELIVER;
+  }
+  return STEP_WAIT;
+}
+
+/* Decides the next action of an ordered driver (caller holds g->mu). On STEP_DELIVER *out is the
+ * item to deliver and it has been consumed from its slot. */
+static Step order_step(Group *g, Item *out) {
+  if (g->entry->finished) return STEP_DONE;
+  switch (g->driver) {
+  case DRIVE_RR: return step_roundrobin(g, out);
+  case DRIVE_SEQ: return step_seq(g, out);
+  default: return step_smallest(g, out); /* DRIVE_SEQPULSE, DRIVE_SRC */
+  }
+}
+
+int order_run(Group *g) {
+  Exec *x = g->exec;
+  Node *n = g->entry;
+  for (;;) {
+    Item it;
+    pthread_mutex_lock(&g->mu);
+    Step st;
+    while ((st = order_step(g, &it)) == STEP_WAIT && !exec_stopping(x)) {
+      pthread_mutex_unlock(&g->mu);
+      bool clear = group_before_wait(g);
+      pthread_mutex_lock(&g->mu);
+      st = order_step(g, &it);
+      if (st != STEP_WAIT) break;
+      if (clear)
+        timed_wait(&g->wake, &g->mu);
+      else
+        timed_wait_ms(&g->wake, &g->mu, 1); /* some batch still waits for room: look again soon */
+    }
+    pthread_mutex_unlock(&g->mu);
+    if (exec_stopping(x)) return -1;
+    if (st == STEP_DONE) return 0;
+    if (st == STEP_AGAIN) continue;
+    if (st == STEP_FAIL) {
+      exec_fail(x, "%s", g->fail);
+      return -1;
+    }
+    g->progress = it.src;
+    if (it.kind == ITEM_FINAL) n->finals_left = 1;
+    if (node_deliver(n, it.kind == ITEM_TUPLE ? g->last_slot : 0, it) < 0) return -1;
+    if (it.kind == ITEM_FINAL) return 0;
+  }
+}
