@@ -1,14 +1,4 @@
-/* exec.c: the executor. Builds this host's plan from a checked graph and runs it.
- *
- * Plan: every operator becomes a Node. Nodes are grouped into threads ("groups"): a source starts a
- * group; an operator with one input stream joins its producer's group (a fused, direct call) unless
- * a region boundary separates them; the channels of a region are one group each; an operator with
- * several input streams (a Merge, a fan-in) starts a group of its own, fed by bounded queues of
- * batches, and an ordered driver decides which input item goes next:
- *   - Merge roundrobin / seq / seqpulse, by the region's sequence numbers (DESIGN.md);
- *   - any other operator with several input streams (fan-in): by source position (src), ties by the
- *     order the streams are listed, so fan-in is deterministic, in the sequential graph too. The
- *     executor keeps such inputs moving with internal progress items. */
+/* exec.c: the executor. Builds this host's plan from a checked graph and runs it. */
 #include "exec_priv.h"
 
 #include <errno.h>
@@ -24,14 +14,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-const char *rt_param(const OpInst *op, const char *name) {
-  return op_param(op->op, name);
-}
-
-const ExecOptions *rt_options(const OpInst *op) {
-  return op->exec->o;
-}
 
 const char *rt_graph_dir(const OpInst *op) {
   return op->exec->graph_dir;
@@ -97,196 +79,6 @@ static void *group_main(void *arg) {
   return NULL;
 }
 
-/* ---- the plan ---- */
-
-/* Each channel of a region is a thread of its own; everything else fuses with its producer (a
- * region's Split runs in its upstream's thread). */
-static bool is_region_boundary(const Node *from, const Node *to) {
-  if (from->op->channel < 0 && to->op->channel < 0) return false;
-  return from->op->channel != to->op->channel || !from->op->region || !to->op->region ||
-         strcmp(from->op->region, to->op->region) != 0;
-}
-
-static Group *group_new(Exec *x) {
-  Group *g = arena_alloc(x->arena, sizeof *g);
-  g->exec = x;
-  pthread_mutex_init(&g->mu, NULL);
-  pthread_cond_init(&g->wake, NULL);
-  ptrvec_push(x->arena, &x->groups, g);
-  return g;
-}
-
-static int build_plan(Exec *x) {
-  Graph *g = x->g;
-  const char *host = x->o->host;
-  x->nnodes = g->nops;
-  x->nodes = arena_alloc(x->arena, sizeof(Node) * (size_t)(g->nops + 1));
-  for (int i = 0; i < g->nops; i++) {
-    Node *n = &x->nodes[i];
-    Op *op = g->ops[i];
-    n->op = op;
-    n->local = !host || (op->host && !strcmp(op->host, host)) || (!op->host && g->nhosts > 0 && !strcmp(g->hosts[0]->name, host));
-    n->inst.op = op;
-    n->inst.exec = x;
-    n->inst.exec_data = n;
-    n->inst.impl = rt_kind_impl(op->kind);
-    n->inst.in_schema = op_input_schema(op);
-    n->inst.out_schema = op_output_schema(op);
-    n->inst.graph_dir = x->graph_dir;
-    n->inst.scratch = arena_new();
-    if (!n->inst.impl) sf_die("no implementation of kind %s", kind_name(op->kind));
-    n->outs = arena_alloc(x->arena, sizeof(PtrVec) * (size_t)(op->noutputs + 1));
-    for (int p = 0; p < op->ninputs; p++) n->nslots += op->inputs[p].nstreams;
-    n->slot_port = arena_alloc(x->arena, sizeof(int) * (size_t)(n->nslots + 1));
-    n->in = arena_alloc(x->arena, sizeof(Edge *) * (size_t)(n->nslots + 1));
-    int s = 0;
-    for (int p = 0; p < op->ninputs; p++)
-      for (int k = 0; k < op->inputs[p].nstreams; k++) n->slot_port[s++] = p;
-    n->finals_left = n->nslots;
-    n->channel_merge = op->kind == KIND_MERGE && op->channel >= 0;
-  }
-  /* groups, in topological order so a producer's group exists before its consumers' */
-  for (int t = 0; t < g->nops; t++) {
-    Op *op = g->order[t];
-    Node *n = &x->nodes[op->index];
-    if (!n->local) continue;
-    if (n->nslots == 0) {
-      Group *gr = group_new(x);
-      gr->source = n;
-      n->group = gr;
-      continue;
-    }
-    if (n->nslots == 1) {
-      Stream *s = op->inputs[0].streams[0];
-      Node *from = &x->nodes[s->producer->index];
-      if (from->local && from->group && !is_region_boundary(from, n)) {
-        n->group = from->group;
-        continue;
-      }
-    }
-    Group *gr = group_new(x);
-    gr->entry = n;
-    n->group = gr;
-    gr->cur = arena_alloc(x->arena, sizeof(Batch *) * (size_t)(n->nslots + 1));
-    gr->floor = arena_alloc(x->arena, sizeof(uint64_t) * (size_t)(n->nslots + 1));
-    gr->floor_known = arena_alloc(x->arena, sizeof(bool) * (size_t)(n->nslots + 1));
-    if (op->kind == KIND_MERGE) {
-      const char *order = op_param(op, "order");
-      gr->driver = n->nslots == 1 ? DRIVE_SINGLE
-                 : !strcmp(order, "roundrobin") ? DRIVE_RR
-                 : !strcmp(order, "seq") ? DRIVE_SEQ
-                                         : DRIVE_SEQPULSE;
-    } else {
-      gr->driver = n->nslots == 1 ? DRIVE_SINGLE : DRIVE_SRC;
-    }
-    gr->by_src = gr->driver == DRIVE_SRC;
-  }
-  for (int i = 0; i < g->nops; i++) {
-    Node *n = &x->nodes[i];
-    if (n->local && n->group && n->inst.impl->idle) ptrvec_push(x->arena, &n->group->idlers, n);
-  }
-  /* edges */
-  for (int i = 0; i < g->nops; i++) {
-    Node *to = &x->nodes[i];
-    Op *op = to->op;
-    int slot = 0;
-    for (int p = 0; p < op->ninputs; p++)
-      for (int k = 0; k < op->inputs[p].nstreams; k++, slot++) {
-        Stream *s = op->inputs[p].streams[k];
-        Node *from = &x->nodes[s->producer->index];
-        if (!from->local && !to->local) continue;
-        Edge *e = arena_alloc(x->arena, sizeof *e);
-        e->stream = s;
-        e->slot = slot;
-        e->from = from->local ? from : NULL;
-        e->to = to->local ? to : NULL;
-        e->to_op = op;
-        e->limit = x->batch;
-        if (from->local && to->local) {
-          e->kind = from->group == to->group ? EDGE_DIRECT : EDGE_QUEUE;
-        } else if (from->local) {
-          e->kind = EDGE_REMOTE;
-          e->limit = x->remote_batch;
-        } else {
-          e->kind = EDGE_QUEUE; /* filled by a receiver thread */
-        }
-        if (to->local && e->kind == EDGE_QUEUE) e->q = queue_new(x, to->group);
-        if (to->local) {
-          to->in[slot] = e;
-          e->feeds_fanin = to->group->driver == DRIVE_SRC;
-        } else {
-          /* the consumer on another host orders by src when it has several input streams */
-          int slots = 0;
-          for (int q = 0; q < op->ninputs; q++) slots += op->inputs[q].nstreams;
-          e->feeds_fanin = op->kind != KIND_MERGE && slots > 1;
-        }
-        if (from->local) {
-          ptrvec_push(x->arena, &from->outs[s->port], e);
-          e->producer = from->group;
-          if (e->kind != EDGE_DIRECT) ptrvec_push(x->arena, &from->group->outs, e);
-        }
-      }
-  }
-  /* cross-host edges go through the transport */
-  bool any_remote = false;
-  for (int i = 0; i < g->nops && !any_remote; i++)
-    if (!x->nodes[i].local)
-      for (int p = 0; p < g->ops[i]->ninputs; p++)
-        for (int k = 0; k < g->ops[i]->inputs[p].nstreams; k++)
-          if (x->nodes[g->ops[i]->inputs[p].streams[k]->producer->index].local) any_remote = true;
-  for (int i = 0; i < g->nops && !any_remote; i++)
-    if (x->nodes[i].local)
-      for (int p = 0; p < g->ops[i]->ninputs; p++)
-        for (int k = 0; k < g->ops[i]->inputs[p].nstreams; k++)
-          if (!x->nodes[g->ops[i]->inputs[p].streams[k]->producer->index].local) any_remote = true;
-  if (host) {
-    bool found = false;
-    for (int i = 0; i < g->nhosts; i++)
-      if (!strcmp(g->hosts[i]->name, host)) found = true;
-    if (!found) {
-      exec_fail(x, "graph '%s' has no host '%s'", g->file, host);
-      return -1;
-    }
-  }
-  if (any_remote) {
-    char err[512];
-    x->remote = remote_start(x, g, host, x->o, err, sizeof err);
-    if (!x->remote) {
-      exec_fail(x, "%s", err);
-      return -1;
-    }
-    for (int i = 0; i < g->nops; i++) {
-      Node *to = &x->nodes[i];
-      int slot = 0;
-      for (int p = 0; p < to->op->ninputs; p++)
-        for (int k = 0; k < to->op->inputs[p].nstreams; k++, slot++) {
-          Stream *s = to->op->inputs[p].streams[k];
-          Node *from = &x->nodes[s->producer->index];
-          if (to->local == from->local) continue;
-          const char *id = arena_printf(x->arena, "%s>%s/%d", s->name, to->op->name, slot);
-          int rc;
-          if (to->local) {
-            rc = remote_accept(x->remote, id, from->op->host, s->schema, to->in[slot], err, sizeof err);
-          } else {
-            Edge *e = NULL;
-            for (int c = 0; c < from->outs[s->port].n && !e; c++) {
-              Edge *cand = from->outs[s->port].items[c];
-              if (cand->to_op == to->op && cand->slot == slot) e = cand;
-            }
-            sf_assert(e);
-            e->tx = remote_open(x->remote, id, to->op->host, s->schema, err, sizeof err);
-            rc = e->tx ? 0 : -1;
-          }
-          if (rc < 0) {
-            exec_fail(x, "%s", err);
-            return -1;
-          }
-        }
-    }
-  }
-  return 0;
-}
-
 /* ---- running ---- */
 
 int exec_run(Graph *g, const ExecOptions *o) {
@@ -322,7 +114,7 @@ int exec_run(Graph *g, const ExecOptions *o) {
   }
 
   int opened = 0;
-  if (!exec_stopping(x) && build_plan(x) == 0) {
+  if (!exec_stopping(x) && plan_build(x) == 0) {
     for (; opened < x->nnodes; opened++) {
       Node *n = &x->nodes[opened];
       if (n->local && n->inst.impl->open && n->inst.impl->open(&n->inst) < 0) break;

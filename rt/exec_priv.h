@@ -139,6 +139,14 @@ struct Exec {
   int stop_signal;          /* the signal that stopped the job (0: none) (fail_mu) */
 };
 
+/* ---- plan.c: this host's plan ---- */
+
+/* Builds x's nodes, groups and edges from the checked graph x->g and, when some edge crosses to
+ * another host, starts the transport (x->remote) and its edges. Main thread, before any group's
+ * thread starts. 0, or -1 with the failure recorded (an unknown --host, a transport that cannot
+ * start). */
+int plan_build(Exec *x);
+
 /* ---- queue.c: batches and queues ---- */
 
 /* An empty batch with room for cap items (aborts when out of memory). */
