@@ -1,87 +1,28 @@
-/* exec.c: the executor. Builds this host's plan from a checked graph and runs it. */
+/* exec.c: runs this host's part of a checked graph: exec_run, a list of steps. The executor is
+ * several files, each owning one thing; their shared structures, and who owns each field, are in
+ * exec_priv.h:
+ *   plan.c          the plan: a node per operator, a group (thread) per source, channel or merge,
+ *                   an edge per stream, the transport's edges
+ *   group.c         a group's thread: a source's loop and a single input's loop
+ *   order.c         the ordered drivers: one function per merge order, and fan-in
+ *   flow.c          items between operators: emit, batches, progress, delivery; the lock rules
+ *   queue.c         batches and the bounded queues between threads
+ *   stop.c          the first failure, stop signals, waking every wait
+ *   stats.c         --stats and --stats-json
+ *   ops/registry.c  which implementation runs each operator kind */
 #include "exec_priv.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
-#include <limits.h>
 #include <poll.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-const char *rt_graph_dir(const OpInst *op) {
-  return op->exec->graph_dir;
-}
-
-/* ---- pushing a batch into a queue ---- */
-
-/* One input stream: deliver its items in order. */
-static int run_single(Group *g) {
-  Exec *x = g->exec;
-  Node *n = g->entry;
-  Queue *q = n->in[0]->q;
-  while (!n->finished) {
-    pthread_mutex_lock(&g->mu);
-    Batch *b = queue_take(q);
-    while (!b && !exec_stopping(x)) {
-      pthread_mutex_unlock(&g->mu);
-      bool clear = group_before_wait(g);
-      pthread_mutex_lock(&g->mu);
-      b = queue_take(q);
-      if (b) break;
-      if (clear)
-        timed_wait(&g->wake, &g->mu);
-      else
-        timed_wait_ms(&g->wake, &g->mu, 1); /* some batch still waits for room: look again soon */
-      b = queue_take(q);
-    }
-    pthread_mutex_unlock(&g->mu);
-    if (!b) return -1;
-    for (; b->next < b->n; b->next++) {
-      Item it = b->items[b->next];
-      g->progress = it.src;
-      if (node_deliver(n, 0, it) < 0) {
-        b->next++;
-        batch_free(b);
-        return -1;
-      }
-    }
-    free(b);
-  }
-  return 0;
-}
-
-static void *group_main(void *arg) {
-  Group *g = arg;
-  Exec *x = g->exec;
-  int rc;
-  if (g->source) {
-    Node *n = g->source;
-    rc = n->inst.impl->run(&n->inst);
-    if (rc == 0 && !exec_stopping(x)) {
-      n->finals_left = 1;
-      rc = node_deliver(n, 0, (Item){ .kind = ITEM_FINAL, .seq = n->inst.cur_seq, .src = n->inst.cur_src });
-    }
-  } else if (g->driver == DRIVE_SINGLE) {
-    rc = run_single(g);
-  } else {
-    rc = order_run(g);
-  }
-  if (rc == 0) group_flush(g, NULL);
-  if (rc < 0 && !exec_stopping(x)) exec_fail(x, "internal error: a thread stopped without a message");
-  atomic_fetch_sub(&x->running, 1);
-  return NULL;
-}
-
-/* ---- running ---- */
-
-int exec_run(Graph *g, const ExecOptions *o) {
+/* A new executor for g with options o: its stop pipe, the stop signals caught, its clock started.
+ * A pipe that cannot be made is the job's first failure. */
+static Exec *exec_new(Graph *g, const ExecOptions *o) {
   Exec *x = calloc(1, sizeof *x);
   x->g = g;
   x->o = o;
@@ -106,83 +47,73 @@ int exec_run(Graph *g, const ExecOptions *o) {
   } else {
     snprintf(x->graph_dir, sizeof x->graph_dir, ".");
   }
+  return x;
+}
 
-  const char *stats_json = o->stats_json; /* NULL once it turned out not writable */
-  if (stats_json && stats_check_json(stats_json) < 0) {
-    exec_fail(x, "cannot write '%s': %s", stats_json, strerror(errno));
-    stats_json = NULL;
-  }
-
+/* Opens the local operators in plan order until one fails or the job stops. Returns how many
+ * nodes it went past: those are the ones ops_close closes. */
+static int ops_open(Exec *x) {
   int opened = 0;
-  if (!exec_stopping(x) && plan_build(x) == 0) {
-    for (; opened < x->nnodes; opened++) {
-      Node *n = &x->nodes[opened];
-      if (n->local && n->inst.impl->open && n->inst.impl->open(&n->inst) < 0) break;
-      if (exec_stopping(x)) break;
+  for (; opened < x->nnodes; opened++) {
+    Node *n = &x->nodes[opened];
+    if (n->local && n->inst.impl->open && n->inst.impl->open(&n->inst) < 0) break;
+    if (exec_stopping(x)) break;
+  }
+  return opened;
+}
+
+/* The main thread while the groups run, until the last one ends: turns a caught stop signal into
+ * the failure at once (the stop pipe wakes it) and prints the periodic stats. */
+static void exec_watch(Exec *x) {
+  double interval = x->o->stats_interval > 0 ? x->o->stats_interval : 2.0;
+  double next = interval;
+  while (atomic_load(&x->running) > 0) {
+    struct timespec ts = { 0, 20 * 1000000L };
+    struct pollfd stop = { .fd = x->stop_pipe[0], .events = POLLIN };
+    if (exec_stopping(x))
+      nanosleep(&ts, NULL);
+    else
+      poll(&stop, 1, 20); /* a signal's byte ends it at once */
+    exec_note_signal(x);
+    if (x->o->stats && stats_seconds(x) >= next) {
+      stats_print(x, false);
+      next += interval;
     }
   }
-  if (!exec_stopping(x) && x->remote && remote_connect(x->remote) < 0 && !exec_stopping(x))
-    exec_fail(x, "cannot connect to the other hosts");
-  if (!exec_stopping(x)) {
-    atomic_store(&x->running, x->groups.n);
-    for (int i = 0; i < x->groups.n; i++) {
-      Group *gr = x->groups.items[i];
-      if (pthread_create(&gr->thread, NULL, group_main, gr) != 0) {
-        exec_fail(x, "cannot start a thread: %s", strerror(errno));
-        atomic_fetch_sub(&x->running, x->groups.n - i);
-        break;
-      }
-      gr->started = true;
-      char name[16]; /* what ps -L and a debugger show: the operator that drives the thread */
-      snprintf(name, sizeof name, "sf %s", (gr->source ? gr->source : gr->entry)->op->name);
-      pthread_setname_np(gr->thread, name);
-    }
-    double interval = o->stats_interval > 0 ? o->stats_interval : 2.0;
-    double next = interval;
-    while (atomic_load(&x->running) > 0) {
-      struct timespec ts = { 0, 20 * 1000000L };
-      struct pollfd stop = { .fd = x->stop_pipe[0], .events = POLLIN };
-      if (exec_stopping(x))
-        nanosleep(&ts, NULL);
-      else
-        poll(&stop, 1, 20); /* a signal's byte ends it at once */
-      exec_note_signal(x);
-      if (o->stats && stats_seconds(x) >= next) {
-        stats_print(x, false);
-        next += interval;
-      }
-    }
-    for (int i = 0; i < x->groups.n; i++) {
-      Group *gr = x->groups.items[i];
-      if (gr->started) pthread_join(gr->thread, NULL);
-    }
-  }
-  if (x->remote) {
-    if (remote_finish(x->remote, !exec_stopping(x)) < 0 && !exec_stopping(x))
-      exec_fail(x, "the transport failed to finish");
-  }
-  /* sinks commit only when everything on this executor completed; a signal from here on comes
-   * too late to stop the job (and a failure of a commit is not its doing) */
+}
+
+/* Sinks commit only when everything on this executor completed; a signal from here on comes too
+ * late to stop the job (and a failure of a commit is not its doing). */
+static void ops_commit(Exec *x) {
   exec_note_signal(x);
   atomic_store(&x->committing, true);
   for (int i = 0; i < x->nnodes && !atomic_load(&x->failed); i++) {
     Node *n = &x->nodes[i];
     if (n->local && n->inst.impl->commit) n->inst.impl->commit(&n->inst);
   }
-  bool ok = !atomic_load(&x->failed);
+}
+
+static void ops_close(Exec *x, int opened, bool ok) {
   for (int i = 0; i < opened && i < x->nnodes; i++) {
     Node *n = &x->nodes[i];
     if (n->local && n->inst.impl->close) n->inst.impl->close(&n->inst, ok);
   }
-  if (x->remote) remote_stop(x->remote);
-  if (o->stats) stats_print(x, true);
+}
+
+/* Prints the summary, writes the JSON stats and the failure; the exit status. */
+static int exec_report(Exec *x, const char *stats_json, bool ok) {
+  if (x->o->stats) stats_print(x, true);
   int rc = ok ? 0 : x->stop_signal ? 128 + x->stop_signal : 1;
   if (stats_json && stats_write_json(x, stats_json, ok) < 0) {
     fprintf(x->log, "sf-exec: error: cannot write '%s': %s\n", stats_json, strerror(errno));
     if (rc == 0) rc = 1;
   }
   if (!ok) fprintf(x->log, "sf-exec: error: %s\n", x->message);
-  /* release */
+  return rc;
+}
+
+/* Releases what the threads left behind (batches in queues and pending), then the executor. */
+static void exec_free(Exec *x) {
   for (int i = 0; i < x->groups.n; i++) {
     Group *gr = x->groups.items[i];
     for (int s = 0; gr->entry && s < gr->entry->nslots; s++) {
@@ -198,5 +129,31 @@ int exec_run(Graph *g, const ExecOptions *o) {
     if (x->stop_pipe[i] >= 0) close(x->stop_pipe[i]);
   arena_free(x->arena);
   free(x);
+}
+
+int exec_run(Graph *g, const ExecOptions *o) {
+  Exec *x = exec_new(g, o);
+  const char *stats_json = o->stats_json; /* NULL once it turned out not writable */
+  if (stats_json && stats_check_json(stats_json) < 0) {
+    exec_fail(x, "cannot write '%s': %s", stats_json, strerror(errno));
+    stats_json = NULL;
+  }
+  int opened = 0;
+  if (!exec_stopping(x) && plan_build(x) == 0) opened = ops_open(x);
+  if (!exec_stopping(x) && x->remote && remote_connect(x->remote) < 0 && !exec_stopping(x))
+    exec_fail(x, "cannot connect to the other hosts");
+  if (!exec_stopping(x)) {
+    groups_start(x);
+    exec_watch(x);
+    groups_join(x);
+  }
+  if (x->remote && remote_finish(x->remote, !exec_stopping(x)) < 0 && !exec_stopping(x))
+    exec_fail(x, "the transport failed to finish");
+  ops_commit(x);
+  bool ok = !atomic_load(&x->failed);
+  ops_close(x, opened, ok);
+  if (x->remote) remote_stop(x->remote);
+  int rc = exec_report(x, stats_json, ok);
+  exec_free(x);
   return rc;
 }

@@ -2,8 +2,8 @@
  * files it names). Operator kinds never include it (they see rt.h), nor does remote.c.
  *
  * Who owns what. Three kinds of owner appear in the field comments below:
- *   - "plan": written by the main thread while it builds the plan, before any group's thread
- *     starts; read-only afterwards, so any thread reads it without a lock;
+ *   - "plan": written by the main thread before any group's thread starts (exec.c's exec_new,
+ *     plan.c); read-only afterwards, so any thread reads it without a lock;
  *   - "thread": only the group's own thread touches it once the threads run (for a Node or an
  *     Edge, the thread of the group that runs it or pushes on it); the main thread may again after
  *     joining them;
@@ -147,23 +147,21 @@ struct Exec {
  * start). */
 int plan_build(Exec *x);
 
-/* ---- queue.c: batches and queues ---- */
+/* ---- group.c: the groups' threads ---- */
 
-/* An empty batch with room for cap items (aborts when out of memory). */
-Batch *batch_new(int cap);
-/* Releases the tuples of the items not yet read (from b->next on) and b itself; NULL is fine. */
-void batch_free(Batch *b);
-/* A queue of x->queue_batches batches into group owner, in the plan's arena. Main thread. */
-Queue *queue_new(Exec *x, Group *owner);
-/* Takes the next batch of q without waiting (NULL when empty) and signals not_full; the caller
- * holds q->owner->mu. */
-Batch *queue_take(Queue *q);
-/* Appends b to q, which has room, and signals the owner's wake; the caller holds q->owner->mu. */
-void queue_put(Queue *q, Batch *b);
-/* pthread_cond_timedwait for one time slice (WAIT_SLICE_MS), or for ms milliseconds: every wait
- * wakes up this often to look at the job's state. */
-void timed_wait(pthread_cond_t *c, pthread_mutex_t *m);
-void timed_wait_ms(pthread_cond_t *c, pthread_mutex_t *m, long ms);
+/* Starts a thread per group (x->running counts those still running; a thread that cannot be made
+ * is the job's failure, and the ones after it are not started). Main thread. */
+void groups_start(Exec *x);
+/* Joins every thread groups_start started. Main thread. */
+void groups_join(Exec *x);
+
+/* ---- order.c: the ordered drivers ---- */
+
+/* The loop of a group whose entry has several input streams (driver DRIVE_RR, DRIVE_SEQ,
+ * DRIVE_SEQPULSE or DRIVE_SRC): delivers the entry's input items in the driver's order until the
+ * entry finished (0) or the job stops or the order cannot be restored (-1, the failure recorded).
+ * g's thread. */
+int order_run(Group *g);
 
 /* ---- flow.c: items between operators (the lock rules are at its top) ---- */
 
@@ -182,13 +180,23 @@ void group_flush(Group *g, Edge *except);
  * behind (a wait may then be long), false when some queue was full. */
 bool group_before_wait(Group *g);
 
-/* ---- order.c: the ordered drivers ---- */
+/* ---- queue.c: batches and queues ---- */
 
-/* The loop of a group whose entry has several input streams (driver DRIVE_RR, DRIVE_SEQ,
- * DRIVE_SEQPULSE or DRIVE_SRC): delivers the entry's input items in the driver's order until the
- * entry finished (0) or the job stops or the order cannot be restored (-1, the failure recorded).
- * g's thread. */
-int order_run(Group *g);
+/* An empty batch with room for cap items (aborts when out of memory). */
+Batch *batch_new(int cap);
+/* Releases the tuples of the items not yet read (from b->next on) and b itself; NULL is fine. */
+void batch_free(Batch *b);
+/* A queue of x->queue_batches batches into group owner, in the plan's arena. Main thread. */
+Queue *queue_new(Exec *x, Group *owner);
+/* Takes the next batch of q without waiting (NULL when empty) and signals not_full; the caller
+ * holds q->owner->mu. */
+Batch *queue_take(Queue *q);
+/* Appends b to q, which has room, and signals the owner's wake; the caller holds q->owner->mu. */
+void queue_put(Queue *q, Batch *b);
+/* pthread_cond_timedwait for one time slice (WAIT_SLICE_MS), or for ms milliseconds: every wait
+ * wakes up this often to look at the job's state. */
+void timed_wait(pthread_cond_t *c, pthread_mutex_t *m);
+void timed_wait_ms(pthread_cond_t *c, pthread_mutex_t *m, long ms);
 
 /* ---- stop.c: the job's failure and stop ---- */
 
