@@ -20,11 +20,13 @@
 #   sliding windows: an Aggregate with every aggregate function over `sliding W` windows of 100
 #      keys at W = 1, 10, 100, 1000 (tuples/s should not fall with W), and an avg of fractional
 #      doubles, the one aggregate still folded again per tuple (O(W));
+#   expressions: ns per tuple of the chain's six expressions evaluated by the tree walker
+#      (expr_eval) and by the compiled form the operators run (code_eval), same run, same values;
 #   number text: ns per value of the double and int formatters (xform/number.c) against the printf
 #      and strtod formatter they replaced, on the same values in the same run (texts checked equal).
 # Environment: SF_BENCH_N (tuples for 1, 3 and 5; default 5000000), SF_BENCH_RUNS (best of; default 3),
-# SF_BENCH_SLIDE_N (tuples of the sliding windows; default 1000000), SF_BENCH_ONLY=xform (run only
-# section 7).
+# SF_BENCH_SLIDE_N (tuples of the sliding windows; default 1000000), SF_BENCH_ONLY=xform, slide or
+# eval (run only section 7, the sliding windows or the expressions).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-${SF_BUILD:-$top/build}}" && pwd)
@@ -133,10 +135,71 @@ xform_bench() {
     "$(ratio "$wall_100000" "$wall_10000")" "$(ratio "$cpu_100000" "$cpu_10000")"
 }
 
-if [ "${SF_BENCH_ONLY:-}" = xform ]; then
-  xform_bench
-  exit 0
-fi
+# ---- sliding windows: the rate against the window size (a function: SF_BENCH_ONLY=slide) ----
+slide_bench() {
+  SN=${SF_BENCH_SLIDE_N:-1000000}
+  slide_graph() { # W SETS
+    cat <<XML
+$header
+  <schema name="In"><attr name="k" type="int"/><attr name="v" type="int"/><attr name="x" type="double"/></schema>
+  <schema name="Out"><attr name="k" type="int"/><attr name="n" type="int"/><attr name="a" type="double"/><attr name="b" type="int"/></schema>
+  <operator name="src" kind="Beacon">
+    <output stream="A" schema="In"/>
+    <param name="count">$SN</param>
+    <set attr="k">seq % 100</set>
+    <set attr="v">rand(seq) % 1000</set>
+    <set attr="x">double(rand(seq) % 1000) * 0.1</set>
+  </operator>
+  <operator name="win" kind="Aggregate">
+    <input stream="A"/>
+    <output stream="B" schema="Out"/>
+    <param name="partitionBy">k</param>
+    <param name="window">sliding $1</param>
+    $2
+  </operator>
+  <operator name="rare" kind="Filter">
+    <input stream="B"/>
+    <output stream="C" schema="Out"/>
+    <param name="where">n % 997 == 3</param>
+  </operator>
+  <operator name="sink" kind="FileSink">
+    <input stream="C"/>
+    <param name="file">out/slide.csv</param>
+  </operator>
+</graph>
+XML
+  }
+  echo
+  every_agg='<set attr="n">count() + sum(v) + min(v) + max(v) + first(v) + last(v)</set><set attr="a">avg(v) + sum(double(v))</set><set attr="b">0</set>'
+  echo "sliding windows: Aggregate over 100 keys, $SN tuples (then a Filter keeping 0.1 %)"
+  for w in 1 10 100 1000; do
+    slide_graph "$w" "$every_agg" > slide.xml
+    t=$(best_of "$bin/sf-exec" slide.xml)
+    [ "$w" = 1 ] && t_w1=$t
+    printf '   count, sum, avg, min, max, first, last of ints, W = %-4s %8ss  %s  (%s the time of W = 1)\n' \
+      "$w" "$t" "$(rate "$SN" "$t")" "$(ratio "$t" "$t_w1")"
+  done
+  for w in 1 10 100 1000; do
+    slide_graph "$w" '<set attr="n">0</set><set attr="a">avg(x)</set><set attr="b">0</set>' > slide.xml
+    t=$(best_of "$bin/sf-exec" slide.xml)
+    [ "$w" = 1 ] && t_w1=$t
+    printf '   avg of fractional doubles (folded again),  W = %-4s %8ss  %s  (%s the time of W = 1)\n' \
+      "$w" "$t" "$(rate "$SN" "$t")" "$(ratio "$t" "$t_w1")"
+  done
+}
+
+# ---- expressions: the compiled form against the tree walker (a function: SF_BENCH_ONLY=eval) ----
+eval_bench() {
+  echo
+  echo "expressions: the chain's six (Beacon, Functor, Filter), 2000000 tuples, values checked identical"
+  "$bin/sf-bench-eval" 2000000 "$RUNS" | sed 's/^/   /'
+}
+
+case "${SF_BENCH_ONLY:-}" in
+  xform) xform_bench; exit 0 ;;
+  slide) slide_bench; exit 0 ;;
+  eval) eval_bench; exit 0 ;;
+esac
 
 echo "StreamFission benchmarks ($(nproc) CPUs, best of $RUNS runs, $(date -u +%F))"
 echo
@@ -326,56 +389,7 @@ elif [ "${SF_BENCH_TBB:-1}" != 0 ]; then
   echo "6. skipped: sf-bench-tbb-work is not built (apt-get install libtbb-dev, then rerun tools/setup.sh)"
 fi
 
-# ---- sliding windows: the rate against the window size ----
-SN=${SF_BENCH_SLIDE_N:-1000000}
-slide_graph() { # W SETS
-  cat <<XML
-$header
-  <schema name="In"><attr name="k" type="int"/><attr name="v" type="int"/><attr name="x" type="double"/></schema>
-  <schema name="Out"><attr name="k" type="int"/><attr name="n" type="int"/><attr name="a" type="double"/><attr name="b" type="int"/></schema>
-  <operator name="src" kind="Beacon">
-    <output stream="A" schema="In"/>
-    <param name="count">$SN</param>
-    <set attr="k">seq % 100</set>
-    <set attr="v">rand(seq) % 1000</set>
-    <set attr="x">double(rand(seq) % 1000) * 0.1</set>
-  </operator>
-  <operator name="win" kind="Aggregate">
-    <input stream="A"/>
-    <output stream="B" schema="Out"/>
-    <param name="partitionBy">k</param>
-    <param name="window">sliding $1</param>
-    $2
-  </operator>
-  <operator name="rare" kind="Filter">
-    <input stream="B"/>
-    <output stream="C" schema="Out"/>
-    <param name="where">n % 997 == 3</param>
-  </operator>
-  <operator name="sink" kind="FileSink">
-    <input stream="C"/>
-    <param name="file">out/slide.csv</param>
-  </operator>
-</graph>
-XML
-}
-echo
-every_agg='<set attr="n">count() + sum(v) + min(v) + max(v) + first(v) + last(v)</set><set attr="a">avg(v) + sum(double(v))</set><set attr="b">0</set>'
-echo "sliding windows: Aggregate over 100 keys, $SN tuples (then a Filter keeping 0.1 %)"
-for w in 1 10 100 1000; do
-  slide_graph "$w" "$every_agg" > slide.xml
-  t=$(best_of "$bin/sf-exec" slide.xml)
-  [ "$w" = 1 ] && t_w1=$t
-  printf '   count, sum, avg, min, max, first, last of ints, W = %-4s %8ss  %s  (%s the time of W = 1)\n' \
-    "$w" "$t" "$(rate "$SN" "$t")" "$(ratio "$t" "$t_w1")"
-done
-for w in 1 10 100 1000; do
-  slide_graph "$w" '<set attr="n">0</set><set attr="a">avg(x)</set><set attr="b">0</set>' > slide.xml
-  t=$(best_of "$bin/sf-exec" slide.xml)
-  [ "$w" = 1 ] && t_w1=$t
-  printf '   avg of fractional doubles (folded again),  W = %-4s %8ss  %s  (%s the time of W = 1)\n' \
-    "$w" "$t" "$(rate "$SN" "$t")" "$(ratio "$t" "$t_w1")"
-done
+slide_bench
 
 # ---- number text: the formatters against the printf-based ones they replaced ----
 echo
@@ -383,3 +397,4 @@ echo "number text: ns per value, old (snprintf %.*e + strtod; snprintf %lld) vs 
 "$bin/sf-bench-number-format" 1000000 "$RUNS" | sed 's/^/   /'
 echo
 xform_bench
+eval_bench
