@@ -49,6 +49,28 @@ Graph *unit_graph_file(const char *path) {
   return checked(graph_parse_file(path, XSD, &d), &d, path);
 }
 
+void unit_diags_open(UnitDiags *u, const char *file, DiagOrder order) {
+  u->text = NULL;
+  u->len = 0;
+  u->order = order;
+  u->file = open_memstream(&u->text, &u->len);
+  ck_assert_ptr_nonnull(u->file);
+  diag_init(&u->diag, file, u->file);
+}
+
+const char *unit_diags_text(UnitDiags *u) {
+  diag_flush(&u->diag, u->order);
+  fflush(u->file);
+  return u->text ? u->text : "";
+}
+
+void unit_diags_close(UnitDiags *u) {
+  diag_flush(&u->diag, u->order);
+  fclose(u->file);
+  free(u->text);
+  u->text = NULL;
+}
+
 char *unit_write_string(UnitWriter w, const Graph *g) {
   char *buf = NULL;
   size_t len = 0;

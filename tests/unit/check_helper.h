@@ -44,6 +44,25 @@ Graph *unit_graph_text(const char *text);
 /* The same for the graph file at path. */
 Graph *unit_graph_file(const char *path);
 
+/* ---- diagnostics in memory ---- */
+
+/* A Diag whose messages collect in memory, for suites that compare them whole (one per fixture:
+ * unit_diags_open in setup, unit_diags_close in teardown). */
+typedef struct UnitDiags {
+  Diag diag;       /* what the code under test reports into */
+  FILE *file;      /* the memory stream diag writes to */
+  char *text;      /* what file holds, NUL-terminated, as of its last fflush (NULL: nothing yet) */
+  size_t len;      /* bytes in text */
+  DiagOrder order; /* how unit_diags_text and unit_diags_close flush diag */
+} UnitDiags;
+
+/* Opens u: diag reports as `file` (the name in its messages) into a new memory stream. */
+void unit_diags_open(UnitDiags *u, const char *file, DiagOrder order);
+/* Everything reported so far (flushed in u->order), "" when nothing; valid until the next call. */
+const char *unit_diags_text(UnitDiags *u);
+/* Flushes what is left, closes the stream and frees its text. */
+void unit_diags_close(UnitDiags *u);
+
 /* ---- text ---- */
 
 /* A writer of a graph (graph_emit_xml, graph_dot_input, ...): 0 on success. */

@@ -16,36 +16,26 @@
 
 #define NS "urn:streamfission:graph:1"
 
-static char *diag_text;
-static size_t diag_len;
-static FILE *diag_file;
-static Diag diag;
+static UnitDiags mem; /* the diagnostics of the test being run */
 static Graph *graph;
 
 static void setup(void) {
-  diag_text = NULL;
-  diag_len = 0;
-  diag_file = open_memstream(&diag_text, &diag_len);
-  diag_init(&diag, "g.xml", diag_file);
+  unit_diags_open(&mem, "g.xml", DIAG_BY_PLACE);
   graph = NULL;
 }
 
 static void teardown(void) {
-  diag_flush(&diag, DIAG_BY_PLACE);
+  unit_diags_close(&mem);
   graph_free(graph);
-  fclose(diag_file);
-  free(diag_text);
 }
 
 static const char *diags(void) {
-  diag_flush(&diag, DIAG_BY_PLACE);
-  fflush(diag_file);
-  return diag_text ? diag_text : "";
+  return unit_diags_text(&mem);
 }
 
 /* Parses a document that must be valid against the XSD (the test is about what comes after). */
 static Graph *parse(const char *text) {
-  graph = graph_parse_memory(text, strlen(text), "g.xml", XSD, &diag);
+  graph = graph_parse_memory(text, strlen(text), "g.xml", XSD, &mem.diag);
   ck_assert_msg(graph != NULL, "parse failed: %s", diags());
   return graph;
 }
@@ -53,7 +43,7 @@ static Graph *parse(const char *text) {
 /* Parses and checks a graph that must be accepted. */
 static Graph *check_ok(const char *text) {
   Graph *g = parse(text);
-  int n = graph_check(g, &diag);
+  int n = graph_check(g, &mem.diag);
   ck_assert_msg(n == 0, "check failed: %s", diags());
   ck_assert_str_eq(diags(), "");
   return g;
@@ -62,10 +52,10 @@ static Graph *check_ok(const char *text) {
 /* Parses and checks a graph that must give exactly `expected`, `count` errors. */
 static void check_fails(const char *text, int count, const char *expected) {
   Graph *g = parse(text);
-  int n = graph_check(g, &diag);
+  int n = graph_check(g, &mem.diag);
   ck_assert_str_eq(diags(), expected);
   ck_assert_int_eq(n, count);
-  ck_assert_int_eq(diag.nerrors, count);
+  ck_assert_int_eq(mem.diag.nerrors, count);
 }
 
 /* The usual head of the test graphs: a Trade schema, a Bar schema and a Beacon of trades.
@@ -209,7 +199,7 @@ START_TEST(example_graphs_check) {
     char path[512];
     snprintf(path, sizeof path, SF_SOURCE_DIR "/graphs/%s.xml", names[i]);
     Diag d;
-    diag_init(&d, path, diag_file);
+    diag_init(&d, path, mem.file);
     Graph *g = graph_parse_file(path, XSD, &d);
     diag_flush(&d, DIAG_AS_REPORTED);
     ck_assert_msg(g != NULL, "%s: %s", path, diags());
@@ -437,17 +427,17 @@ START_TEST(host_pins_against_the_hosts_of_the_run) {
                       "    <param name='file'>out.csv</param>\n"
                       "  </operator>\n"
                       "</graph>\n");
-  ck_assert_int_eq(graph_check_pins(g, NULL, 0, &diag), 1);
+  ck_assert_int_eq(graph_check_pins(g, NULL, 0, &mem.diag), 1);
   ck_assert_str_eq(diags(), "g.xml:8: error: operator 'out' is placed on unknown host 'h2'\n");
   Host h2 = {"h2", "127.0.0.1:2", 0}, other = {"other", "127.0.0.1:3", 0};
   Host *both[] = {&other, &h2};
-  ck_assert_int_eq(graph_check_pins(g, both, 2, &diag), 1);
+  ck_assert_int_eq(graph_check_pins(g, both, 2, &mem.diag), 1);
   ck_assert_str_eq(diags(), "g.xml:8: error: operator 'out' is placed on unknown host 'h2'\n"
                             "g.xml:3: error: operator 'src' is placed on unknown host 'local'\n");
   Host local = {"local", "127.0.0.1:4", 0};
   Host *all[] = {&h2, &local};
-  ck_assert_int_eq(graph_check_pins(g, all, 2, &diag), 0);
-  ck_assert_int_eq(diag.nerrors, 2);
+  ck_assert_int_eq(graph_check_pins(g, all, 2, &mem.diag), 0);
+  ck_assert_int_eq(mem.diag.nerrors, 2);
 }
 END_TEST
 

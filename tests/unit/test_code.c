@@ -28,34 +28,25 @@ static StateVar state_mean = {.name = "mean", .type = TYPE_DOUBLE};
 static StateVar *states[] = {&state_total, &state_mean};
 
 static Arena *arena;
-static char *diag_text;
-static size_t diag_len;
-static FILE *diag_file;
-static Diag diag;
+static UnitDiags mem; /* the diagnostics of the test being run */
 
 static void setup(void) {
   arena = arena_new();
-  diag_file = open_memstream(&diag_text, &diag_len);
-  diag_init(&diag, "g.xml", diag_file);
+  unit_diags_open(&mem, "g.xml", DIAG_BY_PLACE);
 }
 
 static void teardown(void) {
-  diag_flush(&diag, DIAG_BY_PLACE);
-  fclose(diag_file);
-  free(diag_text);
-  diag_text = NULL;
+  unit_diags_close(&mem);
   arena_free(arena);
 }
 
 /* The checked expression of text in a Functor-like scope (attributes, states, seq, i). */
 static Expr *checked(const char *text) {
   ExprScope s = {.input = &schema_t, .states = states, .nstates = 2, .allow_seq = true, .allow_index = true};
-  Expr *e = expr_parse(arena, text, &diag, &at);
+  Expr *e = expr_parse(arena, text, &mem.diag, &at);
   ck_assert_msg(e != NULL, "'%s' does not parse", text);
-  Type t = expr_check(e, &s, &diag, &at);
-  diag_flush(&diag, DIAG_BY_PLACE);
-  fflush(diag_file);
-  ck_assert_msg(t != TYPE_NONE, "'%s' does not check: %s", text, diag_text ? diag_text : "");
+  Type t = expr_check(e, &s, &mem.diag, &at);
+  ck_assert_msg(t != TYPE_NONE, "'%s' does not check: %s", text, unit_diags_text(&mem));
   return e;
 }
 
@@ -331,8 +322,8 @@ END_TEST
 START_TEST(test_aggregate_calls) {
   ExprScope s = {.input = &schema_t, .allow_aggregates = true};
   const char *text = "sum(price * double(vol)) / double(sum(vol)) + double(count()) + (max(sym) < \"J\" ? 1.0 : 2.0)";
-  Expr *e = expr_parse(arena, text, &diag, &at);
-  ck_assert_int_eq(expr_check(e, &s, &diag, &at), TYPE_DOUBLE);
+  Expr *e = expr_parse(arena, text, &mem.diag, &at);
+  ck_assert_int_eq(expr_check(e, &s, &mem.diag, &at), TYPE_DOUBLE);
   Value aggs[4] = {value_double(30.0), value_int(12), value_int(4), value_string("IBM", 3)};
   EvalEnv env = {.aggs = aggs, .scratch = arena};
   Code *c = code_compile(e, arena);

@@ -18,10 +18,7 @@ enum { LINE = 7 };
 static const TextOrigin at = {NULL, LINE, 1};
 
 static Arena *arena;
-static char *diag_text;
-static size_t diag_len;
-static FILE *diag_file;
-static Diag diag;
+static UnitDiags mem; /* the diagnostics of the test being run */
 
 /* The test schema T(sym string, price double, vol int, flag bool) and two state variables. */
 static Attr attrs[] = {
@@ -34,34 +31,22 @@ static StateVar *states[] = {&state_total, &state_mean};
 
 static void setup(void) {
   arena = arena_new();
-  diag_text = NULL;
-  diag_len = 0;
-  diag_file = open_memstream(&diag_text, &diag_len);
-  diag_init(&diag, "g.xml", diag_file);
+  unit_diags_open(&mem, "g.xml", DIAG_BY_PLACE);
 }
 
 static void teardown(void) {
-  diag_flush(&diag, DIAG_BY_PLACE);
-  fclose(diag_file);
-  free(diag_text);
+  unit_diags_close(&mem);
   arena_free(arena);
 }
 
 /* Forgets the diagnostics so far. */
 static void reset_diags(void) {
-  diag_flush(&diag, DIAG_BY_PLACE);
-  fclose(diag_file);
-  free(diag_text);
-  diag_text = NULL;
-  diag_len = 0;
-  diag_file = open_memstream(&diag_text, &diag_len);
-  diag_init(&diag, "g.xml", diag_file);
+  unit_diags_close(&mem);
+  unit_diags_open(&mem, "g.xml", DIAG_BY_PLACE);
 }
 
 static const char *diags(void) {
-  diag_flush(&diag, DIAG_BY_PLACE);
-  fflush(diag_file);
-  return diag_text ? diag_text : "";
+  return unit_diags_text(&mem);
 }
 
 /* A Functor-like scope with everything visible: attributes, states, seq and i. */
@@ -77,9 +62,9 @@ static ExprScope agg_scope(void) {
 }
 
 static Expr *parse_ok(const char *text) {
-  Expr *e = expr_parse(arena, text, &diag, &at);
+  Expr *e = expr_parse(arena, text, &mem.diag, &at);
   ck_assert_msg(e != NULL, "parse of '%s' failed: %s", text, diags());
-  ck_assert_int_eq(diag.nerrors, 0);
+  ck_assert_int_eq(mem.diag.nerrors, 0);
   return e;
 }
 
@@ -88,15 +73,15 @@ static const char *fmt(const char *text) {
 }
 
 static const char *parse_error(const char *text) {
-  Expr *e = expr_parse(arena, text, &diag, &at);
+  Expr *e = expr_parse(arena, text, &mem.diag, &at);
   ck_assert_msg(e == NULL, "parse of '%s' should fail", text);
-  ck_assert_int_eq(diag.nerrors, 1);
+  ck_assert_int_eq(mem.diag.nerrors, 1);
   return diags();
 }
 
 static Type type_in(const char *text, ExprScope *scope) {
   Expr *e = parse_ok(text);
-  Type t = expr_check(e, scope, &diag, &at);
+  Type t = expr_check(e, scope, &mem.diag, &at);
   ck_assert_msg(t != TYPE_NONE, "check of '%s' failed: %s", text, diags());
   ck_assert_int_eq(e->type, t);
   return t;
@@ -109,8 +94,8 @@ static Type type_of(const char *text) {
 
 static const char *check_error_in(const char *text, ExprScope *scope) {
   Expr *e = parse_ok(text);
-  ck_assert_int_eq(expr_check(e, scope, &diag, &at), TYPE_NONE);
-  ck_assert_int_gt(diag.nerrors, 0);
+  ck_assert_int_eq(expr_check(e, scope, &mem.diag, &at), TYPE_NONE);
+  ck_assert_int_gt(mem.diag.nerrors, 0);
   return diags();
 }
 
@@ -125,7 +110,7 @@ static Value tuple[4], state_values[2];
 static int eval_text(const char *text, Value *out, char *err, size_t errlen) {
   ExprScope s = full_scope();
   Expr *e = parse_ok(text);
-  ck_assert_msg(expr_check(e, &s, &diag, &at) != TYPE_NONE, "check of '%s': %s", text, diags());
+  ck_assert_msg(expr_check(e, &s, &mem.diag, &at) != TYPE_NONE, "check of '%s': %s", text, diags());
   tuple[0] = value_string("IBM", 3);
   tuple[1] = value_double(2.5);
   tuple[2] = value_int(10);
@@ -380,8 +365,8 @@ START_TEST(test_parse_error_depth) {
   strcpy(text + 300, "1");
   memset(text + 301, ')', 300);
   text[601] = 0;
-  ck_assert_ptr_null(expr_parse(arena, text, &diag, &at));
-  ck_assert_int_eq(diag.nerrors, 1);
+  ck_assert_ptr_null(expr_parse(arena, text, &mem.diag, &at));
+  ck_assert_int_eq(mem.diag.nerrors, 1);
   ck_assert_ptr_nonnull(strstr(diags(), "error: expression nested too deeply\n"));
 }
 END_TEST
@@ -391,20 +376,20 @@ END_TEST
 START_TEST(test_check_names) {
   ExprScope s = full_scope();
   Expr *e = parse_ok("vol");
-  ck_assert_int_eq(expr_check(e, &s, &diag, &at), TYPE_INT);
+  ck_assert_int_eq(expr_check(e, &s, &mem.diag, &at), TYPE_INT);
   ck_assert_int_eq(e->scope, NAME_ATTR);
   ck_assert_int_eq(e->slot, 2);
   e = parse_ok("mean");
-  ck_assert_int_eq(expr_check(e, &s, &diag, &at), TYPE_DOUBLE);
+  ck_assert_int_eq(expr_check(e, &s, &mem.diag, &at), TYPE_DOUBLE);
   ck_assert_int_eq(e->scope, NAME_STATE);
   ck_assert_int_eq(e->slot, 1);
   e = parse_ok("seq + i");
-  ck_assert_int_eq(expr_check(e, &s, &diag, &at), TYPE_INT);
+  ck_assert_int_eq(expr_check(e, &s, &mem.diag, &at), TYPE_INT);
   ck_assert_int_eq(e->a->scope, NAME_SEQ);
   ck_assert_int_eq(e->b->scope, NAME_INDEX);
   ck_assert_int_eq(type_of("sym"), TYPE_STRING);
   ck_assert_int_eq(type_of("flag"), TYPE_BOOL);
-  ck_assert_int_eq(diag.nerrors, 0);
+  ck_assert_int_eq(mem.diag.nerrors, 0);
 }
 END_TEST
 
@@ -414,7 +399,7 @@ START_TEST(test_check_name_precedence) {
   Schema sch = {"S", a, 1, 1};
   ExprScope s = {.input = &sch, .allow_seq = true};
   Expr *e = parse_ok("seq");
-  ck_assert_int_eq(expr_check(e, &s, &diag, &at), TYPE_STRING);
+  ck_assert_int_eq(expr_check(e, &s, &mem.diag, &at), TYPE_STRING);
   ck_assert_int_eq(e->scope, NAME_ATTR);
   ck_assert_int_eq(e->slot, 0);
 }
@@ -511,7 +496,7 @@ START_TEST(test_check_every_error) {
                    "g.xml:7:17: error: operator '+' needs two ints, two doubles or two strings, "
                    "got int and double\n"
                    "g.xml:7:28: error: unknown name 'qx'\n");
-  ck_assert_int_eq(diag.nerrors, 3);
+  ck_assert_int_eq(mem.diag.nerrors, 3);
 }
 END_TEST
 
@@ -530,7 +515,7 @@ START_TEST(test_check_functions) {
   ck_assert_int_eq(type_of("rand(vol)"), TYPE_INT);
   Expr *e = parse_ok("min(1, 2)");
   ExprScope s = full_scope();
-  expr_check(e, &s, &diag, &at);
+  expr_check(e, &s, &mem.diag, &at);
   ck_assert_int_eq(e->func, FUNC_MIN);
 }
 END_TEST
@@ -551,7 +536,7 @@ START_TEST(test_check_function_errors_2) {
                    "g.xml:7:21: error: argument 1 of 'rand' must be an int, got double\n"
                    "g.xml:7:42: error: argument 2 of 'substr' must be an int, got double\n"
                    "g.xml:7:47: error: argument 3 of 'substr' must be an int, got string\n");
-  ck_assert_int_eq(diag.nerrors, 4);
+  ck_assert_int_eq(mem.diag.nerrors, 4);
 }
 END_TEST
 
@@ -586,7 +571,7 @@ END_TEST
 START_TEST(test_check_aggregates) {
   ExprScope s = agg_scope();
   Expr *e = parse_ok("sum(price * double(vol)) / double(sum(vol))");
-  ck_assert_int_eq(expr_check(e, &s, &diag, &at), TYPE_DOUBLE);
+  ck_assert_int_eq(expr_check(e, &s, &mem.diag, &at), TYPE_DOUBLE);
   ck_assert_int_eq(s.naggregates, 2);
   ck_assert_int_eq(e->a->func, FUNC_SUM);
   ck_assert_int_eq(e->a->slot, 0);
@@ -600,12 +585,12 @@ START_TEST(test_check_aggregates) {
   ck_assert_int_eq(type_in("sym + str(count())", &s), TYPE_STRING);
   ck_assert_int_eq(s.naggregates, 6);
   e = parse_ok("min(sym) + max(sym)");
-  ck_assert_int_eq(expr_check(e, &s, &diag, &at), TYPE_STRING);
+  ck_assert_int_eq(expr_check(e, &s, &mem.diag, &at), TYPE_STRING);
   ck_assert_int_eq(e->a->func, FUNC_AMIN);
   ck_assert_int_eq(e->b->func, FUNC_AMAX);
   ck_assert_int_eq(e->b->slot, 7);
   e = parse_ok("min(vol, 3)");
-  ck_assert_int_eq(expr_check(e, &s, &diag, &at), TYPE_INT);
+  ck_assert_int_eq(expr_check(e, &s, &mem.diag, &at), TYPE_INT);
   ck_assert_int_eq(e->func, FUNC_MIN);
   ck_assert_int_eq(s.naggregates, 8);
 }
@@ -625,18 +610,18 @@ END_TEST
 START_TEST(test_reads_and_is_attr) {
   ExprScope s = full_scope();
   Expr *e = parse_ok("flag ? len(sym) + total : vol");
-  ck_assert_int_eq(expr_check(e, &s, &diag, &at), TYPE_INT);
+  ck_assert_int_eq(expr_check(e, &s, &mem.diag, &at), TYPE_INT);
   bool reads[4] = {false, false, false, false};
   expr_reads(e, reads);
   ck_assert(reads[0] && !reads[1] && reads[2] && reads[3]);
   int slot = -1;
   ck_assert(!expr_is_attr(e, &slot));
   e = parse_ok(" price ");
-  expr_check(e, &s, &diag, &at);
+  expr_check(e, &s, &mem.diag, &at);
   ck_assert(expr_is_attr(e, &slot));
   ck_assert_int_eq(slot, 1);
   e = parse_ok("total");
-  expr_check(e, &s, &diag, &at);
+  expr_check(e, &s, &mem.diag, &at);
   ck_assert(!expr_is_attr(e, &slot));
 }
 END_TEST
@@ -779,7 +764,7 @@ END_TEST
 START_TEST(test_eval_aggregates) {
   ExprScope s = agg_scope();
   Expr *e = parse_ok("sum(price * double(vol)) / double(sum(vol)) + double(count())");
-  ck_assert_int_eq(expr_check(e, &s, &diag, &at), TYPE_DOUBLE);
+  ck_assert_int_eq(expr_check(e, &s, &mem.diag, &at), TYPE_DOUBLE);
   ck_assert_int_eq(s.naggregates, 3);
   Value aggs[3] = {value_double(30.0), value_int(12), value_int(4)};
   EvalEnv env = {.aggs = aggs, .scratch = arena};

@@ -14,32 +14,22 @@
 
 #define NS "urn:streamfission:graph:1"
 
-static char *diag_text;
-static size_t diag_len;
-static FILE *diag_file;
-static Diag diag;
+static UnitDiags mem; /* the diagnostics of the test being run */
 
 static void setup(void) {
-  diag_text = NULL;
-  diag_len = 0;
-  diag_file = open_memstream(&diag_text, &diag_len);
-  diag_init(&diag, "g.xml", diag_file);
+  unit_diags_open(&mem, "g.xml", DIAG_AS_REPORTED);
 }
 
 static void teardown(void) {
-  diag_flush(&diag, DIAG_AS_REPORTED);
-  fclose(diag_file);
-  free(diag_text);
+  unit_diags_close(&mem);
 }
 
 static const char *diags(void) {
-  diag_flush(&diag, DIAG_AS_REPORTED);
-  fflush(diag_file);
-  return diag_text ? diag_text : "";
+  return unit_diags_text(&mem);
 }
 
 static Graph *parse_len(const char *text, size_t len) {
-  return graph_parse_memory(text, len, "g.xml", XSD, &diag);
+  return graph_parse_memory(text, len, "g.xml", XSD, &mem.diag);
 }
 
 static Graph *parse(const char *text) {
@@ -51,7 +41,7 @@ static Graph *parse_ok(const char *text) {
   Graph *g = parse(text);
   ck_assert_msg(g != NULL, "parse failed: %s", diags());
   ck_assert_str_eq(diags(), "");
-  ck_assert_int_eq(diag.nerrors, 0);
+  ck_assert_int_eq(mem.diag.nerrors, 0);
   return g;
 }
 
@@ -60,7 +50,7 @@ static void parse_fails(const char *text, const char *expected) {
   Graph *g = parse(text);
   ck_assert_ptr_null(g);
   ck_assert_str_eq(diags(), expected);
-  ck_assert_int_gt(diag.nerrors, 0);
+  ck_assert_int_gt(mem.diag.nerrors, 0);
 }
 
 /* A small valid graph used by the refusal tests, with something in front of it. */
@@ -732,7 +722,7 @@ END_TEST
 
 START_TEST(parse_file_reads_an_example) {
   Diag d;
-  diag_init(&d, SF_SOURCE_DIR "/graphs/vwap.xml", diag_file);
+  diag_init(&d, SF_SOURCE_DIR "/graphs/vwap.xml", mem.file);
   Graph *g = graph_parse_file(SF_SOURCE_DIR "/graphs/vwap.xml", XSD, &d);
   diag_flush(&d, DIAG_AS_REPORTED);
   ck_assert_msg(g != NULL, "%s", diags());
@@ -745,10 +735,10 @@ END_TEST
 
 START_TEST(parse_file_errors) {
   Diag d;
-  diag_init(&d, "nope.xml", diag_file);
+  diag_init(&d, "nope.xml", mem.file);
   ck_assert_ptr_null(graph_parse_file(SF_BINARY_DIR "/no/such/file.xml", XSD, &d));
   diag_flush(&d, DIAG_AS_REPORTED);
-  diag_init(&d, "dir", diag_file);
+  diag_init(&d, "dir", mem.file);
   ck_assert_ptr_null(graph_parse_file(SF_SOURCE_DIR "/graphs", XSD, &d));
   diag_flush(&d, DIAG_AS_REPORTED);
   ck_assert_str_eq(diags(), "nope.xml: error: cannot open file: No such file or directory\n"
@@ -758,19 +748,19 @@ END_TEST
 
 START_TEST(schema_file_problems) {
   const char *doc = "<graph xmlns='" NS "' name='g'><operator name='a' kind='Custom'/></graph>";
-  ck_assert_ptr_null(graph_parse_memory(doc, strlen(doc), "g.xml", NULL, &diag));
-  ck_assert_ptr_null(graph_parse_memory(doc, strlen(doc), "g.xml", SF_BINARY_DIR "/missing.xsd", &diag));
+  ck_assert_ptr_null(graph_parse_memory(doc, strlen(doc), "g.xml", NULL, &mem.diag));
+  ck_assert_ptr_null(graph_parse_memory(doc, strlen(doc), "g.xml", SF_BINARY_DIR "/missing.xsd", &mem.diag));
   ck_assert_str_eq(diags(), "g.xml: error: cannot find graph.xsd (set SF_SCHEMA to its path)\n"
                             "g.xml: error: cannot load schema '" SF_BINARY_DIR "/missing.xsd'\n");
 }
 END_TEST
 
 START_TEST(diagnostics_are_one_line_each) {
-  diag_error(&diag, 3, 0, "got '%s'", "two\nlines\r");
-  diag_error(&diag, 0, 0, "whole file");
-  diag_error(&diag, 4, 2, "with column");
-  diag_note(&diag, 5, "see '%s'", "a\nb");
-  ck_assert_int_eq(diag.nerrors, 3);
+  diag_error(&mem.diag, 3, 0, "got '%s'", "two\nlines\r");
+  diag_error(&mem.diag, 0, 0, "whole file");
+  diag_error(&mem.diag, 4, 2, "with column");
+  diag_note(&mem.diag, 5, "see '%s'", "a\nb");
+  ck_assert_int_eq(mem.diag.nerrors, 3);
   ck_assert_str_eq(diags(), "g.xml:3: error: got 'two\\nlines\\r'\n"
                             "g.xml: error: whole file\n"
                             "g.xml:4:2: error: with column\n"
@@ -781,40 +771,40 @@ END_TEST
 /* Diagnostics are records until diag_flush: by place, sorted by line, then column, then the order
  * reported, each with its notes; as reported, in that order. Warnings count apart from errors. */
 START_TEST(diagnostics_are_records_until_flushed) {
-  diag_error(&diag, 5, 0, "five");
-  diag_note(&diag, 9, "note of five");
-  diag_note(&diag, 0, "second note of five");
-  diag_warning(&diag, 2, 3, "two three");
-  diag_error(&diag, 2, 1, "two one");
-  diag_error(&diag, 0, 7, "whole file (a column without a line is dropped)");
-  diag_warning(&diag, 2, 3, "two three again");
-  ck_assert_int_eq(diag.nerrors, 3);
-  ck_assert_int_eq(diag.nwarnings, 2);
-  ck_assert_int_eq(diag.nrecs, 5);
-  fflush(diag_file);
-  ck_assert_int_eq(diag_len, 0); /* nothing printed before the flush */
-  diag_flush(&diag, DIAG_BY_PLACE);
-  ck_assert_int_eq(diag.nrecs, 0);
-  diag_flush(&diag, DIAG_BY_PLACE); /* nothing left to print */
-  fflush(diag_file);
-  ck_assert_str_eq(diag_text, "g.xml: error: whole file (a column without a line is dropped)\n"
+  diag_error(&mem.diag, 5, 0, "five");
+  diag_note(&mem.diag, 9, "note of five");
+  diag_note(&mem.diag, 0, "second note of five");
+  diag_warning(&mem.diag, 2, 3, "two three");
+  diag_error(&mem.diag, 2, 1, "two one");
+  diag_error(&mem.diag, 0, 7, "whole file (a column without a line is dropped)");
+  diag_warning(&mem.diag, 2, 3, "two three again");
+  ck_assert_int_eq(mem.diag.nerrors, 3);
+  ck_assert_int_eq(mem.diag.nwarnings, 2);
+  ck_assert_int_eq(mem.diag.nrecs, 5);
+  fflush(mem.file);
+  ck_assert_int_eq(mem.len, 0); /* nothing printed before the flush */
+  diag_flush(&mem.diag, DIAG_BY_PLACE);
+  ck_assert_int_eq(mem.diag.nrecs, 0);
+  diag_flush(&mem.diag, DIAG_BY_PLACE); /* nothing left to print */
+  fflush(mem.file);
+  ck_assert_str_eq(mem.text, "g.xml: error: whole file (a column without a line is dropped)\n"
                               "g.xml:2:1: error: two one\n"
                               "g.xml:2:3: warning: two three\n"
                               "g.xml:2:3: warning: two three again\n"
                               "g.xml:5: error: five\n"
                               "g.xml:9: note: note of five\n"
                               "g.xml: note: second note of five\n");
-  ck_assert_int_eq(diag.nerrors, 3);
-  ck_assert_int_eq(diag.nwarnings, 2);
+  ck_assert_int_eq(mem.diag.nerrors, 3);
+  ck_assert_int_eq(mem.diag.nwarnings, 2);
   teardown();
   setup();
-  diag_note(&diag, 4, "a note with nothing before it stands alone");
-  diag_warning(&diag, 3, 0, "three");
-  diag_note(&diag, 1, "of three");
-  diag_error(&diag, 1, 0, "one");
-  diag_flush(&diag, DIAG_AS_REPORTED);
-  fflush(diag_file);
-  ck_assert_str_eq(diag_text, "g.xml:4: note: a note with nothing before it stands alone\n"
+  diag_note(&mem.diag, 4, "a note with nothing before it stands alone");
+  diag_warning(&mem.diag, 3, 0, "three");
+  diag_note(&mem.diag, 1, "of three");
+  diag_error(&mem.diag, 1, 0, "one");
+  diag_flush(&mem.diag, DIAG_AS_REPORTED);
+  fflush(mem.file);
+  ck_assert_str_eq(mem.text, "g.xml:4: note: a note with nothing before it stands alone\n"
                               "g.xml:3: warning: three\n"
                               "g.xml:1: note: of three\n"
                               "g.xml:1: error: one\n");
@@ -827,16 +817,16 @@ END_TEST
 START_TEST(columns_of_a_text_in_the_file) {
   const char *raw = "a &amp;&amp;\r\n  b &lt; c</set>";
   TextOrigin xml = {raw, 10, 20}, plain = {NULL, 4, 6}, unknown = {NULL, 8, 0};
-  diag_error_in(&diag, &xml, 1, "a");
-  diag_error_in(&diag, &xml, 3, "first &");
-  diag_error_in(&diag, &xml, 5, "line break");
-  diag_error_in(&diag, &xml, 8, "b");
-  diag_error_in(&diag, &xml, 10, "<");
-  diag_error_in(&diag, &plain, 3, "plain");
-  diag_error_in(&diag, &unknown, 3, "unknown");
-  diag_flush(&diag, DIAG_AS_REPORTED);
-  fflush(diag_file);
-  ck_assert_str_eq(diag_text, "g.xml:10:20: error: a\n"
+  diag_error_in(&mem.diag, &xml, 1, "a");
+  diag_error_in(&mem.diag, &xml, 3, "first &");
+  diag_error_in(&mem.diag, &xml, 5, "line break");
+  diag_error_in(&mem.diag, &xml, 8, "b");
+  diag_error_in(&mem.diag, &xml, 10, "<");
+  diag_error_in(&mem.diag, &plain, 3, "plain");
+  diag_error_in(&mem.diag, &unknown, 3, "unknown");
+  diag_flush(&mem.diag, DIAG_AS_REPORTED);
+  fflush(mem.file);
+  ck_assert_str_eq(mem.text, "g.xml:10:20: error: a\n"
                               "g.xml:10:22: error: first &\n"
                               "g.xml:10:32: error: line break\n"
                               "g.xml:11:3: error: b\n"
