@@ -250,3 +250,18 @@ void csv_put_row(Buf *b, const Value *v, int n) {
   }
   buf_putc(b, '\n');
 }
+
+int csv_skip_line(CsvReader *r) {
+  for (;;) {
+    if (!refill(r)) return r->failed ? read_error(r) : 0;
+    const char *p = r->buf + r->pos, *end = r->buf + r->len;
+    const char *q = memchr(p, '\n', (size_t)(end - p));
+    if (!q) {
+      r->pos = r->len;
+      continue;
+    }
+    r->pos += (size_t)(q - p) + 1;
+    r->line++;
+    return 1;
+  }
+}

@@ -65,6 +65,11 @@ void csv_reader_release(CsvReader *r);
  * set; 0 at the end of the file; -1 on a syntax error or a read error (errno set) with r->err and
  * r->err_line. */
 int csv_read(CsvReader *r);
+/* After a syntax error of csv_read: drops what is left of the line the error is on, up to and
+ * including its line end, so that the next csv_read starts on the next line (a source skipping
+ * malformed lines). 1 when a line end was dropped, 0 at the end of the input, -1 on a read error
+ * (r->err set as for csv_read). */
+int csv_skip_line(CsvReader *r);
 /* Field i (0 <= i < r->nfields) of the current record: its bytes, NUL-terminated, and *len. */
 const char *csv_field(const CsvReader *r, int i, size_t *len);
 

@@ -81,6 +81,7 @@ struct OpInst {
   Arena *scratch;         /* per-input scratch (expression strings); reset after each input */
   atomic_ullong n_in;     /* tuples received (stats) */
   atomic_ullong n_out;    /* tuples emitted (stats) */
+  atomic_ullong n_skipped; /* sources with onerror="skip": malformed lines dropped (stats) */
   void *exec_data;        /* the executor's own data about this instance */
 };
 
@@ -92,6 +93,8 @@ int rt_emit_item(OpInst *op, int port, Item item);
 /* Records the job's first failure as "operator 'NAME': message" ("operator 'NAME' (from 'ORIGIN'):
  * message" for a replica in a parallel region, so the user finds their operator) and returns -1. */
 int rt_fail(OpInst *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints "sf-exec: warning: operator 'NAME': message" to the job's log at once; the job goes on. */
+void rt_warn(OpInst *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A run-time fault of an expression: names the operator, what (e.g. "set 'vwap'"), the expression
  * text and the offending tuple. Returns -1. */
 int rt_eval_fail(OpInst *op, const char *what, const char *text, const Tuple *t, const char *err);

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,6 +22,12 @@ static long peak_rss_kib(void) {
   return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
 }
 
+/* A source with onerror="skip": its stats say how many malformed lines it dropped. */
+static bool skips_lines(const Node *n) {
+  const char *onerror = n->inst.impl && !n->op->ninputs ? op_param(n->op, "onerror") : NULL;
+  return onerror && !strcmp(onerror, "skip");
+}
+
 void stats_print(Exec *x, bool final) {
   double t = stats_seconds(x);
   fprintf(x->log, "sf-exec: stats %s at %.1f s, peak memory %ld KiB\n", final ? "summary" : "so far", t,
@@ -29,8 +36,10 @@ void stats_print(Exec *x, bool final) {
     Node *n = &x->nodes[i];
     if (!n->local) continue;
     unsigned long long in = atomic_load(&n->inst.n_in), out = atomic_load(&n->inst.n_out);
-    fprintf(x->log, "  %-24s %-10s in %12llu  out %12llu  %12.0f in/s  %12.0f out/s\n", n->op->name,
+    fprintf(x->log, "  %-24s %-10s in %12llu  out %12llu  %12.0f in/s  %12.0f out/s", n->op->name,
             kind_name(n->op->kind), in, out, t > 0 ? in / t : 0.0, t > 0 ? out / t : 0.0);
+    if (skips_lines(n)) fprintf(x->log, "  skipped %llu", (unsigned long long)atomic_load(&n->inst.n_skipped));
+    fputc('\n', x->log);
   }
   fflush(x->log);
 }
@@ -86,8 +95,10 @@ int stats_write_json(Exec *x, const char *path, bool ok) {
     unsigned long long in = atomic_load(&n->inst.n_in), out = atomic_load(&n->inst.n_out);
     fprintf(f, "%s    {\"name\": ", first ? "" : ",\n");
     json_string(f, n->op->name);
-    fprintf(f, ", \"kind\": \"%s\", \"in\": %llu, \"out\": %llu, \"in_per_s\": %.1f, \"out_per_s\": %.1f}",
+    fprintf(f, ", \"kind\": \"%s\", \"in\": %llu, \"out\": %llu, \"in_per_s\": %.1f, \"out_per_s\": %.1f",
             kind_name(n->op->kind), in, out, t > 0 ? in / t : 0.0, t > 0 ? out / t : 0.0);
+    if (skips_lines(n)) fprintf(f, ", \"skipped\": %llu", (unsigned long long)atomic_load(&n->inst.n_skipped));
+    fputc('}', f);
     first = false;
   }
   fprintf(f, "\n  ]\n}\n");

@@ -10,6 +10,11 @@
 #   stream:    rows written one at a time into standard input come out of standard output before
 #              the next one is written (the sink flushes when its input idles), for file="-" and
 #              for file="/dev/stdout" (a pipe written in place);
+#   follow:    FileSource follow="yes" on a regular file: rows appended while the job runs come out,
+#              a row appended in two writes 0.3 s apart comes out whole, SIGINT ends it (130);
+#   follow-fifo: follow="yes" on a FIFO: the job ends when its writer closes it, exit 0, every row;
+#   skip:      onerror="skip": the malformed rows are dropped, the others come out in order, exit 0,
+#              and standard error is exactly the warning counting them (with --stats: the count);
 # Every case prints one line, OK or FAIL with what was expected; failures keep the work directory.
 # Environment: SF_KEEP=1 keeps the work directory.
 set -uo pipefail
@@ -170,6 +175,88 @@ stream() {
 for width in 1 2; do
   stream "stream-w$width" "$width" "$STDOUT"
   stream "devstdout-w$width" "$width" '<param name="file">/dev/stdout</param>'
+done
+
+# follow CASE WIDTH: in.csv has a header and two rows; the job follows it, writing to standard
+# output; rows appended to it must come out while it runs.
+follow() {
+  local c=$1 width=$2 d=$work/$1 line fail="" i
+  make_graph "$d" "$width" '<param name="file">in.csv</param><param name="follow">yes</param>' "$STDOUT"
+  printf 'id,v\n1,10\n2,20\n' >"$d/in.csv"
+  cd "$d" || return
+  coproc SF { exec timeout -k 5 30 "$B/sf-exec" g.xml 2>exec.log </dev/null; }
+  local out=${SF[0]} pid=$SF_PID
+  expect_line() { # EXPECTED
+    [[ -n $fail ]] && return
+    read -r -t 5 -u "$out" line || line="(nothing in 5 s)"
+    [[ $line == "$1" ]] || fail="got '$line', expected '$1'"
+  }
+  expect_line id,v
+  expect_line 1,21
+  expect_line 2,41
+  for ((i = 3; i <= 5; i++)); do
+    printf '%d,%d\n' "$i" "$((i * 10))" >>in.csv
+    expect_line "$i,$((i * 20 + 1))"
+  done
+  printf '6,6' >>in.csv # a row being written: waited for, whole
+  sleep 0.3
+  printf '0\n' >>in.csv
+  expect_line 6,121
+  kill -INT "$pid"
+  wait "$pid"
+  local st=$?
+  cd - >/dev/null || return
+  if [[ -n $fail ]]; then
+    bad "$c" "$fail" "$d/exec.log"
+  elif [[ $st != 130 ]]; then
+    bad "$c" "exit status $st after SIGINT, expected 130" "$d/exec.log"
+  else
+    ok "$c" "appended rows come out while the job runs (a cut row whole), SIGINT: 130"
+  fi
+}
+
+for width in 1 2; do
+  follow "follow-w$width" "$width"
+done
+
+c=follow-fifo d=$work/$c
+make_graph "$d" 2 '<param name="file">in.fifo</param><param name="follow">yes</param>' "$STDOUT"
+mkfifo "$d/in.fifo"
+(cd "$d" && timeout -k 5 30 "$B/sf-exec" g.xml >stdout.csv 2>exec.log) &
+pid=$!
+{ head -n 1000 "$rows"; sleep 0.3; tail -n +1001 "$rows"; } >"$d/in.fifo"
+wait "$pid"
+st=$?
+if [[ $st != 0 ]]; then
+  bad "$c" "exit status $st, expected 0 when the writer closed the FIFO" "$d/exec.log"
+elif ! cmp -s "$want" "$d/stdout.csv"; then
+  bad "$c" "standard output differs from the expected rows" "$d/stdout.csv" "$d/exec.log"
+else
+  ok "$c" "a followed FIFO ends when its writer closes it: exit 0, every row"
+fi
+
+for width in 1 2; do
+  c=skip-w$width d=$work/$c
+  make_graph "$d" "$width" '<param name="file">-</param><param name="onerror">skip</param>' \
+    '<param name="file">out/x.csv</param>'
+  printf 'id,v\n1,2\n3,x\n4\n5,6\n7,"8"9\n10,11\n' >"$d/in.csv"
+  (cd "$d" && timeout -k 5 30 "$B/sf-exec" g.xml <in.csv >stdout.txt 2>exec.log)
+  st=$?
+  msg="sf-exec: warning: operator 'src': skipped 3 malformed rows of '<stdin>' (the first: <stdin>:3: field 'v': 'x' is not an int)"
+  if [[ $st != 0 ]]; then
+    bad "$c" "exit status $st, expected 0" "$d/exec.log"
+  elif [[ $(cat "$d/exec.log") != "$msg" ]]; then
+    bad "$c" "standard error is not exactly '$msg'" "$d/exec.log"
+  elif [[ $(cat "$d/out/x.csv") != $'id,v\n1,5\n5,13\n10,23' ]]; then
+    bad "$c" "out/x.csv is not the three good rows" "$d/out/x.csv"
+  else
+    (cd "$d" && timeout -k 5 30 "$B/sf-exec" --stats g.xml <in.csv >stdout.txt 2>stats.log)
+    if ! grep -Eq '^  src +FileSource .* skipped 3$' "$d/stats.log"; then
+      bad "$c" "--stats does not show 'skipped 3' for src" "$d/stats.log"
+    else
+      ok "$c" "3 malformed rows dropped and counted, the good rows in order"
+    fi
+  fi
 done
 
 echo "live: $passed passed, $failed failed"

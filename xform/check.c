@@ -269,6 +269,10 @@ static void check_params(Graph *g, Op *op, Diag *d) {
       else if (names_directory(p->text))
         diag_error(d, p->line, 0, "parameter 'file' of operator '%s' names a directory, not a file: '%s'",
                    op->name, p->text);
+    } else if (op->kind == KIND_FILESOURCE && !strcmp(n, "follow")) {
+      if (strcmp(p->text, "yes") && strcmp(p->text, "no")) bad_value(d, op, p, "'yes' or 'no'");
+    } else if (op->kind == KIND_FILESOURCE && !strcmp(n, "onerror")) {
+      if (strcmp(p->text, "stop") && strcmp(p->text, "skip")) bad_value(d, op, p, "'stop' or 'skip'");
     } else if (!strcmp(n, "iterations")) {
       if (!parse_int_text(p->text, 0, &v)) bad_value(d, op, p, "a non-negative integer");
     } else if (!strcmp(n, "window")) {

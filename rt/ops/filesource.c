@@ -18,6 +18,16 @@
  *   data/trades.csv:1001: error: last row has no line end (truncated file? --accept-unterminated reads it)
  * The file is opened and its header checked in open, so such errors come before any tuple flows.
  *
+ * With `onerror` = `skip`, a malformed row (a CSV syntax error, a wrong number of fields, a field
+ * that is not of its attribute's type) is counted (OpInst.n_skipped, shown by --stats) and
+ * dropped, and close prints a warning saying how many there were and what the first was. A read
+ * error, a bad header and a last row without its line end still stop the job.
+ *
+ * With `follow` = `yes`, the end of a regular file is not the end of the input: the source looks
+ * again every FOLLOW_POLL_NS for rows appended to it (like tail -f) until the job stops. A row
+ * being written is waited for, whole, like a row still being written to a FIFO. A FIFO, a pipe
+ * or a terminal ends when its writer closes it, with or without `follow`.
+ *
  * The file is read with read(2) on a non-blocking descriptor, so a FIFO or a pipe gives its rows
  * as they come, and a writer that is idle (or has not opened the FIFO yet) is waited for with
  * rt_wait_fd, which a stop of the job ends; before such a wait the source calls rt_idle, so what it
@@ -33,9 +43,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-enum { QUOTE_MAX = 40 /* longest prefix of a field quoted in a message */ };
+enum {
+  QUOTE_MAX = 40,           /* longest prefix of a field quoted in a message */
+  FOLLOW_POLL_NS = 5000000, /* follow: a regular file at its end is read again this often */
+};
 
 typedef struct FileSource {
   const char *path; /* as given in `file` */
@@ -50,6 +64,9 @@ typedef struct FileSource {
   int *attr_of;     /* per column: output attribute index */
   Value *vals;      /* values of the tuple being built */
   int nvals;        /* output attributes */
+  bool follow;      /* `follow` = `yes`: the end of a regular file is waited past */
+  bool skip;        /* `onerror` = `skip`: malformed rows are counted and dropped */
+  char first_skip[320]; /* the first row skipped: "LINE: what is wrong" */
 } FileSource;
 
 static void filesource_close(OpInst *op, bool ok);
@@ -70,6 +87,14 @@ static int reader_fail(OpInst *op, FileSource *fs) {
   return rt_fail(op, "%s:%d: error: %s", fs->path, fs->r.err_line, fs->r.err);
 }
 
+/* Sleeps FOLLOW_POLL_NS, having handed on what was emitted. 0, or -1 when the job stops. */
+static int follow_wait(FileSource *fs) {
+  if (fs->running) rt_idle(fs->op);
+  struct timespec ts = { .tv_nsec = FOLLOW_POLL_NS };
+  nanosleep(&ts, NULL); /* EINTR: just look again */
+  return rt_stopping(fs->op) ? -1 : 0;
+}
+
 /* CsvReadFn of the file: what one read(2) gives. A pipe or FIFO is polled first (a FIFO whose
  * writer has not come yet would read as its end), and the wait ends when the job stops (-1,
  * ECANCELED). */
@@ -84,14 +109,33 @@ static ssize_t read_file(void *ctx, char *buf, size_t cap) {
       if (ready <= 0) return -1;
     }
     ssize_t n = read(fs->fd, buf, cap);
+    if (n == 0 && fs->follow && fs->regular) { /* tail -f: the end of the file is not the end */
+      if (follow_wait(fs) < 0) {
+        errno = ECANCELED;
+        return -1;
+      }
+      continue;
+    }
     if (n >= 0 || (errno != EINTR && errno != EAGAIN)) return n;
   }
+}
+
+/* Counts a malformed row that onerror="skip" drops, remembering the first. */
+static void skipped(OpInst *op, FileSource *fs, int line, const char *what) {
+  if (atomic_load_explicit(&op->n_skipped, memory_order_relaxed) == 0)
+    snprintf(fs->first_skip, sizeof fs->first_skip, "%d: %s", line, what);
+  atomic_store_explicit(&op->n_skipped, atomic_load_explicit(&op->n_skipped, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
 }
 
 /* The next record, as csv_read, with a row that the end of the input cut (no line end) as an
  * error unless the job accepts it: 1 with the record, 0 at the end, -1 after rt_fail. */
 static int next_record(OpInst *op, FileSource *fs) {
-  int rc = csv_read(&fs->r);
+  int rc;
+  while ((rc = csv_read(&fs->r)) < 0 && fs->skip && !fs->r.failed && fs->ncols > 0) {
+    skipped(op, fs, fs->r.err_line, fs->r.err);
+    if ((rc = csv_skip_line(&fs->r)) <= 0) break;
+  }
   if (rc < 0) return reader_fail(op, fs);
   if (rc == 1 && fs->r.unterminated && !rt_options(op)->accept_unterminated)
     return rt_fail(op, "%s:%d: error: last row has no line end (truncated file? --accept-unterminated reads it)",
@@ -138,6 +182,13 @@ static int setup(OpInst *op, FileSource *fs) {
   const char *format = rt_param(op, "format");
   if (format && strcmp(format, "csv")) return rt_fail(op, "unknown format '%s' (the only format is 'csv')", format);
   if (!op->out_schema) return rt_fail(op, "FileSource has no output schema");
+  const char *follow = rt_param(op, "follow"), *onerror = rt_param(op, "onerror");
+  if (follow && strcmp(follow, "yes") && strcmp(follow, "no"))
+    return rt_fail(op, "parameter 'follow' must be 'yes' or 'no', got '%s'", follow);
+  if (onerror && strcmp(onerror, "stop") && strcmp(onerror, "skip"))
+    return rt_fail(op, "parameter 'onerror' must be 'stop' or 'skip', got '%s'", onerror);
+  fs->follow = follow && !strcmp(follow, "yes");
+  fs->skip = onerror && !strcmp(onerror, "skip");
   fs->nvals = op->out_schema->nattrs;
   fs->vals = sf_xmalloc(sizeof *fs->vals * ((size_t)fs->nvals + 1));
   /* non-blocking: opening a FIFO does not wait for its writer (read_file does) */
@@ -162,21 +213,24 @@ static int filesource_open(OpInst *op) {
   return -1;
 }
 
-/* Parses the current record into fs->vals (strings borrow the reader's buffer). 0 or rt_fail. */
-static int parse_row(OpInst *op, FileSource *fs) {
+/* Parses the current record into fs->vals (strings borrow the reader's buffer). 0, or -1 with
+ * what is wrong (lowercase, no location) in why. */
+static int parse_row(OpInst *op, FileSource *fs, char *why, size_t cap) {
   const Schema *s = op->out_schema;
-  int line = fs->r.record_line;
-  if (fs->r.nfields != fs->ncols)
-    return rt_fail(op, "%s:%d: error: row has %d field%s, header has %d", fs->path, line, fs->r.nfields,
-                   fs->r.nfields == 1 ? "" : "s", fs->ncols);
+  if (fs->r.nfields != fs->ncols) {
+    snprintf(why, cap, "row has %d field%s, header has %d", fs->r.nfields, fs->r.nfields == 1 ? "" : "s",
+             fs->ncols);
+    return -1;
+  }
   for (int c = 0; c < fs->ncols; c++) {
     int a = fs->attr_of[c];
     size_t n;
     const char *text = csv_field(&fs->r, c, &n);
     if (value_parse(s->attrs[a].type, text, n, &fs->vals[a], NULL) < 0) {
       int shown = n > QUOTE_MAX ? QUOTE_MAX : (int)n;
-      return rt_fail(op, "%s:%d: error: field '%s': '%.*s%s' is not %s", fs->path, line, s->attrs[a].name, shown,
-                     text, n > QUOTE_MAX ? "..." : "", type_article(s->attrs[a].type));
+      snprintf(why, cap, "field '%s': '%.*s%s' is not %s", s->attrs[a].name, shown, text,
+               n > QUOTE_MAX ? "..." : "", type_article(s->attrs[a].type));
+      return -1;
     }
   }
   return 0;
@@ -191,7 +245,12 @@ static int filesource_run(OpInst *op) {
     int rc = next_record(op, fs);
     if (rc <= 0) return rc;
     if (fs->r.blank) continue;
-    if (parse_row(op, fs) < 0) return -1;
+    char why[256];
+    if (parse_row(op, fs, why, sizeof why) < 0) {
+      if (!fs->skip) return rt_fail(op, "%s:%d: error: %s", fs->path, fs->r.record_line, why);
+      skipped(op, fs, fs->r.record_line, why);
+      continue;
+    }
     Tuple *t = tuple_new(fs->vals, fs->nvals);
     op->cur_seq = op->cur_src = n++;
     if (rt_emit(op, 0, t) < 0) return -1;
@@ -211,6 +270,10 @@ static int filesource_final(OpInst *op) {
 static void filesource_close(OpInst *op, bool ok) {
   FileSource *fs = op->state;
   if (!fs) return;
+  unsigned long long skips = atomic_load(&op->n_skipped);
+  if (skips)
+    rt_warn(op, "skipped %llu malformed row%s of '%s' (the first: %s:%s)", skips, skips == 1 ? "" : "s",
+            fs->path, fs->path, fs->first_skip);
   if (fs->fd >= 0) {
     csv_reader_release(&fs->r);
     if (!fs->std_in) close(fs->fd);

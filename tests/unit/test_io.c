@@ -187,6 +187,59 @@ START_TEST(test_csv_read_error) {
 }
 END_TEST
 
+/* Reads text with a buffer of cap bytes (0: the default), calling csv_skip_line after each syntax
+ * error, rendered as read_records_from does, plus "skip: RC" after each skip. */
+static char *read_skipping(const char *text, size_t cap) {
+  FILE *f = fmemopen((void *)text, strlen(text), "rb");
+  ck_assert_ptr_nonnull(f);
+  CsvReader r;
+  csv_reader_init(&r, f);
+  if (cap) r.cap = cap;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&buf, &len);
+  for (;;) {
+    int rc = csv_read(&r);
+    if (rc == 0) break;
+    if (rc < 0) {
+      fprintf(m, "%d: error: %s\n", r.err_line, r.err);
+      rc = csv_skip_line(&r);
+      fprintf(m, "skip: %d\n", rc);
+      if (rc <= 0) break;
+      continue;
+    }
+    fprintf(m, "%d: [", r.record_line);
+    for (int i = 0; i < r.nfields; i++) {
+      size_t n;
+      fprintf(m, "%s%s", i ? "|" : "", csv_field(&r, i, &n));
+    }
+    fprintf(m, "]\n");
+  }
+  csv_reader_release(&r);
+  fclose(f);
+  fclose(m);
+  return buf;
+}
+
+START_TEST(test_csv_skip_line) {
+  /* after a syntax error the rest of its line goes, and reading goes on with the next line (a
+   * quoted field with a line break resynchronizes on the line the error was found on) */
+  static const char text[] = "a,b\n1,x\"y,z\n2,3\n\"q\"w,4\n\"m\nn\"x\n5,6\n\"open,7\n8,9\n";
+  static const char expected[] = "1: [a|b]\n"
+                                 "2: error: quote inside an unquoted field\nskip: 1\n"
+                                 "3: [2|3]\n"
+                                 "4: error: a closing quote must be followed by a comma or a line end\nskip: 1\n"
+                                 "6: error: a closing quote must be followed by a comma or a line end\nskip: 1\n"
+                                 "7: [5|6]\n"
+                                 "8: error: quoted field is not closed before the end of the file\nskip: 0\n";
+  for (size_t cap = 0; cap <= 8; cap++) {
+    char *got = read_skipping(text, cap);
+    ck_assert_msg(!strcmp(got, expected), "buffer %zu: got\n%s\nexpected\n%s", cap, got, expected);
+    free(got);
+  }
+}
+END_TEST
+
 START_TEST(test_csv_long_record) {
   /* a field much longer than the buffer, quoted and not */
   char *text = malloc(300006);
@@ -608,6 +661,39 @@ START_TEST(test_malformed_rows) {
 }
 END_TEST
 
+START_TEST(test_skip_malformed_rows) {
+  /* onerror="skip": every malformed row is dropped and counted, the first named in the warning;
+   * the rows around them go through */
+  static const char graph[] = "<graph xmlns='urn:streamfission:graph:1' name='t'>\n" ROW_SCHEMA
+      "  <operator name='src' kind='FileSource'><output stream='A' schema='Row'/>"
+      "<param name='file'>@DIR@/in.csv</param><param name='onerror'>skip</param></operator>\n"
+      SINK("A") "</graph>\n";
+  static const char text[] = "id,name,score,ok\n1,a,1,true\n2,b,x,true\n3,c\n4,d\"e,1,true\n"
+                             "5,e,5,false\n6,\"f\"g,6,true\n7,g,7,maybe\n8,h,8,true\n";
+  write_file("in.csv", text, sizeof text - 1);
+  char *log;
+  int rc = run_graph(graph, &log);
+  char *expected = fill("sf-exec: warning: operator 'src': skipped 5 malformed rows of '@DIR@/in.csv' (the first: "
+                        "@DIR@/in.csv:3: field 'score': 'x' is not a double)\n");
+  ck_assert_int_eq(rc, 0);
+  ck_assert_str_eq(log, expected);
+  size_t n;
+  char *out = read_file("out/out.csv", &n);
+  ck_assert_ptr_nonnull(out);
+  ck_assert_str_eq(out, "id,name,score,ok\n1,a,1,true\n5,e,5,false\n8,h,8,true\n");
+  free(out);
+  free(expected);
+  free(log);
+  /* a bad header is never skipped */
+  char *first_out = path_in_dir("out/out.csv");
+  ck_assert_int_eq(unlink(first_out), 0);
+  free(first_out);
+  write_file("in.csv", "id,name,score\n1,a,1\n", 20);
+  rc = run_graph(graph, &log);
+  assert_failure(rc, log, "sf-exec: error: operator 'src': @DIR@/in.csv:1: error: header has no column 'ok'\n");
+}
+END_TEST
+
 START_TEST(test_unterminated_last_row) {
   /* a file cut inside its last row is an error naming the line the row starts on, the header
    * included; ExecOptions.accept_unterminated (sf-exec --accept-unterminated) reads the row */
@@ -882,6 +968,7 @@ static Suite *io_suite(void) {
   tcase_add_test(csv, test_csv_errors);
   tcase_add_test(csv, test_csv_read_error);
   tcase_add_test(csv, test_csv_long_record);
+  tcase_add_test(csv, test_csv_skip_line);
   tcase_add_test(csv, test_csv_put_field);
   tcase_add_test(csv, test_csv_put_row);
   tcase_add_test(csv, test_csv_round_trip);
@@ -896,6 +983,7 @@ static Suite *io_suite(void) {
   tcase_add_test(graphs, test_empty_input);
   tcase_add_test(graphs, test_malformed_field);
   tcase_add_test(graphs, test_malformed_rows);
+  tcase_add_test(graphs, test_skip_malformed_rows);
   tcase_add_test(graphs, test_unterminated_last_row);
   tcase_add_test(graphs, test_bad_header);
   tcase_add_test(graphs, test_missing_input);
