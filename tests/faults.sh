@@ -77,31 +77,7 @@ t_start=$(sf_now)
 make_graph() {
   local dir=$1 count=$2 rate=$3
   mkdir -p "$dir/out"
-  cat >"$dir/graph.xml" <<EOF
-<?xml version="1.0" encoding="UTF-8"?>
-<graph xmlns="urn:streamfission:graph:1" name="faults">
-  <schema name="T">
-    <attr name="id" type="int"/>
-    <attr name="v"  type="int"/>
-  </schema>
-  <operator name="src" kind="Beacon" host="h0">
-    <output stream="Ticks" schema="T"/>
-    <param name="count">$count</param>
-    <param name="rate">$rate</param>
-    <set attr="id">seq</set>
-    <set attr="v">rand(seq) % 1000</set>
-  </operator>
-  <operator name="calc" kind="Functor" parallel="no" host="h1">
-    <input stream="Ticks"/>
-    <output stream="Calced" schema="T"/>
-    <set attr="v">v * 2 + 1</set>
-  </operator>
-  <operator name="out" kind="FileSink" host="h0">
-    <input stream="Calced"/>
-    <param name="file">out/faults.csv</param>
-  </operator>
-</graph>
-EOF
+  sf_hosts_graph "$dir/graph.xml" faults "$count" "$rate" out/faults.csv
   sf_next_ports 2 || exit 1
   bash "$src/tools/sf-certs" "$dir/tls" h0 h1 h2 || exit 1 # the job's CA; h2 is in no graph: an impostor's
   "$B/sf-xform" --hosts "h0=127.0.0.1:$P0,h1=127.0.0.1:$P1" "$dir/graph.xml" -o "$dir/par.xml" >"$dir/xform.log" 2>&1 || {

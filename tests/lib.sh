@@ -67,6 +67,38 @@ sf_stop_all() {
   sf_cleanup
 }
 
+# sf_hosts_graph FILE NAME COUNT RATE SINK: writes to FILE the graph NAME placed on two hosts: on h0
+# a Beacon of COUNT tuples T(id, v) (0: unbounded), RATE a second ("": as fast as it can), and a
+# FileSink writing SINK; on h1 a serial Functor (v * 2 + 1) between them. Every hop crosses hosts.
+sf_hosts_graph() {
+  local file=$1 name=$2 count=$3 rate=$4 sink=$5 rate_xml=""
+  [[ -n $rate ]] && rate_xml=$'\n'"    <param name=\"rate\">$rate</param>"
+  cat >"$file" <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<graph xmlns="urn:streamfission:graph:1" name="$name">
+  <schema name="T">
+    <attr name="id" type="int"/>
+    <attr name="v"  type="int"/>
+  </schema>
+  <operator name="src" kind="Beacon" host="h0">
+    <output stream="Ticks" schema="T"/>
+    <param name="count">$count</param>$rate_xml
+    <set attr="id">seq</set>
+    <set attr="v">rand(seq) % 1000</set>
+  </operator>
+  <operator name="calc" kind="Functor" parallel="no" host="h1">
+    <input stream="Ticks"/>
+    <output stream="Calced" schema="T"/>
+    <set attr="v">v * 2 + 1</set>
+  </operator>
+  <operator name="out" kind="FileSink" host="h0">
+    <input stream="Calced"/>
+    <param name="file">$sink</param>
+  </operator>
+</graph>
+EOF
+}
+
 # Runs sf-exec on GRAPH with WORKDIR as the working directory, under a time limit
 # (SF_RUN_TIMEOUT seconds, default 120: a hang is a failure, not a stuck test).
 # stdout and stderr go to LOG. Returns sf-exec's status (124 on timeout).

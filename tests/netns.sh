@@ -183,31 +183,7 @@ done
 if [[ ${SF_PARTITION:-1} == 1 ]]; then
   d=$work/partition
   mkdir -p "$d/out"
-  cat >"$d/graph.xml" <<'EOF'
-<?xml version="1.0" encoding="UTF-8"?>
-<graph xmlns="urn:streamfission:graph:1" name="partition">
-  <schema name="T">
-    <attr name="id" type="int"/>
-    <attr name="v"  type="int"/>
-  </schema>
-  <operator name="src" kind="Beacon" host="h0">
-    <output stream="Ticks" schema="T"/>
-    <param name="count">2000000</param>
-    <param name="rate">20000</param>
-    <set attr="id">seq</set>
-    <set attr="v">rand(seq) % 1000</set>
-  </operator>
-  <operator name="calc" kind="Functor" parallel="no" host="h1">
-    <input stream="Ticks"/>
-    <output stream="Calced" schema="T"/>
-    <set attr="v">v * 2 + 1</set>
-  </operator>
-  <operator name="out" kind="FileSink" host="h0">
-    <input stream="Calced"/>
-    <param name="file">out/partition.csv</param>
-  </operator>
-</graph>
-EOF
+  sf_hosts_graph "$d/graph.xml" partition 2000000 20000 out/partition.csv
   limit=${SF_PARTITION_LIMIT:-40}
   if ! "$B/sf-xform" --hosts "h0=${addr[0]}:7000,h1=${addr[1]}:7000" "$d/graph.xml" -o "$d/par.xml" >"$d/xform.log" 2>&1; then
     fail "partition: FAIL  sf-xform failed (work dir $d)"

@@ -403,30 +403,7 @@ done
 make_hosts_graph() {
   local dir=$1
   mkdir -p "$dir/out"
-  cat >"$dir/seq.xml" <<EOF
-<?xml version="1.0" encoding="UTF-8"?>
-<graph xmlns="urn:streamfission:graph:1" name="stop">
-  <schema name="T">
-    <attr name="id" type="int"/>
-    <attr name="v"  type="int"/>
-  </schema>
-  <operator name="src" kind="Beacon" host="h0">
-    <output stream="Ticks" schema="T"/>
-    <param name="count">0</param>
-    <set attr="id">seq</set>
-    <set attr="v">rand(seq) % 1000</set>
-  </operator>
-  <operator name="calc" kind="Functor" parallel="no" host="h1">
-    <input stream="Ticks"/>
-    <output stream="Calced" schema="T"/>
-    <set attr="v">v * 2 + 1</set>
-  </operator>
-  <operator name="out" kind="FileSink" host="h0">
-    <input stream="Calced"/>
-    <param name="file">out.fifo</param>
-  </operator>
-</graph>
-EOF
+  sf_hosts_graph "$dir/seq.xml" stop 0 "" out.fifo
   sf_next_ports 2 || exit 1
   "$B/sf-xform" --hosts "h0=127.0.0.1:$P0,h1=127.0.0.1:$P1" "$dir/seq.xml" -o "$dir/g.xml" >"$dir/xform.log" 2>&1 || {
     echo "error: sf-xform failed on the hosts graph:" >&2
