@@ -179,6 +179,10 @@ void group_flush(Group *g, Edge *except);
 /* Before g's thread waits for input: group_idle, then group_try_flush; true when no batch stayed
  * behind (a wait may then be long), false when some queue was full. */
 bool group_before_wait(Group *g);
+/* A receiver thread (remote.c) hands the n items of one message of remote input edge e to its
+ * queue, waiting for room; the tuple references go with them, items stays the caller's. 0, or -1
+ * when the job is stopping (the references released). Holding no lock. */
+int edge_receive(Exec *x, Edge *e, const Item *items, int n);
 
 /* ---- queue.c: batches and queues ---- */
 

@@ -62,9 +62,7 @@ static int push_batch(Exec *x, Queue *q, Batch *b, Group *pusher, Edge *via) {
   return 0;
 }
 
-/* Remote input: a receiver thread hands a decoded batch to the queue of its consumer. */
-int exec_remote_deliver(Exec *x, void *edge, Item *items, int n) {
-  Edge *e = edge;
+int edge_receive(Exec *x, Edge *e, const Item *items, int n) {
   Batch *b = batch_new(n > 0 ? n : 1);
   memcpy(b->items, items, sizeof(Item) * (size_t)n);
   b->n = n;

@@ -164,6 +164,16 @@ static void plan_edges(Exec *x) {
   }
 }
 
+/* RemoteConfig.deliver: a receiver thread's batch goes into the queue of its edge. */
+static int on_remote_items(void *ctx, void *edge, Item *items, int n) {
+  return edge_receive(ctx, edge, items, n);
+}
+
+/* RemoteConfig.fail: the transport's failures are the job's. */
+static void on_remote_failure(void *ctx, const char *message) {
+  exec_fail(ctx, "%s", message);
+}
+
 /* This host must be one of the graph's; cross-host edges go through the transport, each a
  * receiver (remote_accept) or a sender (remote_open). 0, or -1 with the failure recorded. */
 static int plan_remote(Exec *x) {
@@ -191,7 +201,9 @@ static int plan_remote(Exec *x) {
   }
   if (any_remote) {
     char err[512];
-    x->remote = remote_start(x, g, host, x->o, err, sizeof err);
+    RemoteConfig rc = { .g = g, .host = host, .o = x->o, .batch = x->remote_batch,
+                        .deliver = on_remote_items, .fail = on_remote_failure, .ctx = x };
+    x->remote = remote_start(&rc, err, sizeof err);
     if (!x->remote) {
       exec_fail(x, "%s", err);
       return -1;

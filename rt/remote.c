@@ -1,5 +1,5 @@
-/* remote.c: cross-host edges, between the executor (exec.c), the wire format (wire.c) and the
- * transport (transport.c). Sending: a batch of items is encoded and handed to the edge's stream,
+/* remote.c: cross-host edges, between the executor (through RemoteConfig's callbacks), the wire
+ * format (wire.c) and the transport (transport.c). Sending: a batch of items is encoded and handed to the edge's stream,
  * which waits for credit (back-pressure); after the end of stream the stream is closed and the
  * peer's confirmation awaited. Receiving: one thread per incoming edge reads messages, decodes
  * them and pushes them into the consumer's queue (a full queue stops the reading, which stops the
@@ -14,12 +14,10 @@
 #include "wire.h"
 
 /* 32 credits of ~4 KB batches: about twice the throughput of 8 on loopback for ~128 KB per edge.
- * REMOTE_BATCH is exec.c's DEFAULT_REMOTE_BATCH (items per message when --batch is not given): a
- * batch from a peer may hold at most twice the batch size plus some punctuation (a sender's batch
- * holds --batch items and the few punctuations added while it waited), so a hostile batch of
- * millions of items is refused before it is unpacked. */
-enum { MAX_MESSAGE = 16 * 1024 * 1024, CREDITS = 32, DEFAULT_CONNECT_MS = 10000, REMOTE_BATCH = 1024,
-       BATCH_SLACK = 64 };
+ * A batch from a peer may hold at most twice the batch size plus some punctuation (a sender's batch
+ * holds RemoteConfig.batch items and the few punctuations added while it waited), so a hostile
+ * batch of millions of items is refused before it is unpacked. */
+enum { MAX_MESSAGE = 16 * 1024 * 1024, CREDITS = 32, DEFAULT_CONNECT_MS = 10000, BATCH_SLACK = 64 };
 
 struct RemoteTx {
   Remote *r;          /* owner */
@@ -37,7 +35,7 @@ typedef struct RemoteRx {
   const char *id;
   const char *peer;   /* producer's host */
   const Schema *schema;
-  void *edge;         /* exec's edge */
+  void *edge;         /* the user's edge, for cfg.deliver */
   pthread_t thread;
   bool started;
   bool saw_final;     /* the end of stream arrived */
@@ -47,8 +45,8 @@ typedef struct RemoteRx {
 } RemoteRx;
 
 struct Remote {
-  Exec *x;
-  Graph *g;
+  RemoteConfig cfg;   /* the user's configuration and callbacks */
+  Graph *g;           /* cfg.g */
   const char *host;   /* this executor's host */
   Transport *t;
   Arena *arena;
@@ -84,7 +82,11 @@ static const char *host_address(const Graph *g, const char *name) {
   return h ? h->address : NULL;
 }
 
-Remote *remote_start(Exec *x, Graph *g, const char *host, const ExecOptions *o, char *err, size_t errlen) {
+Remote *remote_start(const RemoteConfig *rc, char *err, size_t errlen) {
+  Graph *g = rc->g;
+  const char *host = rc->host;
+  const ExecOptions *o = rc->o;
+  sf_assert(rc->batch > 0 && rc->deliver && rc->fail);
   if (!host) {
     snprintf(err, errlen, "internal error: cross-host edges without --host");
     return NULL;
@@ -111,12 +113,12 @@ Remote *remote_start(Exec *x, Graph *g, const char *host, const ExecOptions *o, 
     return NULL;
   }
   Remote *r = calloc(1, sizeof *r);
-  r->x = x;
+  r->cfg = *rc;
   r->g = g;
   r->host = host;
   r->arena = arena_new();
   r->log = o->log ? o->log : stderr;
-  r->max_items = 2 * (o->batch > 0 ? o->batch : REMOTE_BATCH) + BATCH_SLACK;
+  r->max_items = 2 * rc->batch + BATCH_SLACK;
   TransportConfig cfg = {
     .name = host,
     .listen = address,
@@ -141,6 +143,10 @@ Remote *remote_start(Exec *x, Graph *g, const char *host, const ExecOptions *o, 
     return NULL;
   }
   return r;
+}
+
+int remote_port(const Remote *r) {
+  return transport_port(r->t);
 }
 
 int remote_accept(Remote *r, const char *id, const char *peer, const Schema *schema, void *edge, char *err,
@@ -213,7 +219,7 @@ static void *receiver_main(void *arg) {
         transport_rx_abort(rx->stream, "the stream ended before its end-of-stream punctuation");
         snprintf(msg, sizeof msg, "host '%s': edge '%s' from host '%s' ended before its end of stream", r->host,
                  rx->id, rx->peer);
-        exec_fail_remote(r->x, msg);
+        r->cfg.fail(r->cfg.ctx, msg);
       } else {
         transport_rx_confirm(rx->stream);
       }
@@ -221,7 +227,7 @@ static void *receiver_main(void *arg) {
     }
     if (rc < 0) {
       describe_failure(msg, sizeof msg, r->host, rx->id, transport_rx_error(rx->stream));
-      exec_fail_remote(r->x, msg);
+      r->cfg.fail(r->cfg.ctx, msg);
       return NULL;
     }
     Item *items;
@@ -239,10 +245,10 @@ static void *receiver_main(void *arg) {
       transport_rx_abort(rx->stream, why);
       snprintf(msg, sizeof msg, "host '%s': edge '%s' from host '%s' sent a bad message: %s", r->host, rx->id,
                rx->peer, why);
-      exec_fail_remote(r->x, msg);
+      r->cfg.fail(r->cfg.ctx, msg);
       return NULL;
     }
-    int pushed = exec_remote_deliver(r->x, rx->edge, items, n);
+    int pushed = r->cfg.deliver(r->cfg.ctx, rx->edge, items, n);
     free(items);
     if (pushed < 0) return NULL; /* the job is stopping; the batch was released */
   }
@@ -266,7 +272,7 @@ int remote_send(RemoteTx *tx, const Item *items, int n) {
   wire_encode(tx->id, tx->schema, items, n, &tx->buf);
   if (transport_send(tx->stream, tx->buf.p, tx->buf.n) < 0) {
     describe_failure(msg, sizeof msg, r->host, tx->id, transport_tx_error(tx->stream));
-    exec_fail_remote(r->x, msg);
+    r->cfg.fail(r->cfg.ctx, msg);
     return -1;
   }
   /* the stream is closed in remote_finish, off the executor's threads: closing waits for the
@@ -284,7 +290,7 @@ int remote_finish(Remote *r, bool ok) {
     tx->closed = false;
     if (transport_close(tx->stream) < 0) {
       describe_failure(msg, sizeof msg, r->host, tx->id, transport_tx_error(tx->stream));
-      exec_fail_remote(r->x, msg);
+      r->cfg.fail(r->cfg.ctx, msg);
       ok = false;
       rc = -1;
     }

@@ -1,7 +1,9 @@
 /* remote.h: cross-host edges. The executor hands batches of items to remote_send on the producing
- * host; on the consuming host a receiver thread per edge decodes them and calls
- * exec_remote_deliver. remote.c sits between the executor, the wire format (wire.c, protobuf-c)
- * and the transport (transport.c, gRPC); it includes neither library's headers. */
+ * host; on the consuming host a receiver thread per edge decodes them and hands them back to the
+ * executor through RemoteConfig.deliver. remote.c sits between the executor, the wire format
+ * (wire.c, protobuf-c) and the transport (transport.c, gRPC); it includes neither library's
+ * headers, and knows the executor only through the callbacks of RemoteConfig (the way
+ * TransportConfig.log works), so it can be driven without one (tests/unit/test_remote.c). */
 #ifndef SF_REMOTE_H
 #define SF_REMOTE_H
 
@@ -10,25 +12,44 @@
 typedef struct Remote Remote;
 typedef struct RemoteTx RemoteTx;
 
-/* Starts the transport for `host` of g (listening on its address). NULL with a message in err. */
-Remote *remote_start(Exec *x, Graph *g, const char *host, const ExecOptions *o, char *err, size_t errlen);
-/* Expects edge `id` from host `peer`; its batches go to exec_remote_deliver(x, edge, ...). */
+/* What remote.c needs from its user: the configuration and two callbacks. */
+typedef struct RemoteConfig {
+  Graph *g;             /* the graph: its hosts' names and addresses (looked up again by remote_open) */
+  const char *host;     /* this executor's host, one of g's (NULL: an internal error) */
+  const ExecOptions *o; /* token, TLS material or plaintext, connect timeout, log */
+  int batch;            /* items per message the senders of this job use (> 0): an incoming message
+                           may hold twice that plus a little punctuation, and a larger one is
+                           refused before it is unpacked */
+  /* A receiver thread hands over the n items decoded from one message of `edge` (what
+   * remote_accept was given), in order; the tuple references are the callee's, the array stays the
+   * caller's. May block (that is the back-pressure). Returns 0, or -1 when the job is stopping
+   * (the references released): the receiver then ends without a word. */
+  int (*deliver)(void *ctx, void *edge, Item *items, int n);
+  /* Records the job's failure; the message names this host and the edge. Called from receiver
+   * threads and from the threads that call remote_send and remote_finish, holding none of
+   * remote.c's or the transport's locks: it may call remote_abort. */
+  void (*fail)(void *ctx, const char *message);
+  void *ctx;            /* first argument of deliver and fail */
+} RemoteConfig;
+
+/* Starts the transport for cfg->host of cfg->g (listening on its address); cfg is copied, the
+ * graph and options must outlive the Remote. NULL with a message in err. */
+Remote *remote_start(const RemoteConfig *cfg, char *err, size_t errlen);
+/* The TCP port this executor listens on (its address may say port 0). */
+int remote_port(const Remote *r);
+/* Expects edge `id` from host `peer`; its batches go to cfg->deliver(ctx, edge, ...). */
 int remote_accept(Remote *r, const char *id, const char *peer, const Schema *schema, void *edge, char *err,
                   size_t errlen);
 /* Opens the sending end of edge `id` towards host `peer`. NULL with a message in err. */
 RemoteTx *remote_open(Remote *r, const char *id, const char *peer, const Schema *schema, char *err, size_t errlen);
 /* Starts the receivers and connects the senders (retrying until the deadline). 0 or -1 (failed). */
 int remote_connect(Remote *r);
-/* Encodes and sends n items; waits while the peer grants no credit. 0, or -1 after exec_fail. */
+/* Encodes and sends n items; waits while the peer grants no credit. 0, or -1 after cfg->fail. */
 int remote_send(RemoteTx *tx, const Item *items, int n);
 /* Ends every outgoing stream and waits for every incoming one to end. 0 or -1. */
 int remote_finish(Remote *r, bool ok);
 /* Wakes everything blocked in the transport (the job is failing). Safe from any thread. */
 void remote_abort(Remote *r);
 void remote_stop(Remote *r);
-
-/* exec.c, for remote.c */
-int exec_remote_deliver(Exec *x, void *edge, Item *items, int n);
-void exec_fail_remote(Exec *x, const char *message);
 
 #endif

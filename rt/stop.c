@@ -51,10 +51,6 @@ void exec_fail(Exec *x, const char *fmt, ...) {
   va_end(ap);
 }
 
-void exec_fail_remote(Exec *x, const char *message) {
-  exec_fail(x, "%s", message);
-}
-
 bool exec_stopping(Exec *x) {
   return atomic_load(&x->failed) || signals_caught();
 }
