@@ -1,6 +1,7 @@
 /* rt.h: the runtime's internal interface: tuples, the items that flow between operators, operator
  * instances and the calls an operator kind makes into the executor. One file per kind under ops/
- * implements an OpKindImpl; exec.c runs them. Custom operators never see this header (rt/op.h).
+ * implements an OpKindImpl; the executor (exec.c and the files it names) runs them. Custom
+ * operators never see this header (rt/op.h).
  *
  * Ownership in one rule: a Tuple is reference counted and immutable once emitted; whoever holds a
  * reference releases it with tuple_unref, and rt_emit takes over the reference it is given. */

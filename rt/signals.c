@@ -3,7 +3,7 @@
  * The handler may run on any thread, the main one or a worker, in the middle of anything, holding
  * whatever lock that thread holds: it only stores the signal in an atomic and writes one byte to
  * the executor's stop pipe (both async-signal-safe). Everything else happens in ordinary code:
- * the executor's threads see the stop with one atomic load (stopping() takes no lock), waits on
+ * the executor's threads see the stop with one atomic load (exec_stopping() takes no lock), waits on
  * files end through the stop pipe (rt_wait_fd), and the main thread, which holds no lock, records
  * the failure and wakes the queues. The handler is installed with SA_RESTART, so the system calls
  * of code that does not expect EINTR (gRPC's, a Custom operator's) go on; poll and sleeps return

@@ -1,6 +1,6 @@
 /* merge.c: the Merge operator at the exit of a parallel region (and at the start of each channel
  * of a shuffle). Which input goes next — roundrobin, seq or seqpulse — is decided by the
- * executor's ordered driver before an item reaches this operator (exec.c, "ordered drivers"), so
+ * executor's ordered driver before an item reaches this operator (order.c), so
  * here a tuple only leaves: a region's final Merge gives it back its position in the outer stream,
  * a shuffle Merge inside a channel keeps the region's sequence number. Pulses stop here. */
 #include "rt.h"

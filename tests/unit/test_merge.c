@@ -1,4 +1,4 @@
-/* test_merge.c: the ordered merges of the executor (rt/exec.c, "ordered drivers"; rt/ops/split.c,
+/* test_merge.c: the ordered merges of the executor (rt/order.c; rt/ops/split.c,
  * rt/ops/merge.c) restore the sequential order whatever the channels do.
  *
  * Every graph here exists twice: sequential, and parallel, either written by hand in the rewritten
