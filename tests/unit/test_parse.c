@@ -811,6 +811,45 @@ START_TEST(diagnostics_are_records_until_flushed) {
 }
 END_TEST
 
+/* A stream that counts the writes reaching it; unbuffered, like stderr. */
+typedef struct WriteCount {
+  int calls;    /* write calls */
+  size_t bytes; /* bytes written */
+} WriteCount;
+
+static ssize_t count_write(void *cookie, const char *buf, size_t size) {
+  WriteCount *c = cookie;
+  c->calls++;
+  c->bytes += size;
+  return (ssize_t)size;
+}
+
+/* diag_flush writes everything it prints in one call: on unbuffered stderr, a character at a time
+ * was a write call each, a million for a graph with 20,000 errors. */
+START_TEST(diagnostics_are_written_in_one_piece) {
+  WriteCount count = {0, 0};
+  FILE *f = fopencookie(&count, "w", (cookie_io_functions_t){.write = count_write});
+  ck_assert_ptr_nonnull(f);
+  setvbuf(f, NULL, _IONBF, 0);
+  Diag d;
+  diag_init(&d, "g.xml", f);
+  size_t expected = 0;
+  char line[128];
+  for (int i = 1; i <= 100; i++) {
+    diag_error(&d, i, 0, "problem number %d", i);
+    expected += (size_t)snprintf(line, sizeof line, "g.xml:%d: error: problem number %d\n", i, i);
+  }
+  diag_note(&d, 3, "a note");
+  expected += strlen("g.xml:3: note: a note\n");
+  diag_flush(&d, DIAG_BY_PLACE);
+  ck_assert_int_eq(count.calls, 1);
+  ck_assert_uint_eq(count.bytes, expected);
+  diag_flush(&d, DIAG_BY_PLACE); /* nothing left: nothing written */
+  ck_assert_int_eq(count.calls, 1);
+  fclose(f);
+}
+END_TEST
+
 /* An expression's columns become the file's line and column through the TextOrigin passed with it:
  * through the raw XML (entities are one character, lines advance), on one line as it is, or not at
  * all when the place is unknown. */
@@ -876,6 +915,7 @@ static Suite *parse_suite(void) {
   UNIT_ADD(s, schema_file_problems, setup, teardown);
   UNIT_ADD(s, diagnostics_are_one_line_each, setup, teardown);
   UNIT_ADD(s, diagnostics_are_records_until_flushed, setup, teardown);
+  UNIT_ADD(s, diagnostics_are_written_in_one_piece, setup, teardown);
   UNIT_ADD(s, columns_of_a_text_in_the_file, setup, teardown);
   return s;
 }
