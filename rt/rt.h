@@ -110,6 +110,10 @@ bool rt_stopping(const OpInst *op);
  * stop. Returns 1 when fd is ready (or has an error or a hang-up for the next read or write to
  * report), 0 when the job is stopping, -1 when poll fails (errno set). */
 int rt_wait_fd(const OpInst *op, int fd, short events);
+/* rt_wait_fd for at most ms milliseconds (at most WAIT_SLICE_MS, 100): 2 when the time ran out
+ * first (a source waiting for input calls rt_idle between such waits, so the idle hooks of its
+ * thread run while it waits). */
+int rt_wait_fd_for(const OpInst *op, int fd, short events, int ms);
 /* The op's parameter text or NULL. */
 const char *rt_param(const OpInst *op, const char *name);
 /* The options the job runs with (never NULL). */

@@ -94,13 +94,18 @@ bool rt_stopping(const OpInst *op) {
 }
 
 int rt_wait_fd(const OpInst *op, int fd, short events) {
+  int rc;
+  while ((rc = rt_wait_fd_for(op, fd, events, WAIT_SLICE_MS)) == 2) continue;
+  return rc;
+}
+
+int rt_wait_fd_for(const OpInst *op, int fd, short events, int ms) {
   Exec *x = op->exec;
   struct pollfd p[2] = { { .fd = fd, .events = events }, { .fd = x->stop_pipe[0], .events = POLLIN } };
-  for (;;) {
-    if (exec_stopping(x)) return 0;
-    /* the stop pipe wakes the poll at once; the time slice is for a stop noticed another way */
-    int n = poll(p, 2, WAIT_SLICE_MS);
-    if (n < 0 && errno != EINTR) return -1;
-    if (n > 0 && p[0].revents) return 1;
-  }
+  if (exec_stopping(x)) return 0;
+  /* the stop pipe wakes the poll at once; the time limit is for a stop noticed another way */
+  int n = poll(p, 2, ms > WAIT_SLICE_MS ? WAIT_SLICE_MS : ms);
+  if (n < 0 && errno != EINTR) return -1;
+  if (n > 0 && p[0].revents) return 1;
+  return exec_stopping(x) ? 0 : 2;
 }

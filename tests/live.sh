@@ -13,6 +13,12 @@
 #   follow:    FileSource follow="yes" on a regular file: rows appended while the job runs come out,
 #              a row appended in two writes 0.3 s apart comes out whole, SIGINT ends it (130);
 #   follow-fifo: follow="yes" on a FIFO: the job ends when its writer closes it, exit 0, every row;
+#   roll:      FileSink roll="tuples 3" fed from standard input: part 0 appears, whole, while the
+#              input stays open; SIGINT then exits 130 leaving only the closed part (the one being
+#              written neither visible nor left behind); kill -9 leaves no visible part but the
+#              closed one; roll="seconds 1": a part closes while no row comes; widths 1 and 2;
+#   roll-all:  roll="bytes 4096" over the 2000 rows: every part starts with the header and the
+#              parts' rows, in order, are the expected rows;
 #   skip:      onerror="skip": the malformed rows are dropped, the others come out in order, exit 0,
 #              and standard error is exactly the warning counting them (with --stats: the count);
 # Every case prints one line, OK or FAIL with what was expected; failures keep the work directory.
@@ -256,6 +262,83 @@ for width in 1 2; do
     else
       ok "$c" "3 malformed rows dropped and counted, the good rows in order"
     fi
+  fi
+done
+
+# visible DIR: the files of DIR/out not starting with '.', on one line
+visible() { find "$1/out" -mindepth 1 -not -name '.*' -printf '%P ' | tr ' ' '\n' | LC_ALL=C sort | tr '\n' ' '; }
+# wait_file PATH: waits up to 5 s for PATH to exist
+wait_file() {
+  local i
+  for ((i = 0; i < 100; i++)); do
+    [[ -e $1 ]] && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+# roll CASE WIDTH ROLL ROWS_BEFORE END: feeds standard input the header and ROWS_BEFORE rows,
+# expects out/x-000000.csv to appear while the input stays open, then writes rows up to 5 and
+# ends the job with END (INT or KILL).
+roll() {
+  local c=$1 width=$2 roll=$3 before=$4 end=$5 d=$work/$1 i fail=""
+  make_graph "$d" "$width" "$STDIN" "<param name=\"file\">out/x.csv</param><param name=\"roll\">$roll</param>"
+  cd "$d" || return
+  coproc SF { exec "$B/sf-exec" g.xml 2>exec.log >/dev/null; } # signalled directly: no timeout in between
+  local in=${SF[1]} pid=$SF_PID
+  printf 'id,v\n' >&"$in"
+  for ((i = 1; i <= before; i++)); do printf '%d,%d\n' "$i" "$i" >&"$in"; done
+  if ! wait_file out/x-000000.csv; then
+    fail="out/x-000000.csv did not appear in 5 s"
+  elif [[ $(cat out/x-000000.csv) != "$(printf 'id,v\n'; for ((i = 1; i <= before; i++)); do echo "$i,$((2 * i + 1))"; done)" ]]; then
+    fail="out/x-000000.csv is not the header and rows 1-$before"
+  fi
+  for ((i = before + 1; i <= 5; i++)); do printf '%d,%d\n' "$i" "$i" >&"$in"; done
+  sleep 0.3 # the rows reach the sink, in a part still being written
+  kill -"$end" "$pid"
+  { wait "$pid"; } 2>/dev/null # no "Killed" line from the shell
+  local st=$?
+  exec {in}>&-
+  cd - >/dev/null || return
+  local want_st=130 left
+  [[ $end == KILL ]] && want_st=137
+  left=$(visible "$d")
+  if [[ -n $fail ]]; then
+    bad "$c" "$fail" "$d/exec.log"
+  elif [[ $st != "$want_st" ]]; then
+    bad "$c" "exit status $st after SIG$end, expected $want_st" "$d/exec.log"
+  elif [[ $left != "x-000000.csv " ]]; then
+    bad "$c" "out/ shows '$left' after SIG$end, expected x-000000.csv alone" "$d/exec.log"
+  elif [[ $end == INT && -n $(out_all "$d") && $(out_all "$d") != "x-000000.csv " ]]; then
+    bad "$c" "out/ holds '$(out_all "$d")' after SIGINT: the part being written was left behind" "$d/exec.log"
+  else
+    ok "$c" "part 0 visible while the job runs; after SIG$end only the closed part shows"
+  fi
+}
+out_all() { find "$1/out" -mindepth 1 -printf '%P ' | tr ' ' '\n' | LC_ALL=C sort | tr '\n' ' '; }
+
+for width in 1 2; do
+  roll "roll-int-w$width" "$width" "tuples 3" 3 INT
+  roll "roll-kill-w$width" "$width" "tuples 3" 3 KILL
+  roll "roll-seconds-w$width" "$width" "seconds 1" 2 INT
+done
+
+for width in 1 2; do
+  c=roll-all-w$width d=$work/$c
+  make_graph "$d" "$width" "$STDIN" '<param name="file">out/x.csv</param><param name="roll">bytes 4096</param>'
+  (cd "$d" && timeout -k 5 30 "$B/sf-exec" g.xml <"$rows" >stdout.txt 2>exec.log)
+  st=$?
+  parts=$(find "$d/out" -name 'x-*.csv' | wc -l)
+  if [[ $st != 0 ]]; then
+    bad "$c" "exit status $st, expected 0" "$d/exec.log"
+  elif ((parts < 3)); then
+    bad "$c" "$parts parts, expected several of about 4096 bytes" "$d/exec.log"
+  elif [[ $(for f in "$d"/out/x-*.csv; do head -n 1 "$f"; done | sort -u) != id,v ]]; then
+    bad "$c" "a part does not start with the header" "$d/exec.log"
+  elif ! cmp -s <(tail -n +2 "$want") <(for f in "$d"/out/x-*.csv; do tail -n +2 "$f"; done); then
+    bad "$c" "the parts' rows differ from the expected rows" "$d/exec.log"
+  else
+    ok "$c" "$parts parts, each with the header; their rows are the expected rows in order"
   fi
 done
 

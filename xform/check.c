@@ -225,6 +225,17 @@ static void check_keys(Diag *d, const Op *op, int line, const char *what, const 
                  op->name, keys[k], schema->name);
 }
 
+/* A FileSink's `roll`: "tuples N" or "bytes N" with N a decimal integer >= 1, or "seconds T" with
+ * T a number > 0 (at most 1e9), one space between (rt/ops/filesink.c reads the same). */
+static bool roll_ok(const char *text) {
+  long long n;
+  double t;
+  char end;
+  if (sscanf(text, "seconds %lf%c", &t, &end) == 1) return t > 0 && t <= 1e9 && strncmp(text, "seconds ", 8) == 0;
+  const char *num = !strncmp(text, "tuples ", 7) ? text + 7 : !strncmp(text, "bytes ", 6) ? text + 6 : NULL;
+  return num && *num >= '0' && *num <= '9' && parse_int_text(num, 1, &n);
+}
+
 /* "parameter 'P' of operator 'O' must be WANT, got 'TEXT'" */
 static void bad_value(Diag *d, const Op *op, const Param *p, const char *want) {
   diag_error(d, p->line, 0, "parameter '%s' of operator '%s' must be %s, got '%s'", p->name, op->name, want,
@@ -273,6 +284,13 @@ static void check_params(Graph *g, Op *op, Diag *d) {
       if (strcmp(p->text, "yes") && strcmp(p->text, "no")) bad_value(d, op, p, "'yes' or 'no'");
     } else if (op->kind == KIND_FILESOURCE && !strcmp(n, "onerror")) {
       if (strcmp(p->text, "stop") && strcmp(p->text, "skip")) bad_value(d, op, p, "'stop' or 'skip'");
+    } else if (op->kind == KIND_FILESINK && !strcmp(n, "roll")) {
+      const char *file = op_param(op, "file");
+      if (!roll_ok(p->text))
+        bad_value(d, op, p, "'tuples N', 'bytes N' (N >= 1) or 'seconds T' (T > 0)");
+      else if (file && !strcmp(file, "-"))
+        diag_error(d, p->line, 0, "parameter 'roll' of operator '%s' needs a file to write parts beside, not "
+                   "standard output ('-')", op->name);
     } else if (!strcmp(n, "iterations")) {
       if (!parse_int_text(p->text, 0, &v)) bad_value(d, op, p, "a non-negative integer");
     } else if (!strcmp(n, "window")) {

@@ -20,7 +20,20 @@
  * written when its buffer holds STREAM_FLUSH_AT bytes, when a row comes FLUSH_EVERY_NS after the
  * oldest unwritten one (under load), and whenever the sink's thread is about to wait for input
  * (the idle hook: what fits without waiting goes out at once, the rest at the next row or idle).
- * A regular file is written in FLUSH_AT chunks: nobody sees it before its rename. */
+ * A regular file is written in FLUSH_AT chunks: nobody sees it before its rename.
+ *
+ * With `roll` (`tuples N`, `seconds T` or `bytes B`) the sink writes numbered parts instead of one
+ * file: for `out/x.csv`, `out/x-000000.csv`, `out/x-000001.csv`, ... (the number goes before the
+ * last extension of the name), each a CSV file with its own header row. Each part is written to a
+ * temporary file like the single file, and closes (flushed, fsynced, closed, renamed to its name,
+ * the directory fsynced) once it holds N tuples, once B bytes or more, or T seconds after its
+ * first row: looked at on every row and whenever the sink's thread is about to wait for input, so
+ * an idle stream's part closes about on time while its thread waits in a queue (a sink fused into
+ * a source waiting for a pipe looks at the next row). The next part opens with the next row; part
+ * 0 opens with the sink, so a stream without tuples still gives one part, the header alone. The
+ * last part closes at the final punctuation and is renamed at the commit, like the single file:
+ * the parts renamed while the job ran stay after a failure or an interrupt, the part being written
+ * is unlinked, and a killed job leaves only a hidden temporary file, never a part that looks whole. */
 #include "csv.h"
 #include "rt.h"
 
@@ -42,10 +55,20 @@ enum {
   READER_POLL_NS = 10000000,  /* a FIFO without a reader is opened again this often */
 };
 
+typedef enum RollKind { ROLL_NONE, ROLL_TUPLES, ROLL_SECONDS, ROLL_BYTES } RollKind;
+
 typedef struct FileSink {
   const char *path; /* the target, as given in `file` */
   char *dir;        /* its directory ("." when it names none) */
-  char *tmp;        /* the temporary file's path */
+  char *tmp;        /* the temporary file's path (NULL: none open) */
+  const char *target; /* what the temporary file becomes: path, or the part's name when rolling */
+  RollKind roll;    /* `roll`: when a part closes (ROLL_NONE: one file) */
+  int64_t limit;    /* tuples, bytes, or nanoseconds per part */
+  char *part;       /* rolling: the open part's final name (NULL: no part open) */
+  int nparts;       /* rolling: parts opened so far (the open one's number is nparts - 1) */
+  int64_t part_tuples; /* rolling: tuples in the open part */
+  int64_t part_bytes;  /* rolling: bytes of the open part, written and buffered */
+  int64_t part_opened; /* rolling: when the open part's first row came (coarse monotonic ns) */
   int fd;           /* the temporary file (-1: closed) */
   bool committed;   /* renamed to the target */
   bool direct;      /* the target is a device or pipe: written in place, no temporary file */
@@ -75,7 +98,7 @@ static mode_t current_umask(void) {
 }
 
 static int write_fail(OpInst *op, FileSink *s) {
-  return rt_fail(op, "cannot write '%s': %s", s->path, strerror(errno));
+  return rt_fail(op, "cannot write '%s': %s", s->target, strerror(errno));
 }
 
 static int64_t coarse_ns(void) {
@@ -147,18 +170,136 @@ static int open_direct(OpInst *op, FileSink *s) {
   }
 }
 
+/* Appends the header row. */
+static void put_header(OpInst *op, FileSink *s) {
+  const Schema *in = op->in_schema;
+  for (int i = 0; i < in->nattrs; i++) {
+    if (i) buf_putc(&s->buf, ',');
+    csv_put_field(&s->buf, in->attrs[i].name, strlen(in->attrs[i].name));
+  }
+  buf_putc(&s->buf, '\n');
+}
+
+/* Creates the temporary file for s->target in s->dir. 0 or rt_fail. */
+static int open_temp(OpInst *op, FileSink *s) {
+  const char *slash = strrchr(s->target, '/');
+  if (asprintf(&s->tmp, "%s/.%s.tmp.XXXXXX", s->dir, slash ? slash + 1 : s->target) < 0) sf_die("out of memory");
+  s->fd = mkostemp(s->tmp, O_CLOEXEC);
+  if (s->fd < 0) {
+    int e = errno;
+    free(s->tmp);
+    s->tmp = NULL; /* nothing to unlink */
+    return rt_fail(op, "cannot create a temporary file in '%s' for '%s': %s", s->dir, s->target, strerror(e));
+  }
+  s->committed = false;
+  if (fchmod(s->fd, 0666 & ~current_umask()) < 0) return write_fail(op, s);
+  return 0;
+}
+
+/* Opens part number nparts: its name (the number before the last extension of `file`), its
+ * temporary file and its header. 0 or rt_fail. */
+static int open_part(OpInst *op, FileSink *s) {
+  const char *slash = strrchr(s->path, '/');
+  const char *base = slash ? slash + 1 : s->path;
+  const char *dot = strrchr(base, '.');
+  if (!dot || dot == base) dot = base + strlen(base); /* no extension (a leading dot is the name's) */
+  free(s->part);
+  if (asprintf(&s->part, "%.*s-%06d%s", (int)(dot - s->path), s->path, s->nparts, dot) < 0) sf_die("out of memory");
+  s->target = s->part;
+  s->nparts++;
+  if (open_temp(op, s) < 0) return -1;
+  put_header(op, s);
+  s->part_tuples = 0;
+  s->part_bytes = (int64_t)s->buf.n;
+  return 0;
+}
+
+/* Renames the temporary file to s->target and fsyncs the directory. 0 or rt_fail. */
+static int rename_temp(OpInst *op, FileSink *s) {
+  if (rename(s->tmp, s->target) < 0)
+    return rt_fail(op, "cannot rename '%s' to '%s': %s", s->tmp, s->target, strerror(errno));
+  s->committed = true;
+  int dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    fsync(dfd); /* makes the rename durable; some file systems refuse, which is harmless */
+    close(dfd);
+  }
+  return 0;
+}
+
+/* Flushes, fsyncs and closes the temporary file. 0, rt_fail, or -1 on a stop. */
+static int finish_temp(OpInst *op, FileSink *s) {
+  if (flush(op, s) < 0) return -1;
+  if (fsync(s->fd) < 0) return write_fail(op, s);
+  int fd = s->fd;
+  s->fd = -1;
+  if (close(fd) < 0) return write_fail(op, s);
+  return 0;
+}
+
+/* Closes the open part and makes it visible under its name. 0, rt_fail, or -1 on a stop. */
+static int close_part(OpInst *op, FileSink *s) {
+  if (finish_temp(op, s) < 0 || rename_temp(op, s) < 0) return -1;
+  free(s->tmp);
+  s->tmp = NULL;
+  free(s->part);
+  s->part = NULL;
+  return 0;
+}
+
+/* Whether the open part is due to close. */
+static bool part_full(const FileSink *s, int64_t now) {
+  switch (s->roll) {
+  case ROLL_TUPLES: return s->part_tuples >= s->limit;
+  case ROLL_BYTES: return s->part_bytes >= s->limit;
+  case ROLL_SECONDS: return s->part_tuples > 0 && now - s->part_opened >= s->limit;
+  default: return false;
+  }
+}
+
+/* Reads `roll`: "tuples N", "bytes N" (N >= 1) or "seconds T" (T > 0), as sf-xform checks it.
+ * 0 or rt_fail. */
+static int parse_roll(OpInst *op, FileSink *s, const char *text) {
+  double seconds;
+  char end;
+  if (!strncmp(text, "seconds ", 8) && sscanf(text, "seconds %lf%c", &seconds, &end) == 1 && seconds > 0 &&
+      seconds <= 1e9) {
+    s->roll = ROLL_SECONDS;
+    s->limit = (int64_t)(seconds * 1e9);
+    return 0;
+  }
+  bool tuples = !strncmp(text, "tuples ", 7), bytes = !strncmp(text, "bytes ", 6);
+  const char *num = tuples ? text + 7 : bytes ? text + 6 : NULL;
+  if (num && *num >= '0' && *num <= '9') {
+    char *stop;
+    errno = 0;
+    long long n = strtoll(num, &stop, 10);
+    if (!errno && !*stop && n >= 1) {
+      s->roll = tuples ? ROLL_TUPLES : ROLL_BYTES;
+      s->limit = n;
+      return 0;
+    }
+  }
+  return rt_fail(op, "parameter 'roll' must be 'tuples N', 'bytes N' (N >= 1) or 'seconds T' (T > 0), got '%s'", text);
+}
+
 static int setup(OpInst *op, FileSink *s) {
   s->path = rt_param(op, "file");
   if (!s->path || !*s->path) return rt_fail(op, "FileSink needs parameter 'file'");
   const char *format = rt_param(op, "format");
   if (format && strcmp(format, "csv")) return rt_fail(op, "unknown format '%s' (the only format is 'csv')", format);
   if (!op->in_schema) return rt_fail(op, "FileSink has no input schema");
+  s->target = s->path;
+  const char *roll = rt_param(op, "roll");
+  if (roll && parse_roll(op, s, roll) < 0) return -1;
   const char *slash = strrchr(s->path, '/');
   const char *base = slash ? slash + 1 : s->path;
   if (!*base) return rt_fail(op, "cannot write '%s': it names a directory", s->path);
   size_t dirlen = slash ? (size_t)(slash - s->path) : 0;
   struct stat st;
-  if (!strcmp(s->path, "-")) {
+  if (s->roll && (!strcmp(s->path, "-") || (stat(s->path, &st) == 0 && !S_ISREG(st.st_mode)))) {
+    return rt_fail(op, "parameter 'roll' writes parts beside a regular file, and '%s' is not one", s->path);
+  } else if (!strcmp(s->path, "-")) {
     s->fd = STDOUT_FILENO;
     s->direct = s->std_out = true;
   } else if (stat(s->path, &st) == 0 && !S_ISREG(st.st_mode)) {
@@ -167,22 +308,11 @@ static int setup(OpInst *op, FileSink *s) {
     s->direct = true;
   } else {
     s->dir = slash ? strndup(s->path, dirlen ? dirlen : 1) : strdup(".");
-  if (!s->dir || asprintf(&s->tmp, "%s/.%s.tmp.XXXXXX", s->dir, base) < 0) sf_die("out of memory");
-  s->fd = mkostemp(s->tmp, O_CLOEXEC);
-  if (s->fd < 0) {
-    int e = errno;
-    free(s->tmp);
-    s->tmp = NULL; /* nothing to unlink */
-    return rt_fail(op, "cannot create a temporary file in '%s' for '%s': %s", s->dir, s->path, strerror(e));
+    if (!s->dir) sf_die("out of memory");
+    if (s->roll) return open_part(op, s);
+    if (open_temp(op, s) < 0) return -1;
   }
-  if (fchmod(s->fd, 0666 & ~current_umask()) < 0) return write_fail(op, s);
-  }
-  const Schema *in = op->in_schema;
-  for (int i = 0; i < in->nattrs; i++) {
-    if (i) buf_putc(&s->buf, ',');
-    csv_put_field(&s->buf, in->attrs[i].name, strlen(in->attrs[i].name));
-  }
-  buf_putc(&s->buf, '\n');
+  put_header(op, s);
   return 0;
 }
 
@@ -199,9 +329,20 @@ static int filesink_open(OpInst *op) {
 
 static int filesink_process(OpInst *op, int port, Tuple *t) {
   FileSink *s = op->state;
+  if (s->roll && !s->part && open_part(op, s) < 0) {
+    tuple_unref(t);
+    return -1;
+  }
   bool was_empty = s->sent == s->buf.n;
+  size_t before = s->buf.n;
   csv_put_row(&s->buf, t->v, t->n);
   tuple_unref(t);
+  if (s->roll) {
+    int64_t now = coarse_ns();
+    if (s->part_tuples++ == 0) s->part_opened = now; /* a part's time starts with its first row */
+    s->part_bytes += (int64_t)(s->buf.n - before);
+    if (part_full(s, now)) return close_part(op, s);
+  }
   if (!s->direct) return s->buf.n >= FLUSH_AT ? flush(op, s) : 0;
   int64_t now = coarse_ns();
   if (was_empty) s->oldest = now;
@@ -213,11 +354,14 @@ static int filesink_process(OpInst *op, int port, Tuple *t) {
 static void filesink_idle(OpInst *op) {
   FileSink *s = op->state;
   if (s && s->direct && s->fd >= 0) flush_ready(s);
+  if (s && s->roll == ROLL_SECONDS && s->part && part_full(s, coarse_ns()))
+    close_part(op, s); /* a failure is the job's (rt_fail) */
 }
 
 static int filesink_final(OpInst *op) {
   FileSink *s = op->state;
   if (rt_stopping(op)) return rt_fail(op, "the job stopped before the end of the input; '%s' is not written", s->path);
+  if (s->roll) return s->part ? finish_temp(op, s) : 0; /* the last part is renamed at the commit */
   if (flush(op, s) < 0) return -1;
   if (!s->direct && fsync(s->fd) < 0) return write_fail(op, s);
   int fd = s->fd;
@@ -228,16 +372,8 @@ static int filesink_final(OpInst *op) {
 
 static int filesink_commit(OpInst *op) {
   FileSink *s = op->state;
-  if (s->direct) return 0;
-  if (rename(s->tmp, s->path) < 0)
-    return rt_fail(op, "cannot rename '%s' to '%s': %s", s->tmp, s->path, strerror(errno));
-  s->committed = true;
-  int dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    fsync(dfd); /* makes the rename durable; some file systems refuse, which is harmless */
-    close(dfd);
-  }
-  return 0;
+  if (s->direct || !s->tmp) return 0; /* rolling: no part was open at the end */
+  return rename_temp(op, s);
 }
 
 static void filesink_close(OpInst *op, bool ok) {
@@ -246,6 +382,7 @@ static void filesink_close(OpInst *op, bool ok) {
   if (s->fd >= 0 && !s->std_out) close(s->fd);
   if (s->tmp && !s->committed) unlink(s->tmp);
   free(s->tmp);
+  free(s->part);
   free(s->dir);
   buf_release(&s->buf);
   free(s);

@@ -49,6 +49,7 @@
 enum {
   QUOTE_MAX = 40,           /* longest prefix of a field quoted in a message */
   FOLLOW_POLL_NS = 5000000, /* follow: a regular file at its end is read again this often */
+  IDLE_MS = 50,             /* waiting for a pipe: the thread's idle hooks run this often */
 };
 
 typedef struct FileSource {
@@ -102,9 +103,11 @@ static ssize_t read_file(void *ctx, char *buf, size_t cap) {
   FileSource *fs = ctx;
   for (;;) {
     if (!fs->regular) {
-      struct pollfd p = { .fd = fs->fd, .events = POLLIN };
-      if (fs->running && poll(&p, 1, 0) != 1) rt_idle(fs->op); /* nothing yet: hand on what was emitted */
-      int ready = rt_wait_fd(fs->op, fs->fd, POLLIN);
+      int ready = rt_wait_fd_for(fs->op, fs->fd, POLLIN, 0);
+      while (ready == 2) { /* nothing yet: hand on what was emitted, and again every IDLE_MS */
+        if (fs->running) rt_idle(fs->op);
+        ready = rt_wait_fd_for(fs->op, fs->fd, POLLIN, fs->running ? IDLE_MS : 100);
+      }
       if (ready == 0) errno = ECANCELED;
       if (ready <= 0) return -1;
     }

@@ -631,6 +631,51 @@ START_TEST(standard_input_once) {
 }
 END_TEST
 
+START_TEST(roll_values) {
+  check_fails("<graph xmlns='" NS "' name='g'>\n"
+              "  <schema name='T'><attr name='x' type='int'/></schema>\n"
+              "  <operator name='src' kind='FileSource'><output stream='S' schema='T'/>\n"
+              "    <param name='file'>in.csv</param></operator>\n"
+              "  <operator name='a' kind='FileSink'><input stream='S'/><param name='file'>a.csv</param>\n"
+              "    <param name='roll'>tuples 1</param></operator>\n"
+              "  <operator name='b' kind='FileSink'><input stream='S'/><param name='file'>b.csv</param>\n"
+              "    <param name='roll'>bytes 1048576</param></operator>\n"
+              "  <operator name='c' kind='FileSink'><input stream='S'/><param name='file'>c.csv</param>\n"
+              "    <param name='roll'>seconds 0.25</param></operator>\n"
+              "  <operator name='d' kind='FileSink'><input stream='S'/><param name='file'>d.csv</param>\n"
+              "    <param name='roll'>seconds 60</param></operator>\n"
+              "  <operator name='e' kind='FileSink'><input stream='S'/><param name='file'>e.csv</param>\n"
+              "    <param name='roll'>tuples 0</param></operator>\n"
+              "  <operator name='f' kind='FileSink'><input stream='S'/><param name='file'>f.csv</param>\n"
+              "    <param name='roll'>tuples -3</param></operator>\n"
+              "  <operator name='g' kind='FileSink'><input stream='S'/><param name='file'>g.csv</param>\n"
+              "    <param name='roll'>tuples 1.5</param></operator>\n"
+              "  <operator name='h' kind='FileSink'><input stream='S'/><param name='file'>h.csv</param>\n"
+              "    <param name='roll'>seconds 0</param></operator>\n"
+              "  <operator name='i' kind='FileSink'><input stream='S'/><param name='file'>i.csv</param>\n"
+              "    <param name='roll'>seconds x</param></operator>\n"
+              "  <operator name='j' kind='FileSink'><input stream='S'/><param name='file'>j.csv</param>\n"
+              "    <param name='roll'>minutes 5</param></operator>\n"
+              "  <operator name='k' kind='FileSink'><input stream='S'/><param name='file'>k.csv</param>\n"
+              "    <param name='roll'>bytes</param></operator>\n"
+              "  <operator name='l' kind='FileSink'><input stream='S'/><param name='file'>l.csv</param>\n"
+              "    <param name='roll'>tuples 10 20</param></operator>\n"
+              "  <operator name='m' kind='FileSink'><input stream='S'/><param name='file'>m.csv</param>\n"
+              "    <param name='roll'>tuples +4</param></operator>\n"
+              "</graph>\n",
+              9,
+              "g.xml:14: error: parameter 'roll' of operator 'e' must be 'tuples N', 'bytes N' (N >= 1) or 'seconds T' (T > 0), got 'tuples 0'\n"
+              "g.xml:16: error: parameter 'roll' of operator 'f' must be 'tuples N', 'bytes N' (N >= 1) or 'seconds T' (T > 0), got 'tuples -3'\n"
+              "g.xml:18: error: parameter 'roll' of operator 'g' must be 'tuples N', 'bytes N' (N >= 1) or 'seconds T' (T > 0), got 'tuples 1.5'\n"
+              "g.xml:20: error: parameter 'roll' of operator 'h' must be 'tuples N', 'bytes N' (N >= 1) or 'seconds T' (T > 0), got 'seconds 0'\n"
+              "g.xml:22: error: parameter 'roll' of operator 'i' must be 'tuples N', 'bytes N' (N >= 1) or 'seconds T' (T > 0), got 'seconds x'\n"
+              "g.xml:24: error: parameter 'roll' of operator 'j' must be 'tuples N', 'bytes N' (N >= 1) or 'seconds T' (T > 0), got 'minutes 5'\n"
+              "g.xml:26: error: parameter 'roll' of operator 'k' must be 'tuples N', 'bytes N' (N >= 1) or 'seconds T' (T > 0), got 'bytes'\n"
+              "g.xml:28: error: parameter 'roll' of operator 'l' must be 'tuples N', 'bytes N' (N >= 1) or 'seconds T' (T > 0), got 'tuples 10 20'\n"
+              "g.xml:30: error: parameter 'roll' of operator 'm' must be 'tuples N', 'bytes N' (N >= 1) or 'seconds T' (T > 0), got 'tuples +4'\n");
+}
+END_TEST
+
 /* ---- ports and children per kind ---- */
 
 START_TEST(ports_per_kind) {
@@ -1174,6 +1219,7 @@ static Suite *check_suite(void) {
   UNIT_ADD(s, files_naming_directories, setup, teardown);
   UNIT_ADD(s, standard_input_and_output, setup, teardown);
   UNIT_ADD(s, standard_input_once, setup, teardown);
+  UNIT_ADD(s, roll_values, setup, teardown);
   UNIT_ADD(s, ports_per_kind, setup, teardown);
   UNIT_ADD(s, children_per_kind, setup, teardown);
   UNIT_ADD(s, custom_ports_within_the_operator_interface, setup, teardown);

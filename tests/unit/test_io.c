@@ -562,6 +562,142 @@ END_TEST
   "  <operator name='src' kind='FileSource'><output stream='A' schema='" schema "'/>" \
   "<param name='file'>@DIR@/" file "</param><param name='format'>csv</param></operator>\n"
 
+/* A Beacon of `count` tuples n = seq (n = 10 / (COUNT - 1 - seq) when `fail`, which faults on the
+ * last one) into a FileSink with `roll` writing `file` under dir. */
+static int run_roll(const char *file, const char *roll, int count, bool fail, char **log) {
+  char xml[2048];
+  snprintf(xml, sizeof xml,
+           "<graph xmlns='urn:streamfission:graph:1' name='t'>\n"
+           "  <schema name='S'><attr name='n' type='int'/></schema>\n"
+           "  <operator name='gen' kind='Beacon'><output stream='A' schema='S'/>\n"
+           "    <param name='count'>%d</param>\n"
+           "    <set attr='n'>%s</set>\n"
+           "  </operator>\n"
+           "  <operator name='out' kind='FileSink'><input stream='A'/>"
+           "<param name='file'>@DIR@/out/%s</param><param name='roll'>%s</param></operator>\n"
+           "</graph>\n",
+           count, fail ? "seq + 10 / (" : "seq", file, roll);
+  if (fail) { /* "seq + 10 / (COUNT - 1 - seq)" */
+    char *set = strstr(xml, "10 / (");
+    char rest[1024];
+    snprintf(rest, sizeof rest, "%d - 1 - seq)%s", count, set + 6);
+    strcpy(set + 6, rest);
+  }
+  return run_graph(xml, log);
+}
+
+/* Asserts dir/out/NAME holds exactly `expected`. */
+static void assert_file(const char *name, const char *expected) {
+  char sub[256];
+  snprintf(sub, sizeof sub, "out/%s", name);
+  size_t n;
+  char *got = read_file(sub, &n);
+  ck_assert_msg(got != NULL, "no file out/%s", name);
+  ck_assert_str_eq(got, expected);
+  free(got);
+}
+
+/* Empties dir/out. */
+static void clear_out(void) {
+  char *names = list_dir("out");
+  for (char *line = strtok(names, "\n"); line; line = strtok(NULL, "\n")) {
+    char sub[512];
+    snprintf(sub, sizeof sub, "out/%s", line);
+    char *path = path_in_dir(sub);
+    ck_assert_int_eq(unlink(path), 0);
+    free(path);
+  }
+  free(names);
+}
+
+START_TEST(test_roll_parts) {
+  char *log;
+  /* tuples: every part has the header and N rows, the last what is left */
+  int rc = run_roll("x.csv", "tuples 4", 10, false, &log);
+  ck_assert_msg(rc == 0, "%s", log);
+  ck_assert_str_eq(log, "");
+  free(log);
+  char *names = list_dir("out");
+  ck_assert_str_eq(names, "x-000000.csv\nx-000001.csv\nx-000002.csv\n");
+  free(names);
+  assert_file("x-000000.csv", "n\n0\n1\n2\n3\n");
+  assert_file("x-000001.csv", "n\n4\n5\n6\n7\n");
+  assert_file("x-000002.csv", "n\n8\n9\n");
+  clear_out();
+  /* a stream ending on a part's last row opens no empty part; no extension: the number at the end */
+  rc = run_roll("data", "tuples 2", 4, false, &log);
+  ck_assert_msg(rc == 0, "%s", log);
+  free(log);
+  names = list_dir("out");
+  ck_assert_str_eq(names, "data-000000\ndata-000001\n");
+  free(names);
+  clear_out();
+  /* the number before the last extension; bytes 1: a part per row */
+  rc = run_roll("x.tar.csv", "bytes 1", 2, false, &log);
+  ck_assert_msg(rc == 0, "%s", log);
+  free(log);
+  names = list_dir("out");
+  ck_assert_str_eq(names, "x.tar-000000.csv\nx.tar-000001.csv\n");
+  free(names);
+  assert_file("x.tar-000001.csv", "n\n1\n");
+  clear_out();
+  /* no tuple at all: part 0, the header alone */
+  write_file("in.csv", "n\n", 2);
+  rc = run_graph("<graph xmlns='urn:streamfission:graph:1' name='t'>\n"
+                 "  <schema name='S'><attr name='n' type='int'/></schema>\n" SOURCE("S", "in.csv")
+                 "  <operator name='out' kind='FileSink'><input stream='A'/>"
+                 "<param name='file'>@DIR@/out/x.csv</param><param name='roll'>seconds 0.5</param></operator>\n"
+                 "</graph>\n", &log);
+  ck_assert_msg(rc == 0, "%s", log);
+  free(log);
+  names = list_dir("out");
+  ck_assert_str_eq(names, "x-000000.csv\n");
+  free(names);
+  assert_file("x-000000.csv", "n\n");
+  clear_out();
+  /* bytes: a part closes with the row that takes it to B bytes or more ("n\n" is 2, a row 2 or 3) */
+  rc = run_roll("x.csv", "bytes 7", 12, false, &log);
+  ck_assert_msg(rc == 0, "%s", log);
+  free(log);
+  names = list_dir("out");
+  ck_assert_str_eq(names, "x-000000.csv\nx-000001.csv\nx-000002.csv\nx-000003.csv\nx-000004.csv\n");
+  free(names);
+  assert_file("x-000000.csv", "n\n0\n1\n2\n");
+  assert_file("x-000001.csv", "n\n3\n4\n5\n");
+  assert_file("x-000002.csv", "n\n6\n7\n8\n");
+  assert_file("x-000003.csv", "n\n9\n10\n"); /* 7 bytes */
+  assert_file("x-000004.csv", "n\n11\n");
+  clear_out();
+}
+END_TEST
+
+START_TEST(test_roll_failure_keeps_closed_parts) {
+  /* the job fails on the tenth tuple: the two parts closed before stay, the third (rows 8 and 9
+   * written) is neither visible nor left as a temporary file */
+  char *log;
+  int rc = run_roll("x.csv", "tuples 4", 10, true, &log);
+  char *expected = fill("sf-exec: error: operator 'gen': set 'n': division by zero in 'seq + 10 / (10 - 1 - seq)' "
+                        "at seq 9\n");
+  ck_assert_int_eq(rc, 1);
+  ck_assert_str_eq(log, expected);
+  free(expected);
+  free(log);
+  char *names = list_dir("out");
+  ck_assert_str_eq(names, "x-000000.csv\nx-000001.csv\n");
+  free(names);
+  assert_file("x-000000.csv", "n\n1\n2\n3\n4\n"); /* seq + 10 / (9 - seq): 1, 2, 3, 4 for seq 0-3 */
+  clear_out();
+  /* roll on standard output or a device is refused when the sink opens */
+  rc = run_roll("../../../../../../dev/null", "tuples 4", 1, false, &log);
+  ck_assert_int_eq(rc, 1);
+  expected = fill("sf-exec: error: operator 'out': parameter 'roll' writes parts beside a regular file, and "
+                  "'@DIR@/out/../../../../../../dev/null' is not one\n");
+  ck_assert_str_eq(log, expected);
+  free(expected);
+  free(log);
+}
+END_TEST
+
 static const char copy_graph[] = "<graph xmlns='urn:streamfission:graph:1' name='t'>\n" ROW_SCHEMA
                                  SOURCE("Row", "in.csv") SINK("A") "</graph>\n";
 
@@ -977,6 +1113,8 @@ static Suite *io_suite(void) {
   tcase_add_test(graphs, test_beacon_to_filesink);
   tcase_add_test(graphs, test_beacon_rate);
   tcase_add_test(graphs, test_beacon_eval_error);
+  tcase_add_test(graphs, test_roll_parts);
+  tcase_add_test(graphs, test_roll_failure_keeps_closed_parts);
   tcase_add_test(graphs, test_round_trip);
   tcase_add_test(graphs, test_columns_by_name);
   tcase_add_test(graphs, test_single_string_column);
