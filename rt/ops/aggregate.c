@@ -123,7 +123,7 @@ static int aggregate_open(OpInst *op) {
     type[s] = g->aggs[s].arg ? g->aggs[s].arg->type : TYPE_NONE;
   }
   g->spec = (SlideSpec){.size = g->size, .naggs = g->naggs, .func = func, .type = type};
-  size_t data = g->sliding ? sizeof(Slide) : sizeof(Tumbling) + sizeof(Acc) * (size_t)g->naggs;
+  size_t data = g->sliding ? slide_size(&g->spec) : sizeof(Tumbling) + sizeof(Acc) * (size_t)g->naggs;
   return keytable_init(&g->keys, op, data);
 }
 

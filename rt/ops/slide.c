@@ -24,18 +24,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-__extension__ typedef unsigned __int128 Wide; /* sums of up to N magnitudes of at most 2^53 each */
-
-/* The running state of one aggregate of a window. */
+/* The running state of one aggregate of a window: sums use the first member, min and max the
+ * second (one key of millions should cost little). */
 struct SlideSlot {
-  uint64_t isum;   /* sum of ints: the window's total, wrapping; double fold: total of its exact terms */
-  Wide abssum;     /* double fold: sum of the magnitudes of its exact terms */
-  int64_t inexact; /* double fold: rows whose term is not an integer of magnitude at most 2^53 */
-  int64_t negzero; /* double fold: rows whose term is -0.0 */
-  int64_t *dq;     /* min and max: positions of the candidates, a ring of `rows` entries */
-  int64_t dq_head; /* index in dq of the oldest candidate (the current min or max) */
-  int64_t dq_n;    /* candidates held */
+  union {
+    struct {
+      uint64_t isum;   /* sum of ints: the window's total, wrapping; double fold: its exact terms' */
+      uint64_t abs_lo; /* double fold: sum of the magnitudes of its exact terms, low 64 bits... */
+      uint64_t abs_hi; /* ...and high (N magnitudes of at most 2^53 can pass 2^64) */
+      int64_t inexact; /* double fold: rows whose term is not an integer of magnitude at most 2^53 */
+      int64_t negzero; /* double fold: rows whose term is -0.0 */
+    };
+    struct {
+      int64_t *dq;     /* min and max: positions of the candidates, a ring of `rows` entries */
+      int64_t dq_head; /* index in dq of the oldest candidate (the current min or max) */
+      int64_t dq_n;    /* candidates held */
+    };
+  };
 };
+
+/* The slots follow the Slide in its block (slide_size). */
+static SlideSlot *slots_of(const Slide *w) {
+  return (SlideSlot *)(w + 1);
+}
+
+size_t slide_size(const SlideSpec *spec) {
+  return sizeof(Slide) + sizeof(SlideSlot) * (size_t)spec->naggs;
+}
 
 static Value *cell(const Slide *w, const SlideSpec *spec, int64_t pos, int slot) {
   return &w->cells[(size_t)(pos % w->rows) * (size_t)spec->naggs + (size_t)slot];
@@ -66,18 +81,20 @@ static void fold_count(SlideSlot *st, double t, int sign) {
   uint64_t mag = (uint64_t)fabs(t);
   if (sign > 0) {
     st->isum += (uint64_t)i;
-    st->abssum += mag;
+    st->abs_lo += mag;
+    st->abs_hi += st->abs_lo < mag; /* the carry */
   } else {
     st->isum -= (uint64_t)i;
-    st->abssum -= mag;
+    st->abs_hi -= st->abs_lo < mag; /* the borrow */
+    st->abs_lo -= mag;
   }
   if (t == 0 && signbit(t)) st->negzero += sign;
 }
 
 /* The value of slot s's double fold over the window. */
 static double fold_value(const Slide *w, const SlideSpec *spec, int s) {
-  const SlideSlot *st = &w->slots[s];
-  if (st->inexact == 0 && st->abssum <= (Wide)1 << 53)
+  const SlideSlot *st = &slots_of(w)[s];
+  if (st->inexact == 0 && st->abs_hi == 0 && st->abs_lo <= UINT64_C(1) << 53)
     return st->negzero == w->n ? -0.0 : (double)(int64_t)st->isum;
   int64_t pos = w->seen - w->n;
   double sum = fold_term(spec, s, cell(w, spec, pos, s));
@@ -97,7 +114,7 @@ static void grow(Slide *w, const SlideSpec *spec) {
   memset(w->caps + old, 0, sizeof *w->caps * (cells - old));
   for (int s = 0; s < spec->naggs; s++) {
     if (spec->func[s] != FUNC_AMIN && spec->func[s] != FUNC_AMAX) continue;
-    SlideSlot *st = &w->slots[s];
+    SlideSlot *st = &slots_of(w)[s];
     int64_t *dq = sf_xmalloc(sizeof *dq * (size_t)rows);
     for (int64_t k = 0; k < st->dq_n; k++) dq[k] = st->dq[(st->dq_head + k) % w->rows];
     free(st->dq);
@@ -111,7 +128,7 @@ static void grow(Slide *w, const SlideSpec *spec) {
 static void drop_oldest(Slide *w, const SlideSpec *spec) {
   int64_t pos = w->seen - w->n;
   for (int s = 0; s < spec->naggs; s++) {
-    SlideSlot *st = &w->slots[s];
+    SlideSlot *st = &slots_of(w)[s];
     const Value *x = cell(w, spec, pos, s);
     switch (spec->func[s]) {
     case FUNC_SUM:
@@ -138,7 +155,7 @@ static void drop_oldest(Slide *w, const SlideSpec *spec) {
 static void add_newest(Slide *w, const SlideSpec *spec) {
   int64_t pos = w->seen - 1;
   for (int s = 0; s < spec->naggs; s++) {
-    SlideSlot *st = &w->slots[s];
+    SlideSlot *st = &slots_of(w)[s];
     const Value *x = cell(w, spec, pos, s);
     switch (spec->func[s]) {
     case FUNC_SUM:
@@ -167,10 +184,6 @@ static void add_newest(Slide *w, const SlideSpec *spec) {
 
 void slide_push(Slide *w, const SlideSpec *spec, const Value *args, Value *results) {
   size_t naggs = (size_t)spec->naggs;
-  if (!w->slots) {
-    w->slots = sf_xmalloc(sizeof *w->slots * (naggs + 1));
-    memset(w->slots, 0, sizeof *w->slots * (naggs + 1));
-  }
   if (w->n == spec->size)
     drop_oldest(w, spec);
   else if (w->n == w->rows)
@@ -181,7 +194,7 @@ void slide_push(Slide *w, const SlideSpec *spec, const Value *args, Value *resul
   w->n++;
   add_newest(w, spec);
   for (int s = 0; s < spec->naggs; s++) {
-    const SlideSlot *st = &w->slots[s];
+    const SlideSlot *st = &slots_of(w)[s];
     switch (spec->func[s]) {
     case FUNC_COUNT: results[s] = value_int(w->n); break;
     case FUNC_SUM:
@@ -200,10 +213,9 @@ void slide_push(Slide *w, const SlideSpec *spec, const Value *args, Value *resul
 void slide_release(Slide *w, const SlideSpec *spec) {
   size_t cells = (size_t)w->rows * (size_t)spec->naggs;
   for (size_t c = 0; c < cells; c++) held_release(&w->cells[c], &w->caps[c]);
-  if (w->slots)
-    for (int s = 0; s < spec->naggs; s++) free(w->slots[s].dq);
+  for (int s = 0; s < spec->naggs; s++)
+    if (spec->func[s] == FUNC_AMIN || spec->func[s] == FUNC_AMAX) free(slots_of(w)[s].dq);
   free(w->cells);
   free(w->caps);
-  free(w->slots);
-  memset(w, 0, sizeof *w);
+  memset(w, 0, slide_size(spec));
 }

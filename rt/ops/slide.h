@@ -4,7 +4,8 @@
  *
  * Ownership: a Slide owns its rows (string bytes included) and frees them in slide_release; the
  * values slide_push writes into results borrow from the rows and stay valid until the next
- * slide_push or slide_release on the same Slide. */
+ * slide_push or slide_release on the same Slide. A Slide is the head of a block of slide_size
+ * bytes that its aggregates' states follow (a KeyTable data block, or calloc'd). */
 #ifndef SF_SLIDE_H
 #define SF_SLIDE_H
 
@@ -20,15 +21,18 @@ typedef struct SlideSpec {
 
 typedef struct SlideSlot SlideSlot;
 
-/* One key's window. A zeroed Slide is an empty window (what a KeyTable data block starts as). */
+/* One key's window, followed in its block by a SlideSlot (the running state of an aggregate) per
+ * slot. A zeroed block is an empty window (what a KeyTable data block starts as). */
 typedef struct Slide {
-  Value *cells;     /* rows of argument values, cells[row * naggs + slot] (strings held) */
-  size_t *caps;     /* held buffer size of each cell */
-  SlideSlot *slots; /* per slot: the running state of its aggregate (NULL until the first row) */
-  int64_t rows;     /* rows allocated (at most N), grown by doubling as rows arrive */
-  int64_t n;        /* rows in the window, min(N, seen) */
-  int64_t seen;     /* rows pushed so far; row k (from 0) lives in cells row k % rows */
+  Value *cells; /* rows of argument values, cells[row * naggs + slot] (strings held) */
+  size_t *caps; /* held buffer size of each cell */
+  int64_t rows; /* rows allocated (at most N), grown by doubling as rows arrive */
+  int64_t n;    /* rows in the window, min(N, seen) */
+  int64_t seen; /* rows pushed so far; row k (from 0) lives in cells row k % rows */
 } Slide;
+
+/* The bytes of a Slide's block for spec (the Slide and its slots). */
+size_t slide_size(const SlideSpec *spec);
 
 /* Appends a row of argument values (args[slot], copied; a FUNC_NONE or count slot's value is
  * ignored), dropping the oldest row when the window holds N, and writes into results[slot] every
@@ -45,7 +49,7 @@ typedef struct Slide {
  * 2^53: those are folded again over the window (O(N)), because floating-point addition is not
  * associative and no running total gives the same bits. Out of memory aborts. */
 void slide_push(Slide *w, const SlideSpec *spec, const Value *args, Value *results);
-/* Frees everything w holds; w is an empty window again. */
+/* Frees everything w holds; its block is an empty window again (zeroed). */
 void slide_release(Slide *w, const SlideSpec *spec);
 
 #endif

@@ -137,7 +137,7 @@ enum { NSLOTS = sizeof funcs / sizeof funcs[0] };
 /* Pushes `count` random rows into a window of `size` and checks every aggregate after each. */
 static void check_random(int64_t size, int count) {
   SlideSpec spec = {.size = size, .naggs = NSLOTS, .func = funcs, .type = types};
-  Slide w = {0};
+  Slide *w = calloc(1, slide_size(&spec));
   Value **rows = malloc(sizeof *rows * (size_t)count);
   char (*bytes)[NSLOTS][48] = malloc(sizeof *bytes * (size_t)count);
   Value results[NSLOTS + 1];
@@ -162,7 +162,7 @@ static void check_random(int64_t size, int count) {
         scratch[s].s.p = scratch_bytes[s];
       }
     }
-    slide_push(&w, &spec, scratch, results);
+    slide_push(w, &spec, scratch, results);
     memset(scratch_bytes, '#', sizeof scratch_bytes);
     int64_t n = r + 1 < size ? r + 1 : size;
     for (int s = 0; s < NSLOTS; s++) {
@@ -176,9 +176,10 @@ static void check_random(int64_t size, int count) {
       }
     }
   }
-  slide_release(&w, &spec);
-  ck_assert_ptr_null(w.cells);
-  ck_assert_int_eq(w.n, 0);
+  slide_release(w, &spec);
+  ck_assert_ptr_null(w->cells);
+  ck_assert_int_eq(w->n, 0);
+  free(w);
   for (int r = 0; r < count; r++) free(rows[r]);
   free(rows);
   free(bytes);
@@ -213,7 +214,7 @@ START_TEST(test_double_sum_bits) {
   static const ExprFunc f[] = {FUNC_SUM, FUNC_AVG, FUNC_AVG};
   static const Type t[] = {TYPE_DOUBLE, TYPE_DOUBLE, TYPE_INT};
   SlideSpec spec = {.size = 3, .naggs = 3, .func = f, .type = t};
-  Slide w = {0};
+  Slide *w = calloc(1, slide_size(&spec));
   Value res[3];
   const double two53 = 0x1p53;
   /* rows: (double x, double x, int x) */
@@ -222,24 +223,50 @@ START_TEST(test_double_sum_bits) {
   const double sums[] = {two53, two53, two53, 3, 2, 1, -0.0, 0.0, 0.5, 0.75, 1.0};
   for (int k = 0; k < 11; k++) {
     Value row[3] = {value_double(xs[k]), value_double(xs[k]), value_int((int64_t)xs[k])};
-    slide_push(&w, &spec, row, res);
+    slide_push(w, &spec, row, res);
     double n = k < 2 ? k + 1 : 3;
     ck_assert_msg(!memcmp(&res[0].d, &sums[k], sizeof(double)), "row %d: sum %a, want %a", k, res[0].d, sums[k]);
     double avg = sums[k] / n;
     ck_assert_msg(!memcmp(&res[1].d, &avg, sizeof(double)), "row %d: avg %a, want %a", k, res[1].d, avg);
   }
   /* the int column: 2^53, 1, 1 gives 2^53 as a fold of doubles (2^53 + 1 rounds to even) */
-  slide_release(&w, &spec);
+  slide_release(w, &spec);
   Value row[3];
   const int64_t is[] = {(int64_t)1 << 53, 1, 1};
   for (int k = 0; k < 3; k++) {
     row[0] = value_double(0);
     row[1] = value_double(0);
     row[2] = value_int(is[k]);
-    slide_push(&w, &spec, row, res);
+    slide_push(w, &spec, row, res);
   }
   ck_assert_double_eq(res[2].d, two53 / 3);
-  slide_release(&w, &spec);
+  slide_release(w, &spec);
+  free(w);
+}
+END_TEST
+
+/* Magnitudes adding up past 2^64 (3000 terms of 2^53 in a window of 4000): the sum of magnitudes
+ * carries into its high word, and borrows back as those terms leave. */
+START_TEST(test_magnitudes_past_64_bits) {
+  static const ExprFunc f[] = {FUNC_SUM};
+  static const Type t[] = {TYPE_DOUBLE};
+  SlideSpec spec = {.size = 4000, .naggs = 1, .func = f, .type = t};
+  Slide *w = calloc(1, slide_size(&spec));
+  Value res[1];
+  double window[4000];
+  int n = 0;
+  for (int k = 0; k < 12000; k++) {
+    double x = k < 3000 ? 0x1p53 : k < 6000 ? 1.0 : k % 3 == 0 ? 0x1p53 : -1.0;
+    Value row[1] = {value_double(x)};
+    slide_push(w, &spec, row, res);
+    if (n == 4000) memmove(window, window + 1, sizeof window[0] * 3999), n--;
+    window[n++] = x;
+    double want = window[0];
+    for (int j = 1; j < n; j++) want += window[j];
+    ck_assert_msg(!memcmp(&res[0].d, &want, sizeof want), "row %d: %a, want %a", k, res[0].d, want);
+  }
+  slide_release(w, &spec);
+  free(w);
 }
 END_TEST
 
@@ -249,6 +276,7 @@ static Suite *slide_suite(void) {
   tcase_add_test(tc, test_random_windows);
   tcase_add_test(tc, test_window_never_full);
   tcase_add_test(tc, test_double_sum_bits);
+  tcase_add_test(tc, test_magnitudes_past_64_bits);
   return s;
 }
 
