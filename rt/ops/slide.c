@@ -103,24 +103,34 @@ static double fold_value(const Slide *w, const SlideSpec *spec, int s) {
 }
 
 /* Doubles the rows (at most N) while the window is filling; positions keep their rows then, since
- * every position is below the old size. Deques are laid out again from index 0. */
+ * every position is below the old size. The cells, their caps and the deques of min and max share
+ * one block per key (one malloc, not three); deques are laid out again from index 0. */
 static void grow(Slide *w, const SlideSpec *spec) {
   int64_t rows = w->rows ? w->rows * 2 : 4;
   if (rows > spec->size) rows = spec->size;
-  size_t naggs = (size_t)spec->naggs, cells = (size_t)rows * naggs, old = (size_t)w->rows * naggs;
-  w->cells = sf_xrealloc(w->cells, sizeof *w->cells * (cells + 1));
-  w->caps = sf_xrealloc(w->caps, sizeof *w->caps * (cells + 1));
-  memset(w->cells + old, 0, sizeof *w->cells * (cells - old));
-  memset(w->caps + old, 0, sizeof *w->caps * (cells - old));
+  size_t naggs = (size_t)spec->naggs, cells = (size_t)rows * naggs, old = (size_t)w->rows * naggs, deques = 0;
+  for (int s = 0; s < spec->naggs; s++) deques += spec->func[s] == FUNC_AMIN || spec->func[s] == FUNC_AMAX;
+  /* one block per key: cells, then caps, then a deque ring per min and max */
+  Value *block = sf_xmalloc(sizeof(Value) * cells + sizeof(size_t) * cells + sizeof(int64_t) * (size_t)rows * deques + 1);
+  size_t *caps = (size_t *)(block + cells);
+  int64_t *ring = (int64_t *)(caps + cells);
+  if (old) {
+    memcpy(block, w->cells, sizeof(Value) * old);
+    memcpy(caps, w->caps, sizeof(size_t) * old);
+  }
+  memset(block + old, 0, sizeof(Value) * (cells - old));
+  memset(caps + old, 0, sizeof(size_t) * (cells - old));
   for (int s = 0; s < spec->naggs; s++) {
     if (spec->func[s] != FUNC_AMIN && spec->func[s] != FUNC_AMAX) continue;
     SlideSlot *st = &slots_of(w)[s];
-    int64_t *dq = sf_xmalloc(sizeof *dq * (size_t)rows);
-    for (int64_t k = 0; k < st->dq_n; k++) dq[k] = st->dq[(st->dq_head + k) % w->rows];
-    free(st->dq);
-    st->dq = dq;
+    for (int64_t k = 0; k < st->dq_n; k++) ring[k] = st->dq[(st->dq_head + k) % w->rows];
+    st->dq = ring;
     st->dq_head = 0;
+    ring += rows;
   }
+  free(w->cells);
+  w->cells = block;
+  w->caps = caps;
   w->rows = rows;
 }
 
@@ -213,9 +223,6 @@ void slide_push(Slide *w, const SlideSpec *spec, const Value *args, Value *resul
 void slide_release(Slide *w, const SlideSpec *spec) {
   size_t cells = (size_t)w->rows * (size_t)spec->naggs;
   for (size_t c = 0; c < cells; c++) held_release(&w->cells[c], &w->caps[c]);
-  for (int s = 0; s < spec->naggs; s++)
-    if (spec->func[s] == FUNC_AMIN || spec->func[s] == FUNC_AMAX) free(slots_of(w)[s].dq);
-  free(w->cells);
-  free(w->caps);
+  free(w->cells); /* the block of the caps and the deques too */
   memset(w, 0, slide_size(spec));
 }

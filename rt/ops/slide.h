@@ -24,8 +24,9 @@ typedef struct SlideSlot SlideSlot;
 /* One key's window, followed in its block by a SlideSlot (the running state of an aggregate) per
  * slot. A zeroed block is an empty window (what a KeyTable data block starts as). */
 typedef struct Slide {
-  Value *cells; /* rows of argument values, cells[row * naggs + slot] (strings held) */
-  size_t *caps; /* held buffer size of each cell */
+  Value *cells; /* rows of argument values, cells[row * naggs + slot] (strings held); the start
+                   of the key's one malloc'd block, which holds caps and the deques too */
+  size_t *caps; /* held buffer size of each cell (in the block) */
   int64_t rows; /* rows allocated (at most N), grown by doubling as rows arrive */
   int64_t n;    /* rows in the window, min(N, seen) */
   int64_t seen; /* rows pushed so far; row k (from 0) lives in cells row k % rows */
