@@ -102,6 +102,10 @@ int rt_eval_fail(OpInst *op, const char *what, const char *text, const Tuple *t,
 /* A source is about to wait (pacing): hands on the partial batches its thread holds, so nothing
  * it emitted waits for the next tuple. */
 void rt_idle(OpInst *op);
+/* True once SIGTERM asked the job to drain: a source stops taking input, emits what it already
+ * read (a row cut by the drain is dropped, never an error) and returns 0, so its final punctuation
+ * flows and the sinks commit. Checked between reads; a wait for input looks at it every 50 ms. */
+bool rt_draining(const OpInst *op);
 /* True once the job is stopping (a failure anywhere, or a signal): sources must return. */
 bool rt_stopping(const OpInst *op);
 /* Waits until fd is ready for `events` (POLLIN or POLLOUT, as for poll(2)) or the job stops, with no
@@ -133,8 +137,10 @@ const OpKindImpl *rt_kind_impl(OpKind k);
  * that records the first one and writes a byte to fd (non-blocking; -1: none). It runs on whichever
  * thread the signal reaches and takes no lock. One job at a time: dispositions are the process's. */
 void signals_catch(int fd);
-/* The first stop signal since signals_catch, 0 if none. Lock-free. */
+/* The first stop signal since signals_catch, 0 if none. SIGTERM is none: it drains. Lock-free. */
 int signals_caught(void);
+/* True once SIGTERM came since signals_catch: sources end their input (rt_draining). Lock-free. */
+bool signals_draining(void);
 /* Puts back the dispositions signals_catch replaced; a stop signal then does what it did before. */
 void signals_release(void);
 /* The signal's name ("SIGINT", "SIGRTMIN+3", else "signal N"), written into buf. */

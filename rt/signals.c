@@ -17,6 +17,12 @@
  * fails with EPIPE or EFBIG and the operator reports it. The signals of a fault (SIGSEGV, SIGBUS,
  * SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS) keep their default action.
  *
+ * SIGTERM is not a stop but a drain (FORMAT.md, "Live streams"): the handler records it apart
+ * (signals_draining) and writes nothing to the stop pipe, since every wait would then wake at
+ * once for good; sources look at it between reads (at least every 50 ms while they wait) and end
+ * their input, and the job completes as if their input had ended. A stop signal during a drain
+ * still stops the job.
+ *
  * Dispositions belong to the process, so this state is the process's too: one job at a time. */
 #include "rt.h"
 
@@ -37,12 +43,17 @@ static const int named_signals[] = {
 };
 
 static atomic_int caught;                 /* the first stop signal since signals_catch (0: none) */
+static atomic_bool draining;              /* SIGTERM came since signals_catch */
 static atomic_int wake_fd = -1;           /* written to when one comes (-1: none) */
 static struct sigaction saved[NSIG];      /* dispositions signals_catch replaced */
 static bool replaced[NSIG];               /* which */
 
 static void on_signal(int sig) {
   int saved_errno = errno;
+  if (sig == SIGTERM) {
+    atomic_store(&draining, true);
+    return;
+  }
   int none = 0;
   atomic_compare_exchange_strong(&caught, &none, sig);
   int fd = atomic_load(&wake_fd);
@@ -63,6 +74,7 @@ void signals_catch(int fd) {
   signal(SIGPIPE, SIG_IGN);
   signal(SIGXFSZ, SIG_IGN);
   atomic_store(&caught, 0);
+  atomic_store(&draining, false);
   atomic_store(&wake_fd, fd);
   for (size_t i = 0; i < sizeof named_signals / sizeof named_signals[0]; i++) catch_one(named_signals[i]);
   for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++) catch_one(sig);
@@ -70,6 +82,10 @@ void signals_catch(int fd) {
 
 int signals_caught(void) {
   return atomic_load(&caught);
+}
+
+bool signals_draining(void) {
+  return atomic_load(&draining);
 }
 
 void signals_release(void) {

@@ -89,6 +89,11 @@ int rt_eval_fail(OpInst *op, const char *what, const char *text, const Tuple *t,
   return rt_fail(op, "%s: %s in '%s' on tuple %s", what, err, text, tuple);
 }
 
+bool rt_draining(const OpInst *op) {
+  (void)op;
+  return signals_draining();
+}
+
 bool rt_stopping(const OpInst *op) {
   return exec_stopping(op->exec);
 }

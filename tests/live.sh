@@ -12,6 +12,10 @@
 #              for file="/dev/stdout" (a pipe written in place);
 #   follow:    FileSource follow="yes" on a regular file: rows appended while the job runs come out,
 #              a row appended in two writes 0.3 s apart comes out whole, SIGINT ends it (130);
+#   follow-drain: the same job ended by SIGTERM while a row is half written: exit 0, nothing on
+#              standard error, every whole row out, the half row dropped;
+#   roll-drain: roll="tuples 3" from a followed file, SIGTERM: exit 0, the last part committed
+#              whole (rows 4 and 5) beside part 0;
 #   follow-fifo: follow="yes" on a FIFO: the job ends when its writer closes it, exit 0, every row;
 #   roll:      FileSink roll="tuples 3" fed from standard input: part 0 appears, whole, while the
 #              input stays open; SIGINT then exits 130 leaving only the closed part (the one being
@@ -108,6 +112,20 @@ rows=$work/rows.csv
 want=$work/want.csv
 awk -F, 'NR == 1 { print; next } { print $1 "," $2 * 2 + 1 }' "$rows" >"$want"
 
+# visible DIR: the files of DIR/out not starting with '.', on one line
+visible() { find "$1/out" -mindepth 1 -not -name '.*' -printf '%P ' | tr ' ' '\n' | LC_ALL=C sort | tr '\n' ' '; }
+# wait_file PATH: waits up to 5 s for PATH to exist
+wait_file() {
+  local i
+  for ((i = 0; i < 100; i++)); do
+    [[ -e $1 ]] && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+out_all() { find "$1/out" -mindepth 1 -printf '%P ' | tr ' ' '\n' | LC_ALL=C sort | tr '\n' ' '; }
+
 STDIN='<param name="file">-</param>'
 STDOUT='<param name="file">-</param>'
 
@@ -183,10 +201,11 @@ for width in 1 2; do
   stream "devstdout-w$width" "$width" '<param name="file">/dev/stdout</param>'
 done
 
-# follow CASE WIDTH: in.csv has a header and two rows; the job follows it, writing to standard
-# output; rows appended to it must come out while it runs.
+# follow CASE WIDTH [END]: in.csv has a header and two rows; the job follows it, writing to
+# standard output; rows appended to it must come out while it runs. END: INT (default), or TERM
+# after half a row more.
 follow() {
-  local c=$1 width=$2 d=$work/$1 line fail="" i
+  local c=$1 width=$2 end=${3:-INT} d=$work/$1 line fail="" i
   make_graph "$d" "$width" '<param name="file">in.csv</param><param name="follow">yes</param>' "$STDOUT"
   printf 'id,v\n1,10\n2,20\n' >"$d/in.csv"
   cd "$d" || return
@@ -208,6 +227,25 @@ follow() {
   sleep 0.3
   printf '0\n' >>in.csv
   expect_line 6,121
+  if [[ $end == TERM ]]; then
+    printf '7,7' >>in.csv # half a row: a drain drops it
+    sleep 0.1
+    kill -TERM "$pid"
+    if [[ -z $fail ]] && read -r -t 10 -u "$out" line; then fail="after SIGTERM: unexpected '$line'"; fi
+    wait "$pid"
+    local st=$?
+    cd - >/dev/null || return
+    if [[ -n $fail ]]; then
+      bad "$c" "$fail" "$d/exec.log"
+    elif [[ $st != 0 ]]; then
+      bad "$c" "exit status $st after SIGTERM, expected 0" "$d/exec.log"
+    elif [[ -s $d/exec.log ]]; then
+      bad "$c" "sf-exec printed something on standard error" "$d/exec.log"
+    else
+      ok "$c" "SIGTERM drains: exit 0, every whole row out, the half row dropped"
+    fi
+    return
+  fi
   kill -INT "$pid"
   wait "$pid"
   local st=$?
@@ -223,6 +261,30 @@ follow() {
 
 for width in 1 2; do
   follow "follow-w$width" "$width"
+  follow "follow-drain-w$width" "$width" TERM
+done
+
+for width in 1 2; do
+  c=roll-drain-w$width d=$work/$c
+  make_graph "$d" "$width" '<param name="file">in.csv</param><param name="follow">yes</param>' \
+    '<param name="file">out/x.csv</param><param name="roll">tuples 3</param>'
+  printf 'id,v\n1,1\n2,2\n3,3\n4,4\n5,5\n' >"$d/in.csv"
+  (cd "$d" && exec timeout -k 5 30 "$B/sf-exec" g.xml >stdout.txt 2>exec.log) &
+  pid=$!
+  wait_file "$d/out/x-000000.csv"
+  sleep 0.2
+  kill -TERM "$pid" # to timeout, which passes it on
+  wait "$pid"
+  st=$?
+  if [[ $st != 0 ]]; then
+    bad "$c" "exit status $st after SIGTERM, expected 0" "$d/exec.log"
+  elif [[ $(visible "$d") != "x-000000.csv x-000001.csv " || -n $(find "$d/out" -name '.*') ]]; then
+    bad "$c" "out/ holds '$(out_all "$d")', expected x-000000.csv and x-000001.csv" "$d/exec.log"
+  elif [[ $(cat "$d/out/x-000001.csv") != $'id,v\n4,9\n5,11' ]]; then
+    bad "$c" "the last part is not rows 4 and 5" "$d/out/x-000001.csv"
+  else
+    ok "$c" "SIGTERM commits the last part whole: exit 0"
+  fi
 done
 
 c=follow-fifo d=$work/$c
@@ -265,18 +327,6 @@ for width in 1 2; do
   fi
 done
 
-# visible DIR: the files of DIR/out not starting with '.', on one line
-visible() { find "$1/out" -mindepth 1 -not -name '.*' -printf '%P ' | tr ' ' '\n' | LC_ALL=C sort | tr '\n' ' '; }
-# wait_file PATH: waits up to 5 s for PATH to exist
-wait_file() {
-  local i
-  for ((i = 0; i < 100; i++)); do
-    [[ -e $1 ]] && return 0
-    sleep 0.05
-  done
-  return 1
-}
-
 # roll CASE WIDTH ROLL ROWS_BEFORE END: feeds standard input the header and ROWS_BEFORE rows,
 # expects out/x-000000.csv to appear while the input stays open, then writes rows up to 5 and
 # ends the job with END (INT or KILL).
@@ -315,7 +365,6 @@ roll() {
     ok "$c" "part 0 visible while the job runs; after SIG$end only the closed part shows"
   fi
 }
-out_all() { find "$1/out" -mindepth 1 -printf '%P ' | tr ' ' '\n' | LC_ALL=C sort | tr '\n' ' '; }
 
 for width in 1 2; do
   roll "roll-int-w$width" "$width" "tuples 3" 3 INT

@@ -7,27 +7,34 @@
 # exit within a time limit (a hang is a failure, never a stuck suite), the exact error line, and no
 # file left in the output directory, temporary or not. Cases:
 #   sink:  the FileSink writes into a FIFO whose reader holds it open but never reads (the pipe is
-#          full, the sink's write would block forever): SIGINT and SIGTERM stop the job;
+#          full, the sink's write would block forever): SIGINT and SIGHUP stop the job (SIGTERM
+#          would drain it, and a stalled sink never drains);
 #   sink-open: the FIFO has no reader at all (opening it waits): SIGINT stops the job;
 #   sink-fifo: a reader that reads slowly gets exactly the bytes the sink writes to a file;
 #   source: a FileSource reads a FIFO whose writer wrote 2 MiB of rows, then idles: SIGINT
-#          and SIGTERM stop the job; source-open: no writer ever opens the FIFO: SIGINT stops it;
+#          and SIGHUP stop the job; source-open: no writer ever opens the FIFO: SIGINT stops it;
+#   drain: the same, with SIGTERM: the job drains, every row written reaches out/x.csv, exit 0;
 #   source-live: rows written to a FIFO are read as they come (the stats show them while the
 #          writer holds the FIFO open), and the job ends with exit 0 when the writer closes it;
-#   threads: SIGTERM, SIGINT or SIGHUP sent (sf-tgkill) to one thread of a width-3 executor whose
+#   threads: SIGUSR1, SIGINT or SIGHUP sent (sf-tgkill) to one thread of a width-3 executor whose
 #          threads mostly wait on full queues, each thread in turn: the job stops (a handler that
 #          ran on a thread holding a queue's lock used to deadlock it);
 #   signal: each signal that ends a process by default and is sent to ask for an end (SIGHUP,
-#          SIGQUIT, SIGUSR1, SIGALRM, ...) stops the job like SIGTERM: no temporary file is left;
-#   ignored: SIGHUP ignored when sf-exec started (nohup) stays ignored; SIGTERM still stops it;
+#          SIGQUIT, SIGUSR1, SIGALRM, ...) stops the job like SIGINT: no temporary file is left;
+#   signal-TERM: SIGTERM drains the same job instead: exit 0, nothing printed, and out/x.csv
+#          holds the rows from id 0 on without a gap;
+#   ignored: SIGHUP ignored when sf-exec started (nohup) stays ignored; SIGINT still stops it;
 #   sigpipe: a FIFO's reader that goes away makes the sink fail with EPIPE, named;
 #   stats-json: --stats-json to a path that cannot be written (missing directory, a directory)
 #          fails the job at once (its Beacon is unbounded), exit 1, naming the path;
 #   launch-usage: sf-launch --batch 0 and other bad numbers are usage errors (exit 2);
 #   launch: Ctrl-C (SIGINT to sf-launch's process group) while h0's sink waits on a stalled FIFO:
 #          sf-launch exits 130 within 8 s and no executor is left;
-#   launch-kill: executors that ignore SIGTERM are killed SF_LAUNCH_KILL_AFTER (1) s later.
-# The exit status of a stopped executor is 128 + the signal's number (130 for SIGINT).
+#   launch-kill: executors that ignore SIGINT are killed SF_LAUNCH_KILL_AFTER (1) s later;
+#   launch-drain: SIGTERM to sf-launch drains both executors: exit 0, the rows from id 0 on
+#          without a gap, each once.
+# The exit status of a stopped executor is 128 + the signal's number (130 for SIGINT); SIGTERM
+# drains (FORMAT.md, "Live streams"): the job ends as if its sources' input had ended, exit 0.
 # Every case prints one line, OK or FAIL with what was expected; failures keep the work directory.
 #
 # sf-exec is started through `env --default-signal`: a background job of a non-interactive shell
@@ -176,7 +183,7 @@ check_stopped() {
 
 # ---- sink: a FileSink blocked on a FIFO nobody reads ----
 for width in 1 2; do
-  for sig in INT TERM; do
+  for sig in INT HUP; do
     d=$work/sink-w$width-$sig
     make_graph "$d" "$width" beacon out.fifo
     mkfifo "$d/out.fifo"
@@ -233,7 +240,7 @@ done
 
 # ---- source: a FileSource reading a FIFO whose writer is idle ----
 for width in 1 2; do
-  for sig in INT TERM; do
+  for sig in INT HUP TERM; do
     d=$work/source-w$width-$sig
     make_graph "$d" "$width" file:in.fifo out/x.csv
     mkfifo "$d/in.fifo"
@@ -247,7 +254,17 @@ for width in 1 2; do
     kill "$writer" 2>/dev/null
     wait "$writer" 2>/dev/null
     rm -f "$d/in.fifo"
-    check_stopped "source-w$width" "$d" $((128 + $(kill -l $sig))) "sf-exec: error: interrupted by SIG$sig" "SIG$sig while the source waits for its writer"
+    if [[ $sig != TERM ]]; then
+      check_stopped "source-w$width" "$d" $((128 + $(kill -l $sig))) "sf-exec: error: interrupted by SIG$sig" "SIG$sig while the source waits for its writer"
+    elif [[ $ST != 0 ]]; then
+      sf_bad "drain-w$width" "SIGTERM while the source waits: exit status $ST, expected 0" "$d/exec.log"
+    elif [[ -s $d/exec.log ]]; then
+      sf_bad "drain-w$width" "SIGTERM: sf-exec printed something" "$d/exec.log"
+    elif ! cmp -s "$d/out/x.csv" <(printf 'id,v\n'; seq 1 200000 | awk '{ print $1 "," $1 * 2 + 1 }'); then
+      sf_bad "drain-w$width" "SIGTERM: out/x.csv is not the 200000 rows written" "$d/exec.log"
+    else
+      sf_ok "drain-w$width" "SIGTERM while the source waits: every row written is in out/x.csv, exit 0"
+    fi
   done
 done
 
@@ -301,7 +318,7 @@ done
 # holding a group's lock when they look whether the job is stopping.
 d=$work/threads
 make_graph "$d" 3 beacon out/x.csv
-sigs=(TERM INT HUP)
+sigs=(USR1 INT HUP)
 for round in 0 1 2; do
   sig=${sigs[round]}
   for k in 0 1 2 3 4 5 6 7; do
@@ -322,7 +339,7 @@ for round in 0 1 2; do
 done
 
 # ---- signals: every signal that ends a process by default and asks for an end stops a job cleanly ----
-for sig in HUP INT QUIT TERM USR1 USR2 ALRM VTALRM PROF XCPU IO PWR; do
+for sig in HUP INT QUIT USR1 USR2 ALRM VTALRM PROF XCPU IO PWR; do
   d=$work/signal-$sig
   make_graph "$d" 2 beacon:0:20000 out/x.csv
   start_exec "$d"
@@ -336,10 +353,32 @@ for sig in HUP INT QUIT TERM USR1 USR2 ALRM VTALRM PROF XCPU IO PWR; do
   check_stopped "signal" "$d" $((128 + $(kill -l $sig))) "sf-exec: error: interrupted by SIG$sig" "SIG$sig while the sink writes its temporary file"
 done
 
+# ---- signal-TERM: SIGTERM drains the same job ----
+d=$work/signal-TERM
+make_graph "$d" 2 beacon:0:20000 out/x.csv
+start_exec "$d"
+for ((i = 0; i < 50; i++)); do
+  [[ -n $(out_files "$d") ]] && break
+  sleep 0.1
+done
+sleep 0.2
+kill -TERM "$PID"
+wait_exit "$PID" 5
+n=$(($(wc -l <"$d/out/x.csv" 2>/dev/null || echo 1) - 1))
+if [[ $ST != 0 ]]; then
+  sf_bad signal-TERM "SIGTERM: exit status $ST, expected 0 (a drain)" "$d/exec.log"
+elif [[ -s $d/exec.log ]]; then
+  sf_bad signal-TERM "SIGTERM: sf-exec printed something" "$d/exec.log"
+elif ((n < 1)) || ! awk -F, 'NR > 1 && $1 != NR - 2 { exit 1 }' "$d/out/x.csv"; then
+  sf_bad signal-TERM "SIGTERM: out/x.csv does not hold ids 0, 1, 2, ... without a gap" "$d/out/x.csv"
+else
+  sf_ok signal-TERM "SIGTERM drains: exit 0, $n rows from id 0 without a gap"
+fi
+
 # ---- ignored: a signal ignored when the executor started (nohup) stays ignored ----
 d=$work/ignored
 make_graph "$d" 2 beacon:0:20000 out/x.csv
-(cd "$d" && exec env --ignore-signal=HUP "$B/sf-exec" "$d/g.xml") >"$d/exec.log" 2>&1 &
+(cd "$d" && exec env --ignore-signal=HUP --default-signal=INT "$B/sf-exec" "$d/g.xml") >"$d/exec.log" 2>&1 &
 PID=$!
 sleep 0.5
 kill -HUP "$PID"
@@ -348,9 +387,9 @@ if ! kill -0 "$PID" 2>/dev/null; then
   wait "$PID"
   sf_bad ignored "sf-exec started with SIGHUP ignored ended on SIGHUP (status $?)" "$d/exec.log"
 else
-  kill -TERM "$PID"
+  kill -INT "$PID"
   wait_exit "$PID" 5
-  check_stopped "ignored" "$d" 143 "sf-exec: error: interrupted by SIGTERM" "SIGHUP ignored from the start, then SIGTERM"
+  check_stopped "ignored" "$d" 130 "sf-exec: error: interrupted by SIGINT" "SIGHUP ignored from the start, then SIGINT"
 fi
 
 # ---- sigpipe: a FIFO's reader that goes away is a write error of the sink, not a death ----
@@ -460,7 +499,7 @@ d=$work/launch-kill
 make_hosts_graph "$d"
 cat >"$d/stubborn" <<EOF
 #!/usr/bin/env bash
-# an executor that never stops on SIGTERM (it answers --list-hosts like sf-exec)
+# an executor that never stops on SIGINT or SIGTERM (it answers --list-hosts like sf-exec)
 [[ \$1 == --list-hosts ]] && exec "$B/sf-exec" "\$@"
 trap '' TERM INT
 echo "stubborn \$*"
@@ -475,8 +514,8 @@ for ((i = 0; i < 100; i++)); do # both executors run
 done
 kill -INT -- "-$PID"
 wait_exit "$PID" 6
-want="sf-launch: host 'h0' did not stop within 1 s of SIGTERM; killed it
-sf-launch: host 'h1' did not stop within 1 s of SIGTERM; killed it
+want="sf-launch: host 'h0' did not stop within 1 s of SIGINT; killed it
+sf-launch: host 'h1' did not stop within 1 s of SIGINT; killed it
 sf-launch: interrupted; stopped every executor"
 got=$(grep '^sf-launch:' "$d/launch.log" | LC_ALL=C sort)
 left=$(pgrep -f -- "stubborn --host" | tr '\n' ' ')
@@ -489,7 +528,34 @@ elif [[ $got != "$(LC_ALL=C sort <<<"$want")" ]]; then
 elif [[ -n $left ]]; then
   sf_bad launch-kill "executors still running: $left" "$d/launch.log"
 else
-  sf_ok launch-kill "executors that ignore SIGTERM killed 1 s after it; exit 130"
+  sf_ok launch-kill "executors that ignore SIGINT killed 1 s after it; exit 130"
+fi
+
+# ---- launch-drain: SIGTERM to sf-launch drains every executor ----
+d=$work/launch-drain
+mkdir -p "$d/out"
+sf_hosts_graph "$d/seq.xml" drain 0 5000 out/x.csv
+sf_next_ports 2 || exit 1
+"$B/sf-xform" --hosts "h0=127.0.0.1:$P0,h1=127.0.0.1:$P1" "$d/seq.xml" -o "$d/g.xml" >"$d/xform.log" 2>&1 || exit 1
+EXEC=$B/sf-exec
+start_launch "$d"
+for ((i = 0; i < 100; i++)); do # rows flow: the sink's temporary file is there
+  [[ -n $(out_files "$d") ]] && break
+  sleep 0.1
+done
+sleep 1
+kill -TERM "$PID"
+wait_exit "$PID" 10
+left=$(pgrep -f -- "sf-exec --host .*$d/g.xml" | tr '\n' ' ')
+n=$(($(wc -l <"$d/out/x.csv" 2>/dev/null || echo 1) - 1))
+if [[ $ST != 0 ]]; then
+  sf_bad launch-drain "sf-launch exited $ST after SIGTERM, expected 0" "$d/launch.log"
+elif [[ -n $left ]]; then
+  sf_bad launch-drain "executors still running after sf-launch exited: $left" "$d/launch.log"
+elif ((n < 1)) || ! awk -F, 'NR > 1 && $1 != NR - 2 { exit 1 }' "$d/out/x.csv"; then
+  sf_bad launch-drain "out/x.csv does not hold ids 0, 1, 2, ... without a gap" "$d/launch.log"
+else
+  sf_ok launch-drain "SIGTERM drains both executors: exit 0, $n rows from id 0 without a gap"
 fi
 
 echo "stop: $SF_PASSED passed, $SF_FAILED failed in $(sf_elapsed "$t_start" "$(sf_now)") s"

@@ -81,7 +81,7 @@ static int pace(OpInst *op, const Beacon *b, int64_t start, uint64_t n) {
     int64_t until = due - now > SLICE_NS ? now + SLICE_NS : due;
     struct timespec ts = { .tv_sec = until / 1000000000, .tv_nsec = until % 1000000000 };
     clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL); /* EINTR: just look again */
-    if (rt_stopping(op)) return -1;
+    if (rt_stopping(op) || rt_draining(op)) return -1;
   }
 }
 
@@ -89,7 +89,7 @@ static int beacon_run(OpInst *op) {
   Beacon *b = op->state;
   int64_t start = now_ns();
   for (uint64_t n = 0; b->count == 0 || n < b->count; n++) {
-    if (rt_stopping(op)) return 0;
+    if (rt_stopping(op) || rt_draining(op)) return 0; /* a drain ends the stream here */
     if (b->rate > 0 && pace(op, b, start, n) < 0) return 0;
     EvalEnv env = { .seq = (int64_t)n, .scratch = op->scratch };
     for (int i = 0; i < op->op->nsets; i++) {

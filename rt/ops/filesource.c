@@ -66,6 +66,7 @@ typedef struct FileSource {
   Value *vals;      /* values of the tuple being built */
   int nvals;        /* output attributes */
   bool follow;      /* `follow` = `yes`: the end of a regular file is waited past */
+  bool drained;     /* a drain ended the input: a row it cut is dropped, not an error */
   bool skip;        /* `onerror` = `skip`: malformed rows are counted and dropped */
   char first_skip[320]; /* the first row skipped: "LINE: what is wrong" */
 } FileSource;
@@ -88,9 +89,11 @@ static int reader_fail(OpInst *op, FileSource *fs) {
   return rt_fail(op, "%s:%d: error: %s", fs->path, fs->r.err_line, fs->r.err);
 }
 
-/* Sleeps FOLLOW_POLL_NS, having handed on what was emitted. 0, or -1 when the job stops. */
+/* Sleeps FOLLOW_POLL_NS, having handed on what was emitted. 0, 1 at once when the job drains,
+ * or -1 when it stops. */
 static int follow_wait(FileSource *fs) {
   if (fs->running) rt_idle(fs->op);
+  if (fs->running && rt_draining(fs->op)) return 1;
   struct timespec ts = { .tv_nsec = FOLLOW_POLL_NS };
   nanosleep(&ts, NULL); /* EINTR: just look again */
   return rt_stopping(fs->op) ? -1 : 0;
@@ -102,9 +105,17 @@ static int follow_wait(FileSource *fs) {
 static ssize_t read_file(void *ctx, char *buf, size_t cap) {
   FileSource *fs = ctx;
   for (;;) {
+    if (fs->running && rt_draining(fs->op)) { /* SIGTERM: no more input; what was read goes on */
+      fs->drained = true;
+      return 0;
+    }
     if (!fs->regular) {
       int ready = rt_wait_fd_for(fs->op, fs->fd, POLLIN, 0);
       while (ready == 2) { /* nothing yet: hand on what was emitted, and again every IDLE_MS */
+        if (fs->running && rt_draining(fs->op)) {
+          fs->drained = true;
+          return 0;
+        }
         if (fs->running) rt_idle(fs->op);
         ready = rt_wait_fd_for(fs->op, fs->fd, POLLIN, fs->running ? IDLE_MS : 100);
       }
@@ -113,9 +124,14 @@ static ssize_t read_file(void *ctx, char *buf, size_t cap) {
     }
     ssize_t n = read(fs->fd, buf, cap);
     if (n == 0 && fs->follow && fs->regular) { /* tail -f: the end of the file is not the end */
-      if (follow_wait(fs) < 0) {
+      int w = follow_wait(fs);
+      if (w < 0) {
         errno = ECANCELED;
         return -1;
+      }
+      if (w > 0) {
+        fs->drained = true;
+        return 0;
       }
       continue;
     }
@@ -139,6 +155,7 @@ static int next_record(OpInst *op, FileSource *fs) {
     skipped(op, fs, fs->r.err_line, fs->r.err);
     if ((rc = csv_skip_line(&fs->r)) <= 0) break;
   }
+  if (fs->drained && (rc < 0 ? !fs->r.failed : rc == 1 && fs->r.unterminated)) return 0; /* cut by the drain */
   if (rc < 0) return reader_fail(op, fs);
   if (rc == 1 && fs->r.unterminated && !rt_options(op)->accept_unterminated)
     return rt_fail(op, "%s:%d: error: last row has no line end (truncated file? --accept-unterminated reads it)",
