@@ -1,0 +1,227 @@
+/* rows.c: CSV rows into tuples for the sources (rows.h). */
+#include "rows.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum {
+  QUOTE_MAX = 40,           /* longest prefix of a field quoted in a message */
+  FOLLOW_POLL_NS = 5000000, /* follow: a regular file at its end is read again this often */
+  IDLE_MS = 50,             /* waiting for input: the thread's idle hooks run this often */
+};
+
+static const char *type_article(Type t) {
+  switch (t) {
+  case TYPE_INT: return "an int";
+  case TYPE_DOUBLE: return "a double";
+  case TYPE_BOOL: return "a bool";
+  default: return "a string";
+  }
+}
+
+/* The CSV reader's error (syntax or read) as an operator failure; a read cut short by a stop of
+ * the job is not the file's fault and returns -1 without a message. */
+static int reader_fail(OpInst *op, RowReader *fs) {
+  if (rt_stopping(op)) return -1;
+  return rt_fail(op, "%s:%d: error: %s", fs->name, fs->r.err_line, fs->r.err);
+}
+
+/* Sleeps FOLLOW_POLL_NS, having handed on what was emitted. 0, 1 at once when the job drains,
+ * or -1 when it stops. */
+static int follow_wait(RowReader *fs) {
+  if (fs->running) rt_idle(fs->op);
+  if (fs->running && rt_draining(fs->op)) return 1;
+  struct timespec ts = { .tv_nsec = FOLLOW_POLL_NS };
+  nanosleep(&ts, NULL); /* EINTR: just look again */
+  return rt_stopping(fs->op) ? -1 : 0;
+}
+
+/* CsvReadFn of the file: what one read(2) gives. A pipe or FIFO is polled first (a FIFO whose
+ * writer has not come yet would read as its end), and the wait ends when the job stops (-1,
+ * ECANCELED). */
+static ssize_t read_file(void *ctx, char *buf, size_t cap) {
+  RowReader *fs = ctx;
+  for (;;) {
+    if (fs->running && rt_draining(fs->op)) { /* SIGTERM: no more input; what was read goes on */
+      fs->drained = true;
+      return 0;
+    }
+    if (!fs->regular) {
+      int ready = rt_wait_fd_for(fs->op, fs->fd, POLLIN, 0);
+      while (ready == 2) { /* nothing yet: hand on what was emitted, and again every IDLE_MS */
+        if (fs->running && rt_draining(fs->op)) {
+          fs->drained = true;
+          return 0;
+        }
+        if (fs->running) rt_idle(fs->op);
+        ready = rt_wait_fd_for(fs->op, fs->fd, POLLIN, fs->running ? IDLE_MS : 100);
+      }
+      if (ready == 0) errno = ECANCELED;
+      if (ready <= 0) return -1;
+    }
+    ssize_t n = read(fs->fd, buf, cap);
+    if (n == 0 && fs->follow && fs->regular) { /* tail -f: the end of the file is not the end */
+      int w = follow_wait(fs);
+      if (w < 0) {
+        errno = ECANCELED;
+        return -1;
+      }
+      if (w > 0) {
+        fs->drained = true;
+        return 0;
+      }
+      continue;
+    }
+    if (n >= 0 || (errno != EINTR && errno != EAGAIN)) return n;
+  }
+}
+
+/* Counts a malformed row that onerror="skip" drops, remembering the first. */
+static void skipped(OpInst *op, RowReader *fs, int line, const char *what) {
+  if (atomic_load_explicit(&op->n_skipped, memory_order_relaxed) == 0)
+    snprintf(fs->first_skip, sizeof fs->first_skip, "%d: %s", line, what);
+  atomic_store_explicit(&op->n_skipped, atomic_load_explicit(&op->n_skipped, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
+}
+
+/* The next record, as csv_read, with a row that the end of the input cut (no line end) as an
+ * error unless the job accepts it: 1 with the record, 0 at the end, -1 after rt_fail. */
+static int next_record(OpInst *op, RowReader *fs) {
+  int rc;
+  while ((rc = csv_read(&fs->r)) < 0 && fs->skip && !fs->r.failed && fs->ncols > 0) {
+    skipped(op, fs, fs->r.err_line, fs->r.err);
+    if ((rc = csv_skip_line(&fs->r)) <= 0) break;
+  }
+  if (fs->drained && (rc < 0 ? !fs->r.failed : rc == 1 && fs->r.unterminated)) return 0; /* cut by the drain */
+  if (rc < 0) return reader_fail(op, fs);
+  if (rc == 1 && fs->r.unterminated && !rt_options(op)->accept_unterminated)
+    return rt_fail(op, "%s:%d: error: last row has no line end (truncated file? --accept-unterminated reads it)",
+                   fs->name, fs->r.record_line);
+  return rc;
+}
+
+/* Reads the header row and maps its columns to attributes by name; without a header, the columns
+ * are the schema's attributes in order. */
+static int check_header(OpInst *op, RowReader *fs) {
+  if (!fs->header) {
+    fs->ncols = op->out_schema->nattrs;
+    fs->attr_of = sf_xmalloc(sizeof *fs->attr_of * ((size_t)fs->ncols + 1));
+    for (int c = 0; c < fs->ncols; c++) fs->attr_of[c] = c;
+    return 0;
+  }
+  const Schema *s = op->out_schema;
+  int rc = next_record(op, fs);
+  if (rc < 0) return -1;
+  if (rc == 0) return rt_fail(op, "%s:1: error: the file is empty (expected a header row)", fs->name);
+  int line = fs->r.record_line;
+  fs->ncols = fs->r.nfields;
+  fs->attr_of = sf_xmalloc(sizeof *fs->attr_of * (size_t)fs->ncols);
+  int *col_of = sf_xmalloc(sizeof *col_of * ((size_t)s->nattrs + 1));
+  for (int a = 0; a < s->nattrs; a++) col_of[a] = -1;
+  int err = 0;
+  for (int c = 0; c < fs->ncols && !err; c++) {
+    size_t n;
+    const char *name = csv_field(&fs->r, c, &n);
+    int a = strlen(name) == n ? schema_find_attr(s, name) : -1;
+    fs->attr_of[c] = a;
+    if (a >= 0 && col_of[a] >= 0)
+      err = rt_fail(op, "%s:%d: error: header has column '%s' twice", fs->name, line, name);
+    else if (a >= 0)
+      col_of[a] = c;
+  }
+  for (int a = 0; a < s->nattrs && !err; a++)
+    if (col_of[a] < 0) err = rt_fail(op, "%s:%d: error: header has no column '%s'", fs->name, line, s->attrs[a].name);
+  for (int c = 0; c < fs->ncols && !err; c++)
+    if (fs->attr_of[c] < 0) {
+      size_t n;
+      err = rt_fail(op, "%s:%d: error: header column '%s' is not an attribute of schema '%s'", fs->name, line,
+                    csv_field(&fs->r, c, &n), s->name);
+    }
+  free(col_of);
+  return err;
+}
+
+/* Parses the current record into fs->vals (strings borrow the reader's buffer). 0, or -1 with
+ * what is wrong (lowercase, no location) in why. */
+static int parse_row(OpInst *op, RowReader *fs, char *why, size_t cap) {
+  const Schema *s = op->out_schema;
+  if (fs->r.nfields != fs->ncols) {
+    snprintf(why, cap, "row has %d field%s, header has %d", fs->r.nfields, fs->r.nfields == 1 ? "" : "s",
+             fs->ncols);
+    return -1;
+  }
+  for (int c = 0; c < fs->ncols; c++) {
+    int a = fs->attr_of[c];
+    size_t n;
+    const char *text = csv_field(&fs->r, c, &n);
+    if (value_parse(s->attrs[a].type, text, n, &fs->vals[a], NULL) < 0) {
+      int shown = n > QUOTE_MAX ? QUOTE_MAX : (int)n;
+      snprintf(why, cap, "field '%s': '%.*s%s' is not %s", s->attrs[a].name, shown, text,
+               n > QUOTE_MAX ? "..." : "", type_article(s->attrs[a].type));
+      return -1;
+    }
+  }
+  return 0;
+}
+
+int rows_run(RowReader *fs) {
+  OpInst *op = fs->op;
+  uint64_t n = 0;
+  fs->running = true;
+  for (;;) {
+    if (rt_stopping(op)) return 0;
+    int rc = next_record(op, fs);
+    if (rc <= 0) return rc;
+    if (fs->r.blank) continue;
+    char why[256];
+    if (parse_row(op, fs, why, sizeof why) < 0) {
+      if (!fs->skip) return rt_fail(op, "%s:%d: error: %s", fs->name, fs->r.record_line, why);
+      skipped(op, fs, fs->r.record_line, why);
+      continue;
+    }
+    Tuple *t = tuple_new(fs->vals, fs->nvals);
+    op->cur_seq = op->cur_src = n++;
+    if (rt_emit(op, 0, t) < 0) return -1;
+    arena_reset(op->scratch);
+  }
+}
+
+void rows_init(RowReader *rr, OpInst *op, int fd, const char *name, bool regular) {
+  memset(rr, 0, sizeof *rr);
+  rr->op = op;
+  rr->fd = fd;
+  rr->name = name;
+  rr->regular = regular;
+  rr->header = true;
+  rr->nvals = op->out_schema->nattrs;
+  rr->vals = sf_xmalloc(sizeof *rr->vals * ((size_t)rr->nvals + 1));
+  csv_reader_init_fn(&rr->r, read_file, rr);
+}
+
+int rows_start(RowReader *rr) {
+  return check_header(rr->op, rr);
+}
+
+void rows_release(RowReader *rr) {
+  if (!rr->op) return;
+  unsigned long long skips = atomic_load(&rr->op->n_skipped);
+  if (skips)
+    rt_warn(rr->op, "skipped %llu malformed row%s of '%s' (the first: %s:%s)", skips, skips == 1 ? "" : "s",
+            rr->name, rr->name, rr->first_skip);
+  csv_reader_release(&rr->r);
+  free(rr->attr_of);
+  free(rr->vals);
+  rr->op = NULL;
+}
+
+int rows_onerror(OpInst *op, bool *skip) {
+  const char *onerror = rt_param(op, "onerror");
+  if (onerror && strcmp(onerror, "stop") && strcmp(onerror, "skip"))
+    return rt_fail(op, "parameter 'onerror' must be 'stop' or 'skip', got '%s'", onerror);
+  *skip = onerror && !strcmp(onerror, "skip");
+  return 0;
+}

@@ -1,0 +1,70 @@
+/* rows.h: CSV rows into tuples, the part of a source that FileSource and SocketSource share: a
+ * header row mapped to the output schema's attributes by name (or, without a header, the columns
+ * in the schema's order), then one tuple per record, read from a descriptor through csv.h.
+ *
+ * Every row, the last one and the header included, must end with a line end (LF or CRLF): an
+ * input cut short (a copy interrupted, a disk full, a writer killed) ends inside its last row, and
+ * reading it as it is would give a complete-looking output with a cut value. So a row that the end
+ * of the input ends is an error naming the line it starts on, unless sf-exec runs with
+ * --accept-unterminated (ExecOptions.accept_unterminated), which reads it as a row. A row cut by a
+ * drain (SIGTERM) is dropped instead: the writer had not finished it.
+ *
+ * Errors name the input (RowReader.name: a path, '<stdin>', a peer) and the line the record starts
+ * on, like the transformer's diagnostics:
+ *   data/trades.csv:17: error: field 'vol': 'abc' is not an int
+ *   data/trades.csv:9: error: row has 3 fields, header has 4
+ *   data/trades.csv:1: error: header has no column 'vol'
+ *   data/trades.csv:1001: error: last row has no line end (truncated file? --accept-unterminated reads it)
+ *
+ * With skip (`onerror` = `skip`), a malformed row (a CSV syntax error, a wrong number of fields, a
+ * field that is not of its attribute's type) is counted (OpInst.n_skipped, shown by --stats) and
+ * dropped, and rows_release prints a warning saying how many there were and what the first was. A
+ * read error, a bad header and a last row without its line end still stop the job.
+ *
+ * With follow, the end of a regular file is not the end of the input: the reader looks again
+ * every FOLLOW_POLL_NS for rows appended to it (like tail -f) until the job stops or drains.
+ *
+ * Anything but a regular file is read only once poll says it has something (a FIFO whose writer
+ * has not come yet would read as its end), through rt_wait_fd_for, which a stop of the job ends;
+ * while it waits, the reader calls rt_idle every IDLE_MS, so what the source emitted goes on and
+ * the idle hooks of its thread run. Blank lines are skipped (FileSink writes a row of one empty
+ * string as "", never as a blank line). */
+#ifndef SF_ROWS_H
+#define SF_ROWS_H
+
+#include "csv.h"
+#include "rt.h"
+
+typedef struct RowReader {
+  OpInst *op;       /* the source */
+  const char *name; /* how messages name the input (not owned) */
+  int fd;           /* the input (not owned: the kind opens and closes it) */
+  bool regular;     /* it is a regular file: a read never waits */
+  bool header;      /* the first row is a header naming the columns */
+  bool follow;      /* the end of a regular file is waited past */
+  bool skip;        /* malformed rows are counted and dropped */
+  bool running;     /* rows_run has started: waits hand on what was emitted (not while a kind's
+                       open reads the header, before any thread runs) */
+  bool drained;     /* a drain ended the input: a row it cut is dropped, not an error */
+  CsvReader r;      /* the CSV reader */
+  int ncols;        /* columns of a row */
+  int *attr_of;     /* per column: output attribute index */
+  Value *vals;      /* values of the tuple being built */
+  int nvals;        /* output attributes */
+  char first_skip[320]; /* the first row skipped: "LINE: what is wrong" */
+} RowReader;
+
+/* Prepares rr to read fd for op (whose out_schema the rows fill); the flags are set by the caller
+ * before rows_start. Never fails. */
+void rows_init(RowReader *rr, OpInst *op, int fd, const char *name, bool regular);
+/* Reads the header (when rr->header). 0, or -1 after rt_fail (or on a stop, without a message). */
+int rows_start(RowReader *rr);
+/* Emits one tuple per row until the input ends (0), the job drains (0) or stops (-1), or a
+ * row fails it (-1 after rt_fail). */
+int rows_run(RowReader *rr);
+/* Prints the warning about skipped rows, if any, and frees what rr holds (not fd). */
+void rows_release(RowReader *rr);
+/* The `onerror` parameter of op: 0 with *skip set, or rt_fail when it is neither stop nor skip. */
+int rows_onerror(OpInst *op, bool *skip);
+
+#endif
