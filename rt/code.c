@@ -21,7 +21,10 @@
  *    faults at run time, only when reached, as in the tree walk. A constant condition of ?:, && or
  *    || keeps only the branch the tree walker would take;
  *  - operands are compiled left to right and run in that order, so the first fault of an
- *    expression is the tree walker's first fault. */
+ *    expression is the tree walker's first fault;
+ *  - an int / or % by a constant (not 0, 1, -1 or INT64_MIN) becomes a multiplication by a magic
+ *    number (see Magic), which cannot fault, as the division it replaces could not.
+ * Values are copied member by member (copy), never as whole structs: see there why. */
 #include "eval.h"
 
 #include <math.h>
