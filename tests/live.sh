@@ -23,6 +23,12 @@
 #              closed one; roll="seconds 1": a part closes while no row comes; widths 1 and 2;
 #   roll-all:  roll="bytes 4096" over the 2000 rows: every part starts with the header and the
 #              parts' rows, in order, are the expected rows;
+#   socket:    SocketSource listen= fed by a client (sf-tcp send) -> FileSink: out/x.csv equals the
+#              expected rows byte for byte; socket-connect: SocketSource connect= header="no" to a
+#              server sending the rows without their header; socketsink: FileSource -> SocketSink
+#              to a listener: it receives the expected rows; socket-stream: rows reach the
+#              SocketSink's peer while the job runs; socket-drain: SIGTERM while the client keeps
+#              its connection open: exit 0, every row sent before it in out/x.csv, once;
 #   skip:      onerror="skip": the malformed rows are dropped, the others come out in order, exit 0,
 #              and standard error is exactly the warning counting them (with --stats: the count);
 # Every case prints one line, OK or FAIL with what was expected; failures keep the work directory.
@@ -36,7 +42,7 @@ fi
 build=$(cd "$1" && pwd) || exit 2
 src=$(cd "$2" && pwd) || exit 2
 source "$src/tests/lib.sh"
-sf_need_bins "$build" sf-xform sf-exec || exit 1
+sf_need_bins "$build" sf-xform sf-exec sf-tcp || exit 1
 B=$build/bin
 
 cleanup() {
@@ -68,7 +74,8 @@ bad() { # CASE WHAT [LOG...]
 }
 
 # make_graph DIR WIDTH SOURCE_PARAMS SINK_PARAMS: DIR/g.xml, FileSource with SOURCE_PARAMS (XML
-# <param> elements) -> calc -> FileSink with SINK_PARAMS; runs happen in DIR.
+# <param> elements) -> calc -> FileSink with SINK_PARAMS; runs happen in DIR. SRC_KIND and
+# SINK_KIND replace FileSource and FileSink.
 make_graph() {
   local dir=$1 width=$2 src_params=$3 sink_params=$4
   mkdir -p "$dir/out"
@@ -79,7 +86,7 @@ make_graph() {
     <attr name="id" type="int"/>
     <attr name="v"  type="int"/>
   </schema>
-  <operator name="src" kind="FileSource">
+  <operator name="src" kind="${SRC_KIND:-FileSource}">
     <output stream="Rows" schema="T"/>
     $src_params
   </operator>
@@ -88,7 +95,7 @@ make_graph() {
     <output stream="Calced" schema="T"/>
     <set attr="v">v * 2 + 1</set>
   </operator>
-  <operator name="out" kind="FileSink">
+  <operator name="out" kind="${SINK_KIND:-FileSink}">
     <input stream="Calced"/>
     $sink_params
   </operator>
@@ -389,6 +396,106 @@ for width in 1 2; do
   else
     ok "$c" "$parts parts, each with the header; their rows are the expected rows in order"
   fi
+done
+
+# ---- sockets ----
+
+# expect_file CASE FILE ST LOG WHAT: exit status ST is 0, LOG is empty, FILE equals want.csv.
+expect_file() {
+  local c=$1 file=$2 st=$3 log=$4 what=$5
+  if [[ $st != 0 ]]; then
+    bad "$c" "exit status $st, expected 0" "$log"
+  elif [[ -s $log ]]; then
+    bad "$c" "sf-exec printed something" "$log"
+  elif ! cmp -s "$want" "$file"; then
+    bad "$c" "$(basename "$file") differs from the expected rows" "$file" "$log"
+  else
+    ok "$c" "$what"
+  fi
+}
+
+for width in 1 2; do
+  c=socket-w$width d=$work/$c
+  sf_next_ports 1 || exit 1
+  SRC_KIND=SocketSource make_graph "$d" "$width" "<param name=\"listen\">127.0.0.1:$P0</param>" \
+    '<param name="file">out/x.csv</param>'
+  (cd "$d" && exec timeout -k 5 30 "$B/sf-exec" g.xml >stdout.txt 2>exec.log) &
+  pid=$!
+  timeout 30 "$B/sf-tcp" send "127.0.0.1:$P0" <"$rows" 2>"$d/client.log"
+  wait "$pid"
+  expect_file "$c" "$d/out/x.csv" $? "$d/exec.log" "rows from a client of SocketSource listen=: out/x.csv equals the expected rows"
+done
+
+c=socket-connect d=$work/$c
+sf_next_ports 1 || exit 1
+SRC_KIND=SocketSource make_graph "$d" 2 "<param name=\"connect\">127.0.0.1:$P0</param><param name=\"header\">no</param>" \
+  '<param name="file">out/x.csv</param>'
+tail -n +2 "$rows" | timeout 30 "$B/sf-tcp" serve "$P0" 2>"$d/server.log" &
+server=$!
+(cd "$d" && exec timeout -k 5 30 "$B/sf-exec" g.xml >stdout.txt 2>exec.log)
+st=$?
+wait "$server"
+expect_file "$c" "$d/out/x.csv" $st "$d/exec.log" "SocketSource connect= header=no reads a server's rows: out/x.csv equals the expected rows"
+
+for width in 1 2; do
+  c=socketsink-w$width d=$work/$c
+  sf_next_ports 1 || exit 1
+  SINK_KIND=SocketSink make_graph "$d" "$width" '<param name="file">in.csv</param>' "<param name=\"connect\">127.0.0.1:$P0</param>"
+  cp "$rows" "$d/in.csv"
+  timeout 30 "$B/sf-tcp" listen "$P0" >"$d/got.csv" 2>"$d/listener.log" &
+  listener=$!
+  (cd "$d" && exec timeout -k 5 30 "$B/sf-exec" g.xml >stdout.txt 2>exec.log)
+  st=$?
+  wait "$listener"
+  expect_file "$c" "$d/got.csv" $st "$d/exec.log" "SocketSink's peer receives the expected rows, header first"
+done
+
+c=socket-stream d=$work/$c
+sf_next_ports 1 || exit 1
+SINK_KIND=SocketSink make_graph "$d" 1 "$STDIN" "<param name=\"connect\">127.0.0.1:$P0</param>"
+timeout 30 "$B/sf-tcp" listen "$P0" >"$d/got.csv" 2>"$d/listener.log" &
+listener=$!
+cd "$d" || exit 1
+coproc SF { exec timeout -k 5 30 "$B/sf-exec" g.xml 2>exec.log >/dev/null; }
+in=${SF[1]} pid=$SF_PID
+printf 'id,v\n1,10\n' >&"$in"
+fail="the peer did not get row 1 within 5 s while the input stays open"
+for ((i = 0; i < 100; i++)); do
+  [[ $(cat got.csv) == $'id,v\n1,21' ]] && { fail=""; break; }
+  sleep 0.05
+done
+exec {in}>&-
+wait "$pid"
+st=$?
+wait "$listener"
+cd - >/dev/null || exit 1
+if [[ -n $fail ]]; then
+  bad "$c" "$fail" "$d/got.csv" "$d/exec.log"
+elif [[ $st != 0 ]]; then
+  bad "$c" "exit status $st, expected 0" "$d/exec.log"
+else
+  ok "$c" "a row reaches SocketSink's peer while the job runs"
+fi
+
+for width in 1 2; do
+  c=socket-drain-w$width d=$work/$c
+  sf_next_ports 1 || exit 1
+  SRC_KIND=SocketSource make_graph "$d" "$width" "<param name=\"listen\">127.0.0.1:$P0</param>" \
+    '<param name="file">out/x.csv</param>'
+  mkfifo "$d/client.fifo"
+  (cd "$d" && exec timeout -k 5 30 "$B/sf-exec" g.xml >stdout.txt 2>exec.log) &
+  pid=$!
+  timeout 30 "$B/sf-tcp" send "127.0.0.1:$P0" <"$d/client.fifo" 2>"$d/client.log" &
+  client=$!
+  exec {hold}>"$d/client.fifo"
+  cat "$rows" >&"$hold" # every row, the connection stays open
+  sleep 1 # 2000 rows over loopback: read long before
+  kill -TERM "$pid" # to timeout, which passes it on
+  wait "$pid"
+  st=$?
+  exec {hold}>&-
+  wait "$client"
+  expect_file "$c" "$d/out/x.csv" $st "$d/exec.log" "SIGTERM with the client's connection open: exit 0, every row sent, once"
 done
 
 echo "live: $passed passed, $failed failed"

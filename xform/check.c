@@ -17,7 +17,7 @@
 /* ---- the kinds (kinds.def, read through kind_info) ---- */
 
 static bool listed(const char *const *names, const char *name) {
-  for (int i = 0; i < 4 && names[i]; i++)
+  for (int i = 0; i < KIND_MAX_PARAMS && names[i]; i++)
     if (!strcmp(names[i], name)) return true;
   return false;
 }
@@ -236,6 +236,20 @@ static bool roll_ok(const char *text) {
   return num && *num >= '0' && *num <= '9' && parse_int_text(num, 1, &n);
 }
 
+/* A socket address: host:port, the host a name or an address (an IPv6 one in brackets), the port
+ * a decimal number from 1 to 65535. */
+static bool address_ok(const char *text) {
+  const char *colon = strrchr(text, ':');
+  long long port;
+  if (!colon || colon == text || !(colon[1] >= '0' && colon[1] <= '9') || !parse_int_text(colon + 1, 1, &port) ||
+      port > 65535)
+    return false;
+  if (text[0] == '[') return colon[-1] == ']' && colon - text > 2;
+  for (const char *p = text; p < colon; p++)
+    if (*p == ':' || *p == ' ' || *p == '[' || *p == ']' || *p == '/') return false;
+  return true;
+}
+
 /* "parameter 'P' of operator 'O' must be WANT, got 'TEXT'" */
 static void bad_value(Diag *d, const Op *op, const Param *p, const char *want) {
   diag_error(d, p->line, 0, "parameter '%s' of operator '%s' must be %s, got '%s'", p->name, op->name, want,
@@ -255,7 +269,7 @@ static void check_params(Graph *g, Op *op, Diag *d) {
       diag_error(d, p->line, 0, "unknown parameter '%s' for %s operator '%s'", p->name, kind_name(op->kind),
                  op->name);
   }
-  for (int i = 0; i < 4 && spec->required[i]; i++)
+  for (int i = 0; i < KIND_MAX_PARAMS && spec->required[i]; i++)
     if (!op_find_param(op, spec->required[i]))
       diag_error(d, op->line, 0, "%s operator '%s' needs parameter '%s'", kind_name(op->kind), op->name,
                  spec->required[i]);
@@ -282,7 +296,12 @@ static void check_params(Graph *g, Op *op, Diag *d) {
                    op->name, p->text);
     } else if (op->kind == KIND_FILESOURCE && !strcmp(n, "follow")) {
       if (strcmp(p->text, "yes") && strcmp(p->text, "no")) bad_value(d, op, p, "'yes' or 'no'");
-    } else if (op->kind == KIND_FILESOURCE && !strcmp(n, "onerror")) {
+    } else if ((op->kind == KIND_SOCKETSOURCE || op->kind == KIND_SOCKETSINK) &&
+               (!strcmp(n, "listen") || !strcmp(n, "connect"))) {
+      if (!address_ok(p->text)) bad_value(d, op, p, "'host:port' with a port from 1 to 65535");
+    } else if ((op->kind == KIND_SOCKETSOURCE || op->kind == KIND_SOCKETSINK) && !strcmp(n, "header")) {
+      if (strcmp(p->text, "yes") && strcmp(p->text, "no")) bad_value(d, op, p, "'yes' or 'no'");
+    } else if ((op->kind == KIND_FILESOURCE || op->kind == KIND_SOCKETSOURCE) && !strcmp(n, "onerror")) {
       if (strcmp(p->text, "stop") && strcmp(p->text, "skip")) bad_value(d, op, p, "'stop' or 'skip'");
     } else if (op->kind == KIND_FILESINK && !strcmp(n, "roll")) {
       const char *file = op_param(op, "file");
@@ -320,6 +339,13 @@ static void check_params(Graph *g, Op *op, Diag *d) {
       if (strcmp(p->text, "roundrobin") && strcmp(p->text, "seq") && strcmp(p->text, "seqpulse"))
         bad_value(d, op, p, "'roundrobin', 'seq' or 'seqpulse'");
     }
+  }
+  if (op->kind == KIND_SOCKETSOURCE) {
+    const Param *l = op_find_param(op, "listen"), *c = op_find_param(op, "connect");
+    if (!l && !c)
+      diag_error(d, op->line, 0, "SocketSource operator '%s' needs parameter 'listen' or 'connect'", op->name);
+    else if (l && c)
+      diag_error(d, c->line, 0, "SocketSource operator '%s' takes 'listen' or 'connect', not both", op->name);
   }
   if (op->kind == KIND_SPLIT) {
     const char *strategy = op_param(op, "strategy");

@@ -266,6 +266,7 @@ typedef enum FinalKind { FINAL_NONE, FINAL_EMITS } FinalKind; /* what the op doe
 
 /* What a kind's row of kinds.def says (see there for the columns); kind_info(k) reads it. */
 enum { MANY = -1 };                      /* a port count without bound */
+enum { KIND_MAX_PARAMS = 6 }; /* required or optional parameters of one kind, at most */
 enum { TAKES_SETS = 1, TAKES_STATES = 2, SAME_SCHEMA = 4, ANY_PARAMS = 8 };
 typedef enum KeyedBy { KEYED_NO, KEYED_YES, KEYED_WITH_STATE } KeyedBy;
 typedef enum ForwardsRule { FORWARDS_NONE, FORWARDS_ALL, FORWARDS_SETS, FORWARDS_KEYS } ForwardsRule;
@@ -273,8 +274,8 @@ typedef struct KindInfo {
   const char *name;            /* as written in kind="..." */
   int min_in, max_in;          /* input ports (MANY: unbounded) */
   int min_out, max_out;        /* output ports */
-  const char *required[4];     /* parameters that must be given */
-  const char *optional[4];     /* parameters that may be given */
+  const char *required[KIND_MAX_PARAMS]; /* parameters that must be given */
+  const char *optional[KIND_MAX_PARAMS]; /* parameters that may be given */
   bool any_params;             /* Custom: parameters go to the library unchecked */
   bool sets;                   /* takes <set> */
   bool states;                 /* takes <state> */
