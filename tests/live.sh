@@ -29,6 +29,10 @@
 #              to a listener: it receives the expected rows; socket-stream: rows reach the
 #              SocketSink's peer while the job runs; socket-drain: SIGTERM while the client keeps
 #              its connection open: exit 0, every row sent before it in out/x.csv, once;
+#   example:   graphs/live/logstream.xml (SocketSource -> two regions -> rolling FileSinks) fed
+#              graphs/data/logs.csv by a client: sequentially, at width 3 in one process, and on
+#              three executors (sf-launch): the alert parts (tuples 100) are byte-identical to the
+#              sequential run's, and the server parts (seconds 10) hold the same rows in order;
 #   skip:      onerror="skip": the malformed rows are dropped, the others come out in order, exit 0,
 #              and standard error is exactly the warning counting them (with --stats: the count);
 # Every case prints one line, OK or FAIL with what was expected; failures keep the work directory.
@@ -497,6 +501,58 @@ for width in 1 2; do
   wait "$client"
   expect_file "$c" "$d/out/x.csv" $st "$d/exec.log" "SIGTERM with the client's connection open: exit 0, every row sent, once"
 done
+
+# ---- the example application ----
+
+# run_example CASE MODE: graphs/live/logstream.xml on a free port in $work/CASE, MODE seq, w3 (one
+# process) or hosts3 (three executors through sf-launch); fed graphs/data/logs.csv; sets ST.
+run_example() {
+  local c=$1 mode=$2 d=$work/$1
+  mkdir -p "$d/out"
+  sf_next_ports 4 || exit 1
+  sed "s/127.0.0.1:9400/127.0.0.1:$P0/" "$src/graphs/live/logstream.xml" >"$d/seq.xml"
+  case $mode in
+    seq) cp "$d/seq.xml" "$d/g.xml" ;;
+    w3) "$B/sf-xform" -w 3 "$d/seq.xml" -o "$d/g.xml" 2>"$d/xform.log" ;;
+    hosts3) "$B/sf-xform" -w 3 --hosts "h0=127.0.0.1:$P1,h1=127.0.0.1:$P2,h2=127.0.0.1:$P3" "$d/seq.xml" \
+      -o "$d/g.xml" 2>"$d/xform.log" ;;
+  esac
+  if [[ $mode == hosts3 ]]; then
+    (cd "$d" && exec timeout -k 5 60 bash "$src/tools/sf-launch" --exec "$B/sf-exec" g.xml >exec.log 2>&1) &
+  else
+    (cd "$d" && exec timeout -k 5 60 "$B/sf-exec" g.xml >exec.log 2>&1) &
+  fi
+  local pid=$!
+  timeout 60 "$B/sf-tcp" send "127.0.0.1:$P0" <"$src/graphs/data/logs.csv" 2>"$d/client.log"
+  wait "$pid"
+  ST=$?
+}
+rows_of() { local f; for f in "$1"/out/"$2"-*.csv; do tail -n +2 "$f"; done; } # DIR STEM
+
+run_example example-seq seq
+ref=$work/example-seq
+if [[ $ST != 0 ]]; then
+  bad example-seq "exit status $ST, expected 0" "$ref/exec.log"
+elif (($(ls "$ref"/out/live_alerts-*.csv | wc -l) < 2)) || [[ -z $(rows_of "$ref" live_servers) ]]; then
+  bad example-seq "expected several alert parts and server rows" "$ref/exec.log"
+else
+  ok example-seq "$(ls "$ref"/out | wc -l) parts from $(($(wc -l <"$src/graphs/data/logs.csv") - 1)) requests sent over a socket"
+  for mode in w3 hosts3; do
+    c=example-$mode d=$work/$c
+    run_example "$c" "$mode"
+    if [[ $ST != 0 ]]; then
+      bad "$c" "exit status $ST, expected 0" "$d/exec.log" "$d/xform.log"
+    elif ! diff -r <(cd "$ref/out" && ls live_alerts-*) <(cd "$d/out" && ls live_alerts-*) >/dev/null; then
+      bad "$c" "other alert parts than the sequential run: $(cd "$d/out" && ls | tr '\n' ' ')" "$d/exec.log"
+    elif ! (for f in "$ref"/out/live_alerts-*.csv; do cmp -s "$f" "$d/out/$(basename "$f")" || exit 1; done); then
+      bad "$c" "an alert part differs from the sequential run's" "$d/exec.log"
+    elif ! cmp -s <(rows_of "$ref" live_servers) <(rows_of "$d" live_servers); then
+      bad "$c" "the server parts' rows differ from the sequential run's" "$d/exec.log"
+    else
+      ok "$c" "alert parts byte-identical to the sequential run's, server rows equal"
+    fi
+  done
+fi
 
 echo "live: $passed passed, $failed failed"
 ((failed == 0))
