@@ -26,7 +26,8 @@ enum {
   DEFAULT_REMOTE_BATCH = 1024, /* items per message between hosts (GRPC-NOTES: 100-1000 per message) */
   DEFAULT_QUEUE_BATCHES = 8,   /* batches a queue holds */
   WAIT_SLICE_MS = 100,         /* waits wake up this often to look at the job's state */
-  BATCH_DELAY_NS = 10000000,   /* a batch older than this goes out with the next item */
+  BATCH_DELAY_NS = 2000000,    /* a batch older than this goes out with the next item (live streams:
+                                  a tuple waits for its batch to fill at most about this long) */
 };
 
 /* A batch belongs to one holder at a time: the producer's Edge.pending, a Queue's ring, or the

@@ -22,11 +22,16 @@
 #      doubles, the one aggregate still folded again per tuple (O(W));
 #   expressions: ns per tuple of the chain's six expressions evaluated by the tree walker
 #      (expr_eval) and by the compiled form the operators run (code_eval), same run, same values;
+#   latency: tuples at a fixed rate (50,000/s for SF_BENCH_LAT_SECONDS, default 5 s) stamped after
+#      the source (sf_stamp, tests/ops/latency.c) through a width-2 Filter region (seqpulse merge) to a
+#      sink measuring now - stamp (sf_latency): p50, p99, p99.9 and max in one process and over two
+#      executors on loopback, each the run with the median p99 of SF_BENCH_RUNS; the baseline is the
+#      same process with --batch 1 (every item its own batch: no wait for a batch at all);
 #   number text: ns per value of the double and int formatters (xform/number.c) against the printf
 #      and strtod formatter they replaced, on the same values in the same run (texts checked equal).
 # Environment: SF_BENCH_N (tuples for 1, 3 and 5; default 5000000), SF_BENCH_RUNS (best of; default 3),
-# SF_BENCH_SLIDE_N (tuples of the sliding windows; default 1000000), SF_BENCH_ONLY=xform, slide or
-# eval (run only section 7, the sliding windows or the expressions).
+# SF_BENCH_SLIDE_N (tuples of the sliding windows; default 1000000), SF_BENCH_ONLY=xform, slide,
+# eval or latency (run only section 7, the sliding windows, the expressions or the latency).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-${SF_BUILD:-$top/build}}" && pwd)
@@ -203,6 +208,73 @@ esac
 
 echo "StreamFission benchmarks ($(nproc) CPUs, best of $RUNS runs, $(date -u +%F))"
 echo
+
+# ---- latency: source to sink at a fixed input rate (a function: SF_BENCH_ONLY=latency) ----
+latency_graph() { # COUNT HOSTS-XML SRC-HOST SINK-HOST
+  cat <<XML
+$header
+  <schema name="T"><attr name="id" type="int"/><attr name="v" type="int"/><attr name="t" type="int"/></schema>
+  $2
+  <operator name="src" kind="Beacon"$3>
+    <output stream="A" schema="T"/>
+    <param name="count">$1</param>
+    <param name="rate">50000</param>
+    <set attr="id">seq</set>
+    <set attr="v">rand(seq) % 1000</set>
+    <set attr="t">0</set>
+  </operator>
+  <operator name="stamp" kind="Custom" parallel="no"$3>
+    <input stream="A"/>
+    <output stream="B" schema="T"/>
+    <library path="libsf_test_ops.so" symbol="sf_stamp"/>
+    <model state="none" selectivity="one" forwards="*"/>
+  </operator>
+  <operator name="keep" kind="Filter">
+    <input stream="B"/>
+    <output stream="C" schema="T"/>
+    <param name="where">v % 4 != 0</param>
+  </operator>
+  <operator name="sink" kind="Custom"$4>
+    <input stream="C"/>
+    <library path="libsf_test_ops.so" symbol="sf_latency"/>
+    <param name="report">out/latency.txt</param>
+  </operator>
+</graph>
+XML
+}
+latency_bench() {
+  local secs=${SF_BENCH_LAT_SECONDS:-5} p1 p2 mode
+  local count=$((secs * 50000))
+  p1=$((20000 + RANDOM % 20000)); p2=$((p1 + 1))
+  latency_graph "$count" "" "" "" >lat.xml
+  "$bin/sf-xform" -w 2 lat.xml -o lat1.xml
+  latency_graph "$count" "<host name=\"a\" address=\"127.0.0.1:$p1\"/><host name=\"b\" address=\"127.0.0.1:$p2\"/>" \
+    ' host="a"' ' host="b"' >latd.xml
+  "$bin/sf-xform" -w 2 latd.xml -o lat2.xml
+  echo "latency: $count tuples at 50,000/s, Beacon -> stamp -> Filter (3 in 4 kept) at width 2 (seqpulse merge) -> sink;"
+  echo "   microseconds from the stamp to the sink, the run with the median p99 of $RUNS"
+  printf '   %-28s %10s %10s %10s %10s\n' "" p50 p99 p99.9 max
+  for mode in batch1 one two; do
+    : >lat_runs.txt
+    for _ in $(seq "$RUNS"); do
+      if [ $mode = batch1 ]; then
+        "$bin/sf-exec" --batch 1 lat1.xml
+      elif [ $mode = one ]; then
+        "$bin/sf-exec" lat1.xml
+      else
+        "$top/tools/sf-launch" --exec "$bin/sf-exec" lat2.xml >/dev/null
+      fi
+      cat out/latency.txt >>lat_runs.txt
+    done
+    sort -n -k3 lat_runs.txt | awk -v m="$mode" -v r="$RUNS" 'NR == int((r + 1) / 2) {
+      name = m == "batch1" ? "one process, --batch 1" : m == "one" ? "one process" : "two executors (loopback)"
+      printf "   %-28s %10s %10s %10s %10s\n", name, $2, $3, $4, $5 }'
+  done
+}
+if [ "${SF_BENCH_ONLY:-}" = latency ]; then
+  latency_bench
+  exit 0
+fi
 
 # ---- 1. chain against hand-written C ----
 chain_graph "$N" out/chain.csv > chain.xml
@@ -395,6 +467,8 @@ slide_bench
 echo
 echo "number text: ns per value, old (snprintf %.*e + strtod; snprintf %lld) vs xform/number.c, 1000000 values each"
 "$bin/sf-bench-number-format" 1000000 "$RUNS" | sed 's/^/   /'
+echo
+latency_bench
 echo
 xform_bench
 eval_bench
