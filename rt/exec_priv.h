@@ -42,6 +42,20 @@ typedef struct Batch {
 typedef struct Group Group;
 typedef struct Node Node;
 
+/* Latencies from a source to a sink, in log-linear buckets: LATENCY_SUB buckets per power of two
+ * of microseconds, so a percentile read from them is within 1/LATENCY_SUB (6 %) of the truth. */
+enum { LATENCY_SUB = 16, LATENCY_BUCKETS = 40 * LATENCY_SUB };
+typedef struct Latency {
+  atomic_ullong count[LATENCY_BUCKETS]; /* tuples per bucket (one writer: the sink's thread) */
+} Latency;
+
+/* ---- stats.c: latency ---- */
+
+/* Counts one tuple born at `born` (CLOCK_MONOTONIC ns), now. */
+void latency_record(Latency *l, int64_t born);
+/* The q-quantile (0 < q < 1) in microseconds, the upper bound of its bucket; -1 when empty. */
+double latency_quantile(const Latency *l, double q);
+
 /* A bounded queue of batches from one producer thread to one consumer group. The consumer group's
  * mutex protects every queue feeding it, so its driver can wait for "any input". */
 typedef struct Queue {
@@ -89,6 +103,8 @@ struct Node {
   int finals_left;    /* slots whose FINAL has not arrived (thread) */
   bool finished;      /* FINAL delivered and forwarded (thread) */
   bool channel_merge; /* Merge inside a channel (shuffle): keeps the region's seq (plan) */
+  Latency *latency;   /* a sink with --stats: how long its tuples took from their source (plan;
+                         the buckets: thread, read by the stats with relaxed loads) */
 };
 
 struct Group {

@@ -244,7 +244,15 @@ void rt_idle(OpInst *op) {
 }
 
 int rt_emit(OpInst *op, int port, Tuple *t) {
-  return rt_emit_item(op, port, (Item){ .kind = ITEM_TUPLE, .seq = op->cur_seq, .src = op->cur_src, .t = t });
+  Node *n = op->exec_data;
+  int64_t born = op->cur_born;
+  if (n->nslots == 0 && op->exec->o->stats) { /* a source: the tuple is born (latency at the sinks) */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    born = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+  }
+  return rt_emit_item(op, port, (Item){ .kind = ITEM_TUPLE, .seq = op->cur_seq, .src = op->cur_src, .born = born,
+                                        .t = t });
 }
 
 static int forward_all(Node *n, Item it) {
@@ -261,9 +269,11 @@ int node_deliver(Node *n, int slot, Item it) {
   int port = n->slot_port ? n->slot_port[slot] : 0;
   op->cur_seq = it.seq;
   op->cur_src = it.src;
+  op->cur_born = it.born;
   switch (it.kind) {
   case ITEM_TUPLE: {
     count_one(&op->n_in);
+    if (n->latency && it.born) latency_record(n->latency, it.born);
     int rc = impl->process(op, port, it.t);
     arena_reset(op->scratch);
     return rc;

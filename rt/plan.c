@@ -70,6 +70,10 @@ static void plan_nodes(Exec *x) {
       for (int k = 0; k < op->inputs[p].nstreams; k++) n->slot_port[s++] = p;
     n->finals_left = n->nslots;
     n->channel_merge = op->kind == KIND_MERGE && op->channel >= 0;
+    if (x->o->stats && op->noutputs == 0 && op->ninputs > 0) { /* a sink: latency from the sources */
+      n->latency = arena_alloc(x->arena, sizeof *n->latency);
+      for (int b = 0; b < LATENCY_BUCKETS; b++) atomic_init(&n->latency->count[b], 0);
+    }
   }
 }
 

@@ -45,6 +45,8 @@ typedef struct Item {
   ItemKind kind; /* what it is */
   uint64_t seq;  /* ordering key inside a region (assigned by a Split), else = src */
   uint64_t src;  /* position in the source's stream: orders fan-in deterministically */
+  int64_t born;  /* ITEM_TUPLE: when its source emitted the tuple it comes from (CLOCK_MONOTONIC ns,
+                    the same clock in every process of a machine); 0 when not measured (no --stats) */
   Tuple *t;      /* ITEM_TUPLE only */
 } Item;
 
@@ -79,6 +81,7 @@ struct OpInst {
   const char *graph_dir;  /* directory of the graph file (for Custom library paths) */
   uint64_t cur_seq;       /* seq of the item being processed: rt_emit stamps it */
   uint64_t cur_src;       /* src of the item being processed */
+  int64_t cur_born;       /* born of the item being processed: rt_emit stamps it */
   Arena *scratch;         /* per-input scratch (expression strings); reset after each input */
   atomic_ullong n_in;     /* tuples received (stats) */
   atomic_ullong n_out;    /* tuples emitted (stats) */

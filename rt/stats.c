@@ -1,5 +1,6 @@
 /* stats.c: per-operator counts while the job runs (--stats) and at its end, as text or as JSON
- * (--stats-json). The counters themselves are the operators' n_in and n_out (count_one in
+ * (--stats-json), and at each sink the latency of its tuples from their source (with --stats every
+ * source stamps its tuples, Item.born, and the stamp travels with what is computed from them). The counters themselves are the operators' n_in and n_out (count_one in
  * flow.c); this file only reads them. */
 #include "exec_priv.h"
 
@@ -22,6 +23,55 @@ static long peak_rss_kib(void) {
   return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
 }
 
+/* ---- latency ---- */
+
+/* The bucket of a latency of us microseconds: below LATENCY_SUB one per microsecond, then
+ * LATENCY_SUB per power of two. */
+static int bucket_of(uint64_t us) {
+  if (us < LATENCY_SUB) return (int)us;
+  int p = 63 - __builtin_clzll(us);                 /* us in [2^p, 2^(p+1)) */
+  int sub = (int)((us >> (p - 4)) & (LATENCY_SUB - 1)); /* the 4 bits after the leading one */
+  int b = (p - 3) * LATENCY_SUB + sub;
+  return b < LATENCY_BUCKETS ? b : LATENCY_BUCKETS - 1;
+}
+
+/* The largest latency (us) of bucket b. */
+static double bucket_top(int b) {
+  if (b < LATENCY_SUB) return b;
+  int p = b / LATENCY_SUB + 3, sub = b % LATENCY_SUB;
+  return (double)(((uint64_t)(LATENCY_SUB + sub + 1) << (p - 4)) - 1);
+}
+
+void latency_record(Latency *l, int64_t born) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  int64_t ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec - born;
+  atomic_ullong *c = &l->count[bucket_of(ns > 0 ? (uint64_t)ns / 1000 : 0)];
+  atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
+double latency_quantile(const Latency *l, double q) {
+  unsigned long long total = 0, seen = 0;
+  for (int b = 0; b < LATENCY_BUCKETS; b++) total += atomic_load_explicit(&l->count[b], memory_order_relaxed);
+  if (total == 0) return -1;
+  unsigned long long want = (unsigned long long)(q * (double)total);
+  if (want >= total) want = total - 1;
+  for (int b = 0; b < LATENCY_BUCKETS; b++) {
+    seen += atomic_load_explicit(&l->count[b], memory_order_relaxed);
+    if (seen > want) return bucket_top(b);
+  }
+  return bucket_top(LATENCY_BUCKETS - 1);
+}
+
+/* "  latency p50 2.111 ms p99 4.511 ms p99.9 5.823 ms" for a sink that saw a tuple, else nothing. */
+static void print_latency(FILE *f, const Node *n) {
+  if (!n->latency || latency_quantile(n->latency, 0.5) < 0) return;
+  static const double qs[] = { 0.5, 0.99, 0.999 };
+  static const char *names[] = { "p50", "p99", "p99.9" };
+  fprintf(f, "  latency");
+  for (int i = 0; i < 3; i++) fprintf(f, " %s %.3f ms", names[i], latency_quantile(n->latency, qs[i]) / 1000.0);
+}
+
 /* A source with onerror="skip": its stats say how many malformed lines it dropped. */
 static bool skips_lines(const Node *n) {
   const char *onerror = n->inst.impl && !n->op->ninputs ? op_param(n->op, "onerror") : NULL;
@@ -39,6 +89,7 @@ void stats_print(Exec *x, bool final) {
     fprintf(x->log, "  %-24s %-10s in %12llu  out %12llu  %12.0f in/s  %12.0f out/s", n->op->name,
             kind_name(n->op->kind), in, out, t > 0 ? in / t : 0.0, t > 0 ? out / t : 0.0);
     if (skips_lines(n)) fprintf(x->log, "  skipped %llu", (unsigned long long)atomic_load(&n->inst.n_skipped));
+    print_latency(x->log, n);
     fputc('\n', x->log);
   }
   fflush(x->log);
@@ -98,6 +149,9 @@ int stats_write_json(Exec *x, const char *path, bool ok) {
     fprintf(f, ", \"kind\": \"%s\", \"in\": %llu, \"out\": %llu, \"in_per_s\": %.1f, \"out_per_s\": %.1f",
             kind_name(n->op->kind), in, out, t > 0 ? in / t : 0.0, t > 0 ? out / t : 0.0);
     if (skips_lines(n)) fprintf(f, ", \"skipped\": %llu", (unsigned long long)atomic_load(&n->inst.n_skipped));
+    if (n->latency && latency_quantile(n->latency, 0.5) >= 0)
+      fprintf(f, ", \"latency_us\": {\"p50\": %.0f, \"p99\": %.0f, \"p99_9\": %.0f}", latency_quantile(n->latency, 0.5),
+              latency_quantile(n->latency, 0.99), latency_quantile(n->latency, 0.999));
     fputc('}', f);
     first = false;
   }

@@ -72,8 +72,15 @@ void wire_encode(const char *edge, const Schema *s, const Item *items, int n, Bu
   b.doubles = arena_alloc(a, sizeof *b.doubles * (nd + 1));
   b.strings = arena_alloc(a, sizeof *b.strings * (ns + 1));
   b.bools = arena_alloc(a, sizeof *b.bools * (nb + 1));
+  bool stamped = false; /* latency is measured: every item's born goes too */
+  for (int i = 0; i < n && !stamped; i++) stamped = items[i].born != 0;
+  if (stamped) {
+    b.n_borns = (size_t)n;
+    b.borns = arena_alloc(a, sizeof *b.borns * (size_t)(n + 1));
+  }
   for (int i = 0; i < n; i++) {
     const Item *it = &items[i];
+    if (stamped) b.borns[i] = it->born;
     b.kinds[i] = (Sf__ItemKind)it->kind;
     b.seqs[i] = it->seq;
     b.srcs[i] = it->src;
@@ -111,18 +118,18 @@ static int read_varint(const uint8_t *p, size_t len, size_t *i, uint64_t *v) {
   return -1;
 }
 
-/* Counts the elements of each field of a Batch (counts[1..8], packed or not; counts[0]: fields
+/* Counts the elements of each field of a Batch (counts[1..9], packed or not; counts[0]: fields
  * that are not Batch's) by walking the wire format, without allocating: protobuf-c would allocate
  * for all of them before we could look.  Returns -1 when the bytes are not a protobuf message
  * (unpacking then says so). */
-static int count_fields(const uint8_t *p, size_t len, size_t counts[9]) {
+static int count_fields(const uint8_t *p, size_t len, size_t counts[10]) {
   size_t i = 0;
-  memset(counts, 0, 9 * sizeof *counts);
+  memset(counts, 0, 10 * sizeof *counts);
   while (i < len) {
     uint64_t key, v;
     if (read_varint(p, len, &i, &key) < 0) return -1;
     uint64_t field = key >> 3;
-    size_t *c = field >= 1 && field <= 8 ? &counts[field] : &counts[0];
+    size_t *c = field >= 1 && field <= 9 ? &counts[field] : &counts[0];
     switch (key & 7) {
     case 0: /* varint */
       if (read_varint(p, len, &i, &v) < 0) return -1;
@@ -142,7 +149,7 @@ static int count_fields(const uint8_t *p, size_t len, size_t counts[9]) {
       if (read_varint(p, len, &i, &v) < 0 || v > len - i) return -1;
       if (field == 6) { /* packed doubles */
         *c += (size_t)v / 8;
-      } else if (field >= 2 && field <= 8 && field != 7) { /* packed varints: one final byte each */
+      } else if (field >= 2 && field <= 9 && field != 7) { /* packed varints: one final byte each */
         for (size_t j = 0; j < v; j++) *c += p[i + j] < 0x80;
       } else {
         (*c)++;
@@ -158,10 +165,11 @@ static int count_fields(const uint8_t *p, size_t len, size_t counts[9]) {
 
 /* Refuses a batch with more items, or more values, than max_items items can hold. */
 static int check_counts(const void *buf, size_t len, const Schema *s, int max_items, char *err, size_t errlen) {
-  size_t counts[9];
+  size_t counts[10];
   if (count_fields(buf, len, counts) < 0) return 0; /* not protobuf: sf__batch__unpack says so */
   size_t items = counts[2] > counts[3] ? counts[2] : counts[3];
   if (counts[4] > items) items = counts[4];
+  if (counts[9] > items) items = counts[9]; /* borns: one per item */
   if (items > (size_t)max_items) {
     snprintf(err, errlen, "batch of %zu items exceeds the limit of %d items per batch", items, max_items);
     return -1;
@@ -195,8 +203,10 @@ int wire_decode(const void *buf, size_t len, const char *edge, const Schema *s, 
     snprintf(err, errlen, "batch for edge '%.100s' arrived on edge '%s'", b->edge ? b->edge : "", edge);
     return -1;
   }
-  if (b->n_seqs != b->n_kinds || b->n_srcs != b->n_kinds || b->n_kinds > (size_t)1 << 24) {
-    snprintf(err, errlen, "malformed batch: %zu kinds, %zu seqs, %zu srcs", b->n_kinds, b->n_seqs, b->n_srcs);
+  if (b->n_seqs != b->n_kinds || b->n_srcs != b->n_kinds || (b->n_borns && b->n_borns != b->n_kinds) ||
+      b->n_kinds > (size_t)1 << 24) {
+    snprintf(err, errlen, "malformed batch: %zu kinds, %zu seqs, %zu srcs, %zu borns", b->n_kinds, b->n_seqs, b->n_srcs,
+             b->n_borns);
     return -1;
   }
   size_t ni = 0, nd = 0, ns = 0, nb = 0;
@@ -224,7 +234,8 @@ int wire_decode(const void *buf, size_t len, const char *edge, const Schema *s, 
   Value *vals = arena_alloc(a, sizeof(Value) * (size_t)(s->nattrs + 1));
   size_t ii = 0, id = 0, is = 0, ib = 0;
   for (int i = 0; i < n; i++) {
-    items[i] = (Item){ .kind = (ItemKind)b->kinds[i], .seq = b->seqs[i], .src = b->srcs[i] };
+    items[i] = (Item){ .kind = (ItemKind)b->kinds[i], .seq = b->seqs[i], .src = b->srcs[i],
+                       .born = b->n_borns ? b->borns[i] : 0 };
     if (items[i].kind != ITEM_TUPLE) continue;
     for (int k = 0; k < s->nattrs; k++) {
       switch (s->attrs[k].type) {

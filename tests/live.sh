@@ -33,6 +33,8 @@
 #              graphs/data/logs.csv by a client: sequentially, at width 3 in one process, and on
 #              three executors (sf-launch): the alert parts (tuples 100) are byte-identical to the
 #              sequential run's, and the server parts (seconds 10) hold the same rows in order;
+#   stats-latency: --stats shows the sink's latency percentiles (p50 <= p99 <= p99.9) from the
+#              source, in one process at widths 1 and 2 (without --stats: no latency);
 #   skip:      onerror="skip": the malformed rows are dropped, the others come out in order, exit 0,
 #              and standard error is exactly the warning counting them (with --stats: the count);
 # Every case prints one line, OK or FAIL with what was expected; failures keep the work directory.
@@ -500,6 +502,29 @@ for width in 1 2; do
   exec {hold}>&-
   wait "$client"
   expect_file "$c" "$d/out/x.csv" $st "$d/exec.log" "SIGTERM with the client's connection open: exit 0, every row sent, once"
+done
+
+# ---- latency in --stats ----
+for width in 1 2; do
+  c=stats-latency-w$width d=$work/$c
+  make_graph "$d" "$width" "$STDIN" '<param name="file">out/x.csv</param>'
+  (cd "$d" && exec timeout -k 5 30 "$B/sf-exec" --stats g.xml <"$rows" >stdout.txt 2>exec.log)
+  st=$?
+  line=$(grep -E '^  out +FileSink ' "$d/exec.log" | tail -n 1)
+  re='latency p50 ([0-9.]+) ms p99 ([0-9.]+) ms p99.9 ([0-9.]+) ms$'
+  if [[ $st != 0 ]]; then
+    bad "$c" "exit status $st, expected 0" "$d/exec.log"
+  elif [[ ! $line =~ $re ]]; then
+    bad "$c" "the sink's summary line has no latency percentiles: '$line'" "$d/exec.log"
+  elif ! awk -v a="${BASH_REMATCH[1]}" -v b="${BASH_REMATCH[2]}" -v c="${BASH_REMATCH[3]}" 'BEGIN { exit !(a <= b && b <= c) }'; then
+    bad "$c" "percentiles out of order: '$line'" "$d/exec.log"
+  elif ! cmp -s "$want" "$d/out/x.csv"; then
+    bad "$c" "out/x.csv differs from the expected rows" "$d/exec.log"
+  elif (cd "$d" && "$B/sf-exec" g.xml <"$rows" 2>&1 >/dev/null | grep -q latency); then
+    bad "$c" "latency printed without --stats" "$d/exec.log"
+  else
+    ok "$c" "${line##*latency }"
+  fi
 done
 
 # ---- the example application ----

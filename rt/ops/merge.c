@@ -8,7 +8,7 @@
 static int merge_process(OpInst *op, int port, Tuple *t) {
   bool in_channel = op->op->channel >= 0;
   return rt_emit_item(op, 0, (Item){ .kind = ITEM_TUPLE, .seq = in_channel ? op->cur_seq : op->cur_src,
-                                     .src = op->cur_src, .t = t });
+                                     .src = op->cur_src, .born = op->cur_born, .t = t });
 }
 
 static int merge_pulse(OpInst *op, int port, uint64_t seq) {

@@ -60,7 +60,7 @@ static int split_process(OpInst *op, int port, Tuple *t) {
   }
   uint64_t seq = s->assign ? s->next_seq++ : op->cur_seq;
   s->high = seq + 1;
-  if (rt_emit_item(op, out, (Item){ .kind = ITEM_TUPLE, .seq = seq, .src = op->cur_src, .t = t }) < 0) return -1;
+  if (rt_emit_item(op, out, (Item){ .kind = ITEM_TUPLE, .seq = seq, .src = op->cur_src, .born = op->cur_born, .t = t }) < 0) return -1;
   if (s->pulse && ++s->since >= s->pulse) return send_pulses(op, s, s->high);
   return 0;
 }

@@ -91,6 +91,57 @@ START_TEST(test_roundtrip) {
 }
 END_TEST
 
+/* Latency stamps (Item.born) travel when a sender has them, one per item; a batch without them
+ * decodes with born 0; borns that do not match the items are refused, as are more borns than
+ * the limit of items. */
+START_TEST(test_borns) {
+  Item in[3];
+  for (int i = 0; i < 2; i++) {
+    Value v[2];
+    value_put_int(&v[0], i);
+    value_put_int(&v[1], i);
+    in[i] = (Item){.kind = ITEM_TUPLE, .seq = (uint64_t)i, .src = (uint64_t)i, .born = 1000000007LL * (i + 1),
+                   .t = tuple_new(v, 2)};
+  }
+  in[2] = (Item){.kind = ITEM_PULSE, .seq = 2, .src = 2};
+  Buf b;
+  buf_init(&b);
+  wire_encode("e", &schema, in, 3, &b);
+  Item *out;
+  int n;
+  char err[200] = "";
+  ck_assert_msg(wire_decode(b.p, b.n, "e", &schema, 3, &out, &n, err, sizeof err) == 0, "%s", err);
+  ck_assert_int_eq(n, 3);
+  ck_assert_int_eq(out[0].born, 1000000007LL);
+  ck_assert_int_eq(out[1].born, 2000000014LL);
+  ck_assert_int_eq(out[2].born, 0);
+  free_items(out, n);
+  /* without stamps: none on the wire, born 0 */
+  in[0].born = in[1].born = 0;
+  size_t stamped_len = b.n;
+  buf_reset(&b);
+  wire_encode("e", &schema, in, 3, &b);
+  ck_assert_uint_lt(b.n, stamped_len);
+  ck_assert_msg(wire_decode(b.p, b.n, "e", &schema, 3, &out, &n, err, sizeof err) == 0, "%s", err);
+  ck_assert_int_eq(out[0].born, 0);
+  free_items(out, n);
+  /* one born for three items */
+  buf_append(&b, "\x4a\x01\x02", 3); /* field 9, packed, one sint64 */
+  ck_assert_int_eq(wire_decode(b.p, b.n, "e", &schema, 3, &out, &n, err, sizeof err), -1);
+  ck_assert_str_eq(err, "malformed batch: 3 kinds, 3 seqs, 3 srcs, 1 borns");
+  /* more borns than the limit of items */
+  buf_reset(&b);
+  wire_encode("e", &schema, in, 3, &b);
+  char flood[64] = "\x4a\x28";
+  memset(flood + 2, 2, 40);
+  buf_append(&b, flood, 42);
+  ck_assert_int_eq(wire_decode(b.p, b.n, "e", &schema, 3, &out, &n, err, sizeof err), -1);
+  ck_assert_str_eq(err, "batch of 40 items exceeds the limit of 3 items per batch");
+  for (int i = 0; i < 2; i++) tuple_unref(in[i].t);
+  buf_release(&b);
+}
+END_TEST
+
 /* 5 M pulses in one 15 MB message: refused by count, with no memory spent on it (before the
  * limit, unpacking it cost the receiver about 440 MiB). */
 START_TEST(test_oversized_pulse_batch) {
@@ -185,6 +236,7 @@ int main(void) {
   Suite *s = suite_create("wire");
   TCase *tc = unit_case(s, "wire", NULL, NULL, 60);
   tcase_add_test(tc, test_roundtrip);
+  tcase_add_test(tc, test_borns);
   tcase_add_test(tc, test_oversized_pulse_batch);
   tcase_add_test(tc, test_other_floods);
   tcase_add_test(tc, test_thread_arenas_freed);
