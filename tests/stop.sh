@@ -32,7 +32,8 @@
 #          sf-launch exits 130 within 8 s and no executor is left;
 #   launch-kill: executors that ignore SIGINT are killed SF_LAUNCH_KILL_AFTER (1) s later;
 #   launch-drain: SIGTERM to sf-launch drains both executors: exit 0, the rows from id 0 on
-#          without a gap, each once.
+#          without a gap, each once; launch-drain-abort: a drain has no time limit (executors that
+#          ignore SIGTERM still run 2 s later, KILL_AFTER 1), and Ctrl-C then aborts it: exit 130.
 # The exit status of a stopped executor is 128 + the signal's number (130 for SIGINT); SIGTERM
 # drains (FORMAT.md, "Live streams"): the job ends as if its sources' input had ended, exit 0.
 # Every case prints one line, OK or FAIL with what was expected; failures keep the work directory.
@@ -556,6 +557,34 @@ elif ((n < 1)) || ! awk -F, 'NR > 1 && $1 != NR - 2 { exit 1 }' "$d/out/x.csv"; 
   sf_bad launch-drain "out/x.csv does not hold ids 0, 1, 2, ... without a gap" "$d/launch.log"
 else
   sf_ok launch-drain "SIGTERM drains both executors: exit 0, $n rows from id 0 without a gap"
+fi
+
+# ---- launch-drain-abort: no time limit on a drain; Ctrl-C aborts it ----
+d=$work/launch-drain-abort
+make_hosts_graph "$d"
+cp "$work/launch-kill/stubborn" "$d/stubborn"
+EXEC=$d/stubborn
+start_launch "$d" SF_LAUNCH_KILL_AFTER=1
+for ((i = 0; i < 100; i++)); do
+  [[ $(grep -c '^\[h[01]\] stubborn' "$d/launch.log") == 2 ]] && break
+  sleep 0.1
+done
+kill -TERM "$PID"
+sleep 2
+if ! kill -0 "$PID" 2>/dev/null; then
+  wait "$PID"
+  sf_bad launch-drain-abort "sf-launch ended 2 s into a drain (status $?): a drain has no time limit" "$d/launch.log"
+else
+  kill -INT -- "-$PID"
+  wait_exit "$PID" 6
+  left=$(pgrep -f -- "$d/stubborn --host" | tr '\n' ' ')
+  if [[ $ST != 130 ]]; then
+    sf_bad launch-drain-abort "Ctrl-C during a drain: exit $ST, expected 130" "$d/launch.log"
+  elif [[ -n $left ]]; then
+    sf_bad launch-drain-abort "executors still running: $left" "$d/launch.log"
+  else
+    sf_ok launch-drain-abort "a drain waits (2 s, no kill); Ctrl-C then aborts it: exit 130"
+  fi
 fi
 
 echo "stop: $SF_PASSED passed, $SF_FAILED failed in $(sf_elapsed "$t_start" "$(sf_now)") s"
