@@ -33,6 +33,8 @@
 #              graphs/data/logs.csv by a client: sequentially, at width 3 in one process, and on
 #              three executors (sf-launch): the alert parts (tuples 100) are byte-identical to the
 #              sequential run's, and the server parts (seconds 10) hold the same rows in order;
+#              example-drain: on three executors, the client sends every row and keeps its
+#              connection open; SIGTERM to sf-launch: exit 0 and the same parts and rows;
 #   stats-latency: --stats shows the sink's latency percentiles (p50 <= p99 <= p99.9) from the
 #              source, in one process at widths 1 and 2 (without --stats: no latency);
 #   skip:      onerror="skip": the malformed rows are dropped, the others come out in order, exit 0,
@@ -548,6 +550,20 @@ run_example() {
     (cd "$d" && exec timeout -k 5 60 "$B/sf-exec" g.xml >exec.log 2>&1) &
   fi
   local pid=$!
+  if [[ ${DRAIN:-} == 1 ]]; then # the client keeps its connection open; SIGTERM ends the job
+    mkfifo "$d/client.fifo"
+    timeout 60 "$B/sf-tcp" send "127.0.0.1:$P0" <"$d/client.fifo" 2>"$d/client.log" &
+    local client=$! hold
+    exec {hold}>"$d/client.fifo"
+    cat "$src/graphs/data/logs.csv" >&"$hold"
+    sleep 2 # 9000 rows over loopback and three executors: all read long before
+    kill -TERM "$pid" # to timeout, which passes it on to sf-launch
+    wait "$pid"
+    ST=$?
+    exec {hold}>&-
+    wait "$client"
+    return
+  fi
   timeout 60 "$B/sf-tcp" send "127.0.0.1:$P0" <"$src/graphs/data/logs.csv" 2>"$d/client.log"
   wait "$pid"
   ST=$?
@@ -562,9 +578,13 @@ elif (($(ls "$ref"/out/live_alerts-*.csv | wc -l) < 2)) || [[ -z $(rows_of "$ref
   bad example-seq "expected several alert parts and server rows" "$ref/exec.log"
 else
   ok example-seq "$(ls "$ref"/out | wc -l) parts from $(($(wc -l <"$src/graphs/data/logs.csv") - 1)) requests sent over a socket"
-  for mode in w3 hosts3; do
+  for mode in w3 hosts3 drain; do
     c=example-$mode d=$work/$c
-    run_example "$c" "$mode"
+    if [[ $mode == drain ]]; then
+      DRAIN=1 run_example "$c" hosts3
+    else
+      run_example "$c" "$mode"
+    fi
     if [[ $ST != 0 ]]; then
       bad "$c" "exit status $ST, expected 0" "$d/exec.log" "$d/xform.log"
     elif ! diff -r <(cd "$ref/out" && ls live_alerts-*) <(cd "$d/out" && ls live_alerts-*) >/dev/null; then
