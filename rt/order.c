@@ -262,7 +262,10 @@ int order_run(Group *g) {
         timed_wait_ms(&g->wake, &g->mu, 1); /* some batch still waits for room: look again soon */
     }
     pthread_mutex_unlock(&g->mu);
-    if (exec_stopping(x)) return -1;
+    if (exec_stopping(x)) {
+      if (st == STEP_DELIVER && it.kind == ITEM_TUPLE) tuple_unref(it.t); /* consumed, not delivered */
+      return -1;
+    }
     if (st == STEP_DONE) return 0;
     if (st == STEP_AGAIN) continue;
     if (st == STEP_FAIL) {
