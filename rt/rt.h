@@ -56,6 +56,33 @@ typedef struct OpInst OpInst;
 typedef struct Exec Exec;
 typedef struct ExecOptions ExecOptions;
 
+/* ---- snap.c: the bytes of an operator's snapshot ----
+ * Fixed-width little-endian numbers and length-prefixed byte strings, appended to a Buf (value.h);
+ * read back from a SnapIn, which never reads past its end: a read past it returns zeros and sets
+ * `bad` (the restore then fails with "snapshot truncated"). */
+typedef struct SnapIn {
+  const unsigned char *p; /* the snapshot's bytes (owned by the checkpoint reader) */
+  size_t n;               /* their number */
+  size_t off;             /* next byte to read */
+  bool bad;               /* a read went past the end, or a value was malformed */
+} SnapIn;
+void snap_u64(Buf *b, uint64_t v);
+void snap_i64(Buf *b, int64_t v);
+void snap_f64(Buf *b, double d); /* the IEEE bits: every double comes back exactly */
+void snap_bool(Buf *b, bool v);
+void snap_bytes(Buf *b, const void *p, size_t n); /* length, then the bytes */
+void snap_value(Buf *b, const Value *v);          /* type byte, then the value */
+uint64_t snap_get_u64(SnapIn *in);
+int64_t snap_get_i64(SnapIn *in);
+double snap_get_f64(SnapIn *in);
+bool snap_get_bool(SnapIn *in);
+/* The next byte string: points into in->p (valid while the SnapIn is), its length in *n. */
+const void *snap_get_bytes(SnapIn *in, size_t *n);
+/* The next value; a string points into in->p (copy it to keep it). */
+void snap_get_value(SnapIn *in, Value *v);
+/* True when everything was read and nothing was bad (a restore checks this at its end). */
+bool snap_done(const SnapIn *in);
+
 typedef struct OpKindImpl {
   OpKind kind;                                    /* which kind this implements */
   int (*open)(OpInst *op);                        /* prepare: compile, open files. 0 or rt_fail */
@@ -69,6 +96,15 @@ typedef struct OpKindImpl {
   int (*commit)(OpInst *op);                      /* everything on this executor completed: make
                                                      outputs visible (FileSink renames); may be NULL */
   void (*close)(OpInst *op, bool ok);             /* release; ok false after any failure in the job */
+  /* Checkpoints (snap.c, ckpt.c). snapshot appends the operator's state to out when a checkpoint
+   * barrier reaches it (every input delivered it): everything it received before the barrier and
+   * nothing after. A source's snapshot is taken inside rt_emit, just before the tuple that crosses
+   * the checkpoint's position is emitted: its state as if that tuple had not been read yet.
+   * restore runs after open and before any item, reading back what snapshot wrote (possibly by
+   * another replica of the operator: see rt_owns_key). Both 0 or rt_fail. NULL: the kind keeps no
+   * state (nothing is written; restore has nothing to do). */
+  int (*snapshot)(OpInst *op, Buf *out);
+  int (*restore)(OpInst *op, SnapIn *in);
 } OpKindImpl;
 
 struct OpInst {
@@ -121,6 +157,12 @@ int rt_wait_fd(const OpInst *op, int fd, short events);
  * first (a source waiting for input calls rt_idle between such waits, so the idle hooks of its
  * thread run while it waits). */
 int rt_wait_fd_for(const OpInst *op, int fd, short events, int ms);
+/* Restoring keyed state at another width (the channels' key groups): whether this replica owns the
+ * key whose values are vals, vals[i] being the value of input attribute slots[i] (KeyTable's
+ * layout); the region's Split hashes a subset of them, and this uses the same hash. Always true outside
+ * a partitioned region. A restore keeps the keys it owns and drops the others (another replica
+ * restores them from the same snapshots). */
+bool rt_owns_key(const OpInst *op, const Value *vals, const int *slots, int nvals);
 /* The op's parameter text or NULL. */
 const char *rt_param(const OpInst *op, const char *name);
 /* The options the job runs with (never NULL). */
