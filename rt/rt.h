@@ -105,6 +105,11 @@ typedef struct OpKindImpl {
    * state (nothing is written; restore has nothing to do). */
   int (*snapshot)(OpInst *op, Buf *out);
   int (*restore)(OpInst *op, SnapIn *in);
+  /* With checkpoints on, called once after open: 0 when the operator can take part (after an
+   * rt_warn when it can only in part, e.g. a SocketSource's input is at-most-once across a
+   * failure), or rt_fail to refuse checkpoints at start-up (a Custom operator with state but no
+   * snapshot callback). NULL: it can. */
+  int (*checkpointable)(OpInst *op);
 } OpKindImpl;
 
 struct OpInst {
