@@ -1,5 +1,583 @@
-/* ckpt.c: checkpoints. (Being written: see rt.h for the operator side.) */
+/* ckpt.c: consistent checkpoints (--checkpoint-dir) and restoring from them (--restore).
+ *
+ * Checkpoint K is a cut of the job at one position P(K) of the sources' streams. Every source puts a
+ * barrier (ITEM_BARRIER, number K) just before its first tuple at or past P(K), after writing its own
+ * snapshot; every operator writes its snapshot when the barrier reaches it, then passes it on;
+ * ordered merges and fan-ins deliver it once every input has it at its head (order.c), so each
+ * operator's snapshot holds exactly what came before position P(K) in the sequential order. Because
+ * the position is the same for every source, an operator joining several sources (a fan-in ordered
+ * by position) sees its inputs cut at one place. A source that had already passed P(K) when it
+ * heard of the request puts no barrier: a fan-in then drops the others' barrier K and the
+ * checkpoint never completes (the next one will).
+ *
+ * The coordinator picks P(K) a little ahead of the furthest source (the margin grows when a
+ * checkpoint does not complete in time): in one process the executor itself; between hosts the
+ * executor of the first host with a source, which writes DIR/REQUEST ("K P") for the others, who
+ * look at it every 20 ms. DIR must then be one directory for all executors (a shared file system
+ * between machines).
+ *
+ * Files, all written to a temporary name, synced and renamed into place:
+ *   DIR/ckpt-K/OP.snap        one per operator: "SFCKPT1\n", K (u64), the operator's name (u64
+ *                             length + bytes), the payload (u64 length + bytes), then the CRC-32 of
+ *                             everything before it (u32); the payload is the ordered driver's
+ *                             counters (u64 next seq, u64 tuples taken; zeros for others), the
+ *                             barrier's position (u64), then the kind's own snapshot (u64 length +
+ *                             bytes, rt.h's OpKindImpl.snapshot)
+ *   DIR/ckpt-K/host-H.done    every operator of host H ("all" in one process) wrote its file
+ *   DIR/ckpt-K/MANIFEST       written last, by whichever executor sees every host done: "sf-checkpoint
+ *                             1", "id K", "position P", then "file NAME SIZE" per snapshot
+ * A checkpoint is complete when its MANIFEST exists. The two newest complete ones are kept; older
+ * ones go. A restore takes the newest complete one whose files all match the manifest and their
+ * CRCs, saying so; a damaged one is skipped with a message, never used.
+ *
+ * Locks: ck->mu guards the per-checkpoint counts only and is taken holding no other lock (from
+ * node_deliver, which holds none); nothing is called while it is held. */
 #include "exec_priv.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+enum { CK_SLOTS = 16 };
+static const char MAGIC[8] = "SFCKPT1\n";
+
+typedef struct Ckpt {
+  char dir[PATH_MAX];       /* the checkpoint directory (plan) */
+  double interval;          /* seconds between checkpoints (plan) */
+  const char *host;         /* this executor's part: its host, or "all" in one process (plan) */
+  const char **hosts;       /* every part a checkpoint needs (plan) */
+  int nhosts;               /* (plan) */
+  bool coordinator;         /* picks the positions (plan) */
+  bool distributed;         /* several executors: requests go through DIR/REQUEST (plan) */
+  PtrVec sources;           /* local source Node* (plan) */
+  int nlocal;               /* local operators: each writes a snapshot per checkpoint (plan) */
+  atomic_ullong req;        /* the latest requested checkpoint (atomic, release after req_pos) */
+  atomic_ullong req_pos[CK_SLOTS]; /* position of request K at K % CK_SLOTS (atomic) */
+  atomic_bool source_ended; /* a local source ended: no more checkpoints (atomic) */
+  pthread_mutex_t mu;       /* the counts */
+  struct {
+    uint64_t id;
+    int done;
+  } counts[CK_SLOTS];       /* operators done per checkpoint (mu) */
+  /* the main thread's */
+  uint64_t last_req;        /* the last checkpoint requested (or heard of) */
+  double req_time;          /* when */
+  double next_at;           /* when the next one is due */
+  uint64_t complete, prev_complete; /* the newest complete checkpoints */
+  uint64_t margin;          /* how far ahead of the furthest source a position is put */
+  uint64_t last_max;        /* the furthest source at the previous tick */
+  uint64_t restored;        /* the checkpoint the job started from (0: none) */
+} Ckpt;
+
+/* ---- small file helpers ---- */
+
+static int ck_path(char *buf, size_t cap, const Ckpt *ck, uint64_t id, const char *name) {
+  int n = id ? snprintf(buf, cap, "%s/ckpt-%" PRIu64 "%s%s", ck->dir, id, name ? "/" : "", name ? name : "")
+             : snprintf(buf, cap, "%s/%s", ck->dir, name);
+  return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+/* Writes n bytes to path through a temporary file, synced, renamed into place. 0 or -1 (errno). */
+static int write_atomic(const char *path, const void *p, size_t n) {
+  char tmp[PATH_MAX + 8];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return -1;
+  const char *c = p;
+  while (n > 0) {
+    ssize_t w = write(fd, c, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      int e = errno;
+      close(fd);
+      unlink(tmp);
+      errno = e;
+      return -1;
+    }
+    c += w;
+    n -= (size_t)w;
+  }
+  if (fdatasync(fd) < 0 || close(fd) < 0 || rename(tmp, path) < 0) {
+    int e = errno;
+    unlink(tmp);
+    errno = e;
+    return -1;
+  }
+  return 0;
+}
+
+/* The whole file in a malloc'd buffer (*n bytes), NULL (errno) when it cannot be read. */
+static unsigned char *read_all(const char *path, size_t *n) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return NULL;
+  struct stat st;
+  if (fstat(fd, &st) < 0 || st.st_size > (off_t)1 << 40) {
+    close(fd);
+    return NULL;
+  }
+  unsigned char *p = malloc((size_t)st.st_size + 1);
+  size_t got = 0;
+  while (p && got < (size_t)st.st_size) {
+    ssize_t r = read(fd, p + got, (size_t)st.st_size - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += (size_t)r;
+  }
+  close(fd);
+  if (p && got != (size_t)st.st_size) {
+    free(p);
+    errno = EIO;
+    return NULL;
+  }
+  if (p) p[got] = 0;
+  *n = got;
+  return p;
+}
+
+static bool exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+/* Removes DIR/ckpt-K and everything in it (best effort). */
+static void remove_ckpt(const Ckpt *ck, uint64_t id) {
+  char path[PATH_MAX];
+  if (ck_path(path, sizeof path, ck, id, NULL) < 0) return;
+  DIR *d = opendir(path);
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d))) {
+      if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2]))) continue;
+      char f[PATH_MAX * 2];
+      snprintf(f, sizeof f, "%s/%s", path, e->d_name);
+      unlink(f);
+    }
+    closedir(d);
+  }
+  rmdir(path);
+}
+
+/* The numbers K of the DIR/ckpt-K directories, newest first (*n of them; malloc'd). */
+static uint64_t *list_ckpts(const Ckpt *ck, int *n) {
+  *n = 0;
+  int cap = 16;
+  uint64_t *ids = malloc(sizeof *ids * (size_t)cap);
+  DIR *d = opendir(ck->dir);
+  if (!d) return ids;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    char *end;
+    if (strncmp(e->d_name, "ckpt-", 5) != 0 || e->d_name[5] < '1' || e->d_name[5] > '9') continue;
+    uint64_t id = strtoull(e->d_name + 5, &end, 10);
+    if (*end) continue;
+    if (*n == cap) ids = realloc(ids, sizeof *ids * (size_t)(cap *= 2));
+    ids[(*n)++] = id;
+  }
+  closedir(d);
+  for (int i = 1; i < *n; i++) /* newest first: insertion sort (a handful of entries) */
+    for (int j = i; j > 0 && ids[j] > ids[j - 1]; j--) {
+      uint64_t t = ids[j];
+      ids[j] = ids[j - 1];
+      ids[j - 1] = t;
+    }
+  return ids;
+}
+
+/* ---- writing a checkpoint ---- */
+
+/* Every part of checkpoint id is done: the manifest lists the snapshots, written last. */
+static void try_manifest(Exec *x, uint64_t id, uint64_t pos) {
+  Ckpt *ck = x->ck;
+  char path[PATH_MAX];
+  for (int i = 0; i < ck->nhosts; i++) {
+    char name[300];
+    snprintf(name, sizeof name, "host-%s.done", ck->hosts[i]);
+    if (ck_path(path, sizeof path, ck, id, name) < 0 || !exists(path)) return;
+  }
+  Buf m;
+  buf_init(&m);
+  char line[PATH_MAX + 64];
+  snprintf(line, sizeof line, "sf-checkpoint 1\nid %" PRIu64 "\nposition %" PRIu64 "\n", id, pos);
+  buf_puts(&m, line);
+  ck_path(path, sizeof path, ck, id, NULL);
+  DIR *d = opendir(path);
+  int files = 0;
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d))) {
+      size_t len = strlen(e->d_name);
+      if (len < 6 || strcmp(e->d_name + len - 5, ".snap") != 0) continue;
+      char f[PATH_MAX * 2];
+      snprintf(f, sizeof f, "%s/%s", path, e->d_name);
+      struct stat st;
+      if (stat(f, &st) < 0) continue;
+      snprintf(line, sizeof line, "file %s %lld\n", e->d_name, (long long)st.st_size);
+      buf_puts(&m, line);
+      files++;
+    }
+    closedir(d);
+  }
+  if (files > 0 && ck_path(path, sizeof path, ck, id, "MANIFEST") == 0 && write_atomic(path, m.p, m.n) < 0)
+    fprintf(x->log, "sf-exec: warning: checkpoint %" PRIu64 ": cannot write '%s': %s\n", id, path, strerror(errno));
+  buf_release(&m);
+}
+
+int ckpt_snapshot(Node *n, Item barrier) {
+  Exec *x = n->inst.exec;
+  Ckpt *ck = x->ck;
+  if (!ck) return 0;
+  uint64_t id = barrier.ckpt;
+  OpInst *op = &n->inst;
+  Buf state;
+  buf_init(&state);
+  if (op->impl->snapshot && op->impl->snapshot(op, &state) < 0) {
+    buf_release(&state);
+    return -1;
+  }
+  Group *g = n->group;
+  bool driver = g && g->entry == n && g->driver != DRIVE_SINGLE;
+  Buf b;
+  buf_init(&b);
+  buf_append(&b, MAGIC, sizeof MAGIC);
+  snap_u64(&b, id);
+  snap_bytes(&b, n->op->name, strlen(n->op->name));
+  Buf payload;
+  buf_init(&payload);
+  snap_u64(&payload, driver ? g->next_seq : 0);
+  snap_u64(&payload, driver ? g->taken : 0);
+  snap_u64(&payload, barrier.src);
+  snap_bytes(&payload, state.p ? state.p : "", state.n);
+  snap_bytes(&b, payload.p, payload.n);
+  uint32_t crc = (uint32_t)crc32(0L, (const Bytef *)b.p, (uInt)b.n);
+  char c4[4] = { (char)crc, (char)(crc >> 8), (char)(crc >> 16), (char)(crc >> 24) };
+  buf_append(&b, c4, 4);
+  buf_release(&payload);
+  buf_release(&state);
+
+  char path[PATH_MAX], file[300];
+  int rc = 0;
+  snprintf(file, sizeof file, "%s.snap", n->op->name);
+  if (ck_path(path, sizeof path, ck, id, NULL) < 0 || (mkdir(path, 0755) < 0 && errno != EEXIST) ||
+      ck_path(path, sizeof path, ck, id, file) < 0 || write_atomic(path, b.p, b.n) < 0) {
+    exec_fail(x, "checkpoint %" PRIu64 ": cannot write '%s': %s", id, path, strerror(errno));
+    rc = -1;
+  }
+  buf_release(&b);
+  if (rc < 0) return -1;
+
+  pthread_mutex_lock(&ck->mu);
+  int slot = (int)(id % CK_SLOTS);
+  if (ck->counts[slot].id != id) ck->counts[slot].id = id, ck->counts[slot].done = 0;
+  bool all = ++ck->counts[slot].done == ck->nlocal;
+  pthread_mutex_unlock(&ck->mu);
+  if (!all) return 0;
+  snprintf(file, sizeof file, "host-%s.done", ck->host);
+  if (ck_path(path, sizeof path, ck, id, file) < 0 || write_atomic(path, "", 0) < 0) {
+    exec_fail(x, "checkpoint %" PRIu64 ": cannot write '%s': %s", id, path, strerror(errno));
+    return -1;
+  }
+  try_manifest(x, id, barrier.src);
+  return 0;
+}
+
+int ckpt_source_emit(Node *n) {
+  Ckpt *ck = n->inst.exec->ck;
+  uint64_t src = n->inst.cur_src;
+  atomic_store_explicit(&n->ck_pos, src, memory_order_relaxed);
+  uint64_t id = atomic_load_explicit(&ck->req, memory_order_acquire);
+  int rc = 0;
+  if (id > n->ck_seen) {
+    uint64_t pos = atomic_load_explicit(&ck->req_pos[id % CK_SLOTS], memory_order_relaxed);
+    if (src >= pos) {
+      n->ck_seen = id;
+      if (n->ck_prev <= pos) { /* this tuple crosses the position: the barrier goes first */
+        Item b = { .kind = ITEM_BARRIER, .seq = pos, .src = pos, .ckpt = id };
+        rc = ckpt_snapshot(n, b);
+        for (int p = 0; rc == 0 && p < n->op->noutputs; p++) rc = rt_emit_item(&n->inst, p, b);
+      } /* else: it was already past the position; this checkpoint will not complete */
+    }
+  }
+  n->ck_prev = src + 1;
+  return rc;
+}
+
+/* ---- the coordinator ---- */
+
+static void publish(Ckpt *ck, uint64_t id, uint64_t pos) {
+  atomic_store_explicit(&ck->req_pos[id % CK_SLOTS], pos, memory_order_relaxed);
+  atomic_store_explicit(&ck->req, id, memory_order_release);
+}
+
+/* How far the furthest local source has got. */
+static uint64_t furthest(Ckpt *ck) {
+  uint64_t max = 0;
+  for (int i = 0; i < ck->sources.n; i++) {
+    Node *n = ck->sources.items[i];
+    uint64_t p = atomic_load_explicit(&n->ck_pos, memory_order_relaxed);
+    if (p > max) max = p;
+  }
+  return max;
+}
+
+void ckpt_tick(Exec *x) {
+  Ckpt *ck = x->ck;
+  if (!ck) return;
+  double now = stats_seconds(x);
+  char path[PATH_MAX];
+  uint64_t max = furthest(ck);
+  uint64_t step = max > ck->last_max ? max - ck->last_max : 0; /* tuples per tick (20 ms) */
+  ck->last_max = max;
+  if (ck->last_req > ck->complete && ck_path(path, sizeof path, ck, ck->last_req, "MANIFEST") == 0 && exists(path)) {
+    if (ck->coordinator)
+      for (uint64_t old = ck->prev_complete; old > 0; old--) { /* keep the two newest */
+        char p2[PATH_MAX];
+        if (ck_path(p2, sizeof p2, ck, old, NULL) < 0 || !exists(p2)) break;
+        remove_ckpt(ck, old);
+      }
+    ck->prev_complete = ck->complete;
+    ck->complete = ck->last_req;
+  }
+  if (!ck->coordinator) {
+    /* another executor picks the positions: its latest request, if this one has sources */
+    if (!ck->sources.n || ck_path(path, sizeof path, ck, 0, "REQUEST") < 0) return;
+    size_t len;
+    char *text = (char *)read_all(path, &len);
+    uint64_t id, pos;
+    if (text && sscanf(text, "%" SCNu64 " %" SCNu64, &id, &pos) == 2 && id > ck->last_req) {
+      publish(ck, id, pos);
+      ck->last_req = id;
+    }
+    free(text);
+    return;
+  }
+  if (atomic_load(&ck->source_ended) || now < ck->next_at) return;
+  double timeout = ck->interval * 5 > 2 ? ck->interval * 5 : 2;
+  if (ck->last_req > ck->complete) {
+    if (now - ck->req_time < timeout) return; /* the last one is still on its way */
+    if (ck->margin < (UINT64_C(1) << 40)) ck->margin *= 2; /* maybe a source was past it: further ahead */
+  }
+  uint64_t ahead = step * (ck->distributed ? 10 : 2) + ck->margin;
+  uint64_t id = ck->last_req + 1, pos = max + ahead;
+  if (ck->distributed) {
+    char text[64];
+    int len = snprintf(text, sizeof text, "%" PRIu64 " %" PRIu64 "\n", id, pos);
+    if (ck_path(path, sizeof path, ck, 0, "REQUEST") < 0 || write_atomic(path, text, (size_t)len) < 0) {
+      fprintf(x->log, "sf-exec: warning: cannot write '%s': %s\n", path, strerror(errno));
+      ck->next_at = now + ck->interval;
+      return;
+    }
+  }
+  publish(ck, id, pos);
+  ck->last_req = id;
+  ck->req_time = now;
+  ck->next_at = now + ck->interval;
+}
+
+/* ---- restoring ---- */
+
+typedef struct Snap {
+  unsigned char *bytes;       /* the file */
+  size_t n;
+  uint64_t next_seq, taken, pos; /* the driver's counters, the barrier's position */
+  SnapIn state;               /* the kind's own snapshot */
+} Snap;
+
+/* Reads and checks DIR/ckpt-id/NAME.snap against its CRC and the manifest's size. NULL with why. */
+static bool load_snap(const Ckpt *ck, uint64_t id, const char *name, const char *manifest, Snap *s, char *why,
+                      size_t cap) {
+  char file[300], path[PATH_MAX], want[400];
+  snprintf(file, sizeof file, "%s.snap", name);
+  if (ck_path(path, sizeof path, ck, id, file) < 0) return snprintf(why, cap, "path too long"), false;
+  s->bytes = read_all(path, &s->n);
+  if (!s->bytes) return snprintf(why, cap, "cannot read '%s': %s", file, strerror(errno)), false;
+  snprintf(want, sizeof want, "\nfile %s %zu\n", file, s->n);
+  if (!strstr(manifest, want)) return snprintf(why, cap, "'%s' is not the file its manifest lists", file), false;
+  if (s->n < sizeof MAGIC + 4 || memcmp(s->bytes, MAGIC, sizeof MAGIC) != 0)
+    return snprintf(why, cap, "'%s' is not a snapshot", file), false;
+  const unsigned char *c = s->bytes + s->n - 4;
+  uint32_t crc = (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 | (uint32_t)c[3] << 24;
+  if (crc != (uint32_t)crc32(0L, s->bytes, (uInt)(s->n - 4))) return snprintf(why, cap, "'%s' fails its CRC", file), false;
+  SnapIn in = { .p = s->bytes + sizeof MAGIC, .n = s->n - sizeof MAGIC - 4 };
+  uint64_t got = snap_get_u64(&in);
+  size_t nlen, plen;
+  const char *nm = snap_get_bytes(&in, &nlen);
+  const unsigned char *pl = snap_get_bytes(&in, &plen);
+  if (!snap_done(&in) || got != id || nlen != strlen(name) || memcmp(nm, name, nlen) != 0)
+    return snprintf(why, cap, "'%s' belongs to another checkpoint or operator", file), false;
+  SnapIn p = { .p = pl, .n = plen };
+  s->next_seq = snap_get_u64(&p);
+  s->taken = snap_get_u64(&p);
+  s->pos = snap_get_u64(&p);
+  size_t slen;
+  const unsigned char *st = snap_get_bytes(&p, &slen);
+  if (!snap_done(&p)) return snprintf(why, cap, "'%s' is malformed", file), false;
+  s->state = (SnapIn){ .p = st, .n = slen };
+  return true;
+}
+
+/* Checks checkpoint id and, when every local operator's snapshot is sound, restores them all. 1 when
+ * restored, 0 when the checkpoint is damaged or incomplete (why says how), -1 when a restore failed
+ * (the failure recorded). */
+static int restore_from(Exec *x, uint64_t id, char *why, size_t cap) {
+  Ckpt *ck = x->ck;
+  char path[PATH_MAX];
+  size_t mlen;
+  if (ck_path(path, sizeof path, ck, id, "MANIFEST") < 0) return snprintf(why, cap, "path too long"), 0;
+  char *manifest = (char *)read_all(path, &mlen);
+  if (!manifest) return snprintf(why, cap, "no manifest: it never completed"), 0;
+  char head[64];
+  snprintf(head, sizeof head, "sf-checkpoint 1\nid %" PRIu64 "\n", id);
+  if (strncmp(manifest, head, strlen(head)) != 0) {
+    free(manifest);
+    return snprintf(why, cap, "its manifest is malformed"), 0;
+  }
+  Snap *snaps = calloc((size_t)x->nnodes + 1, sizeof *snaps);
+  int rc = 1;
+  for (int i = 0; i < x->nnodes && rc == 1; i++)
+    if (x->nodes[i].local && !load_snap(ck, id, x->nodes[i].op->name, manifest, &snaps[i], why, cap)) rc = 0;
+  for (int i = 0; i < x->nnodes && rc == 1; i++) {
+    Node *n = &x->nodes[i];
+    if (!n->local) continue;
+    Snap *s = &snaps[i];
+    Group *g = n->group;
+    if (g && g->entry == n && g->driver != DRIVE_SINGLE) {
+      g->next_seq = s->next_seq;
+      g->taken = s->taken;
+      g->rr_next = (int)(s->taken % (uint64_t)n->nslots);
+    }
+    if (n->nslots == 0) { /* a source: it is at the checkpoint's position */
+      n->ck_seen = id;
+      n->ck_prev = s->pos;
+      atomic_store(&n->ck_pos, s->pos);
+    }
+    if (n->inst.impl->restore) {
+      if (n->inst.impl->restore(&n->inst, &s->state) < 0) rc = -1;
+      else if (!snap_done(&s->state))
+        rc = -1, exec_fail(x, "operator '%s': its snapshot in checkpoint %" PRIu64 " does not fit this sf-exec "
+                           "(%s)", n->op->name, id, s->state.bad ? "truncated" : "bytes left over");
+    } else if (s->state.n > 0) {
+      rc = -1, exec_fail(x, "operator '%s': its snapshot in checkpoint %" PRIu64 " has state this operator kind "
+                         "cannot restore", n->op->name, id);
+    }
+    if (n->nslots == 0 && rc == 1) ck->last_max = s->pos;
+  }
+  for (int i = 0; i < x->nnodes; i++) free(snaps[i].bytes);
+  free(snaps);
+  free(manifest);
+  return rc;
+}
+
+static int restore_latest(Exec *x) {
+  Ckpt *ck = x->ck;
+  int n;
+  uint64_t *ids = list_ckpts(ck, &n);
+  int rc = 0;
+  for (int i = 0; i < n && rc == 0 && !exec_stopping(x); i++) {
+    char why[PATH_MAX + 200] = "";
+    rc = restore_from(x, ids[i], why, sizeof why);
+    if (rc == 1) {
+      fprintf(x->log, "sf-exec: restored checkpoint %" PRIu64 " from '%s'\n", ids[i], ck->dir);
+      ck->restored = ck->complete = ck->last_req = ids[i];
+      publish(ck, ids[i], 0);
+      if (ck->coordinator) {
+        /* what the failed run left after it goes, and new checkpoints take numbers it never used
+         * (another executor may still read its last request) */
+        for (int j = 0; j < i; j++) remove_ckpt(ck, ids[j]);
+        if (i > 0) ck->last_req = ids[0];
+        char path[PATH_MAX];
+        size_t len;
+        char *text = ck_path(path, sizeof path, ck, 0, "REQUEST") == 0 ? (char *)read_all(path, &len) : NULL;
+        uint64_t id;
+        if (text && sscanf(text, "%" SCNu64, &id) == 1 && id > ck->last_req) ck->last_req = id;
+        free(text);
+      }
+    } else if (rc == 0) {
+      fprintf(x->log, "sf-exec: warning: checkpoint %" PRIu64 " in '%s' cannot be used (%s); trying an older one\n",
+              ids[i], ck->dir, why);
+    }
+  }
+  if (rc == 0 && !exec_stopping(x))
+    fprintf(x->log, "sf-exec: no complete checkpoint in '%s': starting from the beginning\n", ck->dir);
+  free(ids);
+  return rc < 0 ? -1 : 0;
+}
+
+/* ---- start and end ---- */
+
+static const char *op_host(const Graph *g, const Op *op) {
+  if (op->host) return op->host;
+  return g->nhosts > 0 ? g->hosts[0]->name : "all";
+}
+
+int ckpt_start(Exec *x) {
+  const ExecOptions *o = x->o;
+  if (!o->checkpoint_dir) return 0;
+  Ckpt *ck = arena_alloc(x->arena, sizeof *ck);
+  memset(ck, 0, sizeof *ck);
+  x->ck = ck;
+  pthread_mutex_init(&ck->mu, NULL);
+  snprintf(ck->dir, sizeof ck->dir, "%s", o->checkpoint_dir);
+  ck->interval = o->checkpoint_interval > 0 ? o->checkpoint_interval : 1.0;
+  ck->margin = 1;
+  ck->next_at = ck->interval;
+  if (mkdir(ck->dir, 0755) < 0 && errno != EEXIST) {
+    exec_fail(x, "cannot make the checkpoint directory '%s': %s", ck->dir, strerror(errno));
+    return -1;
+  }
+  Graph *g = x->g;
+  ck->distributed = o->host != NULL;
+  ck->host = o->host ? o->host : "all";
+  ck->hosts = arena_alloc(x->arena, sizeof(char *) * (size_t)(g->nops + 1));
+  const char *first_source_host = NULL;
+  for (int i = 0; i < x->nnodes; i++) {
+    Node *n = &x->nodes[i];
+    const char *h = ck->distributed ? op_host(g, n->op) : "all";
+    bool seen = false;
+    for (int j = 0; j < ck->nhosts && !seen; j++) seen = !strcmp(ck->hosts[j], h);
+    if (!seen) ck->hosts[ck->nhosts++] = h;
+    if (n->op->ninputs == 0 && !first_source_host) first_source_host = h;
+    if (!n->local) continue;
+    ck->nlocal++;
+    if (n->nslots == 0) ptrvec_push(x->arena, &ck->sources, n);
+    if (n->inst.impl->checkpointable && n->inst.impl->checkpointable(&n->inst) < 0) return -1;
+  }
+  ck->coordinator = !ck->distributed || (first_source_host && !strcmp(first_source_host, ck->host));
+  if (o->restore) return restore_latest(x);
+  /* a fresh start: what an earlier run left is not this run's */
+  int n;
+  uint64_t *ids = list_ckpts(ck, &n);
+  if (ck->coordinator) {
+    for (int i = 0; i < n; i++) remove_ckpt(ck, ids[i]);
+    char path[PATH_MAX];
+    if (ck_path(path, sizeof path, ck, 0, "REQUEST") == 0) unlink(path);
+  }
+  free(ids);
+  return 0;
+}
+
+void ckpt_source_ended(Exec *x) {
+  if (x->ck) atomic_store(&x->ck->source_ended, true);
+}
+
+void ckpt_finish(Exec *x, bool ok) {
+  Ckpt *ck = x->ck;
+  if (!ck) return;
+  if (ok && !ck->distributed) { /* the job's output is committed: its checkpoints are obsolete */
+    int n;
+    uint64_t *ids = list_ckpts(ck, &n);
+    for (int i = 0; i < n; i++) remove_ckpt(ck, ids[i]);
+    free(ids);
+  }
+  pthread_mutex_destroy(&ck->mu);
+  x->ck = NULL;
+}
 
 bool rt_owns_key(const OpInst *op, const Value *vals, const int *slots, int nvals) {
   (void)op, (void)vals, (void)slots, (void)nvals;

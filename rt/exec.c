@@ -75,6 +75,7 @@ static void exec_watch(Exec *x) {
     else
       poll(&stop, 1, 20); /* a signal's byte ends it at once */
     exec_note_signal(x);
+    if (!exec_stopping(x)) ckpt_tick(x);
     if (x->o->stats && stats_seconds(x) >= next) {
       stats_print(x, false);
       next += interval;
@@ -140,6 +141,7 @@ int exec_run(Graph *g, const ExecOptions *o) {
   }
   int opened = 0;
   if (!exec_stopping(x) && plan_build(x) == 0) opened = ops_open(x);
+  if (!exec_stopping(x)) ckpt_start(x);
   if (!exec_stopping(x) && x->remote && remote_connect(x->remote) < 0 && !exec_stopping(x))
     exec_fail(x, "cannot connect to the other hosts");
   if (!exec_stopping(x)) {
@@ -151,6 +153,7 @@ int exec_run(Graph *g, const ExecOptions *o) {
     exec_fail(x, "the transport failed to finish");
   ops_commit(x);
   bool ok = !atomic_load(&x->failed);
+  ckpt_finish(x, ok);
   ops_close(x, opened, ok);
   if (x->remote) remote_stop(x->remote);
   int rc = exec_report(x, stats_json, ok);

@@ -105,6 +105,10 @@ struct Node {
   bool channel_merge; /* Merge inside a channel (shuffle): keeps the region's seq (plan) */
   Latency *latency;   /* a sink with --stats: how long its tuples took from their source (plan;
                          the buckets: thread, read by the stats with relaxed loads) */
+  /* checkpoints, sources only */
+  atomic_ullong ck_pos; /* src of the tuple being emitted (atomic: the coordinator reads it) */
+  uint64_t ck_seen;     /* the last checkpoint request it has dealt with (thread) */
+  uint64_t ck_prev;     /* src of its previous tuple + 1 (0: none yet) (thread) */
 };
 
 struct Group {
@@ -121,6 +125,8 @@ struct Group {
   bool by_src;                /* ordered by src (fan-in) rather than seq (plan) */
   uint64_t next_seq;          /* DRIVE_SEQ: next expected seq (thread) */
   int rr_next;                /* DRIVE_RR: next channel (thread) */
+  uint64_t taken;             /* ordered drivers: tuples taken so far (a checkpoint keeps it: a
+                                 round-robin merge restored at another width starts at taken % W) (thread) */
   PtrVec outs;                /* Edge* pushed by this thread (queue and remote) (plan) */
   uint64_t progress;          /* src of the item being processed (thread) */
   int last_slot;              /* ordered drivers: slot of the item just taken (thread) */
@@ -154,7 +160,31 @@ struct Exec {
                                writes a byte, never read): rt_wait_fd polls it (-1: none) (plan) */
   atomic_bool committing;   /* the job completed and its sinks commit: a stop signal is too late (atomic) */
   int stop_signal;          /* the signal that stopped the job (0: none) (fail_mu) */
+  struct Ckpt *ck;          /* checkpoints (NULL: off) (plan; its own rules in ckpt.c) */
 };
+
+/* ---- ckpt.c: checkpoints ---- */
+
+/* With --checkpoint-dir: the checkpoint state, after plan_build and ops_open (every operator must
+ * be checkpointable), and with --restore the operators' state from the latest complete checkpoint
+ * (an older one when the latest is damaged, with a message; none: a fresh start, said so). Main
+ * thread. 0, or -1 with the failure recorded. */
+int ckpt_start(Exec *x);
+/* The main thread's periodic step while the groups run (every 20 ms): requests the next checkpoint
+ * when it is time, notices the completed ones (and removes older ones). */
+void ckpt_tick(Exec *x);
+/* The job completed: its checkpoints are obsolete and go; or it failed: they stay for a restart.
+ * Frees the checkpoint state. Main thread, after the groups are joined. */
+void ckpt_finish(Exec *x, bool ok);
+/* A source is about to emit a tuple at position n->inst.cur_src: when that crosses a requested
+ * checkpoint's position, its snapshot is taken and the barrier goes down its outputs first.
+ * n's thread. 0, or -1 when the job is failing. */
+int ckpt_source_emit(Node *n);
+/* A local source ended its stream: no checkpoint is requested any more (one could not complete). */
+void ckpt_source_ended(Exec *x);
+/* A barrier reached n (aligned on all its inputs): n's part of the checkpoint is written. n's
+ * thread, holding no lock. 0, or -1 with the failure recorded. */
+int ckpt_snapshot(Node *n, Item barrier);
 
 /* ---- plan.c: this host's plan ---- */
 

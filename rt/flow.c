@@ -178,7 +178,8 @@ static int edge_push(Edge *e, Item it) {
   if (it.kind == ITEM_FINAL) return edge_flush(e);
   /* a batch closes when full, at punctuation, or when it has waited long enough (a slow input
    * must not hold results back) */
-  if (e->pending->n >= e->limit || it.kind == ITEM_WINDOW || now - e->pending_since > BATCH_DELAY_NS)
+  if (e->pending->n >= e->limit || it.kind == ITEM_WINDOW || it.kind == ITEM_BARRIER ||
+      now - e->pending_since > BATCH_DELAY_NS)
     return edge_flush(e);
   return 0;
 }
@@ -245,6 +246,10 @@ void rt_idle(OpInst *op) {
 
 int rt_emit(OpInst *op, int port, Tuple *t) {
   Node *n = op->exec_data;
+  if (n->nslots == 0 && op->exec->ck && ckpt_source_emit(n) < 0) { /* a source may owe a barrier */
+    tuple_unref(t);
+    return -1;
+  }
   int64_t born = op->cur_born;
   if (n->nslots == 0 && op->exec->o->stats) { /* a source: the tuple is born (latency at the sinks) */
     struct timespec ts;
@@ -286,6 +291,10 @@ int node_deliver(Node *n, int slot, Item it) {
     return forward_all(n, it);
   case ITEM_PROGRESS:
     return 0;
+  case ITEM_BARRIER:
+    if (ckpt_snapshot(n, it) < 0) return -1;
+    if (impl->barrier) return impl->barrier(op, it);
+    return forward_all(n, it);
   case ITEM_FINAL:
     if (--n->finals_left > 0) return 0;
     if (impl->final && impl->final(op) < 0) return -1;

@@ -52,6 +52,7 @@ static void *group_main(void *arg) {
   if (g->source) {
     Node *n = g->source;
     rc = n->inst.impl->run(&n->inst);
+    ckpt_source_ended(x);
     if (rc == 0 && !exec_stopping(x)) {
       n->finals_left = 1;
       rc = node_deliver(n, 0, (Item){ .kind = ITEM_FINAL, .seq = n->inst.cur_seq, .src = n->inst.cur_src });

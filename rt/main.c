@@ -33,6 +33,12 @@ static const char usage_text[] =
     "      --stats-json FILE     write the final per-operator counts as JSON\n"
     "      --accept-unterminated read a CSV input's last row even without its line end (otherwise\n"
     "                            an error: a file cut short ends inside its last row)\n"
+    "      --checkpoint-dir DIR  take consistent checkpoints into DIR (made if missing); a job\n"
+    "                            restarted with --restore continues from the latest complete one\n"
+    "      --checkpoint-interval S  seconds between checkpoints (1; decimals allowed)\n"
+    "      --restore             continue from the latest complete checkpoint in --checkpoint-dir\n"
+    "                            (none yet: start from the beginning); the output is then the\n"
+    "                            uninterrupted run's, byte for byte\n"
     "  -h, --help                show this help\n"
     "  -V, --version             show the version\n"
     "\n"
@@ -84,7 +90,8 @@ int main(int argc, char **argv) {
     {"stats-interval", required_argument, 0, 'i'}, {"stats-json", required_argument, 0, 'j'},
     {"help", no_argument, 0, 'h'},             {"version", no_argument, 0, 'V'},
     {"list-hosts", no_argument, 0, 'L'},      {"insecure-plaintext", no_argument, 0, 'P'},
-    {"accept-unterminated", no_argument, 0, 'U'},
+    {"accept-unterminated", no_argument, 0, 'U'}, {"checkpoint-dir", required_argument, 0, 'K'},
+    {"checkpoint-interval", required_argument, 0, 'I'}, {"restore", no_argument, 0, 'R'},
     {0, 0, 0, 0},
   };
   ExecOptions o = {0};
@@ -111,6 +118,15 @@ int main(int argc, char **argv) {
     case 'L': list_hosts = true; break;
     case 'P': o.plaintext = true; break;
     case 'U': o.accept_unterminated = true; break;
+    case 'K': o.checkpoint_dir = optarg; break;
+    case 'I': {
+      char *end;
+      o.checkpoint_interval = strtod(optarg, &end);
+      if (*end || !(o.checkpoint_interval >= 0.01 && o.checkpoint_interval <= 86400))
+        usage_error("--checkpoint-interval must be a number of seconds from 0.01 to 86400, got '%s'", optarg);
+      break;
+    }
+    case 'R': o.restore = true; break;
     case 'h': fputs(usage_text, stdout); return 0;
     case 'V': printf("sf-exec %s\n", SF_VERSION); return 0;
     case ':': usage_error("option '%s' needs an argument", argv[optind - 1]);
@@ -120,6 +136,8 @@ int main(int argc, char **argv) {
   if (optind == argc) usage_error("%s", "no graph file given");
   if (optind + 1 < argc) usage_error("more than one graph file given ('%s')", argv[optind + 1]);
   o.graph_path = argv[optind];
+  if ((o.restore || o.checkpoint_interval > 0) && !o.checkpoint_dir)
+    usage_error("%s", o.restore ? "--restore needs --checkpoint-dir" : "--checkpoint-interval needs --checkpoint-dir");
 
   Diag d;
   diag_init(&d, o.graph_path, stderr);

@@ -35,6 +35,7 @@ static void pop(Group *g, int s) {
     g->floor[s] = g->by_src ? it->src : it->seq;
     g->floor_known[s] = true;
   }
+  if (it->kind == ITEM_TUPLE) g->taken++;
   g->cur[s]->next++;
   g->last_slot = s;
 }
@@ -45,7 +46,8 @@ static int kind_rank(ItemKind k) {
   switch (k) {
   case ITEM_PROGRESS:
   case ITEM_PULSE: return 0;
-  case ITEM_WINDOW: return 1;
+  case ITEM_WINDOW:
+  case ITEM_BARRIER: return 1;
   case ITEM_TUPLE: return 2;
   default: return 3;
   }
@@ -58,6 +60,8 @@ static bool item_before(const Item *a, int sa, const Item *b, int sb, bool by_sr
   }
   uint64_t ka = by_src ? a->src : a->seq, kb = by_src ? b->src : b->seq;
   if (ka != kb) return ka < kb;
+  /* a checkpoint barrier at position P comes before everything of position P, on every input */
+  if (by_src && (a->kind == ITEM_BARRIER) != (b->kind == ITEM_BARRIER)) return a->kind == ITEM_BARRIER;
   if (by_src) return sa < sb; /* fan-in: ties go by the order the streams are listed */
   int ra = kind_rank(a->kind), rb = kind_rank(b->kind);
   if (ra != rb) return ra < rb;
@@ -101,7 +105,7 @@ static Step step_roundrobin(Group *g, Item *out) {
     pop(g, g->rr_next);
     return STEP_AGAIN;
   }
-  /* window or final: every channel must have it at its head */
+  /* window, barrier or final: every channel must have it at its head */
   for (int s = 0; s < W; s++) {
     Item *o = head(g, s);
     if (!o) return STEP_WAIT;
@@ -109,7 +113,7 @@ static Step step_roundrobin(Group *g, Item *out) {
       pop(g, s);
       return STEP_AGAIN;
     }
-    if (o->kind != h->kind)
+    if (o->kind != h->kind || (o->kind == ITEM_BARRIER && o->ckpt != h->ckpt))
       return broken_promise(g, "merge '%s': channels reached the end or a window at different tuples (%llu); "
                             "an operator in the region emitted more or fewer tuples than its model says", 0);
   }
@@ -123,7 +127,7 @@ static Step step_roundrobin(Group *g, Item *out) {
 static Step step_seq(Group *g, Item *out) {
   int W = g->entry->nslots;
   bool all = true;
-  int windows = 0, finals = 0;
+  int windows = 0, finals = 0, barriers = 0;
   for (int s = 0; s < W; s++) {
     Item *h = head(g, s);
     if (!h) {
@@ -142,15 +146,52 @@ static Step step_seq(Group *g, Item *out) {
     }
     if (h->kind == ITEM_WINDOW) windows++;
     if (h->kind == ITEM_FINAL) finals++;
+    if (h->kind == ITEM_BARRIER) barriers++;
   }
   if (!all) return STEP_WAIT;
-  if (windows == W || finals == W) {
+  for (int s = 1; barriers == W && s < W; s++)
+    if (head(g, s)->ckpt != head(g, 0)->ckpt) barriers = 0; /* cannot happen: one Split sent them */
+  if (windows == W || finals == W || barriers == W) {
     *out = *head(g, 0);
     for (int s = 0; s < W; s++) pop(g, s);
     return STEP_DELIVER;
   }
   return broken_promise(g, "merge '%s': tuple %llu never arrived; an operator in the region dropped a tuple "
                         "although its model says selectivity one", (unsigned long long)g->next_seq);
+}
+
+/* A checkpoint barrier is the smallest head of a seqpulse merge or a fan-in, and every input has a
+ * head: it leaves once every input has it at its head. In a region every channel has it (one Split
+ * sent it down all of them). A fan-in's inputs come from different sources, each of which put the
+ * barrier before the first tuple of the checkpoint's position; a source that had already passed
+ * that position did not, and an input whose head is past the barrier (a later tuple, a later
+ * barrier, its end) will never deliver it: the checkpoint cannot complete, and the barrier is
+ * dropped wherever it waits (ckpt.c finds the checkpoint incomplete). */
+static Step align_barrier(Group *g, const Item *bh, Item *out) {
+  int W = g->entry->nslots;
+  bool missed = false;
+  for (int s = 0; s < W; s++) {
+    Item *h = head(g, s);
+    if (h->kind == ITEM_BARRIER && h->ckpt == bh->ckpt) continue;
+    if (h->kind == ITEM_PULSE || h->kind == ITEM_PROGRESS) {
+      pop(g, s);
+      return STEP_AGAIN;
+    }
+    if (!g->by_src)
+      return broken_promise(g, "merge '%s': checkpoint barrier at %llu missing on a channel", bh->seq);
+    missed = true;
+  }
+  if (missed) {
+    uint64_t id = bh->ckpt;
+    for (int s = 0; s < W; s++) {
+      Item *h = head(g, s);
+      if (h->kind == ITEM_BARRIER && h->ckpt == id) pop(g, s);
+    }
+    return STEP_AGAIN;
+  }
+  *out = *bh;
+  for (int s = 0; s < W; s++) pop(g, s);
+  return STEP_DELIVER;
 }
 
 /* seqpulse (by seq) and fan-in (by src, DRIVE_SRC): the smallest head, once every slot has one, or
@@ -176,7 +217,7 @@ static Step step_smallest(Group *g, Item *out) {
   }
   if (!bh) return STEP_WAIT;
   if (missing) {
-    if (bh->kind == ITEM_FINAL || bh->kind == ITEM_WINDOW) return STEP_WAIT;
+    if (bh->kind == ITEM_FINAL || bh->kind == ITEM_WINDOW || bh->kind == ITEM_BARRIER) return STEP_WAIT;
     uint64_t key = by_src ? bh->src : bh->seq;
     for (int s = 0; s < W; s++) {
       if (g->cur[s] && g->cur[s]->next < g->cur[s]->n) continue;
@@ -206,6 +247,8 @@ static Step step_smallest(Group *g, Item *out) {
     *out = *bh;
     pop(g, best);
     return STEP_DELIVER;
+  case ITEM_BARRIER:
+    return align_barrier(g, bh, out);
   case ITEM_WINDOW:
   case ITEM_FINAL:
     for (int s = 0; s < W; s++) {

@@ -39,14 +39,18 @@ typedef enum ItemKind {
   ITEM_WINDOW, /* window punctuation */
   ITEM_FINAL,  /* end of stream */
   ITEM_PROGRESS, /* executor-internal: nothing with a smaller src will follow (feeds fan-in) */
+  ITEM_BARRIER, /* checkpoint barrier: everything before it is in checkpoint `ckpt`, nothing after */
 } ItemKind;
 
 typedef struct Item {
   ItemKind kind; /* what it is */
   uint64_t seq;  /* ordering key inside a region (assigned by a Split), else = src */
   uint64_t src;  /* position in the source's stream: orders fan-in deterministically */
-  int64_t born;  /* ITEM_TUPLE: when its source emitted the tuple it comes from (CLOCK_MONOTONIC ns,
-                    the same clock in every process of a machine); 0 when not measured (no --stats) */
+  union {
+    int64_t born;  /* ITEM_TUPLE: when its source emitted the tuple it comes from (CLOCK_MONOTONIC ns,
+                      the same clock in every process of a machine); 0 when not measured (no --stats) */
+    uint64_t ckpt; /* ITEM_BARRIER: the checkpoint's number (1, 2, ...) */
+  };
   Tuple *t;      /* ITEM_TUPLE only */
 } Item;
 
@@ -91,6 +95,9 @@ typedef struct OpKindImpl {
   int (*process)(OpInst *op, int port, Tuple *t); /* one input tuple; the op owns the reference */
   int (*window)(OpInst *op, int port);            /* window punctuation; NULL: forwarded to outputs */
   int (*pulse)(OpInst *op, int port, uint64_t seq); /* a pulse; NULL: forwarded to outputs */
+  /* a checkpoint barrier, after the snapshot (Split: down every output with its own sequence
+   * number); NULL: forwarded to outputs */
+  int (*barrier)(OpInst *op, Item barrier);
   void (*idle)(OpInst *op);                       /* its thread is about to wait (Split: pulse) */
   int (*final)(OpInst *op);                       /* every input ended: flush (emit what is left) */
   int (*commit)(OpInst *op);                      /* everything on this executor completed: make
@@ -215,6 +222,9 @@ struct ExecOptions {
   int connect_timeout_ms;  /* how long to wait for peers (0: default 10000) */
   bool accept_unterminated; /* a CSV input's last row may lack its line end (--accept-unterminated;
                                otherwise an error: a file cut short looks like that) */
+  const char *checkpoint_dir; /* take checkpoints into this directory (NULL: none) */
+  double checkpoint_interval; /* seconds between checkpoints (0: default 1) */
+  bool restore;            /* continue from the latest complete checkpoint in checkpoint_dir */
   FILE *log;               /* where errors and stats go (NULL: stderr) */
 };
 

@@ -76,6 +76,7 @@ typedef struct FileSink {
   Buf buf;          /* rows not yet written, from byte `sent` on */
   size_t sent;      /* bytes at the start of buf already written (an idle flush wrote part) */
   int64_t oldest;   /* streaming: when the oldest unwritten row was added (coarse monotonic ns) */
+  bool in_ckpt;     /* a checkpoint names the temporary file: it stays after a failure */
 } FileSink;
 
 static void filesink_close(OpInst *op, bool ok);
@@ -192,6 +193,7 @@ static int open_temp(OpInst *op, FileSink *s) {
     return rt_fail(op, "cannot create a temporary file in '%s' for '%s': %s", s->dir, s->target, strerror(e));
   }
   s->committed = false;
+  s->in_ckpt = false;
   if (fchmod(s->fd, 0666 & ~current_umask()) < 0) return write_fail(op, s);
   return 0;
 }
@@ -380,13 +382,115 @@ static void filesink_close(OpInst *op, bool ok) {
   FileSink *s = op->state;
   if (!s) return;
   if (s->fd >= 0 && !s->std_out) close(s->fd);
-  if (s->tmp && !s->committed) unlink(s->tmp);
+  /* after a failure, a restore goes on writing the file a checkpoint names */
+  if (s->tmp && !s->committed && (ok || !s->in_ckpt)) unlink(s->tmp);
   free(s->tmp);
   free(s->part);
   free(s->dir);
   buf_release(&s->buf);
   free(s);
   op->state = NULL;
+}
+
+/* ---- checkpoints ----
+ * At a barrier the sink writes out what it buffered and syncs it; its snapshot is the temporary
+ * file's name and length (and, rolling, which part it is and how full). A restored sink opens that
+ * file again, cuts it back to that length and goes on appending: the rows after the checkpoint are
+ * written again, once, and the file becomes visible only at the commit, as always. So a job's
+ * temporary file outlives a failure while checkpoints are on (hidden, never looking complete).
+ * Parts rolled by tuples or bytes are closed at the same rows in every run, so a part renamed after
+ * the checkpoint is renamed again with the same bytes; parts rolled by time are not, and refuse
+ * checkpoints. A device, a pipe or standard output cannot take rows back: what was written after
+ * the last checkpoint comes again after a restore (at-least-once), which the sink says at start. */
+
+static int filesink_checkpointable(OpInst *op) {
+  FileSink *s = op->state;
+  if (s->roll == ROLL_SECONDS)
+    return rt_fail(op, "parameter 'roll' = 'seconds' closes parts at times a restarted job cannot repeat: "
+                       "with checkpoints, roll by 'tuples N' or 'bytes N'");
+  if (s->direct)
+    rt_warn(op, "'%s' is written as rows come and cannot take them back: after a restore, the rows since the "
+                "last checkpoint are written again (at-least-once)", s->path);
+  return 0;
+}
+
+static int filesink_snapshot(OpInst *op, Buf *out) {
+  FileSink *s = op->state;
+  if (s->direct) { /* nothing to take back: only that the header went out */
+    snap_bool(out, true);
+    return 0;
+  }
+  snap_bool(out, false);
+  snap_u64(out, (uint64_t)s->nparts);
+  snap_i64(out, s->part_tuples);
+  snap_i64(out, s->part_bytes);
+  snap_bool(out, s->tmp != NULL && s->fd >= 0);
+  if (!s->tmp || s->fd < 0) return 0;
+  if (flush(op, s) < 0) return -1;
+  off_t len = lseek(s->fd, 0, SEEK_CUR);
+  if (len < 0 || fdatasync(s->fd) < 0) return write_fail(op, s);
+  snap_bytes(out, s->tmp, strlen(s->tmp));
+  snap_u64(out, (uint64_t)len);
+  s->in_ckpt = true;
+  return 0;
+}
+
+static int filesink_restore(OpInst *op, SnapIn *in) {
+  FileSink *s = op->state;
+  bool direct = snap_get_bool(in);
+  if (direct != s->direct)
+    return rt_fail(op, "the checkpoint was taken while '%s' was %s", s->path,
+                   direct ? "a device or pipe" : "a regular file");
+  if (direct) {
+    buf_reset(&s->buf); /* the header went out before the checkpoint */
+    s->sent = 0;
+    return 0;
+  }
+  uint64_t nparts = snap_get_u64(in);
+  int64_t part_tuples = snap_get_i64(in), part_bytes = snap_get_i64(in);
+  bool open_file = snap_get_bool(in);
+  size_t n = 0;
+  const char *tmp = open_file ? snap_get_bytes(in, &n) : NULL;
+  uint64_t len = open_file ? snap_get_u64(in) : 0;
+  if (in->bad) return 0; /* the executor reports the truncated snapshot */
+  /* what open made goes: the checkpoint's file takes its place */
+  if (s->fd >= 0) close(s->fd);
+  s->fd = -1;
+  if (s->tmp) unlink(s->tmp);
+  free(s->tmp);
+  s->tmp = NULL;
+  buf_reset(&s->buf);
+  s->sent = 0;
+  s->nparts = (int)nparts;
+  if (s->roll) {
+    free(s->part);
+    s->part = NULL;
+    s->target = s->path;
+    if (open_file) {
+      s->nparts--;
+      if (open_part(op, s) < 0) return -1; /* names the part; its new temporary file goes below */
+      close(s->fd);
+      unlink(s->tmp);
+      free(s->tmp);
+      s->tmp = NULL;
+      buf_reset(&s->buf);
+    }
+    s->part_tuples = part_tuples;
+    s->part_bytes = part_bytes;
+  }
+  if (!open_file) return 0;
+  if (!(s->tmp = strndup(tmp, n))) sf_die("out of memory");
+  s->fd = open(s->tmp, O_WRONLY | O_CLOEXEC);
+  struct stat st;
+  if (s->fd < 0 || fstat(s->fd, &st) < 0)
+    return rt_fail(op, "cannot restore: its file '%s' from the checkpoint: %s", s->tmp, strerror(errno));
+  if ((uint64_t)st.st_size < len)
+    return rt_fail(op, "cannot restore: its file '%s' holds %lld bytes, the checkpoint needs %llu", s->tmp,
+                   (long long)st.st_size, (unsigned long long)len);
+  s->committed = false;
+  s->in_ckpt = true;
+  if (ftruncate(s->fd, (off_t)len) < 0 || lseek(s->fd, (off_t)len, SEEK_SET) < 0) return write_fail(op, s);
+  return 0;
 }
 
 const OpKindImpl op_filesink = {
@@ -397,4 +501,7 @@ const OpKindImpl op_filesink = {
   .final = filesink_final,
   .commit = filesink_commit,
   .close = filesink_close,
+  .checkpointable = filesink_checkpointable,
+  .snapshot = filesink_snapshot,
+  .restore = filesink_restore,
 };

@@ -98,6 +98,37 @@ static int split_window(OpInst *op, int port) {
   return 0;
 }
 
+/* A checkpoint barrier goes down every output, numbered like window punctuation: after every tuple
+ * sent so far, before every later one. */
+static int split_barrier(OpInst *op, Item b) {
+  Split *s = op->state;
+  b.seq = s->assign ? s->next_seq : op->cur_seq;
+  for (int p = 0; p < s->width; p++)
+    if (rt_emit_item(op, p, b) < 0) return -1;
+  return 0;
+}
+
+/* Its counters; the round-robin position as a count, so that another width goes on from it. */
+static int split_snapshot(OpInst *op, Buf *out) {
+  Split *s = op->state;
+  snap_u64(out, s->next_seq);
+  snap_u64(out, s->high);
+  snap_u64(out, s->since);
+  snap_u64(out, s->pulsed);
+  snap_u64(out, s->rr);
+  return 0;
+}
+
+static int split_restore(OpInst *op, SnapIn *in) {
+  Split *s = op->state;
+  s->next_seq = snap_get_u64(in);
+  s->high = snap_get_u64(in);
+  s->since = snap_get_u64(in);
+  s->pulsed = snap_get_u64(in);
+  s->rr = snap_get_u64(in);
+  return 0;
+}
+
 static void split_close(OpInst *op, bool ok) {
   Split *s = op->state;
   if (s) free(s->keys);
@@ -113,5 +144,8 @@ const OpKindImpl op_split = {
   .idle = split_idle,
   .final = split_final,
   .window = split_window,
+  .barrier = split_barrier,
+  .snapshot = split_snapshot,
+  .restore = split_restore,
   .close = split_close,
 };
