@@ -19,6 +19,8 @@ static const char usage_text[] =
     "options:\n"
     "      --host NAME           run only the operators placed on host NAME\n"
     "      --list-hosts          print the graph's hosts (name address, one per line) and exit\n"
+    "      --hosts SPEC          NAME=HOST:PORT[,NAME=HOST:PORT...]: these hosts of the graph are at\n"
+    "                            these addresses instead (a host replaced at a restart)\n"
     "      --token-file FILE     the job token (default: $SF_TOKEN); tools/sf-launch sets it\n"
     "      --insecure-plaintext  no TLS between hosts: the token and the tuples travel in clear\n"
     "                            (loopback addresses only, for development); otherwise $SF_TLS_CA,\n"
@@ -82,6 +84,31 @@ static char *read_token(const char *file) {
   return strdup(line);
 }
 
+/* --hosts: NAME=ADDRESS pairs, comma-separated, each naming a host of the graph, whose address
+ * they replace. 0, or -1 after a message. */
+static int override_hosts(Graph *g, const char *spec) {
+  char *copy = strdup(spec), *save = NULL;
+  int rc = 0;
+  for (char *item = strtok_r(copy, ",", &save); item && rc == 0; item = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(item, '=');
+    if (!eq || eq == item || !eq[1] || !strchr(eq + 1, ':')) {
+      fprintf(stderr, "sf-exec: --hosts takes NAME=HOST:PORT[,NAME=HOST:PORT...], got '%s'\n", item);
+      rc = -1;
+      break;
+    }
+    *eq = 0;
+    Host *h = graph_find_host(g, item);
+    if (!h) {
+      fprintf(stderr, "sf-exec: --hosts names host '%s', which the graph does not declare\n", item);
+      rc = -1;
+      break;
+    }
+    h->address = arena_strdup(g->arena, eq + 1);
+  }
+  free(copy);
+  return rc;
+}
+
 int main(int argc, char **argv) {
   static const struct option longs[] = {
     {"host", required_argument, 0, 'H'},       {"token-file", required_argument, 0, 'T'},
@@ -92,10 +119,11 @@ int main(int argc, char **argv) {
     {"list-hosts", no_argument, 0, 'L'},      {"insecure-plaintext", no_argument, 0, 'P'},
     {"accept-unterminated", no_argument, 0, 'U'}, {"checkpoint-dir", required_argument, 0, 'K'},
     {"checkpoint-interval", required_argument, 0, 'I'}, {"restore", no_argument, 0, 'R'},
+    {"hosts", required_argument, 0, 'A'},
     {0, 0, 0, 0},
   };
   ExecOptions o = {0};
-  const char *token_file = NULL;
+  const char *token_file = NULL, *hosts_spec = NULL;
   bool list_hosts = false;
   opterr = 0;
   int c;
@@ -127,6 +155,7 @@ int main(int argc, char **argv) {
       break;
     }
     case 'R': o.restore = true; break;
+    case 'A': hosts_spec = optarg; break;
     case 'h': fputs(usage_text, stdout); return 0;
     case 'V': printf("sf-exec %s\n", SF_VERSION); return 0;
     case ':': usage_error("option '%s' needs an argument", argv[optind - 1]);
@@ -149,6 +178,10 @@ int main(int argc, char **argv) {
   if (bad != 0) {
     graph_free(g);
     return 1;
+  }
+  if (hosts_spec && override_hosts(g, hosts_spec) < 0) {
+    graph_free(g);
+    return 2;
   }
   if (list_hosts) {
     for (int i = 0; i < g->nhosts; i++) printf("%s %s\n", g->hosts[i]->name, g->hosts[i]->address);
