@@ -380,6 +380,50 @@ void ckpt_tick(Exec *x) {
   ck->next_at = now + ck->interval;
 }
 
+/* ---- which keys a replica owns ---- */
+
+/* The Split that deals n's channel its tuples: up its inputs (through a shuffle's channel Merge, its
+ * first input) to the first Split. NULL outside a region. */
+static const Op *channel_split(const Op *op) {
+  for (int hops = 0; op && op->channel >= 0 && hops < 1000; hops++) {
+    if (op->ninputs == 0 || op->inputs[0].nstreams == 0 || !op->inputs[0].streams[0]) return NULL;
+    const Op *up = op->inputs[0].streams[0]->producer;
+    if (up && up->kind == KIND_SPLIT) return up;
+    op = up;
+  }
+  return NULL;
+}
+
+/* Works out which keys n owns: the hash of its region's Split over the same attributes. */
+static void find_owner(Exec *x, Node *n) {
+  n->own_width = 1;
+  const Op *split = channel_split(n->op);
+  if (!split || !n->inst.in_schema) return;
+  const OpInst *si = &x->nodes[split->index].inst;
+  const char *strategy = rt_param(si, "strategy"), *keys = rt_param(si, "keys");
+  if (!strategy || strcmp(strategy, "hash") != 0 || !keys) return;
+  int nk;
+  const char **names = names_split(x->arena, keys, &nk);
+  n->own_attrs = arena_alloc(x->arena, sizeof(int) * (size_t)(nk + 1));
+  for (int i = 0; i < nk; i++)
+    if ((n->own_attrs[i] = schema_find_attr(n->inst.in_schema, names[i])) < 0) return; /* cannot tell */
+  n->own_n = nk;
+  n->own_width = split->noutputs;
+}
+
+bool rt_owns_key(const OpInst *op, const Value *vals, const int *slots, int nvals) {
+  const Node *n = op->exec_data;
+  if (!n || n->own_width <= 1 || n->op->channel < 0) return true;
+  uint64_t h = SF_HASH_SEED;
+  for (int i = 0; i < n->own_n; i++) {
+    int j = 0;
+    while (j < nvals && slots[j] != n->own_attrs[i]) j++;
+    if (j == nvals) return true; /* the key does not hold the region's attribute: keep it */
+    h = value_hash(&vals[j], h);
+  }
+  return (int)(h % (uint64_t)n->own_width) == n->op->channel;
+}
+
 /* ---- restoring ---- */
 
 typedef struct Snap {
@@ -422,9 +466,70 @@ static bool load_snap(const Ckpt *ck, uint64_t id, const char *name, const char 
   return true;
 }
 
-/* Checks checkpoint id and, when every local operator's snapshot is sound, restores them all. 1 when
- * restored, 0 when the checkpoint is damaged or incomplete (why says how), -1 when a restore failed
- * (the failure recorded). */
+/* The snapshots listed in a manifest ("file NAME.snap SIZE" lines): their NAMEs, NULL-terminated. */
+static char **manifest_names(const char *manifest, int *count) {
+  int cap = 16, n = 0;
+  char **names = malloc(sizeof *names * (size_t)cap);
+  for (const char *l = manifest; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+    if (strncmp(l, "file ", 5) != 0) continue;
+    const char *end = strstr(l + 5, ".snap ");
+    const char *nl = strchr(l, '\n');
+    if (!end || (nl && end > nl)) continue;
+    if (n + 1 >= cap) names = realloc(names, sizeof *names * (size_t)(cap *= 2));
+    names[n++] = strndup(l + 5, (size_t)(end - (l + 5)));
+  }
+  names[n] = NULL;
+  *count = n;
+  return names;
+}
+
+/* Whether snapshot `name` belongs to an operator whose original is `base`: base itself, or one of
+ * its replicas base[K] (a checkpoint taken at another width). */
+static bool same_origin(const char *name, const char *base) {
+  size_t b = strlen(base);
+  if (strncmp(name, base, b) != 0) return false;
+  if (!name[b]) return true;
+  if (name[b] != '[' || !name[b + 1]) return false;
+  const char *p = name + b + 1;
+  while (*p >= '0' && *p <= '9') p++;
+  return p > name + b + 1 && p[0] == ']' && !p[1];
+}
+
+/* The snapshots a local operator restores from: its own, or, when the checkpoint was taken at
+ * another width, those of every replica of the same original (keyed state goes to the replica
+ * that owns each key: rt_owns_key). A Split or Merge that did not exist then starts afresh, as it
+ * did at the start; any other operator without a snapshot means the graph changed. */
+typedef struct NodeSnaps {
+  Snap *s;
+  int n;
+} NodeSnaps;
+
+static bool load_node(const Ckpt *ck, uint64_t id, const Node *n, const char *manifest, char **names, NodeSnaps *ns,
+                      char *why, size_t cap) {
+  int count = 0;
+  for (char **p = names; *p; p++) count++;
+  ns->s = calloc((size_t)count + 1, sizeof *ns->s);
+  const char *base = n->op->origin ? n->op->origin : n->op->name;
+  int then = 0, now = 0; /* replicas of base in the checkpoint, and in this graph */
+  for (char **p = names; *p; p++) then += same_origin(*p, base);
+  for (int i = 0; i < n->inst.exec->g->nops; i++) {
+    const Op *o = n->inst.exec->g->ops[i];
+    now += !strcmp(o->origin ? o->origin : o->name, base);
+  }
+  for (char **p = names; *p && then == now; p++)
+    if (!strcmp(*p, n->op->name)) return (ns->n = 1), load_snap(ck, id, *p, manifest, &ns->s[0], why, cap);
+  for (char **p = names; *p; p++)
+    if (same_origin(*p, base) && !load_snap(ck, id, *p, manifest, &ns->s[ns->n++], why, cap)) return false;
+  if (ns->n == 0 && n->op->kind != KIND_SPLIT && n->op->kind != KIND_MERGE) {
+    snprintf(why, cap, "it holds no snapshot of operator '%s': it was taken for another graph", n->op->name);
+    return false;
+  }
+  return true;
+}
+
+/* Checks checkpoint id and, when every local operator's snapshots are sound, restores them all. 1
+ * when restored, 0 when the checkpoint is damaged or incomplete (why says how), -1 when a restore
+ * failed (the failure recorded). */
 static int restore_from(Exec *x, uint64_t id, char *why, size_t cap) {
   Ckpt *ck = x->ck;
   char path[PATH_MAX];
@@ -438,38 +543,49 @@ static int restore_from(Exec *x, uint64_t id, char *why, size_t cap) {
     free(manifest);
     return snprintf(why, cap, "its manifest is malformed"), 0;
   }
-  Snap *snaps = calloc((size_t)x->nnodes + 1, sizeof *snaps);
+  int nnames;
+  char **names = manifest_names(manifest, &nnames);
+  NodeSnaps *snaps = calloc((size_t)x->nnodes + 1, sizeof *snaps);
   int rc = 1;
   for (int i = 0; i < x->nnodes && rc == 1; i++)
-    if (x->nodes[i].local && !load_snap(ck, id, x->nodes[i].op->name, manifest, &snaps[i], why, cap)) rc = 0;
+    if (x->nodes[i].local && !load_node(ck, id, &x->nodes[i], manifest, names, &snaps[i], why, cap)) rc = 0;
   for (int i = 0; i < x->nnodes && rc == 1; i++) {
     Node *n = &x->nodes[i];
-    if (!n->local) continue;
-    Snap *s = &snaps[i];
+    if (!n->local || snaps[i].n == 0) continue;
+    Snap *first = &snaps[i].s[0];
     Group *g = n->group;
     if (g && g->entry == n && g->driver != DRIVE_SINGLE) {
-      g->next_seq = s->next_seq;
-      g->taken = s->taken;
-      g->rr_next = (int)(s->taken % (uint64_t)n->nslots);
+      g->next_seq = first->next_seq;
+      g->taken = first->taken;
+      g->rr_next = (int)(first->taken % (uint64_t)n->nslots);
     }
     if (n->nslots == 0) { /* a source: it is at the checkpoint's position */
       n->ck_seen = id;
-      n->ck_prev = s->pos;
-      atomic_store(&n->ck_pos, s->pos);
+      n->ck_prev = first->pos;
+      atomic_store(&n->ck_pos, first->pos);
+      ck->last_max = first->pos;
     }
-    if (n->inst.impl->restore) {
-      if (n->inst.impl->restore(&n->inst, &s->state) < 0) rc = -1;
-      else if (!snap_done(&s->state))
-        rc = -1, exec_fail(x, "operator '%s': its snapshot in checkpoint %" PRIu64 " does not fit this sf-exec "
-                           "(%s)", n->op->name, id, s->state.bad ? "truncated" : "bytes left over");
-    } else if (s->state.n > 0) {
-      rc = -1, exec_fail(x, "operator '%s': its snapshot in checkpoint %" PRIu64 " has state this operator kind "
-                         "cannot restore", n->op->name, id);
+    find_owner(x, n);
+    for (int k = 0; k < snaps[i].n && rc == 1; k++) {
+      Snap *s = &snaps[i].s[k];
+      if (n->inst.impl->restore) {
+        if (n->inst.impl->restore(&n->inst, &s->state) < 0) rc = -1;
+        else if (!snap_done(&s->state))
+          rc = -1, exec_fail(x, "operator '%s': its snapshot in checkpoint %" PRIu64 " does not fit this sf-exec "
+                             "(%s)", n->op->name, id, s->state.bad ? "truncated" : "bytes left over");
+      } else if (s->state.n > 0) {
+        rc = -1, exec_fail(x, "operator '%s': its snapshot in checkpoint %" PRIu64 " has state this operator "
+                           "kind cannot restore", n->op->name, id);
+      }
     }
-    if (n->nslots == 0 && rc == 1) ck->last_max = s->pos;
   }
-  for (int i = 0; i < x->nnodes; i++) free(snaps[i].bytes);
+  for (int i = 0; i < x->nnodes; i++) {
+    for (int k = 0; k < snaps[i].n; k++) free(snaps[i].s[k].bytes);
+    free(snaps[i].s);
+  }
   free(snaps);
+  for (int k = 0; k < nnames; k++) free(names[k]);
+  free(names);
   free(manifest);
   return rc;
 }
@@ -579,7 +695,3 @@ void ckpt_finish(Exec *x, bool ok) {
   x->ck = NULL;
 }
 
-bool rt_owns_key(const OpInst *op, const Value *vals, const int *slots, int nvals) {
-  (void)op, (void)vals, (void)slots, (void)nvals;
-  return true;
-}
