@@ -516,8 +516,11 @@ static bool load_node(const Ckpt *ck, uint64_t id, const Node *n, const char *ma
     const Op *o = n->inst.exec->g->ops[i];
     now += !strcmp(o->origin ? o->origin : o->name, base);
   }
-  for (char **p = names; *p && then == now; p++)
+  /* its own snapshot, unless it is a replica and the width changed (a Split or Merge in a channel
+   * is named NAME[K] too, but replicates nothing: its own or none) */
+  for (char **p = names; *p && (!n->op->origin || then == now); p++)
     if (!strcmp(*p, n->op->name)) return (ns->n = 1), load_snap(ck, id, *p, manifest, &ns->s[0], why, cap);
+  if (!n->op->origin) return true;
   for (char **p = names; *p; p++)
     if (same_origin(*p, base) && !load_snap(ck, id, *p, manifest, &ns->s[ns->n++], why, cap)) return false;
   if (ns->n == 0 && n->op->kind != KIND_SPLIT && n->op->kind != KIND_MERGE) {

@@ -27,11 +27,15 @@
 #      sink measuring now - stamp (sf_latency): p50, p99, p99.9 and max in one process and over two
 #      executors on loopback, each the run with the median p99 of SF_BENCH_RUNS; the baseline is the
 #      same process with --batch 1 (every item its own batch: no wait for a batch at all);
+#   checkpoints: the recovery test's graph at width 2 without checkpoints and with one every 1 s and
+#      0.1 s (overhead); kill -9 half way and --restore (time to restored, time of the rest); snapshot
+#      bytes per key of a keyed Aggregate and a Dedup over 1,000,000 keys;
 #   number text: ns per value of the double and int formatters (xform/number.c) against the printf
 #      and strtod formatter they replaced, on the same values in the same run (texts checked equal).
 # Environment: SF_BENCH_N (tuples for 1, 3 and 5; default 5000000), SF_BENCH_RUNS (best of; default 3),
 # SF_BENCH_SLIDE_N (tuples of the sliding windows; default 1000000), SF_BENCH_ONLY=xform, slide,
-# eval or latency (run only section 7, the sliding windows, the expressions or the latency).
+# eval, latency or ckpt (run only section 7, the sliding windows, the expressions, the latency or the
+# checkpoints).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-${SF_BUILD:-$top/build}}" && pwd)
@@ -200,7 +204,89 @@ eval_bench() {
   "$bin/sf-bench-eval" 2000000 "$RUNS" | sed 's/^/   /'
 }
 
+# ---- checkpoints: their cost, recovery time and size (a function: SF_BENCH_ONLY=ckpt) ----
+ckpt_bench() {
+  local CN=${SF_BENCH_CKPT_N:-3000000} g=$top/tests/recovery/ckpt.xml
+  sed "s/COUNT/$CN/" "$g" > ckpt-seq.xml
+  "$bin/sf-xform" -w 2 ckpt-seq.xml -o ckpt.xml
+  echo
+  echo "checkpoints: tests/recovery/ckpt.xml at width 2, two sources of $CN tuples (fan-in, Dedup, windows, shuffle)"
+  local t0 t1 t_ck1 t_ck01
+  t0=$(best_of "$bin/sf-exec" ckpt.xml)
+  t_ck1=$(best_of "$bin/sf-exec" --checkpoint-dir ck --checkpoint-interval 1 ckpt.xml)
+  t_ck01=$(best_of "$bin/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.1 ckpt.xml)
+  printf '   no checkpoints            %8ss  %s\n' "$t0" "$(rate $((2 * CN)) "$t0")"
+  printf '   a checkpoint every 1 s    %8ss  %s  overhead %s\n' "$t_ck1" "$(rate $((2 * CN)) "$t_ck1")" \
+    "$(awk -v a="$t_ck1" -v b="$t0" 'BEGIN { printf "%+.1f %%", 100 * (a / b - 1) }')"
+  printf '   a checkpoint every 0.1 s  %8ss  %s  overhead %s\n' "$t_ck01" "$(rate $((2 * CN)) "$t_ck01")" \
+    "$(awk -v a="$t_ck01" -v b="$t0" 'BEGIN { printf "%+.1f %%", 100 * (a / b - 1) }')"
+  # recovery: killed after about half the run, then restored; the restore's time to its first
+  # restored line (reading and checking the checkpoint, reopening the sink) and to the end
+  local best_r="" best_total="" i
+  for i in $(seq "$RUNS"); do
+    rm -rf ck out.csv .out.csv.tmp.*
+    "$bin/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.2 ckpt.xml & local pid=$!
+    sleep "$(awk -v t="$t0" 'BEGIN { printf "%.2f", t / 2 }')"
+    kill -KILL $pid 2>/dev/null; wait $pid 2>/dev/null || true
+    local k0 k1 k2
+    k0=$(now_ns)
+    "$bin/sf-exec" --checkpoint-dir ck --restore ckpt.xml 2>&1 >/dev/null | while read -r line; do
+      case $line in "sf-exec: restored checkpoint"*) now_ns > restored.ns ;; esac
+    done
+    k2=$(now_ns)
+    [ -f restored.ns ] || { echo "   (run $i: no checkpoint was complete at the kill)"; continue; }
+    k1=$(cat restored.ns); rm -f restored.ns
+    local r=$((k1 - k0)) total=$((k2 - k0))
+    if [ -z "$best_r" ] || [ "$r" -lt "$best_r" ]; then best_r=$r; best_total=$total; fi
+  done
+  [ -n "$best_r" ] && printf '   kill -9 at half way, then --restore: restored in %s s (the rest of the job took %s s)\n' \
+    "$(awk -v n="$best_r" 'BEGIN { printf "%.3f", n / 1e9 }')" "$(awk -v n="$best_total" -v r="$best_r" 'BEGIN { printf "%.3f", (n - r) / 1e9 }')"
+  # size per key: one keyed Aggregate over K keys, checkpointed once every key exists
+  local K=${SF_BENCH_CKPT_KEYS:-1000000}
+  cat > keys.xml <<XML
+$header
+  <schema name="In"><attr name="k" type="int"/><attr name="v" type="int"/></schema>
+  <schema name="Out"><attr name="k" type="int"/><attr name="s" type="int"/></schema>
+  <operator name="src" kind="Beacon">
+    <output stream="A" schema="In"/>
+    <param name="count">$((3 * K))</param>
+    <set attr="k">seq % $K</set>
+    <set attr="v">rand(seq) % 1000</set>
+  </operator>
+  <operator name="agg" kind="Aggregate">
+    <input stream="A"/>
+    <output stream="B" schema="Out"/>
+    <param name="partitionBy">k</param>
+    <param name="window">tumbling 1000</param>
+    <set attr="s">sum(v)</set>
+  </operator>
+  <operator name="dedup" kind="Dedup">
+    <input stream="A"/>
+    <output stream="C" schema="In"/>
+    <param name="partitionBy">k</param>
+  </operator>
+  <operator name="out" kind="FileSink"><input stream="B"/><param name="file">/dev/null</param></operator>
+  <operator name="out2" kind="FileSink"><input stream="C"/><param name="file">/dev/null</param></operator>
+</graph>
+XML
+  rm -rf ck
+  "$bin/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.5 keys.xml 2>/dev/null & local kp=$!
+  local last=""
+  while kill -0 $kp 2>/dev/null; do
+    for m in ck/ckpt-*/MANIFEST; do [ -f "$m" ] && last=$(dirname "$m"); done
+    [ -n "$last" ] && cp -r "$last" ck-last 2>/dev/null && rm -rf ck-keep && mv ck-last ck-keep
+    sleep 0.2
+  done
+  wait $kp 2>/dev/null || true
+  if [ -f ck-keep/agg.snap ]; then
+    printf '   %s keys: Aggregate (tumbling, sum) %s bytes/key, Dedup %s bytes/key (the last checkpoint of the run)\n' "$K" \
+      "$(awk -v b="$(stat -c %s ck-keep/agg.snap)" -v k="$K" 'BEGIN { printf "%.1f", b / k }')" \
+      "$(awk -v b="$(stat -c %s ck-keep/dedup.snap)" -v k="$K" 'BEGIN { printf "%.1f", b / k }')"
+  fi
+}
+
 case "${SF_BENCH_ONLY:-}" in
+  ckpt) ckpt_bench; exit 0 ;;
   xform) xform_bench; exit 0 ;;
   slide) slide_bench; exit 0 ;;
   eval) eval_bench; exit 0 ;;
@@ -472,3 +558,4 @@ latency_bench
 echo
 xform_bench
 eval_bench
+ckpt_bench
