@@ -520,7 +520,7 @@ static bool load_node(const Ckpt *ck, uint64_t id, const Node *n, const char *ma
    * is named NAME[K] too, but replicates nothing: its own or none) */
   for (char **p = names; *p && (!n->op->origin || then == now); p++)
     if (!strcmp(*p, n->op->name)) return (ns->n = 1), load_snap(ck, id, *p, manifest, &ns->s[0], why, cap);
-  if (!n->op->origin) return true;
+  if (!n->op->origin && (n->op->kind == KIND_SPLIT || n->op->kind == KIND_MERGE)) return true; /* new: afresh */
   for (char **p = names; *p; p++)
     if (same_origin(*p, base) && !load_snap(ck, id, *p, manifest, &ns->s[ns->n++], why, cap)) return false;
   if (ns->n == 0 && n->op->kind != KIND_SPLIT && n->op->kind != KIND_MERGE) {
