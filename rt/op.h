@@ -65,7 +65,38 @@
  *
  * Errors: a callback returning non-zero, sf_error, or a misuse of the functions below (a wrong
  * attribute index or type) fails the job with a message naming the operator; sf_emit then returns
- * -1, and the callback should return at once. */
+ * -1, and the callback should return at once.
+ *
+ * Checkpoints (ABI version 2): with checkpoints on, the job saves a consistent snapshot of every
+ * operator now and then, and a job restarted from one continues as if it had never stopped: no
+ * tuple lost, none repeated. An operator keeping state from one tuple to the next saves and
+ * restores it with two callbacks:
+ *   - snapshot(op, state, out) writes the state as bytes of the operator's own format, in one or
+ *     more sf_snapshot_write calls (appended in order); sf-exec stores them as they are. It is
+ *     called between two other callbacks when a checkpoint barrier reaches the operator: after
+ *     process for every tuple that came before the barrier, and before process for any tuple after
+ *     it. It reads the state and changes nothing; it must not emit. What the operator emitted
+ *     before is not part of it (it has left the operator).
+ *   - restore(op, state, data, n) reads back data[0..n), the bytes of one snapshot (valid during
+ *     the call only: copy what you keep). It is called after open and before any tuple or
+ *     punctuation, and not at all when the job starts afresh. Without a change of width it is
+ *     called once, with the snapshot of the same instance. When the job restarts with a parallel
+ *     region of another width, every instance of the operator is given the snapshots of all the old
+ *     instances, one call each, in no particular order: restore must merge what it reads into what
+ *     earlier calls restored, never replace it. A keyed operator (<model state="partitioned">)
+ *     keeps only the keys its instance owns (sf_owns_key) and drops the others, which another
+ *     instance restores from the same snapshots.
+ * An operator whose <model> says state="partitioned" or "unknown" (or that has no <model>: its
+ * state is unknown) must have both callbacks to run with checkpoints: sf-exec refuses to start the
+ * job otherwise, naming it. One with state="none" may leave them NULL (it has nothing to save).
+ * A source (no input port) always needs both: its snapshot holds its position in its input. A
+ * source's snapshot is taken inside sf_emit, called from its SF_PUNCT_FINAL callback, just before
+ * the tuple given to sf_emit leaves: it must describe the state as if that tuple had not been
+ * produced yet, so that a restored source emits that tuple first. Advance the position after
+ * sf_emit returns, never before it. A restored source then gets SF_PUNCT_FINAL as usual and
+ * carries on from the restored position.
+ * A version-1 operator (abi_version 1, whose struct ends after close) still loads: sf-exec never
+ * reads snapshot or restore from it, so it runs as a version-2 operator leaving them NULL. */
 #ifndef SF_OP_H
 #define SF_OP_H
 
@@ -77,8 +108,9 @@
 extern "C" {
 #endif
 
-/* The version of this interface; sf-exec refuses an operator whose abi_version differs. */
-#define SF_OPERATOR_ABI 1
+/* The version of this interface. This sf-exec loads operators of versions 1 (no checkpoint
+ * callbacks) and 2, and refuses any other abi_version. */
+#define SF_OPERATOR_ABI 2
 
 /* Kinds of punctuation passed to sf_operator.punctuation. */
 #define SF_PUNCT_WINDOW 1 /* a window ended upstream; forwarded downstream after the callback */
@@ -93,6 +125,7 @@ extern "C" {
 
 typedef struct sf_op sf_op;       /* one running instance of the operator (opaque) */
 typedef struct sf_tuple sf_tuple; /* one tuple: an input, or an output being built (opaque) */
+typedef struct sf_snapshot sf_snapshot; /* the snapshot being written (opaque; ABI version 2) */
 
 /* The operator's callbacks. Any of them may be NULL (nothing to do). Those returning int return
  * 0 on success, anything else to fail the job (preferably the -1 of sf_error, which says why). */
@@ -102,6 +135,11 @@ struct sf_operator {
   int (*process)(sf_op *op, void *state, int port, const sf_tuple *t); /* one input tuple */
   int (*punctuation)(sf_op *op, void *state, int port, int kind);      /* SF_PUNCT_* */
   void (*close)(sf_op *op, void *state);                /* free the state */
+  /* ABI version 2 (appended: a version-1 struct ends above, and is never read past close).
+   * Checkpoints, see the top of this file: snapshot writes the state with sf_snapshot_write;
+   * restore merges the state one snapshot wrote, data[0..n), into *state. */
+  int (*snapshot)(sf_op *op, void *state, sf_snapshot *out);
+  int (*restore)(sf_op *op, void *state, const void *data, size_t n);
 };
 
 /* ---- the operator ---- */
@@ -151,6 +189,23 @@ void sf_tuple_free(sf_tuple *t);
 int sf_emit(sf_op *op, sf_tuple *t);
 /* Emits window punctuation on the output (operators whose <model punct="generates">). 0 or -1. */
 int sf_emit_window(sf_op *op);
+
+/* ---- checkpoints (ABI version 2) ---- */
+
+/* Appends data[0..n) to the snapshot being written; only inside the snapshot callback, with the
+ * `out` it was given. 0, or -1 when the job is failing (return at once). */
+int sf_snapshot_write(sf_snapshot *out, const void *data, size_t n);
+/* A new tuple of the input schema, every attribute 0, 0.0, false or "", on which to set the key
+ * attributes (sf_set_*, or sf_copy from an input) and ask sf_owns_key. It is never emitted: free
+ * it with sf_tuple_free (it may be set and asked again first). NULL (and the job fails) when the
+ * operator has no input port. */
+sf_tuple *sf_key_new(sf_op *op);
+/* Whether this instance owns the key of t (an input tuple, or one from sf_key_new): the values of
+ * the attributes its <model keys="..."> names, hashed as the parallel region's split hashes them.
+ * True for an operator whose model is not state="partitioned", and for one not running as a
+ * channel of a parallel region. Meant for restore: every input tuple goes to the instance that
+ * owns its key, so in process it is always true. */
+bool sf_owns_key(sf_op *op, const sf_tuple *t);
 
 #ifdef __cplusplus
 }

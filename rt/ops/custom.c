@@ -13,7 +13,14 @@
  * A replica (a channel of a parallel region) is checked against its model as it runs (DESIGN.md,
  * "A model is a promise"): more than one tuple for one input under selectivity one or atmostone,
  * none under one, or any tuple while handling punctuation stops the job, naming the operator and
- * the model attribute it broke, before the offending tuple leaves the operator. */
+ * the model attribute it broke, before the offending tuple leaves the operator.
+ *
+ * Checkpoints (op.h ABI version 2): the kind's snapshot is the source's next sequence number, then
+ * whether the library has a snapshot callback and, if so, the bytes it wrote (snap_bytes); restore
+ * hands those bytes to the library's restore callback. A version-1 library's struct ends after
+ * close: its snapshot and restore are never read (sf_op.snapshot and .restore stay NULL). With
+ * checkpoints on, a library without the callbacks is refused at start-up when its model keeps
+ * state (or it is a source, whose snapshot is taken inside sf_emit: rt.h). */
 #include "op.h"
 #include "rt.h"
 
@@ -34,12 +41,31 @@ typedef enum Handling {
   HANDLING_TUPLE,   /* process */
   HANDLING_WINDOW,  /* punctuation(SF_PUNCT_WINDOW) */
   HANDLING_FINAL,   /* punctuation(SF_PUNCT_FINAL) */
+  HANDLING_SNAPSHOT, /* snapshot (may run inside sf_emit: a source's) */
+  HANDLING_RESTORE, /* restore */
 } Handling;
+
+/* The op.h ABI versions this sf-exec loads. */
+enum { ABI_OLDEST = 1 };
+
+/* The snapshot being written: sf_snapshot_write appends to `buf` while `active`. */
+struct sf_snapshot {
+  sf_op *op;   /* whose */
+  Buf buf;     /* the library's bytes (kept between snapshots: its allocation is reused) */
+  bool active; /* the snapshot callback is running */
+};
 
 struct sf_op {
   OpInst *inst;                  /* the runtime's instance */
   void *dl;                      /* dlopen handle */
-  const struct sf_operator *vt;  /* the library's callbacks */
+  const struct sf_operator *vt;  /* the library's callbacks (version 1's part of the struct only,
+                                    unless abi >= 2) */
+  int abi;                       /* the library's abi_version */
+  int (*snapshot)(sf_op *, void *, sf_snapshot *);         /* ABI 2; NULL when absent or version 1 */
+  int (*restore)(sf_op *, void *, const void *, size_t);   /* ABI 2; NULL when absent or version 1 */
+  sf_snapshot snap;              /* what snapshot writes into */
+  int *key_slots;                /* input attribute slots of the model's keys (sf_owns_key) */
+  int nkeys;                     /* how many (0: not state="partitioned", every key is owned) */
   void *state;                   /* what the library's open returned */
   bool opened;                   /* open succeeded: close must be called */
   bool failed;                   /* the job failed through this operator, or emitting failed */
@@ -56,7 +82,8 @@ struct sf_tuple {
   const Schema *schema; /* the values' schema */
   Value *v;             /* values (a Tuple's, or owned when built) */
   int n;                /* how many */
-  bool built;           /* made by sf_tuple_new: v and its strings are malloc'd */
+  bool built;           /* made by sf_tuple_new or sf_key_new: v and its strings are malloc'd */
+  bool key;             /* made by sf_key_new: of the input schema, never emitted */
 };
 
 static const char empty_string[1] = "";
@@ -141,14 +168,10 @@ const char *sf_get_string(const sf_tuple *t, int attr, size_t *len) {
   return v ? v->s.p : empty_string;
 }
 
-sf_tuple *sf_tuple_new(sf_op *op) {
-  const Schema *s = op->inst->out_schema;
-  if (!s) {
-    op_fail(op, "sf_tuple_new: the operator has no output");
-    return NULL;
-  }
+/* A tuple of schema s to build, every attribute 0, 0.0, false or "". */
+static sf_tuple *tuple_of_schema(sf_op *op, const Schema *s, bool key) {
   sf_tuple *t = sf_xmalloc(sizeof *t + sizeof(Value) * (size_t)s->nattrs);
-  *t = (sf_tuple){ .op = op, .schema = s, .v = (Value *)(t + 1), .n = s->nattrs, .built = true };
+  *t = (sf_tuple){ .op = op, .schema = s, .v = (Value *)(t + 1), .n = s->nattrs, .built = true, .key = key };
   for (int i = 0; i < s->nattrs; i++) {
     switch (s->attrs[i].type) {
     case TYPE_INT: t->v[i] = value_int(0); break;
@@ -158,6 +181,22 @@ sf_tuple *sf_tuple_new(sf_op *op) {
     }
   }
   return t;
+}
+
+sf_tuple *sf_tuple_new(sf_op *op) {
+  if (!op->inst->out_schema) {
+    op_fail(op, "sf_tuple_new: the operator has no output");
+    return NULL;
+  }
+  return tuple_of_schema(op, op->inst->out_schema, false);
+}
+
+sf_tuple *sf_key_new(sf_op *op) {
+  if (!op->inst->in_schema) {
+    op_fail(op, "sf_key_new: the operator has no input");
+    return NULL;
+  }
+  return tuple_of_schema(op, op->inst->in_schema, true);
 }
 
 /* The value to overwrite in a tuple being built, or NULL after failing the job. */
@@ -262,7 +301,9 @@ static int replica_may_emit(sf_op *op) {
                          "final=\"emits\": it must not be replicated");
     return op_fail(op, "emitted a tuple on the final punctuation, but its model does not declare "
                        "final=\"emits\" (which would keep it out of parallel regions)");
-  case HANDLING_NOTHING: break;
+  case HANDLING_NOTHING:
+  case HANDLING_SNAPSHOT: /* refused before (sf_emit) */
+  case HANDLING_RESTORE: break;
   }
   return 0;
 }
@@ -283,9 +324,18 @@ int sf_emit(sf_op *op, sf_tuple *t) {
     sf_tuple_free(t);
     return op_fail(op, "sf_emit: the tuple was made by another operator");
   }
+  if (t->key) {
+    sf_tuple_free(t);
+    return op_fail(op, "sf_emit: the tuple is a key from sf_key_new (emit a tuple from sf_tuple_new)");
+  }
   if (op->failed) {
     sf_tuple_free(t);
     return -1;
+  }
+  if (op->handling == HANDLING_SNAPSHOT || op->handling == HANDLING_RESTORE) {
+    sf_tuple_free(t);
+    return op_fail(op, "sf_emit: called from %s, which must not emit",
+                   op->handling == HANDLING_SNAPSHOT ? "snapshot" : "restore");
   }
   op->emitted_now++;
   if (op->replica && replica_may_emit(op) < 0) {
@@ -294,16 +344,23 @@ int sf_emit(sf_op *op, sf_tuple *t) {
   }
   Tuple *out = tuple_new(t->v, t->n);
   sf_tuple_free(t);
-  if (op->inst->op->ninputs == 0) op->inst->cur_seq = op->inst->cur_src = op->emitted++;
+  bool source = op->inst->op->ninputs == 0;
+  /* a source's snapshot may be taken inside rt_emit, before the tuple leaves: op->emitted is then
+   * still this tuple's seq, the one a restored source emits first */
+  if (source) op->inst->cur_seq = op->inst->cur_src = op->emitted;
   if (rt_emit(op->inst, 0, out) < 0) {
     op->failed = true;
     return -1;
   }
+  if (source) op->emitted++;
   return 0;
 }
 
 int sf_emit_window(sf_op *op) {
   if (op->failed) return -1;
+  if (op->handling == HANDLING_SNAPSHOT || op->handling == HANDLING_RESTORE)
+    return op_fail(op, "sf_emit_window: called from %s, which must not emit",
+                   op->handling == HANDLING_SNAPSHOT ? "snapshot" : "restore");
   if (!op->inst->out_schema) return op_fail(op, "sf_emit_window: the operator has no output");
   Item it = { .kind = ITEM_WINDOW, .seq = op->inst->cur_seq, .src = op->inst->cur_src };
   if (rt_emit_item(op->inst, 0, it) < 0) {
@@ -311,6 +368,126 @@ int sf_emit_window(sf_op *op) {
     return -1;
   }
   return 0;
+}
+
+/* ---- checkpoints ---- */
+
+static int callback_result(sf_op *op, int rc, const char *what);
+
+/* "versions 1 and 2" (every version from ABI_OLDEST to SF_OPERATOR_ABI), into buf. */
+static const char *supported_versions(char *buf, size_t cap) {
+  size_t n = (size_t)snprintf(buf, cap, "version%s", ABI_OLDEST < SF_OPERATOR_ABI ? "s" : "");
+  for (int v = ABI_OLDEST; v <= SF_OPERATOR_ABI && n < cap; v++)
+    n += (size_t)snprintf(buf + n, cap - n, "%s%d", v == ABI_OLDEST ? " " : v == SF_OPERATOR_ABI ? " and " : ", ", v);
+  return buf;
+}
+
+/* The input slots of a state="partitioned" model's keys, for sf_owns_key. 0, or fails the job. */
+static int key_slots(sf_op *op) {
+  const Model *m = &op->inst->op->model;
+  if (!m->declared || m->state != STATE_PARTITIONED || m->nkeys == 0 || !op->inst->in_schema) return 0;
+  op->key_slots = sf_xmalloc(sizeof *op->key_slots * (size_t)m->nkeys);
+  for (int k = 0; k < m->nkeys; k++) {
+    op->key_slots[k] = schema_find_attr(op->inst->in_schema, m->keys[k]);
+    if (op->key_slots[k] < 0)
+      return op_fail(op, "the key '%s' of its model is not an attribute of its input", m->keys[k]);
+  }
+  op->nkeys = m->nkeys;
+  return 0;
+}
+
+bool sf_owns_key(sf_op *op, const sf_tuple *t) {
+  if (!t) {
+    op_fail(op, "sf_owns_key: the tuple is NULL");
+    return false;
+  }
+  if (op->nkeys == 0) return true;
+  if (t->schema != op->inst->in_schema) {
+    op_fail(op, "sf_owns_key: the tuple is not of the input schema (give an input tuple or one from sf_key_new)");
+    return false;
+  }
+  Value vals[op->nkeys];
+  for (int k = 0; k < op->nkeys; k++) vals[k] = t->v[op->key_slots[k]];
+  return rt_owns_key(op->inst, vals, op->key_slots, op->nkeys);
+}
+
+int sf_snapshot_write(sf_snapshot *out, const void *data, size_t n) {
+  if (!out) sf_die("sf_snapshot_write to a NULL snapshot");
+  sf_op *op = out->op;
+  if (!out->active) return op_fail(op, "sf_snapshot_write: called outside the snapshot callback");
+  if (op->failed) return -1;
+  if (n && !data) return op_fail(op, "sf_snapshot_write: the data is NULL");
+  buf_append(&out->buf, data, n);
+  return 0;
+}
+
+/* The kind's snapshot: the source's next seq, then whether the library has a snapshot callback
+ * and the bytes it wrote. */
+static int custom_snapshot(OpInst *inst, Buf *out) {
+  sf_op *op = inst->state;
+  if (op->failed) return -1;
+  snap_u64(out, op->emitted);
+  snap_bool(out, op->snapshot != NULL);
+  if (!op->snapshot) return 0;
+  Handling was = op->handling; /* a source's: inside sf_emit */
+  op->handling = HANDLING_SNAPSHOT;
+  buf_reset(&op->snap.buf);
+  op->snap.active = true;
+  int rc = op->snapshot(op, op->state, &op->snap);
+  op->snap.active = false;
+  op->handling = was;
+  if (callback_result(op, rc, "snapshot") < 0) return -1;
+  snap_bytes(out, op->snap.buf.p, op->snap.buf.n);
+  return 0;
+}
+
+static int custom_restore(OpInst *inst, SnapIn *in) {
+  sf_op *op = inst->state;
+  uint64_t emitted = snap_get_u64(in);
+  bool has_state = snap_get_bool(in);
+  size_t n = 0;
+  const void *data = has_state ? snap_get_bytes(in, &n) : NULL;
+  if (!snap_done(in)) return op_fail(op, "snapshot truncated");
+  if (inst->op->ninputs == 0) op->emitted = emitted; /* a source goes on from there */
+  if (!has_state) return 0;
+  if (!op->restore)
+    return op_fail(op, "the checkpoint holds a snapshot of its state, but '%s' in library '%s' has no restore "
+                       "callback", inst->op->lib_symbol, inst->op->lib_path);
+  op->handling = HANDLING_RESTORE;
+  int rc = op->restore(op, op->state, data, n);
+  op->handling = HANDLING_NOTHING;
+  return callback_result(op, rc, "restore");
+}
+
+/* What the model says of the operator's state, NULL when it keeps none. */
+static const char *model_state(const Model *m) {
+  if (!m->declared) return "it has no <model>, so its state is unknown";
+  if (m->state == STATE_PARTITIONED) return "its <model> state is \"partitioned\"";
+  if (m->state == STATE_UNKNOWN) return "its <model> state is \"unknown\"";
+  return NULL;
+}
+
+/* With checkpoints on: an operator keeping state, and every source (its position), needs both
+ * callbacks; a stateless one needs none. */
+static int custom_checkpointable(OpInst *inst) {
+  sf_op *op = inst->state;
+  const Op *g = inst->op;
+  bool source = g->ninputs == 0;
+  const char *state = model_state(&g->model);
+  if ((!source && !state) || (op->snapshot && op->restore)) return 0;
+  char lib[1024];
+  if (op->abi < 2)
+    snprintf(lib, sizeof lib, "'%s' in library '%s' is built for op.h ABI version %d, which has none",
+             g->lib_symbol, g->lib_path, op->abi);
+  else
+    snprintf(lib, sizeof lib, "'%s' in library '%s' leaves it NULL", g->lib_symbol, g->lib_path);
+  const char *missing = !op->snapshot ? "snapshot" : "restore";
+  if (source)
+    return op_fail(op, "is a source, whose position a checkpoint must save, but has no %s callback (%s): give it "
+                       "snapshot and restore callbacks (op.h ABI version 2; a source's snapshot is taken inside "
+                       "sf_emit), or run the job without checkpoints", missing, lib);
+  return op_fail(op, "keeps state (%s) but has no %s callback (%s): give it snapshot and restore callbacks "
+                     "(op.h ABI version 2), or run the job without checkpoints", state, missing, lib);
 }
 
 /* ---- loading the library ---- */
@@ -407,9 +584,18 @@ static int open_library(sf_op *op) {
   dlerror();
   op->vt = dlsym(op->dl, g->lib_symbol);
   if (!op->vt) return op_fail(op, "library '%s' has no symbol '%s'", g->lib_path, g->lib_symbol);
-  if (op->vt->abi_version != SF_OPERATOR_ABI)
-    return op_fail(op, "'%s' in library '%s' was built for op.h ABI version %d, this sf-exec has version %d",
-                   g->lib_symbol, g->lib_path, op->vt->abi_version, SF_OPERATOR_ABI);
+  op->abi = op->vt->abi_version;
+  if (op->abi < ABI_OLDEST || op->abi > SF_OPERATOR_ABI)
+  {
+    char versions[64];
+    return op_fail(op, "'%s' in library '%s' was built for op.h ABI version %d, this sf-exec supports %s",
+                   g->lib_symbol, g->lib_path, op->abi, supported_versions(versions, sizeof versions));
+  }
+  if (op->abi >= 2) { /* a version-1 struct ends after close: never read further */
+    op->snapshot = op->vt->snapshot;
+    op->restore = op->vt->restore;
+  }
+  if (key_slots(op) < 0) return -1;
   if (op->vt->open) {
     int rc = op->vt->open(op, &op->state);
     if (op->failed) return -1;
@@ -422,6 +608,8 @@ static int open_library(sf_op *op) {
 static int custom_open(OpInst *inst) {
   sf_op *op = sf_xmalloc(sizeof *op);
   *op = (sf_op){ .inst = inst, .replica = inst->op->region && inst->op->channel >= 0 };
+  op->snap.op = op;
+  buf_init(&op->snap.buf);
   inst->state = op;
   if (open_library(op) == 0) return 0;
   custom_close(inst, false); /* the executor closes only operators whose open succeeded */
@@ -487,6 +675,8 @@ static void custom_close(OpInst *inst, bool ok) {
   if (!op) return;
   if (op->opened && op->vt->close) op->vt->close(op, op->state);
   if (op->dl) dlclose(op->dl);
+  buf_release(&op->snap.buf);
+  free(op->key_slots);
   free(op);
   inst->state = NULL;
 }
@@ -499,4 +689,7 @@ const OpKindImpl op_custom = {
   .window = custom_window,
   .final = custom_final,
   .close = custom_close,
+  .snapshot = custom_snapshot,
+  .restore = custom_restore,
+  .checkpointable = custom_checkpointable,
 };

@@ -9,7 +9,11 @@
  *   Params:
  *     at      int: the value of `v` whose tuples are copied (default: none is).
  *     copies  int >= 0 (default 2): how many times those tuples are emitted.
- *   Errors (the job fails, naming the operator): a malformed parameter, no int attribute `v`. */
+ *   Errors (the job fails, naming the operator): a malformed parameter, no int attribute `v`.
+ *
+ * It is an operator of op.h ABI version 1, exported as the struct of that version (which ends
+ * after close; version 2 appended snapshot and restore): proof that sf-exec still loads version 1
+ * without reading past it (tests/unit/test_custom.c; an ASan build would catch the read). */
 #include "op.h"
 
 #include <errno.h>
@@ -65,8 +69,17 @@ static void copies_close(sf_op *op, void *state) {
   free(state);
 }
 
-SF_EXPORT const struct sf_operator sf_copies = {
-  .abi_version = SF_OPERATOR_ABI,
+/* struct sf_operator as op.h ABI version 1 had it */
+struct sf_operator_v1 {
+  int abi_version;
+  int (*open)(sf_op *op, void **state);
+  int (*process)(sf_op *op, void *state, int port, const sf_tuple *t);
+  int (*punctuation)(sf_op *op, void *state, int port, int kind);
+  void (*close)(sf_op *op, void *state);
+};
+
+SF_EXPORT const struct sf_operator_v1 sf_copies = {
+  .abi_version = 1,
   .open = copies_open,
   .process = copies_process,
   .close = copies_close,

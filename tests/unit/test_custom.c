@@ -1,0 +1,329 @@
+/* test_custom.c: the Custom kind's side of op.h's versions and of checkpoints (rt/ops/custom.c):
+ * a version-1 operator still loads and runs, an unknown version is refused, a version-2 operator's
+ * snapshot restored into a fresh instance carries on exactly where the first stopped (a source,
+ * whose snapshot is taken inside sf_emit), and checkpointable refuses an operator that
+ * keeps state but cannot save it.
+ *
+ * The checkpoint machinery of the executor is not needed: each test drives op_custom's callbacks
+ * itself on one operator of a checked graph, the way the executor would, with a hand-made executor
+ * (exec_priv.h) whose only edge delivers the operator's output to a capturing kind. Libraries:
+ * tests/ops (sf_copies, exported as a version-1 struct; sf_count, a version-2 source;
+ * sf_count_nosnap; sf_jitter, version 2 without the callbacks; sf_abi_future, version 3). */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_helper.h"
+#include "exec_priv.h"
+#include "op.h"
+#include "rt.h"
+#include "sf.h"
+
+/* where the example and test operator libraries are built */
+#define LIB_DIR SF_BINARY_DIR "/lib/streamfission"
+
+/* ---- a Custom operator driven by hand ---- */
+
+/* One Custom operator of a checked graph, run by hand: its output goes to `sink`, whose kind
+ * (capture_kind) writes every item it gets into `got`, one line each. */
+typedef struct Run {
+  Graph *g;
+  ExecOptions o;
+  Exec x;
+  Node node;      /* the Custom operator */
+  Node sink;      /* what receives its output */
+  Edge edge;      /* node -> sink, delivered at once */
+  void *edge_ptr; /* the edge, as node's one output port lists it */
+  PtrVec outs[1]; /* node's output ports */
+  char *logtext;  /* what the executor logged */
+  size_t loglen;
+  Buf got;        /* the items the sink received: "src=N (v=...)" lines, "window" */
+  bool opened;    /* op_custom.open succeeded: close it */
+  uint64_t seq;   /* next input tuple's seq and src */
+  /* a source's snapshot: taken when the sink gets the tuple whose src is snap_at, before it is
+   * recorded (in the executor, just before it is emitted: the same state) */
+  int64_t snap_at; /* -1: none */
+  Buf *snap_into;  /* where */
+} Run;
+
+static int capture_process(OpInst *inst, int port, Tuple *t) {
+  Run *r = inst->state;
+  if (r->snap_at >= 0 && inst->cur_src == (uint64_t)r->snap_at) {
+    ck_assert_int_eq(op_custom.snapshot(&r->node.inst, r->snap_into), 0);
+    buf_puts(&r->got, "snapshot\n");
+  }
+  char d[512];
+  tuple_describe(t, inst->in_schema, d, sizeof d);
+  char line[600];
+  snprintf(line, sizeof line, "src=%llu %s\n", (unsigned long long)inst->cur_src, d);
+  buf_puts(&r->got, line);
+  tuple_unref(t);
+  return 0;
+}
+
+static int capture_window(OpInst *inst, int port) {
+  Run *r = inst->state;
+  buf_puts(&r->got, "window\n");
+  return 0;
+}
+
+static const OpKindImpl capture_kind = { .process = capture_process, .window = capture_window };
+
+/* Sets up r for operator `name` of the graph in text (a Custom operator whose output, if any, goes
+ * to an operator named "out") and opens it: true when op_custom.open succeeded. */
+static bool run_open(Run *r, const char *text, const char *name) {
+  memset(r, 0, sizeof *r);
+  r->g = unit_graph_text(text);
+  r->snap_at = -1;
+  buf_init(&r->got);
+  FILE *log = open_memstream(&r->logtext, &r->loglen);
+  ck_assert_ptr_nonnull(log);
+  r->o.log = log;
+  r->x.g = r->g;
+  r->x.o = &r->o;
+  r->x.log = log;
+  r->x.arena = arena_new();
+  r->x.stop_pipe[0] = r->x.stop_pipe[1] = -1;
+  pthread_mutex_init(&r->x.fail_mu, NULL);
+  Op *op = graph_find_op(r->g, name), *out = graph_find_op(r->g, "out");
+  ck_assert_ptr_nonnull(op);
+  r->node.op = op;
+  r->node.local = true;
+  r->node.nslots = op->ninputs;
+  r->node.inst = (OpInst){ .op = op, .impl = &op_custom, .in_schema = op_input_schema(op),
+                           .out_schema = op_output_schema(op), .exec = &r->x, .graph_dir = LIB_DIR,
+                           .exec_data = &r->node, .scratch = arena_new() };
+  r->node.outs = r->outs;
+  if (out) {
+    r->sink.op = out;
+    r->sink.local = true;
+    r->sink.nslots = 1;
+    r->sink.finals_left = 1;
+    r->sink.inst = (OpInst){ .op = out, .impl = &capture_kind, .in_schema = op_input_schema(out), .state = r,
+                             .exec = &r->x, .exec_data = &r->sink, .scratch = arena_new() };
+    r->edge = (Edge){ .kind = EDGE_DIRECT, .from = &r->node, .to = &r->sink, .to_op = out };
+    r->edge_ptr = &r->edge;
+    r->outs[0] = (PtrVec){ .items = &r->edge_ptr, .n = 1, .cap = 1 };
+  }
+  r->opened = op_custom.open(&r->node.inst) == 0;
+  return r->opened;
+}
+
+/* The job's failure message ("" when none). */
+static const char *run_failure(Run *r) {
+  return atomic_load(&r->x.failed) ? r->x.message : "";
+}
+
+/* Asserts that nothing failed. */
+static void run_ok(Run *r) {
+  ck_assert_msg(!atomic_load(&r->x.failed), "the job failed: %s", r->x.message);
+}
+
+/* Hands the operator an input tuple of n values. */
+static void run_tuple(Run *r, const Value *vals, int n) {
+  r->node.inst.cur_seq = r->node.inst.cur_src = r->seq++;
+  ck_assert_int_eq(op_custom.process(&r->node.inst, 0, tuple_new(vals, n)), 0);
+}
+
+/* The final punctuation; it comes after input tuple `last` (-1: no input port). */
+static void run_final(Run *r, int64_t last) {
+  if (last >= 0) r->node.inst.cur_seq = r->node.inst.cur_src = (uint64_t)last;
+  ck_assert_int_eq(op_custom.final(&r->node.inst), 0);
+}
+
+/* A snapshot of the operator, appended to out. */
+static void run_snapshot(Run *r, Buf *out) {
+  ck_assert_int_eq(op_custom.snapshot(&r->node.inst, out), 0);
+}
+
+/* Restores the snapshot in b: op_custom.restore's result. */
+static int run_restore(Run *r, const Buf *b) {
+  SnapIn in = { .p = (const unsigned char *)b->p, .n = b->n };
+  return op_custom.restore(&r->node.inst, &in);
+}
+
+/* Closes the operator and frees r; returns what the sink got (malloc'd). */
+static char *run_close(Run *r) {
+  if (r->opened) op_custom.close(&r->node.inst, !atomic_load(&r->x.failed));
+  fclose(r->o.log);
+  free(r->logtext);
+  arena_free(r->node.inst.scratch);
+  if (r->sink.inst.scratch) arena_free(r->sink.inst.scratch);
+  arena_free(r->x.arena);
+  pthread_mutex_destroy(&r->x.fail_mu);
+  graph_free(r->g);
+  char *got = strdup(r->got.p ? r->got.p : "");
+  buf_release(&r->got);
+  return got;
+}
+
+/* ---- graphs ---- */
+
+#define HEAD "<graph xmlns='urn:streamfission:graph:1' name='t'>\n"
+#define SRC(schema) \
+  "  <operator name='src' kind='FileSource'><output stream='A' schema='" schema "'/>" \
+  "<param name='file'>in.csv</param><param name='format'>csv</param></operator>\n"
+#define OUT(stream) "  <operator name='out' kind='FileSink'><input stream='" stream "'/><param name='file'>out.csv</param></operator>\n"
+#define TAIL "</graph>\n"
+
+/* schema T (v int, k string) through Custom operator c: <model> and <library> as given */
+#define T_SCHEMA "  <schema name='T'><attr name='v' type='int'/><attr name='k' type='string'/></schema>\n"
+#define T_GRAPH(model, symbol)                                                                               \
+  HEAD T_SCHEMA SRC("T") "  <operator name='c' kind='Custom'><input stream='A'/><output stream='B' schema='T'/>" \
+  model "<library path='libsf_test_ops.so' symbol='" symbol "'/></operator>\n" OUT("B") TAIL
+#define MODEL_NONE "<model state='none' selectivity='one' forwards='*'/>"
+#define MODEL_KEYED "<model state='partitioned' keys='k' selectivity='one' forwards='*'/>"
+
+/* a Custom source `gen` emitting schema U (v int) */
+#define U_SCHEMA "  <schema name='U'><attr name='v' type='int'/></schema>\n"
+#define SOURCE_GRAPH(symbol, n)                                                                           \
+  HEAD U_SCHEMA "  <operator name='gen' kind='Custom'><output stream='A' schema='U'/><param name='n'>" n \
+  "</param><library path='libsf_test_ops.so' symbol='" symbol "'/></operator>\n" OUT("A") TAIL
+
+/* ---- versions ---- */
+
+/* sf_copies is exported as op.h ABI version 1's struct (shorter than version 2's): it loads and
+ * runs, and as a stateless operator it can take part in checkpoints (its snapshot saves nothing of
+ * the library's and restores into a fresh instance). */
+START_TEST(version_1_loads) {
+  Run r;
+  ck_assert(run_open(&r, T_GRAPH(MODEL_NONE "<param name='at'>2</param>", "sf_copies"), "c"));
+  ck_assert_int_eq(op_custom.checkpointable(&r.node.inst), 0);
+  for (int i = 0; i < 4; i++) {
+    Value v[2] = { value_int(i), value_string("k", 1) };
+    run_tuple(&r, v, 2);
+  }
+  Buf snap;
+  buf_init(&snap);
+  run_snapshot(&r, &snap);
+  run_ok(&r);
+  char *got = run_close(&r);
+  ck_assert_str_eq(got, "src=0 (v=0, k=\"k\")\nsrc=1 (v=1, k=\"k\")\nsrc=2 (v=2, k=\"k\")\nsrc=2 (v=2, k=\"k\")\n"
+                        "src=3 (v=3, k=\"k\")\n");
+  free(got);
+
+  ck_assert(run_open(&r, T_GRAPH(MODEL_NONE "<param name='at'>2</param>", "sf_copies"), "c"));
+  ck_assert_int_eq(run_restore(&r, &snap), 0);
+  r.seq = 4;
+  Value v[2] = { value_int(2), value_string("z", 1) };
+  run_tuple(&r, v, 2);
+  run_final(&r, 4);
+  run_ok(&r);
+  got = run_close(&r);
+  ck_assert_str_eq(got, "src=4 (v=2, k=\"z\")\nsrc=4 (v=2, k=\"z\")\n");
+  free(got);
+  buf_release(&snap);
+}
+END_TEST
+
+/* An abi_version this sf-exec does not know fails open, naming the versions it supports. */
+START_TEST(unknown_version_refused) {
+  Run r;
+  ck_assert(!run_open(&r, SOURCE_GRAPH("sf_abi_future", "3"), "gen"));
+  ck_assert_str_eq(run_failure(&r), "operator 'gen': 'sf_abi_future' in library 'libsf_test_ops.so' was built for "
+                                    "op.h ABI version 3, this sf-exec supports versions 1 and 2");
+  free(run_close(&r));
+}
+END_TEST
+
+/* ---- snapshot and restore ---- */
+
+/* A source's snapshot is taken inside sf_emit, just before a tuple leaves: the restored source
+ * emits that tuple first, with the same src, and goes on. */
+START_TEST(source_snapshot_inside_emit) {
+  for (int at = 0; at < 5; at++) {
+    Run r;
+    ck_assert(run_open(&r, SOURCE_GRAPH("sf_count", "5"), "gen"));
+    ck_assert_int_eq(op_custom.checkpointable(&r.node.inst), 0);
+    Buf snap;
+    buf_init(&snap);
+    r.snap_at = at;
+    r.snap_into = &snap;
+    run_final(&r, -1);
+    run_ok(&r);
+    char *first = run_close(&r);
+    const char *mark = strstr(first, "snapshot\n");
+    ck_assert_ptr_nonnull(mark);
+    ck_assert(run_open(&r, SOURCE_GRAPH("sf_count", "5"), "gen"));
+    ck_assert_int_eq(run_restore(&r, &snap), 0);
+    run_final(&r, -1);
+    run_ok(&r);
+    char *second = run_close(&r);
+    ck_assert_str_eq(second, mark + strlen("snapshot\n"));
+    char want[32];
+    snprintf(want, sizeof want, "src=%d (v=%d)\n", at, at);
+    ck_assert_int_eq(strncmp(second, want, strlen(want)), 0);
+    free(first);
+    free(second);
+    buf_release(&snap);
+  }
+}
+END_TEST
+
+/* ---- checkpointable ---- */
+
+/* checkpointable's verdict on operator `name` of text: "" when it can take part, else the message. */
+static char *checkpointable(const char *text, const char *name) {
+  Run r;
+  ck_assert(run_open(&r, text, name));
+  int rc = op_custom.checkpointable(&r.node.inst);
+  char *verdict = strdup(run_failure(&r));
+  ck_assert_int_eq(rc, *verdict ? -1 : 0);
+  free(run_close(&r));
+  return verdict;
+}
+
+static void assert_checkpointable(const char *text, const char *name, const char *want) {
+  char *got = checkpointable(text, name);
+  ck_assert_str_eq(got, want);
+  free(got);
+}
+
+START_TEST(checkpointable_refuses_stateful_without_snapshot) {
+  /* version 1 and state: refused */
+  assert_checkpointable(T_GRAPH(MODEL_KEYED, "sf_copies"), "c",
+                        "operator 'c': keeps state (its <model> state is \"partitioned\") but has no snapshot "
+                        "callback ('sf_copies' in library 'libsf_test_ops.so' is built for op.h ABI version 1, "
+                        "which has none): give it snapshot and restore callbacks (op.h ABI version 2), or run the "
+                        "job without checkpoints");
+  assert_checkpointable(T_GRAPH("", "sf_copies"), "c",
+                        "operator 'c': keeps state (it has no <model>, so its state is unknown) but has no snapshot "
+                        "callback ('sf_copies' in library 'libsf_test_ops.so' is built for op.h ABI version 1, "
+                        "which has none): give it snapshot and restore callbacks (op.h ABI version 2), or run the "
+                        "job without checkpoints");
+  /* version 2 without the callbacks */
+  assert_checkpointable(T_GRAPH("<model state='unknown' selectivity='one' forwards='*'/>", "sf_jitter"), "c",
+                        "operator 'c': keeps state (its <model> state is \"unknown\") but has no snapshot callback "
+                        "('sf_jitter' in library 'libsf_test_ops.so' leaves it NULL): give it snapshot and restore "
+                        "callbacks (op.h ABI version 2), or run the job without checkpoints");
+  /* stateless, whatever the version: fine */
+  assert_checkpointable(T_GRAPH(MODEL_NONE, "sf_copies"), "c", "");
+  assert_checkpointable(T_GRAPH(MODEL_NONE, "sf_jitter"), "c", "");
+}
+END_TEST
+
+/* A source always needs both callbacks: its snapshot holds its position. */
+START_TEST(checkpointable_source) {
+  assert_checkpointable(SOURCE_GRAPH("sf_count", "3"), "gen", "");
+  assert_checkpointable(SOURCE_GRAPH("sf_count_nosnap", "3"), "gen",
+                        "operator 'gen': is a source, whose position a checkpoint must save, but has no snapshot "
+                        "callback ('sf_count_nosnap' in library 'libsf_test_ops.so' leaves it NULL): give it "
+                        "snapshot and restore callbacks (op.h ABI version 2; a source's snapshot is taken inside "
+                        "sf_emit), or run the job without checkpoints");
+}
+END_TEST
+
+static Suite *custom_suite(void) {
+  Suite *s = suite_create("custom");
+  UNIT_ADD(s, version_1_loads, NULL, NULL);
+  UNIT_ADD(s, unknown_version_refused, NULL, NULL);
+  UNIT_ADD(s, source_snapshot_inside_emit, NULL, NULL);
+  UNIT_ADD(s, checkpointable_refuses_stateful_without_snapshot, NULL, NULL);
+  UNIT_ADD(s, checkpointable_source, NULL, NULL);
+  return s;
+}
+
+int main(void) {
+  return unit_run(custom_suite());
+}
