@@ -25,7 +25,15 @@
  *   Per key the number of tuples since the last window punctuation; when one arrives, emits
  *   (key, count) for every key seen in that window, in the order of their first tuple in it, and
  *   forgets them. Nothing is emitted per tuple, and an unfinished window is discarded at the end
- *   of the stream: model state="partitioned" keys=KEY selectivity="atmostone" punct="consumes". */
+ *   of the stream: model state="partitioned" keys=KEY selectivity="atmostone" punct="consumes".
+ *
+ * Checkpoints (op.h ABI version 2): each operator saves its state with a snapshot callback and reads
+ * it back with restore, in a format of its own: a format number, then little-endian 64-bit numbers
+ * and length-prefixed byte strings. sf_sessionize's snapshot is its open sessions (user, start,
+ * last, clicks), sf_window_counts' the number of windows and the keys of the current one in order,
+ * sf_time_windows' the time of the tuple before. restore may be called once per snapshot of the
+ * old instances (a restart at another width): it merges, and the keyed ones keep only the keys
+ * their instance owns (sf_owns_key). */
 #include "op.h"
 
 #include <errno.h>
@@ -90,6 +98,64 @@ static Session *find_session(Sessionize *z, const char *user, size_t len) {
     z->count++;
   }
   return s;
+}
+
+/* ---- snapshots: little-endian 64-bit numbers and length-prefixed byte strings ---- */
+
+static int put_u64(sf_snapshot *out, uint64_t v) {
+  unsigned char b[8];
+  for (int i = 0; i < 8; i++) b[i] = (unsigned char)(v >> (8 * i));
+  return sf_snapshot_write(out, b, sizeof b);
+}
+
+static int put_bytes(sf_snapshot *out, const char *p, size_t n) {
+  return put_u64(out, n) || sf_snapshot_write(out, p, n);
+}
+
+/* Reads a snapshot; a read past its end returns 0 (or "") and sets bad. */
+typedef struct Reader {
+  const unsigned char *p; /* the snapshot */
+  size_t n, off;          /* its length, the next byte */
+  bool bad;               /* a read went past the end */
+} Reader;
+
+static uint64_t get_u64(Reader *r) {
+  if (r->bad || r->n - r->off < 8) {
+    r->bad = true;
+    return 0;
+  }
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v |= (uint64_t)r->p[r->off + (size_t)i] << (8 * i);
+  r->off += 8;
+  return v;
+}
+
+static const char *get_bytes(Reader *r, size_t *n) {
+  uint64_t len = get_u64(r);
+  if (r->bad || len > r->n - r->off) {
+    r->bad = true;
+    *n = 0;
+    return "";
+  }
+  const char *p = (const char *)r->p + r->off;
+  r->off += (size_t)len;
+  *n = (size_t)len;
+  return p;
+}
+
+/* A Reader over data[0..n) after checking that it starts with format number `format`. */
+static int reader_open(sf_op *op, Reader *r, const void *data, size_t n, uint64_t format) {
+  *r = (Reader){ .p = data, .n = n };
+  uint64_t got = get_u64(r);
+  if (got != format)
+    return sf_error(op, "cannot restore a snapshot of format %llu (this library reads format %llu)",
+                    (unsigned long long)got, (unsigned long long)format);
+  return 0;
+}
+
+/* At the end of a restore: 0 when the whole snapshot was read, else sf_error. */
+static int reader_done(sf_op *op, const Reader *r) {
+  return r->bad || r->off != r->n ? sf_error(op, "snapshot truncated or malformed") : 0;
 }
 
 /* ---- the operator ---- */
@@ -196,6 +262,50 @@ static int sessionize_punctuation(sf_op *op, void *state, int port, int kind) {
   return rc;
 }
 
+/* The open sessions, each: user, start, last, clicks. */
+static int sessionize_snapshot(sf_op *op, void *state, sf_snapshot *out) {
+  Sessionize *z = state;
+  if (put_u64(out, 1) || put_u64(out, z->count)) return -1; /* format 1 */
+  for (size_t i = 0; i < z->cap; i++) {
+    const Session *s = &z->slots[i];
+    if (s->user && (put_bytes(out, s->user, s->len) || put_u64(out, (uint64_t)s->start) ||
+                    put_u64(out, (uint64_t)s->last) || put_u64(out, (uint64_t)s->clicks)))
+      return -1;
+  }
+  return 0;
+}
+
+/* Adds the sessions of one snapshot whose user this instance owns. */
+static int sessionize_restore(sf_op *op, void *state, const void *data, size_t n) {
+  Sessionize *z = state;
+  Reader r;
+  if (reader_open(op, &r, data, n, 1) < 0) return -1;
+  uint64_t count = get_u64(&r);
+  sf_tuple *key = sf_key_new(op);
+  if (!key) return -1;
+  int rc = 0;
+  for (uint64_t i = 0; i < count && !r.bad && rc == 0; i++) {
+    size_t len;
+    const char *user = get_bytes(&r, &len);
+    int64_t start = (int64_t)get_u64(&r), last = (int64_t)get_u64(&r), clicks = (int64_t)get_u64(&r);
+    if (r.bad) break;
+    sf_set_string(key, z->in_user, user, len);
+    if (!sf_owns_key(op, key)) continue; /* another instance restores it */
+    Session *s = find_session(z, user, len);
+    if (!s) {
+      rc = sf_error(op, "out of memory");
+    } else if (s->clicks > 0) {
+      rc = sf_error(op, "user '%.*s' is in two snapshots", (int)len, user);
+    } else {
+      s->start = start;
+      s->last = last;
+      s->clicks = clicks;
+    }
+  }
+  sf_tuple_free(key);
+  return rc ? rc : reader_done(op, &r);
+}
+
 static void sessionize_close(sf_op *op, void *state) {
   Sessionize *z = state;
   if (!z) return;
@@ -210,6 +320,8 @@ SF_EXPORT const struct sf_operator sf_sessionize = {
   .process = sessionize_process,
   .punctuation = sessionize_punctuation,
   .close = sessionize_close,
+  .snapshot = sessionize_snapshot,
+  .restore = sessionize_restore,
 };
 
 /* ---- sf_time_windows ---- */
@@ -253,6 +365,25 @@ static int time_windows_process(sf_op *op, void *state, int port, const sf_tuple
   return sf_emit(op, out);
 }
 
+/* Whether a tuple was seen, and the time of the last one. */
+static int time_windows_snapshot(sf_op *op, void *state, sf_snapshot *out) {
+  TimeWindows *w = state;
+  return put_u64(out, 1) || put_u64(out, w->started) || put_u64(out, (uint64_t)w->last) ? -1 : 0;
+}
+
+/* state="unknown": never replicated, so one snapshot; merged anyway (the latest time wins). */
+static int time_windows_restore(sf_op *op, void *state, const void *data, size_t n) {
+  TimeWindows *w = state;
+  Reader r;
+  if (reader_open(op, &r, data, n, 1) < 0) return -1;
+  bool started = get_u64(&r) != 0;
+  int64_t last = (int64_t)get_u64(&r);
+  if (reader_done(op, &r) < 0) return -1;
+  if (started && (!w->started || last > w->last)) w->last = last;
+  w->started = w->started || started;
+  return 0;
+}
+
 static void time_windows_close(sf_op *op, void *state) {
   free(state);
 }
@@ -262,6 +393,8 @@ SF_EXPORT const struct sf_operator sf_time_windows = {
   .open = time_windows_open,
   .process = time_windows_process,
   .close = time_windows_close,
+  .snapshot = time_windows_snapshot,
+  .restore = time_windows_restore,
 };
 
 /* ---- sf_window_counts ---- */
@@ -311,10 +444,8 @@ static int window_counts_open(sf_op *op, void **state) {
   return 0;
 }
 
-static int window_counts_process(sf_op *op, void *state, int port, const sf_tuple *in) {
-  WindowCounts *w = state;
-  size_t len;
-  const char *key = sf_get_string(in, w->in_key, &len);
+/* Adds `count` tuples of key[0..len) to the window. 0, or sf_error. */
+static int window_counts_add(sf_op *op, WindowCounts *w, const char *key, size_t len, int64_t count) {
   if (2 * (w->n + 1) > w->nslots) { /* grow the index and rebuild it */
     size_t nslots = 2 * w->nslots, *slots = calloc(nslots, sizeof *slots);
     if (!slots) return sf_error(op, "out of memory");
@@ -341,8 +472,15 @@ static int window_counts_process(sf_op *op, void *state, int port, const sf_tupl
     k->count = 0;
     *slot = ++w->n;
   }
-  w->keys[*slot - 1].count++;
+  w->keys[*slot - 1].count += count;
   return 0;
+}
+
+static int window_counts_process(sf_op *op, void *state, int port, const sf_tuple *in) {
+  WindowCounts *w = state;
+  size_t len;
+  const char *key = sf_get_string(in, w->in_key, &len);
+  return window_counts_add(op, w, key, len, 1);
 }
 
 /* Forgets the keys of the window. */
@@ -369,6 +507,40 @@ static int window_counts_punctuation(sf_op *op, void *state, int port, int kind)
   return 0;
 }
 
+/* The windows ended, then the keys of this window in the order of their first tuple, with counts. */
+static int window_counts_snapshot(sf_op *op, void *state, sf_snapshot *out) {
+  WindowCounts *w = state;
+  if (put_u64(out, 1) || put_u64(out, (uint64_t)w->windows) || put_u64(out, w->n)) return -1;
+  for (size_t i = 0; i < w->n; i++)
+    if (put_bytes(out, w->keys[i].key, w->keys[i].len) || put_u64(out, (uint64_t)w->keys[i].count)) return -1;
+  return 0;
+}
+
+/* Adds the counts of one snapshot for the keys this instance owns; every instance saw every window
+ * punctuation, so the number of windows is the largest. */
+static int window_counts_restore(sf_op *op, void *state, const void *data, size_t n) {
+  WindowCounts *w = state;
+  Reader r;
+  if (reader_open(op, &r, data, n, 1) < 0) return -1;
+  int64_t windows = (int64_t)get_u64(&r);
+  uint64_t nkeys = get_u64(&r);
+  sf_tuple *key = sf_key_new(op);
+  if (!key) return -1;
+  int rc = 0;
+  for (uint64_t i = 0; i < nkeys && !r.bad && rc == 0; i++) {
+    size_t len;
+    const char *k = get_bytes(&r, &len);
+    int64_t count = (int64_t)get_u64(&r);
+    if (r.bad) break;
+    sf_set_string(key, w->in_key, k, len);
+    if (sf_owns_key(op, key)) rc = window_counts_add(op, w, k, len, count);
+  }
+  sf_tuple_free(key);
+  if (rc || reader_done(op, &r) < 0) return -1;
+  if (windows > w->windows) w->windows = windows;
+  return 0;
+}
+
 static void window_counts_close(sf_op *op, void *state) {
   WindowCounts *w = state;
   if (!w) return;
@@ -384,4 +556,6 @@ SF_EXPORT const struct sf_operator sf_window_counts = {
   .process = window_counts_process,
   .punctuation = window_counts_punctuation,
   .close = window_counts_close,
+  .snapshot = window_counts_snapshot,
+  .restore = window_counts_restore,
 };

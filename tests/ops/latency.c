@@ -8,6 +8,7 @@
  * sf_latency: a sink recording now - t for every tuple; at the end of the stream it writes to the
  *   file of its `report` parameter one line "N P50 P99 P999 MAX", the latencies in microseconds
  *   (nearest rank), and nothing else.
+ *   Its snapshot (op.h ABI version 2) is the latencies recorded so far; restore appends them.
  * Errors (the job fails, naming the operator): no int attribute `t`, no `report`, an unwritable
  * report file. */
 #ifndef _GNU_SOURCE
@@ -75,15 +76,39 @@ static int latency_open(sf_op *op, void **state) {
   return 0;
 }
 
+/* Room for `more` latencies. 0, or sf_error. */
+static int latency_reserve(sf_op *op, Latency *l, size_t more) {
+  if (l->cap - l->n >= more) return 0;
+  size_t cap = l->cap ? l->cap : 65536;
+  while (cap - l->n < more) cap *= 2;
+  int64_t *p = realloc(l->ns, cap * sizeof *p);
+  if (!p) return sf_error(op, "out of memory");
+  l->ns = p;
+  l->cap = cap;
+  return 0;
+}
+
 static int latency_process(sf_op *op, void *state, int port, const sf_tuple *in) {
   Latency *l = state;
-  if (l->n == l->cap) {
-    l->cap = l->cap ? 2 * l->cap : 65536;
-    int64_t *p = realloc(l->ns, l->cap * sizeof *p);
-    if (!p) return sf_error(op, "out of memory");
-    l->ns = p;
-  }
+  if (latency_reserve(op, l, 1) < 0) return -1;
   l->ns[l->n++] = now_ns() - sf_get_int(in, l->t);
+  return 0;
+}
+
+/* The latencies so far, as int64_t in this machine's byte order (a benchmark's checkpoint is
+ * restored where it was taken). */
+static int latency_snapshot(sf_op *op, void *state, sf_snapshot *out) {
+  Latency *l = state;
+  return sf_snapshot_write(out, l->ns, l->n * sizeof *l->ns);
+}
+
+static int latency_restore(sf_op *op, void *state, const void *data, size_t n) {
+  Latency *l = state;
+  if (n % sizeof *l->ns) return sf_error(op, "snapshot truncated or malformed");
+  size_t count = n / sizeof *l->ns;
+  if (latency_reserve(op, l, count) < 0) return -1;
+  if (count) memcpy(l->ns + l->n, data, n);
+  l->n += count;
   return 0;
 }
 
@@ -126,4 +151,6 @@ SF_EXPORT const struct sf_operator sf_latency = {
   .process = latency_process,
   .punctuation = latency_punctuation,
   .close = latency_close,
+  .snapshot = latency_snapshot,
+  .restore = latency_restore,
 };

@@ -1,12 +1,14 @@
 /* test_custom.c: the Custom kind's side of op.h's versions and of checkpoints (rt/ops/custom.c):
  * a version-1 operator still loads and runs, an unknown version is refused, a version-2 operator's
- * snapshot restored into a fresh instance carries on exactly where the first stopped (a source,
- * whose snapshot is taken inside sf_emit), and checkpointable refuses an operator that
+ * snapshot restored into a fresh instance carries on exactly where the first stopped (also when
+ * the snapshots of several instances are merged into one, as after a change of width, and for a
+ * source, whose snapshot is taken inside sf_emit), and checkpointable refuses an operator that
  * keeps state but cannot save it.
  *
  * The checkpoint machinery of the executor is not needed: each test drives op_custom's callbacks
  * itself on one operator of a checked graph, the way the executor would, with a hand-made executor
  * (exec_priv.h) whose only edge delivers the operator's output to a capturing kind. Libraries:
+ * graphs/ops/sf_example_ops.c (sf_sessionize, version 2 with snapshot and restore) and
  * tests/ops (sf_copies, exported as a version-1 struct; sf_count, a version-2 source;
  * sf_count_nosnap; sf_jitter, version 2 without the callbacks; sf_abi_future, version 3). */
 #include <check.h>
@@ -181,6 +183,51 @@ static char *run_close(Run *r) {
   HEAD U_SCHEMA "  <operator name='gen' kind='Custom'><output stream='A' schema='U'/><param name='n'>" n \
   "</param><library path='libsf_test_ops.so' symbol='" symbol "'/></operator>\n" OUT("A") TAIL
 
+/* sf_sessionize, keyed on user, emitting what is open at the end (atEnd="emit") */
+static const char sessionize_graph[] =
+    HEAD "  <schema name='Click'><attr name='user' type='string'/><attr name='ts' type='int'/>"
+         "<attr name='page' type='string'/></schema>\n"
+         "  <schema name='Session'><attr name='user' type='string'/><attr name='startTs' type='int'/>"
+         "<attr name='endTs' type='int'/><attr name='clicks' type='int'/></schema>\n" SRC("Click")
+         "  <operator name='sess' kind='Custom'><input stream='A'/><output stream='B' schema='Session'/>\n"
+         "    <param name='gap'>10</param><param name='minClicks'>2</param><param name='atEnd'>emit</param>\n"
+         "    <model state='partitioned' keys='user' selectivity='atmostone' forwards='user' punct='none' "
+         "final='emits'/>\n"
+         "    <library path='libsf_example_ops.so' symbol='sf_sessionize'/>\n"
+         "  </operator>\n" OUT("B") TAIL;
+
+typedef struct Click {
+  const char *user;
+  int64_t ts;
+} Click;
+
+/* sessions closed along the way, and some still open at the end */
+static const Click clicks[] = {
+  {"a", 0},  {"b", 1},  {"a", 5},  {"b", 30}, {"a", 16}, {"a", 26}, {"b", 35}, {"c", 40},
+  {"b", 100}, {"a", 37}, {"x,y", 50}, {"x,y", 55}, {"x,y", 70}, {"c", 41}, {"c", 45}, {"a", 44},
+};
+enum { NCLICKS = sizeof clicks / sizeof clicks[0] };
+
+static void send_click(Run *r, int i) {
+  Value v[3] = { value_string(clicks[i].user, strlen(clicks[i].user)), value_int(clicks[i].ts),
+                 value_string("/p", 2) };
+  run_tuple(r, v, 3);
+}
+
+/* The uninterrupted run's output, and in *at_k its length after the first k clicks. */
+static char *sessions_uninterrupted(int k, size_t *at_k) {
+  Run r;
+  ck_assert(run_open(&r, sessionize_graph, "sess"));
+  for (int i = 0; i < NCLICKS; i++) {
+    if (i == k) *at_k = r.got.n;
+    send_click(&r, i);
+  }
+  if (k == NCLICKS) *at_k = r.got.n;
+  run_final(&r, NCLICKS - 1);
+  run_ok(&r);
+  return run_close(&r);
+}
+
 /* ---- versions ---- */
 
 /* sf_copies is exported as op.h ABI version 1's struct (shorter than version 2's): it loads and
@@ -229,6 +276,78 @@ END_TEST
 
 /* ---- snapshot and restore ---- */
 
+/* sf_sessionize stopped after any number k of clicks: a snapshot restored into a fresh instance,
+ * fed the remaining clicks, emits exactly what the uninterrupted run emitted after the k-th (the
+ * sessions still open at the end included). */
+START_TEST(version_2_restore_continues) {
+  for (int k = 0; k <= NCLICKS; k++) {
+    size_t at_k = 0;
+    char *whole = sessions_uninterrupted(k, &at_k);
+    Run r;
+    ck_assert(run_open(&r, sessionize_graph, "sess"));
+    ck_assert_int_eq(op_custom.checkpointable(&r.node.inst), 0);
+    for (int i = 0; i < k; i++) send_click(&r, i);
+    Buf snap;
+    buf_init(&snap);
+    run_snapshot(&r, &snap);
+    run_ok(&r);
+    char *before = run_close(&r);
+    ck_assert_uint_eq(strlen(before), at_k);
+    ck_assert_int_eq(strncmp(before, whole, at_k), 0);
+
+    ck_assert(run_open(&r, sessionize_graph, "sess"));
+    ck_assert_int_eq(run_restore(&r, &snap), 0);
+    r.seq = (uint64_t)k;
+    for (int i = k; i < NCLICKS; i++) send_click(&r, i);
+    run_final(&r, NCLICKS - 1);
+    run_ok(&r);
+    char *after = run_close(&r);
+    ck_assert_msg(!strcmp(after, whole + at_k), "cut after %d clicks: restored run emitted\n%s\nexpected\n%s", k,
+                  after, whole + at_k);
+    free(before);
+    free(after);
+    free(whole);
+    buf_release(&snap);
+  }
+}
+END_TEST
+
+/* After a change of width an instance is given the snapshots of every old instance: two instances
+ * that each had some of the users (as a split on user routes them), merged into one, carry on like
+ * the uninterrupted run. */
+START_TEST(version_2_restore_merges) {
+  for (int k = 0; k <= NCLICKS; k++) {
+    size_t at_k = 0;
+    char *whole = sessions_uninterrupted(k, &at_k);
+    Buf snaps[2];
+    for (int c = 0; c < 2; c++) {
+      Run r;
+      ck_assert(run_open(&r, sessionize_graph, "sess"));
+      for (int i = 0; i < k; i++)
+        if ((clicks[i].user[0] == 'b') == (c == 1)) send_click(&r, i);
+      buf_init(&snaps[c]);
+      run_snapshot(&r, &snaps[c]);
+      run_ok(&r);
+      free(run_close(&r));
+    }
+    Run r;
+    ck_assert(run_open(&r, sessionize_graph, "sess"));
+    ck_assert_int_eq(run_restore(&r, &snaps[1]), 0);
+    ck_assert_int_eq(run_restore(&r, &snaps[0]), 0);
+    r.seq = (uint64_t)k;
+    for (int i = k; i < NCLICKS; i++) send_click(&r, i);
+    run_final(&r, NCLICKS - 1);
+    run_ok(&r);
+    char *after = run_close(&r);
+    ck_assert_msg(!strcmp(after, whole + at_k), "cut after %d clicks: merged run emitted\n%s\nexpected\n%s", k,
+                  after, whole + at_k);
+    free(after);
+    free(whole);
+    for (int c = 0; c < 2; c++) buf_release(&snaps[c]);
+  }
+}
+END_TEST
+
 /* A source's snapshot is taken inside sf_emit, just before a tuple leaves: the restored source
  * emits that tuple first, with the same src, and goes on. */
 START_TEST(source_snapshot_inside_emit) {
@@ -258,6 +377,114 @@ START_TEST(source_snapshot_inside_emit) {
     free(second);
     buf_release(&snap);
   }
+}
+END_TEST
+
+/* sf_window_counts (keys in the order of their first tuple, the number of windows) cut after any
+ * number of items, tuples and window punctuation ('|'), carries on identically too. */
+static const char window_counts_graph[] =
+    HEAD "  <schema name='K'><attr name='user' type='string'/></schema>\n"
+         "  <schema name='Count'><attr name='user' type='string'/><attr name='count' type='int'/>"
+         "<attr name='window' type='int'/></schema>\n" SRC("K")
+         "  <operator name='counts' kind='Custom'><input stream='A'/><output stream='B' schema='Count'/>\n"
+         "    <param name='key'>user</param>\n"
+         "    <model state='partitioned' keys='user' selectivity='atmostone' punct='consumes'/>\n"
+         "    <library path='libsf_example_ops.so' symbol='sf_window_counts'/>\n"
+         "  </operator>\n" OUT("B") TAIL;
+
+static const char *const count_items[] = { "b", "a", "b", "|", "|", "c", "a", "c", "c", "|", "a", "|", "b" };
+enum { NCOUNT_ITEMS = sizeof count_items / sizeof count_items[0] };
+
+/* Items from..to-1 of count_items into r. */
+static void send_count_items(Run *r, int from, int to) {
+  for (int i = from; i < to; i++) {
+    if (!strcmp(count_items[i], "|")) { /* as the executor delivers it: after the tuple before */
+      int last = i;
+      while (last > 0 && !strcmp(count_items[last], "|")) last--;
+      r->node.inst.cur_seq = r->node.inst.cur_src = (uint64_t)last;
+      ck_assert_int_eq(op_custom.window(&r->node.inst, 0), 0);
+      continue;
+    }
+    Value v = value_string(count_items[i], strlen(count_items[i]));
+    r->seq = (uint64_t)i;
+    run_tuple(r, &v, 1);
+  }
+}
+
+START_TEST(version_2_window_counts_continue) {
+  Run r;
+  ck_assert(run_open(&r, window_counts_graph, "counts"));
+  send_count_items(&r, 0, NCOUNT_ITEMS);
+  run_final(&r, NCOUNT_ITEMS - 1);
+  run_ok(&r);
+  char *whole = run_close(&r);
+  for (int k = 0; k <= NCOUNT_ITEMS; k++) {
+    ck_assert(run_open(&r, window_counts_graph, "counts"));
+    send_count_items(&r, 0, k);
+    Buf snap;
+    buf_init(&snap);
+    run_snapshot(&r, &snap);
+    run_ok(&r);
+    char *before = run_close(&r);
+    ck_assert(run_open(&r, window_counts_graph, "counts"));
+    ck_assert_int_eq(run_restore(&r, &snap), 0);
+    send_count_items(&r, k, NCOUNT_ITEMS);
+    run_final(&r, NCOUNT_ITEMS - 1);
+    run_ok(&r);
+    char *after = run_close(&r);
+    size_t n = strlen(before);
+    ck_assert_int_eq(strncmp(whole, before, n), 0);
+    ck_assert_msg(!strcmp(after, whole + n), "cut after %d items: restored run emitted\n%s\nexpected\n%s", k, after,
+                  whole + n);
+    free(before);
+    free(after);
+    buf_release(&snap);
+  }
+  free(whole);
+}
+END_TEST
+
+/* What restore refuses: a snapshot cut short. */
+START_TEST(restore_truncated) {
+  Run r;
+  ck_assert(run_open(&r, sessionize_graph, "sess"));
+  send_click(&r, 0);
+  Buf snap;
+  buf_init(&snap);
+  run_snapshot(&r, &snap);
+  free(run_close(&r));
+  ck_assert(run_open(&r, sessionize_graph, "sess"));
+  snap.n -= 3;
+  ck_assert_int_eq(run_restore(&r, &snap), -1);
+  ck_assert_str_eq(run_failure(&r), "operator 'sess': snapshot truncated");
+  free(run_close(&r));
+  buf_release(&snap);
+}
+END_TEST
+
+/* sf_key_new gives a tuple of the input schema for sf_owns_key (every key is owned outside a
+ * parallel region); a key is never emitted, and sf_owns_key wants the input schema. */
+START_TEST(owns_key) {
+  Run r;
+  ck_assert(run_open(&r, sessionize_graph, "sess"));
+  sf_op *op = r.node.inst.state;
+  sf_tuple *key = sf_key_new(op);
+  ck_assert_ptr_nonnull(key);
+  sf_set_string(key, sf_input_attr(op, "user"), "a", 1);
+  ck_assert(sf_owns_key(op, key));
+  ck_assert_int_eq(sf_emit(op, key), -1);
+  ck_assert_str_eq(run_failure(&r), "operator 'sess': sf_emit: the tuple is a key from sf_key_new (emit a tuple "
+                                    "from sf_tuple_new)");
+  free(run_close(&r));
+
+  ck_assert(run_open(&r, sessionize_graph, "sess"));
+  op = r.node.inst.state;
+  sf_tuple *t = sf_tuple_new(op);
+  ck_assert(!sf_owns_key(op, t));
+  sf_tuple_free(t);
+  ck_assert_str_eq(run_failure(&r), "operator 'sess': sf_owns_key: the tuple is not of the input schema (give an "
+                                    "input tuple or one from sf_key_new)");
+  free(run_close(&r));
 }
 END_TEST
 
@@ -300,6 +527,8 @@ START_TEST(checkpointable_refuses_stateful_without_snapshot) {
   /* stateless, whatever the version: fine */
   assert_checkpointable(T_GRAPH(MODEL_NONE, "sf_copies"), "c", "");
   assert_checkpointable(T_GRAPH(MODEL_NONE, "sf_jitter"), "c", "");
+  /* state and both callbacks: fine */
+  assert_checkpointable(sessionize_graph, "sess", "");
 }
 END_TEST
 
@@ -318,7 +547,12 @@ static Suite *custom_suite(void) {
   Suite *s = suite_create("custom");
   UNIT_ADD(s, version_1_loads, NULL, NULL);
   UNIT_ADD(s, unknown_version_refused, NULL, NULL);
+  UNIT_ADD_TIMEOUT(s, version_2_restore_continues, NULL, NULL, 60);
+  UNIT_ADD_TIMEOUT(s, version_2_restore_merges, NULL, NULL, 60);
+  UNIT_ADD_TIMEOUT(s, version_2_window_counts_continue, NULL, NULL, 60);
   UNIT_ADD(s, source_snapshot_inside_emit, NULL, NULL);
+  UNIT_ADD(s, restore_truncated, NULL, NULL);
+  UNIT_ADD(s, owns_key, NULL, NULL);
   UNIT_ADD(s, checkpointable_refuses_stateful_without_snapshot, NULL, NULL);
   UNIT_ADD(s, checkpointable_source, NULL, NULL);
   return s;
