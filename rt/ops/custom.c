@@ -623,8 +623,13 @@ static int callback_result(sf_op *op, int rc, const char *what) {
   return 0;
 }
 
+static int custom_final(OpInst *inst);
+
+/* A source gets its SF_PUNCT_FINAL here, while it runs: what it emits from there is the source's
+ * stream, which checkpoints cut (a source that returned from run takes part in no more of them);
+ * the final punctuation the executor delivers afterwards finds it done. */
 static int custom_run(OpInst *inst) {
-  return 0; /* an operator without input gets SF_PUNCT_FINAL from custom_final */
+  return inst->op->ninputs == 0 ? custom_final(inst) : 0;
 }
 
 /* Calls the library's punctuation callback for `kind` (SF_PUNCT_*), if any. 0, or the job fails. */
