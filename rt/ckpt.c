@@ -509,21 +509,25 @@ static bool load_node(const Ckpt *ck, uint64_t id, const Node *n, const char *ma
   int count = 0;
   for (char **p = names; *p; p++) count++;
   ns->s = calloc((size_t)count + 1, sizeof *ns->s);
-  const char *base = n->op->origin ? n->op->origin : n->op->name;
+  /* a replica is an operator of a channel with an original (a channel's Split or Merge names the
+   * region's first operator as its origin, but replicates nothing) */
+  const Op *op = n->op;
+  bool replica = op->origin && op->channel >= 0 && op->kind != KIND_SPLIT && op->kind != KIND_MERGE;
+  const char *base = replica ? op->origin : op->name;
   int then = 0, now = 0; /* replicas of base in the checkpoint, and in this graph */
   for (char **p = names; *p; p++) then += same_origin(*p, base);
   for (int i = 0; i < n->inst.exec->g->nops; i++) {
     const Op *o = n->inst.exec->g->ops[i];
-    now += !strcmp(o->origin ? o->origin : o->name, base);
+    bool rep = o->origin && o->channel >= 0 && o->kind != KIND_SPLIT && o->kind != KIND_MERGE;
+    now += !strcmp(rep ? o->origin : o->name, base);
   }
-  /* its own snapshot, unless it is a replica and the width changed (a Split or Merge in a channel
-   * is named NAME[K] too, but replicates nothing: its own or none) */
-  for (char **p = names; *p && (!n->op->origin || then == now); p++)
-    if (!strcmp(*p, n->op->name)) return (ns->n = 1), load_snap(ck, id, *p, manifest, &ns->s[0], why, cap);
-  if (!n->op->origin && (n->op->kind == KIND_SPLIT || n->op->kind == KIND_MERGE)) return true; /* new: afresh */
+  /* its own snapshot, unless it is a replica and the width changed */
+  for (char **p = names; *p && (!replica || then == now); p++)
+    if (!strcmp(*p, op->name)) return (ns->n = 1), load_snap(ck, id, *p, manifest, &ns->s[0], why, cap);
+  if (op->kind == KIND_SPLIT || op->kind == KIND_MERGE) return true; /* it did not exist: afresh */
   for (char **p = names; *p; p++)
     if (same_origin(*p, base) && !load_snap(ck, id, *p, manifest, &ns->s[ns->n++], why, cap)) return false;
-  if (ns->n == 0 && n->op->kind != KIND_SPLIT && n->op->kind != KIND_MERGE) {
+  if (ns->n == 0) {
     snprintf(why, cap, "it holds no snapshot of operator '%s': it was taken for another graph", n->op->name);
     return false;
   }
