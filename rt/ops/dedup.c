@@ -25,6 +25,17 @@ static int dedup_final(OpInst *op) {
   return 0;
 }
 
+/* Checkpoints: the KeyTable of the keys seen (no data per key). */
+static int dedup_snapshot(OpInst *op, Buf *out) {
+  keytable_snapshot(op->state, out, NULL, NULL);
+  return 0;
+}
+
+static int dedup_restore(OpInst *op, SnapIn *in) {
+  if (keytable_restore(op->state, op, in, NULL, NULL)) return -1;
+  return keyed_restore_end(op, in);
+}
+
 static void dedup_close(OpInst *op, bool ok) {
   if (!op->state) return;
   keytable_release(op->state);
@@ -38,4 +49,6 @@ const OpKindImpl op_dedup = {
   .process = dedup_process,
   .final = dedup_final,
   .close = dedup_close,
+  .snapshot = dedup_snapshot,
+  .restore = dedup_restore,
 };

@@ -35,16 +35,22 @@ int keytable_init(KeyTable *kt, OpInst *op, size_t data_size) {
   return 0;
 }
 
-static uint64_t key_hash(const KeyTable *kt, const Tuple *t) {
+/* A key's values are vals[at[k]] for k < nkeys: at is kt->slots for a tuple's values, NULL for the
+ * key values themselves in order (a restore's). */
+static const Value *key_val(const Value *vals, const int *at, int k) {
+  return &vals[at ? at[k] : k];
+}
+
+static uint64_t key_hash(const KeyTable *kt, const Value *vals, const int *at) {
   uint64_t h = SF_HASH_SEED;
-  for (int k = 0; k < kt->nkeys; k++) h = value_hash(&t->v[kt->slots[k]], h);
+  for (int k = 0; k < kt->nkeys; k++) h = value_hash(key_val(vals, at, k), h);
   return h;
 }
 
-static bool key_matches(const KeyTable *kt, const KeyEntry *e, uint64_t hash, const Tuple *t) {
+static bool key_matches(const KeyTable *kt, const KeyEntry *e, uint64_t hash, const Value *vals, const int *at) {
   if (e->hash != hash) return false;
   for (int k = 0; k < kt->nkeys; k++)
-    if (!value_equal(&e->key[k], &t->v[kt->slots[k]])) return false;
+    if (!value_equal(&e->key[k], key_val(vals, at, k))) return false;
   return true;
 }
 
@@ -64,12 +70,12 @@ static void keytable_grow(KeyTable *kt) {
   kt->cap = cap;
 }
 
-static KeyEntry *key_new(KeyTable *kt, uint64_t hash, const Tuple *t) {
+static KeyEntry *key_new(KeyTable *kt, uint64_t hash, const Value *vals, const int *at) {
   KeyEntry *e = arena_alloc(kt->arena, sizeof *e);
   e->hash = hash;
   e->key = arena_alloc(kt->arena, sizeof(Value) * (size_t)(kt->nkeys + 1));
   for (int k = 0; k < kt->nkeys; k++) {
-    Value v = t->v[kt->slots[k]];
+    Value v = *key_val(vals, at, k);
     if (v.type == TYPE_STRING) {
       char *p = arena_alloc(kt->arena, v.s.n + 1);
       if (v.s.n) memcpy(p, v.s.p, v.s.n);
@@ -81,21 +87,25 @@ static KeyEntry *key_new(KeyTable *kt, uint64_t hash, const Tuple *t) {
   return e;
 }
 
-void *keytable_find(KeyTable *kt, const Tuple *t, bool *created) {
-  uint64_t hash = key_hash(kt, t);
+static void *find_vals(KeyTable *kt, const Value *vals, const int *at, bool *created) {
+  uint64_t hash = key_hash(kt, vals, at);
   *created = false;
   if (kt->cap) {
     for (size_t j = hash & (kt->cap - 1); kt->buckets[j]; j = (j + 1) & (kt->cap - 1))
-      if (key_matches(kt, kt->buckets[j], hash, t)) return kt->buckets[j]->data;
+      if (key_matches(kt, kt->buckets[j], hash, vals, at)) return kt->buckets[j]->data;
   }
   if ((kt->count + 1) * 4 > kt->cap * 3) keytable_grow(kt);
   size_t j = hash & (kt->cap - 1);
   while (kt->buckets[j]) j = (j + 1) & (kt->cap - 1);
-  KeyEntry *e = key_new(kt, hash, t);
+  KeyEntry *e = key_new(kt, hash, vals, at);
   kt->buckets[j] = e;
   kt->count++;
   *created = true;
   return e->data;
+}
+
+void *keytable_find(KeyTable *kt, const Tuple *t, bool *created) {
+  return find_vals(kt, t->v, kt->slots, created);
 }
 
 void keytable_each(KeyTable *kt, void (*fn)(void *data, void *ctx), void *ctx) {
@@ -107,6 +117,80 @@ void keytable_release(KeyTable *kt) {
   free(kt->buckets);
   if (kt->arena) arena_free(kt->arena);
   memset(kt, 0, sizeof *kt);
+}
+
+/* ---- snapshots ---- */
+
+void keytable_snapshot(const KeyTable *kt, Buf *out, KeyPutFn *put, void *ctx) {
+  snap_u64(out, (uint64_t)kt->nkeys);
+  snap_u64(out, (uint64_t)kt->count);
+  for (size_t i = 0; i < kt->cap; i++) {
+    const KeyEntry *e = kt->buckets[i];
+    if (!e) continue;
+    for (int k = 0; k < kt->nkeys; k++) snap_value(out, &e->key[k]);
+    size_t at = out->n;
+    snap_u64(out, 0); /* the length of the key's data, known once put wrote it: snap_bytes' layout */
+    if (put) put(e->data, out, ctx);
+    uint64_t len = (uint64_t)(out->n - at - 8);
+    for (int b = 0; b < 8; b++) out->p[at + (size_t)b] = (char)(len >> (8 * b));
+  }
+}
+
+/* "k=3, sym='A'": the key whose values are vals, for messages. */
+static void describe_key(const KeyTable *kt, const OpInst *op, const Value *vals, char *buf, size_t cap) {
+  Buf b;
+  buf_init(&b);
+  for (int k = 0; k < kt->nkeys; k++) {
+    if (k) buf_puts(&b, ", ");
+    buf_puts(&b, op->in_schema->attrs[kt->slots[k]].name);
+    buf_putc(&b, '=');
+    if (vals[k].type == TYPE_STRING) buf_putc(&b, '\'');
+    value_format(&vals[k], &b);
+    if (vals[k].type == TYPE_STRING) buf_putc(&b, '\'');
+  }
+  snprintf(buf, cap, "%s", b.n ? b.p : "(the whole stream)");
+  buf_release(&b);
+}
+
+int keytable_restore(KeyTable *kt, OpInst *op, SnapIn *in, KeyGetFn *get, void *ctx) {
+  uint64_t nkeys = snap_get_u64(in), count = snap_get_u64(in);
+  if (in->bad) return rt_fail(op, "snapshot truncated or malformed");
+  if (nkeys != (uint64_t)kt->nkeys)
+    return rt_fail(op, "the snapshot's keys have %llu attributes, partitionBy names %d", (unsigned long long)nkeys,
+                   kt->nkeys);
+  Value *vals = sf_xmalloc(sizeof *vals * (size_t)(kt->nkeys + 1));
+  int rc = 0;
+  for (uint64_t i = 0; i < count && !in->bad && rc == 0; i++) {
+    for (int k = 0; k < kt->nkeys && !in->bad; k++) {
+      snap_get_value(in, &vals[k]);
+      if (vals[k].type != op->in_schema->attrs[kt->slots[k]].type) in->bad = true; /* another schema */
+    }
+    size_t n;
+    const void *data = snap_get_bytes(in, &n);
+    if (in->bad || !rt_owns_key(op, vals, kt->slots, kt->nkeys)) continue; /* another replica's key */
+    bool created;
+    void *block = find_vals(kt, vals, NULL, &created);
+    if (!created) {
+      char key[256];
+      describe_key(kt, op, vals, key, sizeof key);
+      rc = rt_fail(op, "the snapshots hold key %s twice", key);
+      break;
+    }
+    SnapIn sub = {.p = data, .n = n};
+    if (get && get(block, &sub, ctx) < 0)
+      rc = -1;
+    else if (!snap_done(&sub))
+      in->bad = true;
+  }
+  free(vals);
+  if (rc == 0 && in->bad) rc = rt_fail(op, "snapshot truncated or malformed");
+  return rc;
+}
+
+int keyed_restore_end(OpInst *op, const SnapIn *in) {
+  if (in->bad) return rt_fail(op, "snapshot truncated or malformed");
+  if (in->off != in->n) return rt_fail(op, "snapshot malformed: %zu bytes left over at its end", in->n - in->off);
+  return 0;
 }
 
 /* ---- held values ---- */

@@ -1,7 +1,7 @@
 /* keyed.h: helpers shared by the operator kinds that keep state per key or build new tuples
- * (Functor, FlatMap, Aggregate, Dedup): a hash table from partitionBy values to per-key data,
- * values that own their string bytes, and the plan that builds an output tuple from `set`s and
- * attributes forwarded by name.
+ * (Functor, FlatMap, Aggregate, Dedup): a hash table from partitionBy values to per-key data (and
+ * its checkpoint snapshots), values that own their string bytes, and the plan that builds an
+ * output tuple from `set`s and attributes forwarded by name.
  *
  * Ownership: a KeyTable owns copies of its key values and the per-key data blocks, all of which
  * live until keytable_release; what the data blocks point to (held strings, buffers) is the
@@ -37,6 +37,34 @@ void keytable_each(KeyTable *kt, void (*fn)(void *data, void *ctx), void *ctx);
 /* Frees everything the table allocated (not what the data blocks point to); kt is empty again.
  * Safe on a zeroed or already released table. */
 void keytable_release(KeyTable *kt);
+
+/* ---- snapshots of a KeyTable (checkpoints: rt.h's OpKindImpl.snapshot and restore) ----
+ *
+ * The layout: the number of key attributes and the number of keys (u64 each), then per key its
+ * values (snap_value, in partitionBy's order) and its data as one byte string (snap_bytes' layout:
+ * a u64 length, then what KeyPutFn wrote). Length-prefixed data lets a restore skip a key another
+ * replica owns without understanding it, and check that a key's reader read exactly its bytes. */
+
+/* Appends what key data block `data` holds to out with the snap_* functions. */
+typedef void KeyPutFn(const void *data, Buf *out, void *ctx);
+/* Reads back what KeyPutFn wrote into `data`, a new key's zeroed block (it must stay a block the
+ * kind's close can release, even when the read stops half-way). A malformed or short input is
+ * left to in->bad (the restore then fails with "snapshot truncated or malformed"); returns 0, or
+ * -1 after its own rt_fail. */
+typedef int KeyGetFn(void *data, SnapIn *in, void *ctx);
+
+/* Appends kt with each key's data written by put (NULL: the keys only, e.g. Dedup's). */
+void keytable_snapshot(const KeyTable *kt, Buf *out, KeyPutFn *put, void *ctx);
+/* Reads what keytable_snapshot wrote, ADDING its keys to kt: a restore may be fed the snapshots of
+ * several old replicas one after another (a region restored at another width), so kt need not be
+ * empty. Only the keys this replica owns (rt_owns_key of op with the key's values and kt->slots)
+ * are kept, their data read by get (NULL: none); the others are skipped. A key's values must have
+ * the types of their input attributes, and a key kt already holds is an error (two replicas never
+ * own one key: the snapshots do not belong together). 0, or -1 after rt_fail. */
+int keytable_restore(KeyTable *kt, OpInst *op, SnapIn *in, KeyGetFn *get, void *ctx);
+/* The end of a restore: 0 when in was read exactly to its end without a bad read, else rt_fail
+ * ("snapshot truncated or malformed", or bytes left over). */
+int keyed_restore_end(OpInst *op, const SnapIn *in);
 
 /* ---- held values: a Value owning its string bytes in a malloc'd buffer of *cap bytes ---- */
 

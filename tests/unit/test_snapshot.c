@@ -1,0 +1,558 @@
+/* test_snapshot.c: checkpoints of the built-in operator kinds: OpKindImpl.snapshot and .restore of
+ * rt/ops/ (Functor, Aggregate tumbling and sliding, Dedup, Beacon, FileSource), keyed.c's KeyTable
+ * snapshots with rt_owns_key, and the checkpointable calls of FileSource and SocketSource.
+ *
+ * An operator instance runs alone here, without an executor: this suite is linked with the
+ * linker's --wrap for every call an operator makes into the executor (tests/CMakeLists.txt names
+ * them), so __wrap_rt_emit records what the instance emits (a line "SRC SEQ: csv row" per tuple),
+ * __wrap_rt_fail the failure, __wrap_rt_warn the warnings, and __wrap_rt_owns_key decides which
+ * keys a replica owns when a test says so (else the runtime's rt_owns_key answers).
+ *
+ * The promise tested: an instance run over a prefix of its input, snapshotted, and a fresh
+ * instance (opened the same way) restored from that snapshot and fed the rest emit together
+ * exactly what one uninterrupted instance emits, byte for byte, src and seq included; for a
+ * source, the snapshot is taken inside rt_emit of the tuple at the checkpoint's position, as the
+ * executor does. A truncated, extended or corrupted snapshot fails the restore cleanly (an error,
+ * no crash, nothing leaked: run it under ASan), and a restore at another width keeps exactly the
+ * keys its replica owns, adding them from several old replicas' snapshots. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check_helper.h"
+#include "csv.h"
+#include "rt.h"
+#include "sf.h"
+
+/* ---- the executor's calls, as this suite answers them ---- */
+
+static Buf emitted;            /* "SRC SEQ: row\n" per tuple (CR and LF in the row escaped) emitted since the last reset */
+static int nemitted;           /* tuples emitted since the last reset */
+static char failure[2048];     /* the first rt_fail since the last reset ("" when none) */
+static Buf warnings;           /* every rt_warn, one per line */
+static ExecOptions options;    /* what rt_options gives */
+static bool stopping;          /* what rt_stopping says */
+static bool draining;          /* what rt_draining says */
+static int drain_after = -1;   /* >= 0: draining turns true once nemitted reaches it */
+static OpInst *snap_op;        /* a source whose checkpoint is taken in rt_emit... */
+static uint64_t snap_at;       /* ...of its tuple of this src... */
+static Buf *snap_into;         /* ...into this buffer */
+static bool snapped;           /* it was taken */
+static int own_width;          /* > 0: rt_owns_key is true for keys hashing to own_channel mod own_width */
+static int own_channel;
+
+bool __real_rt_owns_key(const OpInst *op, const Value *vals, const int *slots, int nvals);
+
+static void reset_output(void) {
+  buf_reset(&emitted);
+  nemitted = 0;
+  failure[0] = 0;
+  buf_reset(&warnings);
+}
+
+int __wrap_rt_emit(OpInst *op, int port, Tuple *t) {
+  ck_assert_int_eq(port, 0);
+  ck_assert_ptr_nonnull(op->out_schema);
+  ck_assert_int_eq(t->n, op->out_schema->nattrs);
+  if (op == snap_op && !snapped && op->cur_src == snap_at) {
+    snapped = true;
+    ck_assert_msg(op->impl->snapshot(op, snap_into) == 0, "snapshot failed: %s", failure);
+  }
+  char head[64];
+  snprintf(head, sizeof head, "%06llu %06llu: ", (unsigned long long)op->cur_src, (unsigned long long)op->cur_seq);
+  buf_puts(&emitted, head);
+  Buf row; /* one line per tuple: its line breaks escaped */
+  buf_init(&row);
+  csv_put_row(&row, t->v, t->n);
+  for (size_t k = 0; k + 1 < row.n; k++) {
+    if (row.p[k] == '\n') buf_puts(&emitted, "\\n");
+    else if (row.p[k] == '\r') buf_puts(&emitted, "\\r");
+    else buf_putc(&emitted, row.p[k]);
+  }
+  buf_putc(&emitted, '\n');
+  buf_release(&row);
+  tuple_unref(t);
+  if (++nemitted == drain_after) draining = true;
+  return 0;
+}
+
+int __wrap_rt_fail(OpInst *op, const char *fmt, ...) {
+  (void)op;
+  if (!failure[0]) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(failure, sizeof failure, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+void __wrap_rt_warn(OpInst *op, const char *fmt, ...) {
+  char msg[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  buf_puts(&warnings, op->op->name);
+  buf_puts(&warnings, ": ");
+  buf_puts(&warnings, msg);
+  buf_putc(&warnings, '\n');
+}
+
+int __wrap_rt_eval_fail(OpInst *op, const char *what, const char *text, const Tuple *t, const char *err) {
+  (void)t;
+  return __wrap_rt_fail(op, "%s: %s in '%s'", what, err, text);
+}
+
+/* The channel of a key (its values) among `width`, as this suite routes tuples. */
+static int key_channel(const Value *vals, int n, int width) {
+  uint64_t h = SF_HASH_SEED;
+  for (int k = 0; k < n; k++) h = value_hash(&vals[k], h);
+  return (int)(h % (uint64_t)width);
+}
+
+bool __wrap_rt_owns_key(const OpInst *op, const Value *vals, const int *slots, int nvals) {
+  if (own_width <= 0) return __real_rt_owns_key(op, vals, slots, nvals);
+  return key_channel(vals, nvals, own_width) == own_channel;
+}
+
+bool __wrap_rt_stopping(const OpInst *op) {
+  (void)op;
+  return stopping;
+}
+
+bool __wrap_rt_draining(const OpInst *op) {
+  (void)op;
+  return draining;
+}
+
+const ExecOptions *__wrap_rt_options(const OpInst *op) {
+  (void)op;
+  return &options;
+}
+
+void __wrap_rt_idle(OpInst *op) {
+  (void)op;
+}
+
+int __wrap_rt_wait_fd_for(const OpInst *op, int fd, short events, int ms) {
+  (void)op;
+  if (stopping) return 0;
+  struct pollfd p = {.fd = fd, .events = events};
+  int rc = poll(&p, 1, ms);
+  return rc < 0 ? -1 : rc == 0 ? 2 : 1;
+}
+
+/* Fails the test unless got is want, naming the first line where they differ (Check's messages
+ * are short: never the whole texts). */
+static void expect_text(const char *got, const char *want, const char *what) {
+  if (!strcmp(got, want)) return;
+  int line = 1;
+  const char *g = got, *w = want;
+  for (; *g && *g == *w; g++, w++)
+    if (*g == '\n') line++;
+  while (g > got && g[-1] != '\n') g--, w--;
+  ck_abort_msg("%s: line %d is\n  %.200s\nexpected\n  %.200s", what, line, *g ? strtok(strdup(g), "\n") : "(nothing)",
+               *w ? strtok(strdup(w), "\n") : "(nothing)");
+}
+
+/* ---- instances ---- */
+
+static Graph *graph; /* the test's graph */
+
+static void setup(void) {
+  buf_init(&emitted);
+  buf_init(&warnings);
+  reset_output();
+  memset(&options, 0, sizeof options);
+  stopping = draining = false;
+  drain_after = -1;
+  snap_op = NULL;
+  snapped = false;
+  own_width = 0;
+  graph = NULL;
+}
+
+static void teardown(void) {
+  if (graph) graph_free(graph);
+  buf_release(&emitted);
+  buf_release(&warnings);
+}
+
+/* The graph whose <graph> element holds body (parsed and checked). */
+static void use_graph(const char *body) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&text, &len);
+  fprintf(m, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<graph xmlns=\"urn:streamfission:graph:1\" name=\"t\">\n"
+             "%s</graph>\n", body);
+  fclose(m);
+  if (graph) graph_free(graph);
+  graph = unit_graph_text(text);
+  free(text);
+}
+
+/* Prepares i for the graph's operator `name` and opens it, which must succeed. */
+static void inst_open(OpInst *i, const char *name) {
+  memset(i, 0, sizeof *i);
+  i->op = graph_find_op(graph, name);
+  ck_assert_msg(i->op != NULL, "no operator '%s'", name);
+  i->impl = rt_kind_impl(i->op->kind);
+  ck_assert_ptr_nonnull(i->impl);
+  i->in_schema = op_input_schema(i->op);
+  i->out_schema = op_output_schema(i->op);
+  i->graph_dir = ".";
+  i->scratch = arena_new();
+  ck_assert_msg(i->impl->open(i) == 0, "open of '%s' failed: %s", name, failure);
+}
+
+static void inst_close(OpInst *i, bool ok) {
+  if (i->impl->close) i->impl->close(i, ok);
+  arena_free(i->scratch);
+  memset(i, 0, sizeof *i);
+}
+
+static void take_snapshot(OpInst *i, Buf *out) {
+  ck_assert_ptr_nonnull(i->impl->snapshot);
+  ck_assert_msg(i->impl->snapshot(i, out) == 0, "snapshot failed: %s", failure);
+}
+
+/* Restores i from the n bytes at p: the restore's result (failure says why when -1). */
+static int restore_bytes(OpInst *i, const void *p, size_t n) {
+  ck_assert_ptr_nonnull(i->impl->restore);
+  SnapIn in = {.p = p, .n = n};
+  return i->impl->restore(i, &in);
+}
+
+static void restore_ok(OpInst *i, const Buf *snap) {
+  ck_assert_msg(restore_bytes(i, snap->p, snap->n) == 0, "restore failed: %s", failure);
+}
+
+/* ---- inputs of the transforming kinds ---- */
+
+/* Every transforming operator reads schema In (IN_SCHEMA, with the other schemas first, then
+ * IN_SOURCE), made by a Beacon the tests never run: its tuples
+ * come from input(i) below, fed to process with seq = src = i. */
+#define IN_SCHEMA                                                                                   \
+  "<schema name=\"In\"><attr name=\"k\" type=\"int\"/><attr name=\"g\" type=\"string\"/>"         \
+  "<attr name=\"x\" type=\"int\"/><attr name=\"d\" type=\"double\"/></schema>\n"
+#define IN_SOURCE                                                                                   \
+  "<operator name=\"src\" kind=\"Beacon\"><output stream=\"A\" schema=\"In\"/>"                     \
+  "<param name=\"count\">1</param><set attr=\"k\">seq</set><set attr=\"g\">\"a\"</set>"            \
+  "<set attr=\"x\">seq</set><set attr=\"d\">1.0</set></operator>\n"
+#define SINK(S)                                                                                     \
+  "<operator name=\"sink\" kind=\"FileSink\"><input stream=\"" S "\"/>"                           \
+  "<param name=\"file\">/dev/null</param></operator>\n"
+
+/* Input tuple i: a few keys k and g, ints that wrap when summed, and doubles of every sort (small
+ * integers, fractions, -0.0, huge values) so that folds are not associative. */
+static Tuple *input(int i) {
+  static const char *groups[] = {"p", "q", "rr", "", "a longer group name, past a first buffer"};
+  uint64_t r = (uint64_t)i * UINT64_C(0x9E3779B97F4A7C15) + 12345;
+  r ^= r >> 29;
+  r *= UINT64_C(0xBF58476D1CE4E5B9);
+  r ^= r >> 32;
+  Value v[4];
+  v[0] = value_int((int64_t)(r % 5));
+  const char *g = groups[(r >> 8) % 5];
+  v[1] = value_string(g, strlen(g));
+  v[2] = (r >> 16) % 7 == 0 ? value_int(INT64_MAX - (int64_t)(r % 3)) : value_int((int64_t)(r >> 40) % 1000 - 500);
+  double d;
+  switch ((r >> 24) % 6) {
+  case 0: d = (double)((int64_t)(r >> 44) % 100); break;
+  case 1: d = (double)(r >> 40) / 7.0; break;
+  case 2: d = -0.0; break;
+  case 3: d = 1e300 * (double)((r >> 50) % 3); break;
+  case 4: d = 0.1 * (double)((r >> 45) % 11); break;
+  default: d = -(double)(r >> 33) / 3.0; break;
+  }
+  v[3] = value_double(d);
+  return tuple_new(v, 4);
+}
+
+/* The channel of input i among width, its key being the input attributes at slots[0..nslots). */
+static int input_channel(const Tuple *t, const int *slots, int nslots, int width) {
+  Value key[4];
+  for (int k = 0; k < nslots; k++) key[k] = t->v[slots[k]];
+  return key_channel(key, nslots, width);
+}
+
+/* Feeds inputs from..to-1 to i (only those of `channel` among `width` when width > 0). */
+static void feed_routed(OpInst *i, int from, int to, const int *slots, int nslots, int width, int channel) {
+  for (int n = from; n < to; n++) {
+    Tuple *t = input(n);
+    if (width > 0 && input_channel(t, slots, nslots, width) != channel) {
+      tuple_unref(t);
+      continue;
+    }
+    i->cur_seq = i->cur_src = (uint64_t)n;
+    ck_assert_msg(i->impl->process(i, 0, t) == 0, "process of input %d failed: %s", n, failure);
+    arena_reset(i->scratch);
+  }
+}
+
+static void feed(OpInst *i, int from, int to) {
+  feed_routed(i, from, to, NULL, 0, 0, 0);
+}
+
+static void finish(OpInst *i) {
+  if (i->impl->final) ck_assert_msg(i->impl->final(i) == 0, "final failed: %s", failure);
+}
+
+/* What one uninterrupted instance of `name` emits for inputs 0..n-1 (malloc'd). */
+static char *reference(const char *name, int n) {
+  OpInst a;
+  reset_output();
+  inst_open(&a, name);
+  feed(&a, 0, n);
+  finish(&a);
+  inst_close(&a, true);
+  return strdup(emitted.p ? emitted.p : "");
+}
+
+/* Runs `name` over inputs 0..n-1 interrupted at every cut c (and again at c + step when step > 0,
+ * from the restored instance's own snapshot), and expects the pieces to make the reference. Returns
+ * the snapshot at the middle cut (for the tests of bad snapshots). */
+static Buf check_cuts(const char *name, int n, int step) {
+  char *full = reference(name, n);
+  ck_assert_msg(strlen(full) > 0, "the reference run emitted nothing");
+  Buf middle;
+  buf_init(&middle);
+  for (int c = 0; c <= n; c++) {
+    int c2 = step > 0 && c + step <= n ? c + step : -1;
+    Buf all, snap, snap2;
+    buf_init(&all);
+    buf_init(&snap);
+    buf_init(&snap2);
+    OpInst a, b;
+    reset_output();
+    inst_open(&a, name);
+    feed(&a, 0, c);
+    take_snapshot(&a, &snap);
+    buf_append(&all, emitted.p ? emitted.p : "", emitted.n);
+    inst_close(&a, true);
+
+    reset_output();
+    inst_open(&b, name);
+    restore_ok(&b, &snap);
+    if (c2 >= 0) { /* a restored instance's snapshot restores too */
+      feed(&b, c, c2);
+      take_snapshot(&b, &snap2);
+      buf_append(&all, emitted.p ? emitted.p : "", emitted.n);
+      inst_close(&b, true);
+      reset_output();
+      inst_open(&b, name);
+      restore_ok(&b, &snap2);
+    }
+    feed(&b, c2 >= 0 ? c2 : c, n);
+    finish(&b);
+    buf_append(&all, emitted.p ? emitted.p : "", emitted.n);
+    inst_close(&b, true);
+    char what[64];
+    snprintf(what, sizeof what, "cut at %d (then %d)", c, c2);
+    expect_text(all.p ? all.p : "", full, what);
+    if (c == n / 2) buf_append(&middle, snap.p, snap.n);
+    buf_release(&all);
+    buf_release(&snap);
+    buf_release(&snap2);
+  }
+  free(full);
+  return middle;
+}
+
+/* Every strict prefix of snap, and snap with a byte more, fail a fresh instance's restore with a
+ * message about the snapshot; every byte of snap flipped in turn restores or fails, never crashes
+ * (nor leaks, under ASan). */
+static void check_bad_snapshots(const char *name, const Buf *snap) {
+  ck_assert_msg(snap->n > 0, "an empty snapshot");
+  unsigned char *p = malloc(snap->n + 1);
+  memcpy(p, snap->p, snap->n);
+  size_t step = snap->n > 600 ? snap->n / 300 : 1;
+  for (size_t len = 0; len < snap->n; len += len + step < snap->n ? step : 1) {
+    OpInst a;
+    reset_output();
+    inst_open(&a, name);
+    ck_assert_msg(restore_bytes(&a, p, len) == -1, "a snapshot cut to %zu of %zu bytes restored", len, snap->n);
+    ck_assert_msg(strstr(failure, "snapshot") != NULL, "cut to %zu bytes: the message is '%s'", len, failure);
+    inst_close(&a, false);
+  }
+  p[snap->n] = 0;
+  OpInst a;
+  reset_output();
+  inst_open(&a, name);
+  ck_assert_msg(restore_bytes(&a, p, snap->n + 1) == -1, "a snapshot with a byte more restored");
+  ck_assert_msg(strstr(failure, "snapshot") != NULL, "a byte more: the message is '%s'", failure);
+  inst_close(&a, false);
+  for (size_t k = 0; k < snap->n; k += step) {
+    p[k] ^= 0xA5;
+    reset_output();
+    inst_open(&a, name);
+    int rc = restore_bytes(&a, p, snap->n);
+    ck_assert_msg(rc == 0 || (rc == -1 && failure[0]), "byte %zu flipped: rc %d without a message", k, rc);
+    if (rc == 0 && a.impl->run) { /* a restored instance runs on, whatever it holds */
+      (void)a.impl->run(&a);
+    } else if (rc == 0) {
+      feed(&a, 0, 10);
+      finish(&a);
+    }
+    inst_close(&a, rc == 0);
+    p[k] ^= 0xA5;
+  }
+  free(p);
+}
+
+/* ---- Dedup ---- */
+
+#define DEDUP_GRAPH                                                                                 \
+  IN_SCHEMA IN_SOURCE "<operator name=\"dd\" kind=\"Dedup\"><input stream=\"A\"/><output stream=\"B\" schema=\"In\"/>" \
+            "<param name=\"partitionBy\">k g</param></operator>\n" SINK("B")
+
+START_TEST(test_dedup) {
+  use_graph(DEDUP_GRAPH);
+  Buf snap = check_cuts("dd", 50, 7);
+  check_bad_snapshots("dd", &snap);
+  buf_release(&snap);
+}
+END_TEST
+
+/* ---- keyed restores at another width ---- */
+
+/* The keys of a Dedup's snapshot: its second u64 (keytable_snapshot's count). */
+static uint64_t snapshot_keys(const Buf *snap) {
+  ck_assert_uint_ge(snap->n, 16);
+  uint64_t n = 0;
+  for (int b = 0; b < 8; b++) n |= (uint64_t)(unsigned char)snap->p[8 + b] << (8 * b);
+  return n;
+}
+
+static int compare_lines(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* text's lines sorted (a merge puts replicas' outputs back in src order), malloc'd. */
+static char *sorted_lines(const char *text) {
+  char *copy = strdup(text);
+  size_t n = 0, cap = 16;
+  char **lines = malloc(sizeof *lines * cap);
+  for (char *save = NULL, *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+    if (n == cap) lines = realloc(lines, sizeof *lines * (cap *= 2));
+    lines[n++] = l;
+  }
+  qsort(lines, n, sizeof *lines, compare_lines);
+  Buf b;
+  buf_init(&b);
+  for (size_t i = 0; i < n; i++) {
+    buf_puts(&b, lines[i]);
+    buf_putc(&b, '\n');
+  }
+  free(lines);
+  free(copy);
+  char *out = strdup(b.p ? b.p : "");
+  buf_release(&b);
+  return out;
+}
+
+/* `name` (keyed on the input attributes at slots) run at width `from` up to input `cut`, then
+ * restored at width `to`, each new replica from every old replica's snapshot in turn, keeping the
+ * keys it owns: the replicas' outputs together are the reference's lines. With check_keys, the new
+ * replicas' snapshots together hold exactly the keys the old ones did (a Dedup's layout). */
+static void check_rewidth(const char *name, const int *slots, int nslots, int n, int cut, int from, int to,
+                          bool check_keys) {
+  char *full = reference(name, n);
+  char *want = sorted_lines(full);
+  Buf all;
+  buf_init(&all);
+  Buf *snaps = calloc((size_t)from, sizeof *snaps);
+  uint64_t old_keys = 0, new_keys = 0;
+  for (int r = 0; r < from; r++) {
+    OpInst a;
+    reset_output();
+    inst_open(&a, name);
+    feed_routed(&a, 0, cut, slots, nslots, from, r);
+    buf_init(&snaps[r]);
+    take_snapshot(&a, &snaps[r]);
+    if (check_keys) old_keys += snapshot_keys(&snaps[r]);
+    buf_append(&all, emitted.p ? emitted.p : "", emitted.n);
+    inst_close(&a, true);
+  }
+  for (int r = 0; r < to; r++) {
+    OpInst b;
+    reset_output();
+    inst_open(&b, name);
+    own_width = to;
+    own_channel = r;
+    for (int s = 0; s < from; s++) restore_ok(&b, &snaps[s]);
+    own_width = 0;
+    if (check_keys) {
+      Buf mine;
+      buf_init(&mine);
+      take_snapshot(&b, &mine);
+      new_keys += snapshot_keys(&mine);
+      buf_release(&mine);
+    }
+    feed_routed(&b, cut, n, slots, nslots, to, r);
+    finish(&b);
+    buf_append(&all, emitted.p ? emitted.p : "", emitted.n);
+    inst_close(&b, true);
+  }
+  char *got = sorted_lines(all.p ? all.p : "");
+  char what[64];
+  snprintf(what, sizeof what, "width %d to %d at %d", from, to, cut);
+  expect_text(got, want, what);
+  if (check_keys) ck_assert_uint_eq(new_keys, old_keys);
+  for (int r = 0; r < from; r++) buf_release(&snaps[r]);
+  free(snaps);
+  free(got);
+  free(want);
+  free(full);
+  buf_release(&all);
+}
+
+START_TEST(test_rewidth_dedup) {
+  use_graph(DEDUP_GRAPH);
+  static const int slots[] = {0, 1};
+  check_rewidth("dd", slots, 2, 60, 25, 2, 3, true);
+  check_rewidth("dd", slots, 2, 60, 25, 3, 1, true);
+  check_rewidth("dd", slots, 2, 60, 0, 2, 2, true);
+}
+END_TEST
+
+/* A replica that owns no key restores an empty table from a non-empty snapshot. */
+START_TEST(test_rewidth_owns_nothing) {
+  use_graph(DEDUP_GRAPH);
+  OpInst a;
+  Buf snap, mine;
+  buf_init(&snap);
+  buf_init(&mine);
+  inst_open(&a, "dd");
+  feed(&a, 0, 20);
+  take_snapshot(&a, &snap);
+  inst_close(&a, true);
+  ck_assert_uint_gt(snapshot_keys(&snap), 0);
+  inst_open(&a, "dd");
+  own_width = 1;
+  own_channel = 1; /* no key hashes to channel 1 of 1 */
+  restore_ok(&a, &snap);
+  own_width = 0;
+  take_snapshot(&a, &mine);
+  ck_assert_uint_eq(snapshot_keys(&mine), 0);
+  inst_close(&a, true);
+  buf_release(&snap);
+  buf_release(&mine);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("snapshot");
+  UNIT_ADD_TIMEOUT(s, test_dedup, setup, teardown, 60);
+  UNIT_ADD(s, test_rewidth_dedup, setup, teardown);
+  UNIT_ADD(s, test_rewidth_owns_nothing, setup, teardown);
+  return unit_run(s);
+}
