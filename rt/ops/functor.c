@@ -84,6 +84,47 @@ static int functor_final(OpInst *op) {
   return 0;
 }
 
+/* Checkpoints: nothing without state variables; else their number, then the KeyTable with each
+ * key's variables (snap_value, declaration order). */
+static void put_states(const void *data, Buf *out, void *ctx) {
+  const Functor *f = ctx;
+  const Value *vals = data;
+  for (int k = 0; k < f->nstates; k++) snap_value(out, &vals[k]);
+}
+
+static int get_states(void *data, SnapIn *in, void *ctx) {
+  OpInst *op = ctx;
+  Functor *f = op->state;
+  Value *vals = data;
+  size_t *caps = (size_t *)(vals + f->nstates);
+  for (int k = 0; k < f->nstates && !in->bad; k++) {
+    Value v;
+    snap_get_value(in, &v);
+    if (v.type != op->op->states[k]->type) in->bad = true; /* another graph's state */
+    else held_store(&vals[k], &caps[k], &v);
+  }
+  return 0;
+}
+
+static int functor_snapshot(OpInst *op, Buf *out) {
+  Functor *f = op->state;
+  if (f->nstates == 0) return 0;
+  snap_u64(out, (uint64_t)f->nstates);
+  keytable_snapshot(&f->keys, out, put_states, f);
+  return 0;
+}
+
+static int functor_restore(OpInst *op, SnapIn *in) {
+  Functor *f = op->state;
+  if (f->nstates > 0) {
+    uint64_t n = snap_get_u64(in);
+    if (!in->bad && n != (uint64_t)f->nstates)
+      return rt_fail(op, "the snapshot has %llu state variables, the operator %d", (unsigned long long)n, f->nstates);
+    if (!in->bad && keytable_restore(&f->keys, op, in, get_states, op)) return -1;
+  }
+  return keyed_restore_end(op, in);
+}
+
 static void release_states(void *data, void *ctx) {
   int n = *(const int *)ctx;
   Value *vals = data;
@@ -107,4 +148,6 @@ const OpKindImpl op_functor = {
   .process = functor_process,
   .final = functor_final,
   .close = functor_close,
+  .snapshot = functor_snapshot,
+  .restore = functor_restore,
 };

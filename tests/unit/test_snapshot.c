@@ -549,10 +549,64 @@ START_TEST(test_rewidth_owns_nothing) {
 }
 END_TEST
 
+/* ---- Functor ---- */
+
+#define FUNCTOR_GRAPH(PARTITION)                                                                    \
+  IN_SCHEMA                                                                                         \
+  "<schema name=\"Out\"><attr name=\"k\" type=\"int\"/><attr name=\"g\" type=\"string\"/>"        \
+  "<attr name=\"n\" type=\"int\"/><attr name=\"tot\" type=\"double\"/><attr name=\"cat\" type=\"string\"/>" \
+  "<attr name=\"on\" type=\"bool\"/></schema>\n"                                                   \
+  IN_SOURCE "<operator name=\"f\" kind=\"Functor\"><input stream=\"A\"/><output stream=\"B\" schema=\"Out\"/>" \
+  PARTITION "<param name=\"where\">n % 3 != 1</param>"                                             \
+  "<set attr=\"n\">n</set><set attr=\"tot\">tot</set><set attr=\"cat\">cat</set><set attr=\"on\">on</set>" \
+  "<state name=\"n\" type=\"int\" init=\"0\">n + 1</state>"                                         \
+  "<state name=\"tot\" type=\"double\" init=\"0.5\">tot + d</state>"                                \
+  "<state name=\"cat\" type=\"string\" init=\"&quot;&gt;&quot;\">substr(cat + str(x % 10), 0, 40)</state>" \
+  "<state name=\"on\" type=\"bool\" init=\"false\">!on</state>"                                     \
+  "</operator>\n" SINK("B")
+
+START_TEST(test_functor_per_key) {
+  use_graph(FUNCTOR_GRAPH("<param name=\"partitionBy\">g</param>"));
+  Buf snap = check_cuts("f", 40, 9);
+  check_bad_snapshots("f", &snap);
+  buf_release(&snap);
+}
+END_TEST
+
+START_TEST(test_functor_one_state) {
+  use_graph(FUNCTOR_GRAPH(""));
+  Buf snap = check_cuts("f", 30, 0);
+  check_bad_snapshots("f", &snap);
+  buf_release(&snap);
+}
+END_TEST
+
+/* A Functor without state variables writes nothing and restores from nothing. */
+START_TEST(test_functor_stateless) {
+  use_graph(IN_SCHEMA IN_SOURCE "<operator name=\"f\" kind=\"Functor\"><input stream=\"A\"/><output stream=\"B\" schema=\"In\"/>"
+                      "<set attr=\"x\">x * 2</set></operator>\n" SINK("B"));
+  Buf snap = check_cuts("f", 10, 3);
+  ck_assert_uint_eq(snap.n, 0);
+  buf_release(&snap);
+}
+END_TEST
+
+START_TEST(test_rewidth_functor) {
+  use_graph(FUNCTOR_GRAPH("<param name=\"partitionBy\">g</param>"));
+  static const int slots[] = {1};
+  check_rewidth("f", slots, 1, 50, 20, 2, 3, false);
+  check_rewidth("f", slots, 1, 50, 33, 4, 2, false);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("snapshot");
   UNIT_ADD_TIMEOUT(s, test_dedup, setup, teardown, 60);
   UNIT_ADD(s, test_rewidth_dedup, setup, teardown);
   UNIT_ADD(s, test_rewidth_owns_nothing, setup, teardown);
+  UNIT_ADD_TIMEOUT(s, test_functor_per_key, setup, teardown, 60);
+  UNIT_ADD_TIMEOUT(s, test_functor_one_state, setup, teardown, 60);
+  UNIT_ADD(s, test_functor_stateless, setup, teardown);
+  UNIT_ADD(s, test_rewidth_functor, setup, teardown);
   return unit_run(s);
 }
