@@ -202,6 +202,83 @@ static int aggregate_final(OpInst *op) {
   return 0;
 }
 
+/* ---- checkpoints ----
+ * A header (sliding, N, the number of aggregates) that a restore checks against its own window,
+ * then the KeyTable. A tumbling key's data is its count and every accumulator as it is (the sums,
+ * and the kept value when there is one), so a restored window goes on folding from the same bits.
+ * A sliding key's data is its window (slide_snapshot). */
+
+static void put_tumbling(const void *data, Buf *out, void *ctx) {
+  const Aggregate *g = ctx;
+  const Tumbling *w = data;
+  snap_i64(out, w->n);
+  for (int s = 0; s < g->naggs; s++) {
+    const Acc *acc = &w->acc[s];
+    snap_i64(out, acc->isum);
+    snap_f64(out, acc->dsum);
+    snap_bool(out, acc->v.type != TYPE_NONE);
+    if (acc->v.type != TYPE_NONE) snap_value(out, &acc->v);
+  }
+}
+
+/* The type of slot s's kept value: its argument's. */
+static Type slot_type(const Aggregate *g, int s) {
+  return g->aggs[s].arg ? g->aggs[s].arg->type : TYPE_NONE;
+}
+
+static int get_tumbling(void *data, SnapIn *in, void *ctx) {
+  const Aggregate *g = ctx;
+  Tumbling *w = data;
+  int64_t n = snap_get_i64(in);
+  if (n < 0 || n >= g->size) in->bad = true;
+  for (int s = 0; s < g->naggs && !in->bad; s++) {
+    Acc *acc = &w->acc[s];
+    acc->isum = snap_get_i64(in);
+    acc->dsum = snap_get_f64(in);
+    if (!snap_get_bool(in)) continue;
+    Value v;
+    snap_get_value(in, &v);
+    if (v.type != slot_type(g, s)) in->bad = true;
+    else held_store(&acc->v, &acc->cap, &v);
+  }
+  if (!in->bad) w->n = n;
+  return 0;
+}
+
+static void put_sliding(const void *data, Buf *out, void *ctx) {
+  const Aggregate *g = ctx;
+  slide_snapshot(data, &g->spec, out);
+}
+
+static int get_sliding(void *data, SnapIn *in, void *ctx) {
+  Aggregate *g = ctx;
+  slide_restore(data, &g->spec, in, g->args, g->results);
+  return 0;
+}
+
+static int aggregate_snapshot(OpInst *op, Buf *out) {
+  Aggregate *g = op->state;
+  snap_bool(out, g->sliding);
+  snap_i64(out, g->size);
+  snap_u64(out, (uint64_t)g->naggs);
+  keytable_snapshot(&g->keys, out, g->sliding ? put_sliding : put_tumbling, g);
+  return 0;
+}
+
+static int aggregate_restore(OpInst *op, SnapIn *in) {
+  Aggregate *g = op->state;
+  bool sliding = snap_get_bool(in);
+  int64_t size = snap_get_i64(in);
+  uint64_t naggs = snap_get_u64(in);
+  if (in->bad) return keyed_restore_end(op, in);
+  if (sliding != g->sliding || size != g->size || naggs != (uint64_t)g->naggs)
+    return rt_fail(op, "the snapshot is of a window '%s %lld' with %llu aggregates, the operator's is '%s %lld' with %d",
+                   sliding ? "sliding" : "tumbling", (long long)size, (unsigned long long)naggs,
+                   g->sliding ? "sliding" : "tumbling", (long long)g->size, g->naggs);
+  if (keytable_restore(&g->keys, op, in, g->sliding ? get_sliding : get_tumbling, g)) return -1;
+  return keyed_restore_end(op, in);
+}
+
 static void release_window(void *data, void *ctx) {
   const Aggregate *g = ctx;
   if (g->sliding) {
@@ -228,4 +305,6 @@ const OpKindImpl op_aggregate = {
   .process = aggregate_process,
   .final = aggregate_final,
   .close = aggregate_close,
+  .snapshot = aggregate_snapshot,
+  .restore = aggregate_restore,
 };

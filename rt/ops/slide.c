@@ -220,6 +220,32 @@ void slide_push(Slide *w, const SlideSpec *spec, const Value *args, Value *resul
   }
 }
 
+/* Whether slot s keeps its rows' values (count and FUNC_NONE ignore theirs). */
+static bool keeps_values(const SlideSpec *spec, int s) {
+  return spec->func[s] != FUNC_COUNT && spec->func[s] != FUNC_NONE;
+}
+
+void slide_snapshot(const Slide *w, const SlideSpec *spec, Buf *out) {
+  snap_i64(out, w->n);
+  for (int64_t pos = w->seen - w->n; pos < w->seen; pos++)
+    for (int s = 0; s < spec->naggs; s++)
+      if (keeps_values(spec, s)) snap_value(out, cell(w, spec, pos, s));
+}
+
+void slide_restore(Slide *w, const SlideSpec *spec, SnapIn *in, Value *row, Value *results) {
+  int64_t n = snap_get_i64(in);
+  if (n < 0 || n > spec->size) in->bad = true;
+  for (int64_t r = 0; r < n && !in->bad; r++) {
+    for (int s = 0; s < spec->naggs && !in->bad; s++) {
+      row[s] = value_int(0);
+      if (!keeps_values(spec, s)) continue;
+      snap_get_value(in, &row[s]); /* a string points into the snapshot: slide_push copies it */
+      if (row[s].type != spec->type[s]) in->bad = true;
+    }
+    if (!in->bad) slide_push(w, spec, row, results);
+  }
+}
+
 void slide_release(Slide *w, const SlideSpec *spec) {
   size_t cells = (size_t)w->rows * (size_t)spec->naggs;
   for (size_t c = 0; c < cells; c++) held_release(&w->cells[c], &w->caps[c]);

@@ -50,6 +50,16 @@ size_t slide_size(const SlideSpec *spec);
  * 2^53: those are folded again over the window (O(N)), because floating-point addition is not
  * associative and no running total gives the same bits. Out of memory aborts. */
 void slide_push(Slide *w, const SlideSpec *spec, const Value *args, Value *results);
+/* Checkpoints: appends w's window, its rows oldest first (snap_* values; the argument values of
+ * the slots other than count and FUNC_NONE). */
+void slide_snapshot(const Slide *w, const SlideSpec *spec, Buf *out);
+/* Reads what slide_snapshot wrote into w, an empty window, by pushing the rows again: every
+ * aggregate depends on nothing but the rows in the window (the running sums, the exact-integer
+ * counts and the min and max deques are functions of those rows), so the restored window gives
+ * the same results, bit for bit, as the one snapshotted. row and results are scratch arrays of
+ * spec->naggs values. A malformed input (too many rows, a value of another type) sets in->bad and
+ * leaves w a window slide_release can free. */
+void slide_restore(Slide *w, const SlideSpec *spec, SnapIn *in, Value *row, Value *results);
 /* Frees everything w holds; its block is an empty window again (zeroed). */
 void slide_release(Slide *w, const SlideSpec *spec);
 

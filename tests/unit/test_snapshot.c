@@ -599,6 +599,93 @@ START_TEST(test_rewidth_functor) {
 }
 END_TEST
 
+/* ---- Aggregate ---- */
+
+#define AGG_GRAPH(WINDOW)                                                                           \
+  IN_SCHEMA                                                                                         \
+  "<schema name=\"Out\"><attr name=\"k\" type=\"int\"/><attr name=\"n\" type=\"int\"/>"            \
+  "<attr name=\"sx\" type=\"int\"/><attr name=\"sd\" type=\"double\"/><attr name=\"ax\" type=\"double\"/>" \
+  "<attr name=\"ad\" type=\"double\"/><attr name=\"mn\" type=\"string\"/><attr name=\"mx\" type=\"double\"/>" \
+  "<attr name=\"f\" type=\"string\"/><attr name=\"l\" type=\"int\"/><attr name=\"e\" type=\"int\"/></schema>\n" \
+  IN_SOURCE "<operator name=\"agg\" kind=\"Aggregate\"><input stream=\"A\"/><output stream=\"B\" schema=\"Out\"/>" \
+  "<param name=\"partitionBy\">k</param><param name=\"window\">" WINDOW "</param>"                  \
+  "<set attr=\"n\">count()</set><set attr=\"sx\">sum(x)</set><set attr=\"sd\">sum(d)</set>"         \
+  "<set attr=\"ax\">avg(x)</set><set attr=\"ad\">avg(d)</set><set attr=\"mn\">min(g)</set>"         \
+  "<set attr=\"mx\">max(d)</set><set attr=\"f\">first(g + str(x))</set><set attr=\"l\">last(x)</set>" \
+  "<set attr=\"e\">max(x) - min(x) + count()</set>"                                                 \
+  "</operator>\n" SINK("B")
+
+START_TEST(test_aggregate_tumbling) {
+  use_graph(AGG_GRAPH("tumbling 3"));
+  Buf snap = check_cuts("agg", 60, 11);
+  check_bad_snapshots("agg", &snap);
+  buf_release(&snap);
+}
+END_TEST
+
+START_TEST(test_aggregate_sliding) {
+  use_graph(AGG_GRAPH("sliding 4"));
+  Buf snap = check_cuts("agg", 60, 11);
+  check_bad_snapshots("agg", &snap);
+  buf_release(&snap);
+}
+END_TEST
+
+/* A window longer than every key's history: restored windows still filling. */
+START_TEST(test_aggregate_sliding_long) {
+  use_graph(AGG_GRAPH("sliding 100"));
+  Buf snap = check_cuts("agg", 40, 13);
+  buf_release(&snap);
+}
+END_TEST
+
+/* A snapshot of another window fails the restore, naming both. */
+START_TEST(test_aggregate_other_window) {
+  use_graph(AGG_GRAPH("sliding 4"));
+  OpInst a;
+  Buf snap;
+  buf_init(&snap);
+  inst_open(&a, "agg");
+  feed(&a, 0, 10);
+  take_snapshot(&a, &snap);
+  inst_close(&a, true);
+  use_graph(AGG_GRAPH("sliding 5"));
+  inst_open(&a, "agg");
+  ck_assert_int_eq(restore_bytes(&a, snap.p, snap.n), -1);
+  ck_assert_msg(strstr(failure, "'sliding 4'") && strstr(failure, "'sliding 5'"), "message: %s", failure);
+  inst_close(&a, false);
+  buf_release(&snap);
+}
+END_TEST
+
+START_TEST(test_rewidth_aggregate) {
+  static const int slots[] = {0};
+  use_graph(AGG_GRAPH("sliding 4"));
+  check_rewidth("agg", slots, 1, 60, 27, 2, 3, false);
+  use_graph(AGG_GRAPH("tumbling 3"));
+  check_rewidth("agg", slots, 1, 60, 28, 3, 2, false);
+}
+END_TEST
+
+/* The same key in two snapshots restored into one instance: they do not belong together. */
+START_TEST(test_restore_key_twice) {
+  use_graph(AGG_GRAPH("tumbling 3"));
+  OpInst a;
+  Buf snap;
+  buf_init(&snap);
+  inst_open(&a, "agg");
+  feed(&a, 0, 10);
+  take_snapshot(&a, &snap);
+  inst_close(&a, true);
+  inst_open(&a, "agg");
+  restore_ok(&a, &snap);
+  ck_assert_int_eq(restore_bytes(&a, snap.p, snap.n), -1);
+  ck_assert_msg(strstr(failure, "twice") && strstr(failure, "k="), "message: %s", failure);
+  inst_close(&a, false);
+  buf_release(&snap);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("snapshot");
   UNIT_ADD_TIMEOUT(s, test_dedup, setup, teardown, 60);
@@ -608,5 +695,11 @@ int main(void) {
   UNIT_ADD_TIMEOUT(s, test_functor_one_state, setup, teardown, 60);
   UNIT_ADD(s, test_functor_stateless, setup, teardown);
   UNIT_ADD(s, test_rewidth_functor, setup, teardown);
+  UNIT_ADD_TIMEOUT(s, test_aggregate_tumbling, setup, teardown, 60);
+  UNIT_ADD_TIMEOUT(s, test_aggregate_sliding, setup, teardown, 60);
+  UNIT_ADD_TIMEOUT(s, test_aggregate_sliding_long, setup, teardown, 60);
+  UNIT_ADD(s, test_aggregate_other_window, setup, teardown);
+  UNIT_ADD(s, test_rewidth_aggregate, setup, teardown);
+  UNIT_ADD(s, test_restore_key_twice, setup, teardown);
   return unit_run(s);
 }
