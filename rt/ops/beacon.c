@@ -20,6 +20,7 @@ typedef struct Beacon {
   int nvals;      /* output attributes */
   Arena *arena;   /* the compiled sets */
   Code **sets;    /* per set (op->op->sets order): its expression, compiled */
+  uint64_t next;  /* the seq of the next tuple to emit (while rt_emit has tuple n: n) */
 } Beacon;
 
 static int64_t now_ns(void) {
@@ -88,9 +89,10 @@ static int pace(OpInst *op, const Beacon *b, int64_t start, uint64_t n) {
 static int beacon_run(OpInst *op) {
   Beacon *b = op->state;
   int64_t start = now_ns();
-  for (uint64_t n = 0; b->count == 0 || n < b->count; n++) {
+  uint64_t first = b->next; /* 0, or where a restore put it: the schedule starts there */
+  for (uint64_t n = b->next; b->count == 0 || n < b->count; n = ++b->next) {
     if (rt_stopping(op) || rt_draining(op)) return 0; /* a drain ends the stream here */
-    if (b->rate > 0 && pace(op, b, start, n) < 0) return 0;
+    if (b->rate > 0 && pace(op, b, start, n - first) < 0) return 0;
     EvalEnv env = { .seq = (int64_t)n, .scratch = op->scratch };
     for (int i = 0; i < op->op->nsets; i++) {
       const Set *s = &op->op->sets[i];
@@ -115,6 +117,25 @@ static int beacon_final(OpInst *op) {
   return 0;
 }
 
+/* Checkpoints: the seq of the next tuple (taken inside rt_emit of tuple n: n, as if it were not
+ * emitted yet); a restore goes on from there, its pacing starting again at that tuple. */
+static int beacon_snapshot(OpInst *op, Buf *out) {
+  Beacon *b = op->state;
+  snap_u64(out, b->next);
+  return 0;
+}
+
+static int beacon_restore(OpInst *op, SnapIn *in) {
+  Beacon *b = op->state;
+  uint64_t next = snap_get_u64(in);
+  if (!snap_done(in)) return rt_fail(op, "snapshot truncated or malformed");
+  if (b->count && next > b->count)
+    return rt_fail(op, "the snapshot is at tuple %llu, past the Beacon's count (%llu)", (unsigned long long)next,
+                   (unsigned long long)b->count);
+  b->next = next;
+  return 0;
+}
+
 static void beacon_close(OpInst *op, bool ok) {
   Beacon *b = op->state;
   if (!b) return;
@@ -131,4 +152,6 @@ const OpKindImpl op_beacon = {
   .process = beacon_process,
   .final = beacon_final,
   .close = beacon_close,
+  .snapshot = beacon_snapshot,
+  .restore = beacon_restore,
 };

@@ -686,6 +686,103 @@ START_TEST(test_restore_key_twice) {
 }
 END_TEST
 
+/* ---- Beacon ---- */
+
+#define BEACON_GRAPH(COUNT)                                                                         \
+  "<schema name=\"S\"><attr name=\"n\" type=\"int\"/><attr name=\"s\" type=\"string\"/>"           \
+  "<attr name=\"d\" type=\"double\"/></schema>\n"                                                   \
+  "<operator name=\"b\" kind=\"Beacon\"><output stream=\"A\" schema=\"S\"/>"                        \
+  "<param name=\"count\">" COUNT "</param><set attr=\"n\">seq * 3</set>"                           \
+  "<set attr=\"s\">\"v\" + str(rand(seq) % 7)</set><set attr=\"d\">double(seq) / 3.0</set></operator>\n" SINK("A")
+
+/* Runs source `name` to its end (it must return 0); with at >= 0, its snapshot is taken in rt_emit
+ * of the tuple whose src is `at`, into snap. With restore, the fresh instance is restored from it
+ * first. Returns what it emitted (malloc'd). */
+static char *run_source(const char *name, int64_t at, Buf *snap, const Buf *restore) {
+  OpInst a;
+  reset_output();
+  inst_open(&a, name);
+  if (restore) restore_ok(&a, restore);
+  snap_op = at >= 0 ? &a : NULL;
+  snap_at = (uint64_t)at;
+  snap_into = snap;
+  snapped = false;
+  draining = false;
+  ck_assert_msg(a.impl->run(&a) == 0, "run failed: %s", failure);
+  if (at >= 0) ck_assert_msg(snapped, "no tuple with src %lld", (long long)at);
+  snap_op = NULL;
+  inst_close(&a, true);
+  return strdup(emitted.p ? emitted.p : "");
+}
+
+/* The lines of text from its k-th on. */
+static const char *from_line(const char *text, int k) {
+  for (; k > 0 && text; k--) {
+    text = strchr(text, '\n');
+    if (text) text++;
+  }
+  ck_assert_ptr_nonnull(text);
+  return text;
+}
+
+/* A source cut at every tuple it emits (total of them): the restored instance emits the rest of
+ * the reference, the same tuples with the same src. drain: the source ends only on a drain, after
+ * the tuples expected. Returns the snapshot at the middle. */
+static Buf check_source_cuts(const char *name, int total, bool drain) {
+  drain_after = drain ? total : -1;
+  char *full = run_source(name, -1, NULL, NULL);
+  ck_assert_int_eq(nemitted, total);
+  Buf middle;
+  buf_init(&middle);
+  for (int k = 0; k < total; k++) {
+    Buf snap;
+    buf_init(&snap);
+    drain_after = drain ? total : -1;
+    free(run_source(name, k, &snap, NULL));
+    drain_after = drain ? total - k : -1;
+    char *rest = run_source(name, -1, NULL, &snap);
+    char what[64];
+    snprintf(what, sizeof what, "restored at %d", k);
+    expect_text(rest, from_line(full, k), what);
+    if (k == total / 2) buf_append(&middle, snap.p, snap.n);
+    free(rest);
+    buf_release(&snap);
+  }
+  free(full);
+  drain_after = -1;
+  return middle;
+}
+
+START_TEST(test_beacon) {
+  use_graph(BEACON_GRAPH("25"));
+  Buf snap = check_source_cuts("b", 25, false);
+  check_bad_snapshots("b", &snap);
+  buf_release(&snap);
+}
+END_TEST
+
+/* A Beacon restored at its end emits nothing; one restored past its count fails. */
+START_TEST(test_beacon_end) {
+  use_graph(BEACON_GRAPH("5"));
+  Buf snap;
+  buf_init(&snap);
+  OpInst a;
+  inst_open(&a, "b");
+  ck_assert_int_eq(a.impl->run(&a), 0);
+  take_snapshot(&a, &snap);
+  inst_close(&a, true);
+  char *rest = run_source("b", -1, NULL, &snap);
+  ck_assert_str_eq(rest, "");
+  free(rest);
+  use_graph(BEACON_GRAPH("4"));
+  inst_open(&a, "b");
+  ck_assert_int_eq(restore_bytes(&a, snap.p, snap.n), -1);
+  ck_assert_msg(strstr(failure, "count") != NULL, "message: %s", failure);
+  inst_close(&a, false);
+  buf_release(&snap);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("snapshot");
   UNIT_ADD_TIMEOUT(s, test_dedup, setup, teardown, 60);
@@ -701,5 +798,7 @@ int main(void) {
   UNIT_ADD(s, test_aggregate_other_window, setup, teardown);
   UNIT_ADD(s, test_rewidth_aggregate, setup, teardown);
   UNIT_ADD(s, test_restore_key_twice, setup, teardown);
+  UNIT_ADD_TIMEOUT(s, test_beacon, setup, teardown, 60);
+  UNIT_ADD(s, test_beacon_end, setup, teardown);
   return unit_run(s);
 }
