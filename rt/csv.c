@@ -43,6 +43,7 @@ void csv_reader_release(CsvReader *r) {
 static bool refill(CsvReader *r) {
   if (r->pos < r->len) return true;
   if (r->eof || r->failed) return false;
+  r->base += r->len;
   r->pos = 0;
   r->len = 0;
   errno = 0;
@@ -163,6 +164,7 @@ int csv_read(CsvReader *r) {
   }
   if (!r->nprefix && peek(r) == EOF) return r->failed ? read_error(r) : 0;
   r->record_line = r->line;
+  r->record_offset = r->base + r->pos - (size_t)r->nprefix; /* a prefix that was no BOM is the record's */
   for (;;) {
     int c;
     bool quoted = !r->nprefix && peek(r) == '"';
@@ -199,6 +201,19 @@ int csv_read(CsvReader *r) {
     r->blank = r->nfields == 1 && !quoted && r->data.n == 1;
     return 1;
   }
+}
+
+uint64_t csv_reader_offset(const CsvReader *r) {
+  return r->base + r->pos - (size_t)r->nprefix;
+}
+
+void csv_reader_seek(CsvReader *r, uint64_t offset, int line) {
+  r->base = offset;
+  r->pos = r->len = 0;
+  r->eof = r->failed = false;
+  r->started = offset > 0;
+  r->nprefix = 0;
+  r->line = line;
 }
 
 const char *csv_field(const CsvReader *r, int i, size_t *len) {

@@ -19,6 +19,7 @@
 #define SF_CSV_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -43,6 +44,8 @@ typedef struct CsvReader {
   int nprefix;       /* how many */
   int line;          /* physical line (1-based) of the next byte */
   int record_line;   /* line where the record last returned by csv_read starts */
+  uint64_t base;     /* offset in the input of buf[0] (bytes read before this buffer's) */
+  uint64_t record_offset; /* offset in the input where the record last returned by csv_read starts */
   Buf data;          /* the fields of the current record, each followed by a NUL */
   size_t *ends;      /* per field: offset of its terminating NUL in data */
   int nfields;       /* fields in the current record */
@@ -61,6 +64,13 @@ void csv_reader_init_fn(CsvReader *r, CsvReadFn *read, void *ctx);
 void csv_reader_init(CsvReader *r, FILE *f);
 /* Frees what the reader allocated (not f); r must be initialized again before reuse. */
 void csv_reader_release(CsvReader *r);
+/* The offset in the input of the next byte csv_read parses (after a record: where the next one,
+ * or the blank lines before it, starts). */
+uint64_t csv_reader_offset(const CsvReader *r);
+/* Forgets what the reader buffered, for a caller that moved its input to `offset` (lseek), with
+ * `line` the physical line number there: the next csv_read reads from there as it would have
+ * read on from that point (a byte order mark is looked for only at offset 0). */
+void csv_reader_seek(CsvReader *r, uint64_t offset, int line);
 /* Reads the next record. Returns 1 with r->nfields, r->record_line, r->blank and r->unterminated
  * set; 0 at the end of the file; -1 on a syntax error or a read error (errno set) with r->err and
  * r->err_line. */

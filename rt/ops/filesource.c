@@ -72,6 +72,33 @@ static int filesource_final(OpInst *op) {
   return 0;
 }
 
+/* Checkpoints: the position of the row about to be emitted (rows_snapshot); a restore seeks the
+ * file there, a followed file too. Standard input and FIFOs cannot be read again: taking their
+ * checkpoints is warned about at the start, and restoring one fails. */
+static int filesource_checkpointable(OpInst *op) {
+  FileSource *fs = op->state;
+  if (fs->std_in)
+    rt_warn(op, "reads standard input, which cannot be read again: a job restored from a checkpoint will fail");
+  else if (!fs->rr.regular)
+    rt_warn(op, "'%s' is not a regular file and cannot be read again: a job restored from a checkpoint will fail",
+            fs->path);
+  return 0;
+}
+
+static int filesource_snapshot(OpInst *op, Buf *out) {
+  FileSource *fs = op->state;
+  rows_snapshot(&fs->rr, out);
+  return 0;
+}
+
+static int filesource_restore(OpInst *op, SnapIn *in) {
+  FileSource *fs = op->state;
+  if (fs->std_in)
+    return rt_fail(op, "cannot restore a checkpoint of standard input: it cannot seek back to where the "
+                       "checkpoint was taken (read a file instead of '-')");
+  return rows_restore(&fs->rr, in);
+}
+
 static void filesource_close(OpInst *op, bool ok) {
   FileSource *fs = op->state;
   if (!fs) return;
@@ -88,4 +115,7 @@ const OpKindImpl op_filesource = {
   .process = filesource_process,
   .final = filesource_final,
   .close = filesource_close,
+  .snapshot = filesource_snapshot,
+  .restore = filesource_restore,
+  .checkpointable = filesource_checkpointable,
 };

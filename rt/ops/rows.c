@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -170,7 +171,6 @@ static int parse_row(OpInst *op, RowReader *fs, char *why, size_t cap) {
 
 int rows_run(RowReader *fs) {
   OpInst *op = fs->op;
-  uint64_t n = 0;
   fs->running = true;
   for (;;) {
     if (rt_stopping(op)) return 0;
@@ -184,8 +184,13 @@ int rows_run(RowReader *fs) {
       continue;
     }
     Tuple *t = tuple_new(fs->vals, fs->nvals);
-    op->cur_seq = op->cur_src = n++;
+    fs->at_offset = fs->r.record_offset; /* a snapshot in rt_emit: as if this row were not read */
+    fs->at_line = fs->r.record_line;
+    op->cur_seq = op->cur_src = fs->next_src;
     if (rt_emit(op, 0, t) < 0) return -1;
+    fs->next_src++;
+    fs->at_offset = csv_reader_offset(&fs->r);
+    fs->at_line = fs->r.line;
     arena_reset(op->scratch);
   }
 }
@@ -203,7 +208,46 @@ void rows_init(RowReader *rr, OpInst *op, int fd, const char *name, bool regular
 }
 
 int rows_start(RowReader *rr) {
-  return check_header(rr->op, rr);
+  int rc = check_header(rr->op, rr);
+  rr->at_offset = csv_reader_offset(&rr->r);
+  rr->at_line = rr->r.line;
+  return rc;
+}
+
+void rows_snapshot(const RowReader *rr, Buf *out) {
+  snap_u64(out, rr->at_offset);
+  snap_i64(out, rr->at_line);
+  snap_u64(out, rr->next_src);
+  snap_u64(out, atomic_load(&rr->op->n_skipped));
+  snap_bytes(out, rr->first_skip, strlen(rr->first_skip));
+}
+
+int rows_restore(RowReader *rr, SnapIn *in) {
+  OpInst *op = rr->op;
+  uint64_t offset = snap_get_u64(in);
+  int64_t line = snap_get_i64(in);
+  uint64_t src = snap_get_u64(in), skips = snap_get_u64(in);
+  size_t n;
+  const char *first = snap_get_bytes(in, &n);
+  if (in->bad || in->off != in->n || line < 1 || line > INT32_MAX || offset > INT64_MAX ||
+      n >= sizeof rr->first_skip)
+    return rt_fail(op, "snapshot truncated or malformed");
+  struct stat st;
+  if (fstat(rr->fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size < offset)
+    return rt_fail(op, "cannot restore: '%s' has %lld bytes, the checkpoint was taken at byte %llu (not the same file?)",
+                   rr->name, (long long)st.st_size, (unsigned long long)offset);
+  if (lseek(rr->fd, (off_t)offset, SEEK_SET) < 0)
+    return rt_fail(op, "cannot restore: cannot seek '%s' back to byte %llu, where the checkpoint was taken: %s",
+                   rr->name, (unsigned long long)offset,
+                   errno == ESPIPE ? "it is a pipe, a FIFO or a socket, which cannot be read again" : strerror(errno));
+  csv_reader_seek(&rr->r, offset, (int)line);
+  rr->next_src = src;
+  rr->at_offset = offset;
+  rr->at_line = (int)line;
+  atomic_store(&op->n_skipped, skips);
+  memcpy(rr->first_skip, first, n);
+  rr->first_skip[n] = 0;
+  return 0;
 }
 
 void rows_release(RowReader *rr) {

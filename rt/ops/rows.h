@@ -52,6 +52,9 @@ typedef struct RowReader {
   Value *vals;      /* values of the tuple being built */
   int nvals;        /* output attributes */
   char first_skip[320]; /* the first row skipped: "LINE: what is wrong" */
+  uint64_t next_src; /* the src of the next tuple (0, 1, 2, ...: one per row emitted) */
+  uint64_t at_offset; /* where the next row to emit starts in the input (byte offset)... */
+  int at_line;       /* ...and its line: while rt_emit has a row, that row's */
 } RowReader;
 
 /* Prepares rr to read fd for op (whose out_schema the rows fill); the flags are set by the caller
@@ -64,6 +67,15 @@ int rows_start(RowReader *rr);
 int rows_run(RowReader *rr);
 /* Prints the warning about skipped rows, if any, and frees what rr holds (not fd). */
 void rows_release(RowReader *rr);
+/* Checkpoints (rt.h: a source's snapshot is taken inside rt_emit, as if the row being emitted had
+ * not been read): appends the position of the next row to emit (its byte offset, line and src)
+ * and the skipped rows' count and first message. */
+void rows_snapshot(const RowReader *rr, Buf *out);
+/* Reads what rows_snapshot wrote (the whole snapshot) and moves the input there (lseek of rr->fd, after rows_start):
+ * the next tuple rows_run emits is that row, with the same src, and messages name the same lines.
+ * 0, or -1 after rt_fail: a snapshot truncated or malformed, an input that cannot seek (a pipe,
+ * a FIFO, a socket) or a file shorter than the position. */
+int rows_restore(RowReader *rr, SnapIn *in);
 /* The `onerror` parameter of op: 0 with *skip set, or rt_fail when it is neither stop nor skip. */
 int rows_onerror(OpInst *op, bool *skip);
 

@@ -783,6 +783,213 @@ START_TEST(test_beacon_end) {
 }
 END_TEST
 
+/* ---- FileSource ---- */
+
+static char dir[64]; /* the test's temporary directory */
+static char csv_path[128];
+
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  ck_assert_int_eq(fclose(f), 0);
+}
+
+static void make_dir(const char *text) {
+  snprintf(dir, sizeof dir, "/tmp/sf-test-snapshot-XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  snprintf(csv_path, sizeof csv_path, "%s/in.csv", dir);
+  write_file(csv_path, text);
+}
+
+static void remove_dir(void) {
+  unlink(csv_path);
+  ck_assert_int_eq(rmdir(dir), 0);
+}
+
+/* A BOM, a header, a field holding line breaks (rows and lines part ways), CRLF, blank lines and
+ * a malformed row (skipped with onerror="skip"). 9 good rows. */
+static const char ROWS[] = "\xEF\xBB\xBFk,s,d\n"
+                           "1,one,0.5\n"
+                           "2,\"two\nlines\",-0\n"
+                           "3,\"x,\"\"y\"\"\",1e300\r\n"
+                           "\n"
+                           "4,four,0.1\n"
+                           "5,,2\n"
+                           "oops,bad,1\n"
+                           "6,\"\n\n\",3\n"
+                           "\n\n"
+                           "7,seven,-1.5\n"
+                           "8,eight,4\n"
+                           "9,\"\",5\n";
+
+static void use_filesource(const char *params) {
+  char body[1024];
+  snprintf(body, sizeof body,
+           "<schema name=\"R\"><attr name=\"k\" type=\"int\"/><attr name=\"s\" type=\"string\"/>"
+           "<attr name=\"d\" type=\"double\"/></schema>\n"
+           "<operator name=\"fs\" kind=\"FileSource\"><output stream=\"A\" schema=\"R\"/>"
+           "<param name=\"file\">%s</param>%s</operator>\n" SINK("A"),
+           csv_path, params);
+  use_graph(body);
+}
+
+START_TEST(test_filesource) {
+  make_dir(ROWS);
+  use_filesource("<param name=\"onerror\">skip</param>");
+  char *full = run_source("fs", -1, NULL, NULL);
+  char *warned = strdup(warnings.p);
+  ck_assert_msg(strstr(warned, "in.csv:9:") != NULL, "the skipped row's warning: %s", warned);
+  ck_assert_int_eq(nemitted, 9);
+  for (int k = 0; k < 9; k++) {
+    Buf snap;
+    buf_init(&snap);
+    free(run_source("fs", k, &snap, NULL));
+    char *rest = run_source("fs", -1, NULL, &snap);
+    char what[64];
+    snprintf(what, sizeof what, "restored at %d", k);
+    expect_text(rest, from_line(full, k), what);
+    /* the skipped rows, counted before or after the checkpoint, are all warned about at the end */
+    snprintf(what, sizeof what, "restored at %d: the warnings", k);
+    expect_text(warnings.p ? warnings.p : "", warned, what);
+    if (k == 4) check_bad_snapshots("fs", &snap);
+    free(rest);
+    buf_release(&snap);
+  }
+  free(warned);
+  free(full);
+  remove_dir();
+}
+END_TEST
+
+/* Errors after a restore name the line they name in an uninterrupted run. */
+START_TEST(test_filesource_error_lines) {
+  make_dir("k,s,d\n1,\"a\nb\",1\n2,b,2\n3,c,x\n");
+  use_filesource("");
+  OpInst a;
+  inst_open(&a, "fs");
+  ck_assert_int_eq(a.impl->run(&a), -1);
+  char *want = strdup(failure);
+  ck_assert_msg(strstr(want, "in.csv:5: error: field 'd'") != NULL, "message: %s", want);
+  inst_close(&a, false);
+  Buf snap;
+  buf_init(&snap);
+  reset_output();
+  inst_open(&a, "fs");
+  snap_op = &a;
+  snap_at = 1;
+  snap_into = &snap;
+  snapped = false;
+  ck_assert_int_eq(a.impl->run(&a), -1);
+  ck_assert(snapped);
+  snap_op = NULL;
+  inst_close(&a, false);
+  reset_output();
+  inst_open(&a, "fs");
+  restore_ok(&a, &snap);
+  ck_assert_int_eq(a.impl->run(&a), -1);
+  ck_assert_str_eq(failure, want);
+  ck_assert_int_eq(nemitted, 1);
+  inst_close(&a, false);
+  buf_release(&snap);
+  free(want);
+  remove_dir();
+}
+END_TEST
+
+/* A followed file seeks like any other; the source ends on a drain. */
+START_TEST(test_filesource_follow) {
+  make_dir(ROWS);
+  use_filesource("<param name=\"onerror\">skip</param><param name=\"follow\">yes</param>");
+  Buf snap = check_source_cuts("fs", 9, true);
+  buf_release(&snap);
+  remove_dir();
+}
+END_TEST
+
+/* A file shorter than the checkpoint's position is not the file it was. */
+START_TEST(test_filesource_shorter) {
+  make_dir(ROWS);
+  use_filesource("<param name=\"onerror\">skip</param>");
+  Buf snap;
+  buf_init(&snap);
+  free(run_source("fs", 8, &snap, NULL));
+  write_file(csv_path, "k,s,d\n1,a,1\n");
+  OpInst a;
+  reset_output();
+  inst_open(&a, "fs");
+  ck_assert_int_eq(restore_bytes(&a, snap.p, snap.n), -1);
+  ck_assert_msg(strstr(failure, "in.csv' has 12 bytes") != NULL, "message: %s", failure);
+  inst_close(&a, false);
+  buf_release(&snap);
+  remove_dir();
+}
+END_TEST
+
+/* Standard input cannot seek: checkpointable warns, a restore fails saying so. */
+START_TEST(test_filesource_stdin) {
+  make_dir(ROWS);
+  int fd = open(csv_path, O_RDONLY);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(dup2(fd, STDIN_FILENO), STDIN_FILENO);
+  close(fd);
+  char body[1024];
+  snprintf(body, sizeof body,
+           "<schema name=\"R\"><attr name=\"k\" type=\"int\"/><attr name=\"s\" type=\"string\"/>"
+           "<attr name=\"d\" type=\"double\"/></schema>\n"
+           "<operator name=\"fs\" kind=\"FileSource\"><output stream=\"A\" schema=\"R\"/>"
+           "<param name=\"file\">-</param><param name=\"onerror\">skip</param></operator>\n" SINK("A"));
+  use_graph(body);
+  OpInst a;
+  Buf snap;
+  buf_init(&snap);
+  inst_open(&a, "fs");
+  ck_assert_ptr_nonnull(a.impl->checkpointable);
+  ck_assert_int_eq(a.impl->checkpointable(&a), 0);
+  ck_assert_msg(strstr(warnings.p ? warnings.p : "", "fs: reads standard input") != NULL, "warned: %s", warnings.p);
+  take_snapshot(&a, &snap);
+  inst_close(&a, true);
+  ck_assert_int_eq(lseek(STDIN_FILENO, 0, SEEK_SET), 0); /* the new instance reads the header again */
+  inst_open(&a, "fs");
+  ck_assert_int_eq(restore_bytes(&a, snap.p, snap.n), -1);
+  ck_assert_msg(strstr(failure, "cannot restore a checkpoint of standard input") != NULL, "message: %s", failure);
+  inst_close(&a, false);
+  buf_release(&snap);
+  remove_dir();
+}
+END_TEST
+
+/* A FIFO cannot seek either. */
+START_TEST(test_filesource_fifo) {
+  snprintf(dir, sizeof dir, "/tmp/sf-test-snapshot-XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  snprintf(csv_path, sizeof csv_path, "%s/in.csv", dir);
+  ck_assert_int_eq(mkfifo(csv_path, 0600), 0);
+  int w = open(csv_path, O_RDWR | O_NONBLOCK); /* a writer for as long as the test runs */
+  ck_assert_int_ge(w, 0);
+  use_filesource("");
+  const char header[] = "k,s,d\n";
+  ck_assert_int_eq(write(w, header, sizeof header - 1), (ssize_t)sizeof header - 1);
+  OpInst a;
+  Buf snap;
+  buf_init(&snap);
+  inst_open(&a, "fs");
+  ck_assert_int_eq(a.impl->checkpointable(&a), 0);
+  ck_assert_msg(strstr(warnings.p ? warnings.p : "", "is not a regular file") != NULL, "warned: %s", warnings.p);
+  take_snapshot(&a, &snap);
+  inst_close(&a, true);
+  ck_assert_int_eq(write(w, header, sizeof header - 1), (ssize_t)sizeof header - 1);
+  inst_open(&a, "fs");
+  ck_assert_int_eq(restore_bytes(&a, snap.p, snap.n), -1);
+  ck_assert_msg(strstr(failure, "cannot seek") && strstr(failure, "FIFO"), "message: %s", failure);
+  inst_close(&a, false);
+  buf_release(&snap);
+  close(w);
+  unlink(csv_path);
+  ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("snapshot");
   UNIT_ADD_TIMEOUT(s, test_dedup, setup, teardown, 60);
@@ -800,5 +1007,11 @@ int main(void) {
   UNIT_ADD(s, test_restore_key_twice, setup, teardown);
   UNIT_ADD_TIMEOUT(s, test_beacon, setup, teardown, 60);
   UNIT_ADD(s, test_beacon_end, setup, teardown);
+  UNIT_ADD_TIMEOUT(s, test_filesource, setup, teardown, 60);
+  UNIT_ADD(s, test_filesource_error_lines, setup, teardown);
+  UNIT_ADD_TIMEOUT(s, test_filesource_follow, setup, teardown, 60);
+  UNIT_ADD(s, test_filesource_shorter, setup, teardown);
+  UNIT_ADD(s, test_filesource_stdin, setup, teardown);
+  UNIT_ADD(s, test_filesource_fifo, setup, teardown);
   return unit_run(s);
 }
