@@ -140,10 +140,20 @@ static void socketsource_close(OpInst *op, bool ok) {
   op->state = NULL;
 }
 
+/* Checkpoints: a TCP peer's lines cannot be asked for again, so the source takes part in them
+ * with nothing to restore (no snapshot): after a failure, what the peer sent since the last
+ * checkpoint is lost, and what it sends next is read on. */
+static int socketsource_checkpointable(OpInst *op) {
+  rt_warn(op, "reads a TCP connection, which cannot be replayed: across a failure and a restore from a "
+              "checkpoint, its input is at-most-once (rows received since the checkpoint are lost)");
+  return 0;
+}
+
 const OpKindImpl op_socketsource = {
   .kind = KIND_SOCKETSOURCE,
   .open = socketsource_open,
   .run = socketsource_run,
   .process = socketsource_process,
   .close = socketsource_close,
+  .checkpointable = socketsource_checkpointable,
 };

@@ -990,6 +990,37 @@ START_TEST(test_filesource_fifo) {
 }
 END_TEST
 
+/* ---- SocketSource ---- */
+
+START_TEST(test_socketsource_checkpointable) {
+  use_graph("<schema name=\"R\"><attr name=\"k\" type=\"int\"/></schema>\n"
+            "<operator name=\"sock\" kind=\"SocketSource\"><output stream=\"A\" schema=\"R\"/>"
+            "<param name=\"listen\">127.0.0.1:1</param></operator>\n" SINK("A"));
+  OpInst a;
+  memset(&a, 0, sizeof a);
+  a.op = graph_find_op(graph, "sock");
+  a.impl = rt_kind_impl(a.op->kind);
+  ck_assert_ptr_nonnull(a.impl->checkpointable);
+  ck_assert_int_eq(a.impl->checkpointable(&a), 0);
+  ck_assert_msg(strstr(warnings.p ? warnings.p : "", "sock: ") && strstr(warnings.p, "at-most-once"), "warned: %s",
+                warnings.p);
+  ck_assert_ptr_null(a.impl->snapshot);
+}
+END_TEST
+
+/* ---- stateless kinds ---- */
+
+START_TEST(test_stateless_kinds) {
+  static const OpKind kinds[] = {KIND_FILTER, KIND_WORK, KIND_FLATMAP};
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+    const OpKindImpl *impl = rt_kind_impl(kinds[k]);
+    ck_assert_ptr_nonnull(impl);
+    ck_assert_ptr_null(impl->snapshot);
+    ck_assert_ptr_null(impl->restore);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("snapshot");
   UNIT_ADD_TIMEOUT(s, test_dedup, setup, teardown, 60);
@@ -1013,5 +1044,7 @@ int main(void) {
   UNIT_ADD(s, test_filesource_shorter, setup, teardown);
   UNIT_ADD(s, test_filesource_stdin, setup, teardown);
   UNIT_ADD(s, test_filesource_fifo, setup, teardown);
+  UNIT_ADD(s, test_socketsource_checkpointable, setup, teardown);
+  UNIT_ADD(s, test_stateless_kinds, setup, teardown);
   return unit_run(s);
 }
