@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# tests/recovery.sh: checkpoints and recovery, by fault injection. The graph (tests/recovery/ckpt.xml)
+# has a fan-in of two sources, a seqpulse region with a Dedup and a sliding-window Aggregate keyed by
+# user, a key change and a shuffle into a tumbling Aggregate keyed by bucket. Every case compares the
+# recovered output with the sequential run's, byte for byte.
+#
+#   kill-N:     sf-exec at width W with checkpoints every 0.1 s, killed (SIGKILL) at a random moment,
+#               then `sf-exec --restore` at width W2 (the same, or another: keyed state moves between
+#               channels) runs to the end: exit 0, "restored checkpoint K" (or, killed before the first
+#               one completed, "no complete checkpoint"), and the output of the uninterrupted run.
+#   twice:      killed twice, restored twice.
+#   damaged:    the newest checkpoint's snapshot is corrupted: the restore says it skips it, uses the
+#               one before, and the output is still the sequential one.
+#   fresh:      a run without --restore ignores and removes what an earlier run left.
+#   no-dir:     --restore without --checkpoint-dir is a usage error.
+#
+# SF_RECOVERY_RUNS (default 24) sets how many kill-N cases run; SF_RECOVERY_SEED the random seed.
+set -uo pipefail
+build=${1:?usage: recovery.sh BUILD_DIR SOURCE_DIR}
+src=${2:?usage: recovery.sh BUILD_DIR SOURCE_DIR}
+build=$(cd "$build" && pwd)
+src=$(cd "$src" && pwd)
+source "$src/tests/lib.sh"
+sf_need_bins "$build" sf-xform sf-exec || exit 1
+B=$build/bin
+
+trap sf_stop_all EXIT
+trap 'exit 130' INT TERM
+sf_mktemp work sf-recovery || exit 1
+SF_WORK=$work
+SF_CASE_WIDTH=10
+
+runs=${SF_RECOVERY_RUNS:-24}
+RANDOM=${SF_RECOVERY_SEED:-$$}
+count=1500000
+[[ -n ${SF_SANITIZE:-} ]] && count=300000 # sanitizers run several times slower
+
+sed "s/COUNT/$count/" "$src/tests/recovery/ckpt.xml" >"$work/seq.xml"
+for w in 1 2 3; do
+  if ! "$B/sf-xform" -w "$w" "$work/seq.xml" -o "$work/w$w.xml" 2>"$work/xform.log"; then
+    cat "$work/xform.log" >&2
+    exit 1
+  fi
+done
+mkdir -p "$work/ref"
+if ! (cd "$work/ref" && timeout -k 5 300 "$B/sf-exec" ../seq.xml) >"$work/ref.log" 2>&1; then
+  echo "error: the sequential run failed:" >&2
+  cat "$work/ref.log" >&2
+  exit 1
+fi
+ref=$work/ref/out.csv
+
+# check_output CASE DIR WHAT: DIR/out.csv equals the sequential output and nothing else is left in DIR
+# but the logs and the checkpoint directory (emptied by the completed job).
+check_output() {
+  local c=$1 d=$2 what=$3 left
+  left=$(cd "$d" && find . -maxdepth 1 -name '.*' -type f -printf '%P ')
+  # a run killed before its first checkpoint completed leaves its sink's hidden temporary file, as
+  # any killed job does (no checkpoint names it, so the restore starts afresh beside it)
+  if grep -q "starting from the beginning" "$d/restore.log" 2>/dev/null; then
+    for f in ${ORPHANS:-}; do left=${left//"$f "/}; done
+  fi
+  if ! cmp -s "$ref" "$d/out.csv"; then
+    sf_bad "$c" "$what: out.csv differs from the sequential run's" "$d/run.log" "$d/restore.log"
+  elif [[ -n $left ]]; then
+    sf_bad "$c" "$what: files left behind: $left" "$d/restore.log"
+  elif [[ -n $(ls -A "$d/ck" 2>/dev/null) ]]; then
+    sf_bad "$c" "$what: the completed job left checkpoints: $(ls "$d/ck")" "$d/restore.log"
+  else
+    sf_ok "$c" "$what"
+  fi
+}
+
+# start_killed DIR WIDTH DELAY_MS: sf-exec on wWIDTH.xml in DIR with checkpoints every 0.1 s, killed
+# with SIGKILL after DELAY_MS ms; KILLED=1 when it was still running then.
+start_killed() {
+  local d=$1 w=$2 ms=$3 pid
+  (cd "$d" && exec "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.1 "../w$w.xml") >>"$d/run.log" 2>&1 &
+  pid=$!
+  sleep "$(awk -v m="$ms" 'BEGIN { printf "%.3f", m / 1000 }')"
+  KILLED=0
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -KILL "$pid" 2>/dev/null && KILLED=1
+  fi
+  wait "$pid" 2>/dev/null
+}
+
+# restore DIR WIDTH: sf-exec --restore on wWIDTH.xml in DIR to the end; its status in ST.
+restore() {
+  local d=$1 w=$2
+  (cd "$d" && timeout -k 5 300 "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.1 --restore "../w$w.xml") \
+    >"$d/restore.log" 2>&1
+  ST=$?
+}
+
+widths=(1 2 3)
+for ((i = 1; i <= runs; i++)); do
+  c=kill-$i
+  d=$work/$c
+  mkdir -p "$d"
+  w=${widths[RANDOM % 3]}
+  w2=$w
+  ((RANDOM % 2)) && w2=${widths[RANDOM % 3]}
+  ms=$((100 + RANDOM % 1000))
+  start_killed "$d" "$w" "$ms"
+  if [[ $KILLED == 0 ]]; then
+    # it finished first: the plain run's output must be right (and the job's checkpoints gone)
+    : >"$d/restore.log"
+    ORPHANS=""
+    check_output "$c" "$d" "width $w, finished before the kill at $ms ms"
+    continue
+  fi
+  ORPHANS=$(cd "$d" && find . -maxdepth 1 -name '.*' -type f -printf '%P ')
+  restore "$d" "$w2"
+  what="width $w killed at $ms ms, restored at width $w2"
+  if [[ $ST != 0 ]]; then
+    sf_bad "$c" "$what: exit status $ST" "$d/restore.log"
+  elif ! grep -qE "^sf-exec: (restored checkpoint [0-9]+ from 'ck'|no complete checkpoint in 'ck': starting from the beginning)$" "$d/restore.log"; then
+    sf_bad "$c" "$what: no line saying what it restored" "$d/restore.log"
+  else
+    k=$(sed -n "s/^sf-exec: restored checkpoint \([0-9]*\) .*/\1/p" "$d/restore.log")
+    if [[ -n $k ]]; then what+=" (checkpoint $k)"; else what+=" (no checkpoint yet: from the beginning)"; fi
+    check_output "$c" "$d" "$what"
+  fi
+done
+
+# twice: killed, restored and killed again, restored to the end
+c=twice
+d=$work/$c
+mkdir -p "$d"
+start_killed "$d" 2 700
+(cd "$d" && exec "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.1 --restore ../w3.xml) >"$d/run2.log" 2>&1 &
+pid=$!
+sleep 0.6
+kill -KILL "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+restore "$d" 2
+if [[ $ST != 0 ]]; then
+  sf_bad "$c" "exit status $ST" "$d/run2.log" "$d/restore.log"
+else
+  check_output "$c" "$d" "killed at width 2, restored at 3 and killed, restored at 2"
+fi
+
+# damaged: the newest complete checkpoint's first snapshot gets a flipped byte
+c=damaged
+d=$work/$c
+mkdir -p "$d"
+start_killed "$d" 2 1200
+newest=$(cd "$d/ck" 2>/dev/null && for k in ckpt-*; do [[ -f $k/MANIFEST ]] && echo "${k#ckpt-}"; done | sort -n | tail -n 1)
+older=$(cd "$d/ck" 2>/dev/null && for k in ckpt-*; do [[ -f $k/MANIFEST ]] && echo "${k#ckpt-}"; done | sort -n | tail -n 2 | head -n 1)
+if [[ -z $newest || $newest == "$older" ]]; then
+  sf_bad "$c" "fewer than two complete checkpoints after 1.2 s (machine too slow?)" "$d/run.log"
+else
+  snap=$d/ck/ckpt-$newest/out.snap
+  printf '\xff' | dd of="$snap" bs=1 seek=20 conv=notrunc status=none
+  restore "$d" 2
+  want1="sf-exec: warning: checkpoint $newest in 'ck' cannot be used ('out.snap' fails its CRC); trying an older one"
+  want2="sf-exec: restored checkpoint $older from 'ck'"
+  if [[ $ST != 0 ]]; then
+    sf_bad "$c" "exit status $ST" "$d/restore.log"
+  elif [[ $(grep -vE "^sf-exec: warning: checkpoint [0-9]+ in 'ck' cannot be used \(no manifest: it never completed\); trying an older one$" "$d/restore.log" | head -n 2) != "$want1"$'\n'"$want2" ]]; then
+    # (checkpoints after the newest complete one were still being written at the kill: named, skipped)
+    sf_bad "$c" "expected the lines '$want1' and '$want2'" "$d/restore.log"
+  else
+    check_output "$c" "$d" "a corrupted snapshot in checkpoint $newest: skipped, named, $older used"
+  fi
+fi
+
+# fresh: without --restore, an earlier run's checkpoints are not used, and go
+c=fresh
+d=$work/$c
+mkdir -p "$d"
+start_killed "$d" 2 800
+(cd "$d" && timeout -k 5 300 "$B/sf-exec" --checkpoint-dir ck ../w2.xml) >"$d/restore.log" 2>&1
+ST=$?
+if [[ $ST != 0 || -s $d/restore.log ]]; then
+  sf_bad "$c" "exit status $ST or output on stderr" "$d/restore.log"
+else
+  # the hidden file of the killed run's sink is its own: a fresh run does not know it
+  rm -f "$d"/.out.csv.tmp.*
+  check_output "$c" "$d" "a fresh run ignores the killed run's checkpoints and removes them"
+fi
+
+# no-dir: usage
+c=no-dir
+out=$("$B/sf-exec" --restore "$work/w2.xml" 2>&1)
+ST=$?
+want=$'sf-exec: --restore needs --checkpoint-dir\nTry \'sf-exec --help\' for more information.'
+if [[ $ST == 2 && $out == "$want" ]]; then
+  sf_ok "$c" "--restore without --checkpoint-dir: exit 2, the usage message"
+else
+  printf '%s\n' "$out" >"$work/no-dir.log"
+  sf_bad "$c" "exit status $ST, expected 2 and '$want'" "$work/no-dir.log"
+fi
+
+echo "recovery: $SF_PASSED passed, $SF_FAILED failed"
+[[ $SF_FAILED == 0 ]]
