@@ -274,7 +274,11 @@ XML
   local last=""
   while kill -0 $kp 2>/dev/null; do
     for m in ck/ckpt-*/MANIFEST; do [ -f "$m" ] && last=$(dirname "$m"); done
-    [ -n "$last" ] && cp -r "$last" ck-last 2>/dev/null && rm -rf ck-keep && mv ck-last ck-keep
+    rm -rf ck-last
+    if [ -n "$last" ] && cp -r "$last" ck-last 2>/dev/null && [ -f ck-last/MANIFEST ] && [ -f ck-last/agg.snap ] &&
+       [ -f ck-last/dedup.snap ]; then
+      rm -rf ck-keep && mv ck-last ck-keep # a whole one (the job removes them when it completes)
+    fi
     sleep 0.2
   done
   wait $kp 2>/dev/null || true
