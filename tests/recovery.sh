@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
 # tests/recovery.sh: checkpoints and recovery, by fault injection. The graph (tests/recovery/ckpt.xml)
 # has a fan-in of two sources, a seqpulse region with a Dedup and a sliding-window Aggregate keyed by
-# user, a key change and a shuffle into a tumbling Aggregate keyed by bucket. Every case compares the
-# recovered output with the sequential run's, byte for byte.
+# user, a key change and a shuffle into a tumbling Aggregate keyed by bucket, and a Custom operator
+# with snapshot callbacks (sf_sessionize) keyed by user. Every case compares the recovered outputs
+# with the sequential run's, byte for byte.
 #
 #   kill-N:     sf-exec at width W with checkpoints every 0.1 s, killed (SIGKILL) at a random moment,
 #               then `sf-exec --restore` at width W2 (the same, or another: keyed state moves between
 #               channels) runs to the end: exit 0, "restored checkpoint K" (or, killed before the first
 #               one completed, "no complete checkpoint"), and the output of the uninterrupted run.
+#   dist-N:     three executors (sf-launch --restart 3, loopback), one chosen at random killed
+#               (SIGKILL) at a random moment: the restart line naming it, exit 0, the same outputs.
 #   twice:      killed twice, restored twice.
 #   damaged:    the newest checkpoint's snapshot is corrupted: the restore says it skips it, uses the
 #               one before, and the output is still the sequential one.
 #   fresh:      a run without --restore ignores and removes what an earlier run left.
 #   no-dir:     --restore without --checkpoint-dir is a usage error.
 #
-# SF_RECOVERY_RUNS (default 24) sets how many kill-N cases run; SF_RECOVERY_SEED the random seed.
+# SF_RECOVERY_RUNS (default 24) and SF_RECOVERY_DIST_RUNS (default 8) set how many kill-N and dist-N
+# cases run; SF_RECOVERY_SEED the random seed.
 set -uo pipefail
 build=${1:?usage: recovery.sh BUILD_DIR SOURCE_DIR}
 src=${2:?usage: recovery.sh BUILD_DIR SOURCE_DIR}
@@ -62,6 +66,8 @@ check_output() {
   fi
   if ! cmp -s "$ref" "$d/out.csv"; then
     sf_bad "$c" "$what: out.csv differs from the sequential run's" "$d/run.log" "$d/restore.log"
+  elif ! cmp -s "$work/ref/sessions.csv" "$d/sessions.csv"; then
+    sf_bad "$c" "$what: sessions.csv (the Custom operator's) differs from the sequential run's" "$d/restore.log"
   elif [[ -n $left ]]; then
     sf_bad "$c" "$what: files left behind: $left" "$d/restore.log"
   elif [[ -n $(ls -A "$d/ck" 2>/dev/null) ]]; then
@@ -124,6 +130,52 @@ for ((i = 1; i <= runs; i++)); do
   fi
 done
 
+# dist-N: three executors on loopback (sf-launch --restart 3), one of them, at random, killed with
+# SIGKILL at a random moment: sf-launch says it restarts every executor, exit 0, the outputs are the
+# sequential run's
+dist_runs=${SF_RECOVERY_DIST_RUNS:-8}
+hosts=(h0 h1 h2)
+for ((i = 1; i <= dist_runs; i++)); do
+  c=dist-$i
+  d=$work/$c
+  mkdir -p "$d"
+  sf_next_ports 3 || exit 1
+  w=$((2 + RANDOM % 2))
+  if ! "$B/sf-xform" -w "$w" --hosts "h0=127.0.0.1:$P0,h1=127.0.0.1:$P1,h2=127.0.0.1:$P2" "$work/seq.xml" \
+    -o "$d/par.xml" 2>"$d/xform.log"; then
+    sf_bad "$c" "sf-xform failed" "$d/xform.log"
+    continue
+  fi
+  (cd "$d" && exec setsid timeout -k 5 300 bash "$src/tools/sf-launch" --exec "$B/sf-exec" --insecure-plaintext \
+    --checkpoint-dir ck --checkpoint-interval 0.1 --restart 3 par.xml) >"$d/launch.log" 2>&1 &
+  lpid=$!
+  SF_GROUPS+=("$lpid")
+  victim=${hosts[RANDOM % 3]}
+  ms=$((300 + RANDOM % 1500))
+  sleep "$(awk -v m="$ms" 'BEGIN { printf "%.3f", m / 1000 }')"
+  vpid=$(pgrep -f -- "sf-exec --host $victim .*par.xml" | while read -r p; do
+    [[ $(readlink "/proc/$p/cwd") == "$d" ]] && echo "$p"; done | head -n 1)
+  killed=0
+  [[ -n $vpid ]] && kill -KILL "$vpid" 2>/dev/null && killed=1
+  wait "$lpid"
+  ST=$?
+  what="width $w on 3 executors, $victim killed at $ms ms"
+  [[ $killed == 0 ]] && what="width $w on 3 executors, finished before the kill at $ms ms"
+  if [[ $ST != 0 ]]; then
+    sf_bad "$c" "$what: sf-launch exit status $ST" "$d/launch.log"
+  elif [[ $killed == 1 ]] && ! grep -q "^sf-launch: restart 1 of 3: host '$victim' failed (killed by SIGKILL); restarting every executor from the latest complete checkpoint$" "$d/launch.log"; then
+    sf_bad "$c" "$what: no restart line naming $victim" "$d/launch.log"
+  elif ! cmp -s "$ref" "$d/out.csv" || ! cmp -s "$work/ref/sessions.csv" "$d/sessions.csv"; then
+    sf_bad "$c" "$what: the outputs differ from the sequential run's" "$d/launch.log"
+  elif [[ -n $(ls -A "$d/ck" 2>/dev/null) ]]; then
+    sf_bad "$c" "$what: the completed job left checkpoints: $(ls "$d/ck")" "$d/launch.log"
+  else
+    k=$(grep -m1 -o "restored checkpoint [0-9]*" "$d/launch.log")
+    grep -q "no complete checkpoint" "$d/launch.log" && k="no checkpoint yet: from the beginning"
+    sf_ok "$c" "$what${k:+, $k}"
+  fi
+done
+
 # twice: killed, restored and killed again, restored to the end
 c=twice
 d=$work/$c
@@ -177,7 +229,7 @@ if [[ $ST != 0 || -s $d/restore.log ]]; then
   sf_bad "$c" "exit status $ST or output on stderr" "$d/restore.log"
 else
   # the hidden file of the killed run's sink is its own: a fresh run does not know it
-  rm -f "$d"/.out.csv.tmp.*
+  rm -f "$d"/.*.tmp.*
   check_output "$c" "$d" "a fresh run ignores the killed run's checkpoints and removes them"
 fi
 

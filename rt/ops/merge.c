@@ -16,8 +16,16 @@ static int merge_pulse(OpInst *op, int port, uint64_t seq) {
   return rt_emit_item(op, 0, (Item){ .kind = ITEM_PULSE, .seq = seq, .src = op->cur_src });
 }
 
+/* A checkpoint barrier leaves like a tuple: a region's final Merge gives it the outer stream's
+ * position, so nothing after it goes back. */
+static int merge_barrier(OpInst *op, Item b) {
+  if (op->op->channel < 0) b.seq = b.src;
+  return rt_emit_item(op, 0, b);
+}
+
 const OpKindImpl op_merge = {
   .kind = KIND_MERGE,
   .process = merge_process,
   .pulse = merge_pulse,
+  .barrier = merge_barrier,
 };

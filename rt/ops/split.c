@@ -103,6 +103,7 @@ static int split_window(OpInst *op, int port) {
 static int split_barrier(OpInst *op, Item b) {
   Split *s = op->state;
   b.seq = s->assign ? s->next_seq : op->cur_seq;
+  if (b.seq > s->high) s->high = b.seq; /* a later pulse promises no less than the barrier did */
   for (int p = 0; p < s->width; p++)
     if (rt_emit_item(op, p, b) < 0) return -1;
   return 0;
