@@ -609,18 +609,6 @@ static int restore_latest(Exec *x) {
       fprintf(x->log, "sf-exec: restored checkpoint %" PRIu64 " from '%s'\n", ids[i], ck->dir);
       ck->restored = ck->complete = ck->last_req = ids[i];
       publish(ck, ids[i], 0);
-      if (ck->coordinator) {
-        /* what the failed run left after it goes, and new checkpoints take numbers it never used
-         * (another executor may still read its last request) */
-        for (int j = 0; j < i; j++) remove_ckpt(ck, ids[j]);
-        if (i > 0) ck->last_req = ids[0];
-        char path[PATH_MAX];
-        size_t len;
-        char *text = ck_path(path, sizeof path, ck, 0, "REQUEST") == 0 ? (char *)read_all(path, &len) : NULL;
-        uint64_t id;
-        if (text && sscanf(text, "%" SCNu64, &id) == 1 && id > ck->last_req) ck->last_req = id;
-        free(text);
-      }
     } else if (rc == 0) {
       fprintf(x->log, "sf-exec: warning: checkpoint %" PRIu64 " in '%s' cannot be used (%s); trying an older one\n",
               ids[i], ck->dir, why);
@@ -672,17 +660,26 @@ int ckpt_start(Exec *x) {
     if (n->inst.impl->checkpointable && n->inst.impl->checkpointable(&n->inst) < 0) return -1;
   }
   ck->coordinator = !ck->distributed || (first_source_host && !strcmp(first_source_host, ck->host));
-  if (o->restore) return restore_latest(x);
-  /* a fresh start: what an earlier run left is not this run's */
+  /* the numbers an earlier run used: new checkpoints take higher ones (another executor may still
+   * read the last request of that run, and its directories may still hold that run's files) */
   int n;
   uint64_t *ids = list_ckpts(ck, &n);
-  if (ck->coordinator) {
-    for (int i = 0; i < n; i++) remove_ckpt(ck, ids[i]);
-    char path[PATH_MAX];
-    if (ck_path(path, sizeof path, ck, 0, "REQUEST") == 0) unlink(path);
+  uint64_t seen = n > 0 ? ids[0] : 0;
+  char path[PATH_MAX];
+  size_t len;
+  char *text = ck_path(path, sizeof path, ck, 0, "REQUEST") == 0 ? (char *)read_all(path, &len) : NULL;
+  uint64_t req;
+  if (text && sscanf(text, "%" SCNu64, &req) == 1 && req > seen) seen = req;
+  free(text);
+  int rc = o->restore ? restore_latest(x) : 0;
+  if (rc == 0 && ck->coordinator) {
+    /* what is newer than the checkpoint restored (everything, on a fresh start) is not this run's */
+    for (int i = 0; i < n; i++)
+      if (ids[i] > ck->restored) remove_ckpt(ck, ids[i]);
+    if (seen > ck->last_req) ck->last_req = seen;
   }
   free(ids);
-  return 0;
+  return rc;
 }
 
 void ckpt_source_ended(Exec *x) {
