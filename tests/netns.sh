@@ -20,6 +20,10 @@
 # 40; the executors' keepalive is 10 s, a peer is declared dead one interval later) naming a host,
 # and no output file may be left. SF_PARTITION=0 skips this case.
 #
+# Then the same cut survived: a job with checkpoints every 0.2 s and sf-launch --restart 2, h1's link
+# cut once a checkpoint is complete and mended once sf-launch says it restarts every executor: exit
+# 0 and the output byte-identical to the one-process run's.
+#
 # Namespaces, veths and the bridge are removed at exit, on failure too (trap). Without the
 # privilege to create a namespace it prints "SKIP: ..." and exits 77.
 set -uo pipefail
@@ -236,6 +240,57 @@ if [[ ${SF_PARTITION:-1} == 1 ]]; then
           passed=$((passed + 1))
         fi
       fi
+    fi
+  fi
+fi
+
+# ---- a link cut, survived: checkpoints and --restart ----
+if [[ ${SF_PARTITION:-1} == 1 ]]; then
+  d=$work/partition-restart
+  mkdir -p "$d/out" "$d/ref/out"
+  # the partition case left h1's link down: up again, and reachable (the bridge port relearns)
+  ip link set "${veth_root[1]}" up
+  for _ in $(seq 40); do reachable "${ns[0]}" "${addr[1]}" && reachable "${ns[1]}" "${addr[0]}" && break; sleep 0.25; done
+  sf_hosts_graph "$d/graph.xml" partition_restart 200000 20000 out/partition.csv
+  limit=${SF_PARTITION_LIMIT:-40}
+  if ! sf_exec_in "$build" "$d/ref" "$d/graph.xml" "$d/ref.log"; then
+    fail "partition-restart: FAIL  the one-process run failed (work dir $d)"
+  elif ! "$B/sf-xform" --hosts "h0=${addr[0]}:7000,h1=${addr[1]}:7000" "$d/graph.xml" -o "$d/par.xml" >"$d/xform.log" 2>&1; then
+    fail "partition-restart: FAIL  sf-xform failed (work dir $d)"
+  else
+    setsid timeout -k 5 $((2 * limit + 60)) bash "$launch" --ssh "$wrapper" --exec "$B/sf-exec" --workdir "$d" \
+      --checkpoint-dir "$d/ck" --checkpoint-interval 0.2 --restart 2 "$d/par.xml" >"$d/launch.log" 2>&1 &
+    lpid=$!
+    LAUNCH_GROUPS+=("$lpid")
+    # wait for a complete checkpoint, then cut h1's link; once sf-launch says it restarts, mend it
+    for _ in $(seq 150); do
+      compgen -G "$d/ck/ckpt-*/MANIFEST" >/dev/null && break
+      sleep 0.1
+    done
+    ip link set "${veth_root[1]}" down
+    t0=$(sf_now)
+    while kill -0 "$lpid" 2>/dev/null && ! grep -q "^sf-launch: restart 1 of 2" "$d/launch.log" &&
+      awk -v a="$t0" -v b="$(sf_now)" -v l="$limit" 'BEGIN { exit !(b - a < l) }'; do
+      sleep 0.2
+    done
+    secs=$(sf_elapsed "$t0" "$(sf_now)")
+    ip link set "${veth_root[1]}" up
+    wait "$lpid"
+    rc=$?
+    if ! grep -q "^sf-launch: restart 1 of 2: host 'h[01]' failed" "$d/launch.log"; then
+      fail "partition-restart: FAIL  no restart within ${limit}s of the cut (exit $rc, work dir $d)"
+      sed 's/^/    | /' "$d/launch.log" | head -n 20
+    elif [[ $rc -ne 0 ]]; then
+      fail "partition-restart: FAIL  sf-launch exited $rc after the restart (work dir $d)"
+      sed 's/^/    | /' "$d/launch.log" | head -n 30
+    elif ! grep -q "restored checkpoint [0-9]" "$d/launch.log"; then
+      fail "partition-restart: FAIL  the restarted executors restored no checkpoint (work dir $d)"
+      sed 's/^/    | /' "$d/launch.log" | head -n 30
+    elif ! cmp -s "$d/ref/out/partition.csv" "$d/out/partition.csv"; then
+      fail "partition-restart: FAIL  the output differs from the one-process run's (work dir $d)"
+    else
+      echo "partition-restart: OK    h1's link cut after a checkpoint; restart ${secs}s later, link mended, exit 0, output byte-identical ($(grep -m1 -o 'restored checkpoint [0-9]*' "$d/launch.log"))"
+      passed=$((passed + 1))
     fi
   fi
 fi
