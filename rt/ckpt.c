@@ -61,6 +61,7 @@ typedef struct Ckpt {
   atomic_ullong req;        /* the latest requested checkpoint (atomic, release after req_pos) */
   atomic_ullong req_pos[CK_SLOTS]; /* position of request K at K % CK_SLOTS (atomic) */
   atomic_bool source_ended; /* a local source ended: no more checkpoints (atomic) */
+  atomic_ullong done;       /* the newest checkpoint known complete (atomic; sinks read it) */
   pthread_mutex_t mu;       /* the counts */
   struct {
     uint64_t id;
@@ -237,6 +238,7 @@ int ckpt_snapshot(Node *n, Item barrier) {
   OpInst *op = &n->inst;
   Buf state;
   buf_init(&state);
+  n->ck_taking = id;
   if (op->impl->snapshot && op->impl->snapshot(op, &state) < 0) {
     buf_release(&state);
     return -1;
@@ -343,15 +345,17 @@ void ckpt_tick(Exec *x) {
       }
     ck->prev_complete = ck->complete;
     ck->complete = ck->last_req;
+    atomic_store(&ck->done, ck->complete);
   }
   if (!ck->coordinator) {
-    /* another executor picks the positions: its latest request, if this one has sources */
-    if (!ck->sources.n || ck_path(path, sizeof path, ck, 0, "REQUEST") < 0) return;
+    /* another executor picks the positions: its latest request (for its sources, and to notice
+     * completions for its sinks) */
+    if (ck_path(path, sizeof path, ck, 0, "REQUEST") < 0) return;
     size_t len;
     char *text = (char *)read_all(path, &len);
     uint64_t id, pos;
     if (text && sscanf(text, "%" SCNu64 " %" SCNu64, &id, &pos) == 2 && id > ck->last_req) {
-      publish(ck, id, pos);
+      if (ck->sources.n) publish(ck, id, pos);
       ck->last_req = id;
     }
     free(text);
@@ -378,6 +382,16 @@ void ckpt_tick(Exec *x) {
   ck->last_req = id;
   ck->req_time = now;
   ck->next_at = now + ck->interval;
+}
+
+uint64_t rt_checkpoint_complete(const OpInst *op) {
+  const Ckpt *ck = op->exec->ck;
+  return ck ? atomic_load_explicit(&ck->done, memory_order_acquire) : 0;
+}
+
+uint64_t rt_checkpoint_taking(const OpInst *op) {
+  const Node *n = op->exec_data;
+  return n ? n->ck_taking : 0;
 }
 
 /* ---- which keys a replica owns ---- */
@@ -608,6 +622,7 @@ static int restore_latest(Exec *x) {
     if (rc == 1) {
       fprintf(x->log, "sf-exec: restored checkpoint %" PRIu64 " from '%s'\n", ids[i], ck->dir);
       ck->restored = ck->complete = ck->last_req = ids[i];
+      atomic_store(&ck->done, ids[i]);
       publish(ck, ids[i], 0);
     } else if (rc == 0) {
       fprintf(x->log, "sf-exec: warning: checkpoint %" PRIu64 " in '%s' cannot be used (%s); trying an older one\n",

@@ -175,6 +175,11 @@ int rt_wait_fd_for(const OpInst *op, int fd, short events, int ms);
  * a partitioned region. A restore keeps the keys it owns and drops the others (another replica
  * restores them from the same snapshots). */
 bool rt_owns_key(const OpInst *op, const Value *vals, const int *slots, int nvals);
+/* With checkpoints on: the newest checkpoint known complete (0: none yet, or checkpoints off). A
+ * sink makes what it pre-committed at a barrier visible once that checkpoint is complete. */
+uint64_t rt_checkpoint_complete(const OpInst *op);
+/* Inside a snapshot callback: the number of the checkpoint being taken. */
+uint64_t rt_checkpoint_taking(const OpInst *op);
 /* The op's parameter text or NULL. */
 const char *rt_param(const OpInst *op, const char *name);
 /* The options the job runs with (never NULL). */

@@ -77,6 +77,15 @@ typedef struct FileSink {
   size_t sent;      /* bytes at the start of buf already written (an idle flush wrote part) */
   int64_t oldest;   /* streaming: when the oldest unwritten row was added (coarse monotonic ns) */
   bool in_ckpt;     /* a checkpoint names the temporary file: it stays after a failure */
+  /* rolling with checkpoints: closed parts waiting to become visible (two-phase commit) */
+  struct Pending {
+    char *tmp, *part; /* its temporary file, its name */
+    uint64_t ckpt;    /* the checkpoint it was pre-committed at (0: none yet) */
+  } *pending;
+  int npending, cap_pending;
+  bool restoring;     /* --restore: the first temporary file may be the checkpoint's: kept */
+  bool trunc_pending; /* that file is emptied at the first write unless a restore took it over */
+  bool created;       /* the temporary file was made by this run (with checkpoints) */
 } FileSink;
 
 static void filesink_close(OpInst *op, bool ok);
@@ -119,6 +128,10 @@ static ssize_t write_some(FileSink *s) {
 /* Writes out everything buffered. 0, rt_fail, or -1 without a message when the job stopped while
  * a pipe's reader did not read. */
 static int flush(OpInst *op, FileSink *s) {
+  if (s->trunc_pending) {
+    s->trunc_pending = false;
+    if (ftruncate(s->fd, 0) < 0) return write_fail(op, s);
+  }
   while (s->sent < s->buf.n) {
     if (s->std_out) { /* blocking: write only once there is room */
       int ready = rt_wait_fd(op, s->fd, POLLOUT);
@@ -184,8 +197,22 @@ static void put_header(OpInst *op, FileSink *s) {
 /* Creates the temporary file for s->target in s->dir. 0 or rt_fail. */
 static int open_temp(OpInst *op, FileSink *s) {
   const char *slash = strrchr(s->target, '/');
-  if (asprintf(&s->tmp, "%s/.%s.tmp.XXXXXX", s->dir, slash ? slash + 1 : s->target) < 0) sf_die("out of memory");
-  s->fd = mkostemp(s->tmp, O_CLOEXEC);
+  if (rt_options(op)->checkpoint_dir) {
+    /* with checkpoints the name is fixed, so a restarted job finds it (and a job killed before a
+     * checkpoint named it leaves no orphan: the next run writes it again); the file the job starts
+     * with may be the one a restore goes on writing, so it is emptied only at the first write
+     * unless a restore takes it over (trunc_pending) */
+    if (asprintf(&s->tmp, "%s/.%s.sf-part", s->dir, slash ? slash + 1 : s->target) < 0) sf_die("out of memory");
+    bool keep = s->restoring;
+    s->restoring = false;
+    s->fd = keep ? open(s->tmp, O_WRONLY | O_CLOEXEC) : -1;
+    s->created = !keep || (s->fd < 0 && errno == ENOENT); /* (then it cannot be the checkpoint's) */
+    if (s->created) s->fd = open(s->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    s->trunc_pending = keep && !s->created;
+  } else {
+    if (asprintf(&s->tmp, "%s/.%s.tmp.XXXXXX", s->dir, slash ? slash + 1 : s->target) < 0) sf_die("out of memory");
+    s->fd = mkostemp(s->tmp, O_CLOEXEC);
+  }
   if (s->fd < 0) {
     int e = errno;
     free(s->tmp);
@@ -200,7 +227,8 @@ static int open_temp(OpInst *op, FileSink *s) {
 
 /* Opens part number nparts: its name (the number before the last extension of `file`), its
  * temporary file and its header. 0 or rt_fail. */
-static int open_part(OpInst *op, FileSink *s) {
+/* Names part number nparts (the number before the last extension of `file`): s->part and s->target. */
+static void name_part(FileSink *s) {
   const char *slash = strrchr(s->path, '/');
   const char *base = slash ? slash + 1 : s->path;
   const char *dot = strrchr(base, '.');
@@ -209,6 +237,10 @@ static int open_part(OpInst *op, FileSink *s) {
   if (asprintf(&s->part, "%.*s-%06d%s", (int)(dot - s->path), s->path, s->nparts, dot) < 0) sf_die("out of memory");
   s->target = s->part;
   s->nparts++;
+}
+
+static int open_part(OpInst *op, FileSink *s) {
+  name_part(s);
   if (open_temp(op, s) < 0) return -1;
   put_header(op, s);
   s->part_tuples = 0;
@@ -239,8 +271,52 @@ static int finish_temp(OpInst *op, FileSink *s) {
   return 0;
 }
 
-/* Closes the open part and makes it visible under its name. 0, rt_fail, or -1 on a stop. */
+/* Renames pending part i (its checkpoint is complete, or the job is) and drops it from the list. */
+static int publish_pending(OpInst *op, FileSink *s, int i) {
+  struct Pending p = s->pending[i];
+  s->pending[i] = s->pending[--s->npending];
+  int rc = 0;
+  if (rename(p.tmp, p.part) < 0 && !(errno == ENOENT && access(p.part, F_OK) == 0)) /* (done before a restart) */
+    rc = rt_fail(op, "cannot rename '%s' to '%s': %s", p.tmp, p.part, strerror(errno));
+  free(p.tmp);
+  free(p.part);
+  return rc;
+}
+
+/* Makes visible the parts pre-committed at a checkpoint that is now complete (every part at the
+ * end, all: true). The directory is synced once. 0 or rt_fail. */
+static int publish_parts(OpInst *op, FileSink *s, bool all) {
+  uint64_t done = all ? UINT64_MAX : rt_checkpoint_complete(op);
+  bool any = false;
+  for (int i = s->npending - 1; i >= 0; i--)
+    if (s->pending[i].ckpt != 0 ? s->pending[i].ckpt <= done : all) {
+      if (publish_pending(op, s, i) < 0) return -1;
+      any = true;
+    }
+  if (any) {
+    int dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+      fsync(dfd);
+      close(dfd);
+    }
+  }
+  return 0;
+}
+
+/* Closes the open part and makes it visible under its name; with checkpoints, it waits in the
+ * pending list until a checkpoint after it is complete. 0, rt_fail, or -1 on a stop. */
 static int close_part(OpInst *op, FileSink *s) {
+  if (rt_options(op)->checkpoint_dir) {
+    if (finish_temp(op, s) < 0) return -1;
+    if (s->npending == s->cap_pending) {
+      s->cap_pending = s->cap_pending ? 2 * s->cap_pending : 4;
+      s->pending = sf_xrealloc(s->pending, sizeof *s->pending * (size_t)s->cap_pending);
+    }
+    s->pending[s->npending++] = (struct Pending){ .tmp = s->tmp, .part = s->part, .ckpt = 0 };
+    s->tmp = NULL;
+    s->part = NULL;
+    return 0;
+  }
   if (finish_temp(op, s) < 0 || rename_temp(op, s) < 0) return -1;
   free(s->tmp);
   s->tmp = NULL;
@@ -322,6 +398,7 @@ static int filesink_open(OpInst *op) {
   FileSink *s = sf_xmalloc(sizeof *s);
   memset(s, 0, sizeof *s);
   s->fd = -1;
+  s->restoring = rt_options(op)->checkpoint_dir && rt_options(op)->restore;
   buf_init(&s->buf);
   op->state = s;
   if (setup(op, s) == 0) return 0;
@@ -331,6 +408,10 @@ static int filesink_open(OpInst *op) {
 
 static int filesink_process(OpInst *op, int port, Tuple *t) {
   FileSink *s = op->state;
+  if (s->npending && publish_parts(op, s, false) < 0) {
+    tuple_unref(t);
+    return -1;
+  }
   if (s->roll && !s->part && open_part(op, s) < 0) {
     tuple_unref(t);
     return -1;
@@ -355,6 +436,7 @@ static int filesink_process(OpInst *op, int port, Tuple *t) {
 /* The sink's thread is about to wait for input: a streaming output shows what it has. */
 static void filesink_idle(OpInst *op) {
   FileSink *s = op->state;
+  if (s && s->npending) publish_parts(op, s, false); /* a failure is the job's (rt_fail) */
   if (s && s->direct && s->fd >= 0) flush_ready(s);
   if (s && s->roll == ROLL_SECONDS && s->part && part_full(s, coarse_ns()))
     close_part(op, s); /* a failure is the job's (rt_fail) */
@@ -374,6 +456,7 @@ static int filesink_final(OpInst *op) {
 
 static int filesink_commit(OpInst *op) {
   FileSink *s = op->state;
+  if (s->npending && publish_parts(op, s, true) < 0) return -1;
   if (s->direct || !s->tmp) return 0; /* rolling: no part was open at the end */
   return rename_temp(op, s);
 }
@@ -384,6 +467,12 @@ static void filesink_close(OpInst *op, bool ok) {
   if (s->fd >= 0 && !s->std_out) close(s->fd);
   /* after a failure, a restore goes on writing the file a checkpoint names */
   if (s->tmp && !s->committed && (ok || !s->in_ckpt)) unlink(s->tmp);
+  for (int i = 0; i < s->npending; i++) { /* a failure: those a checkpoint names stay for a restore */
+    if (!s->pending[i].ckpt) unlink(s->pending[i].tmp);
+    free(s->pending[i].tmp);
+    free(s->pending[i].part);
+  }
+  free(s->pending);
   free(s->tmp);
   free(s->part);
   free(s->dir);
@@ -398,9 +487,12 @@ static void filesink_close(OpInst *op, bool ok) {
  * file again, cuts it back to that length and goes on appending: the rows after the checkpoint are
  * written again, once, and the file becomes visible only at the commit, as always. So a job's
  * temporary file outlives a failure while checkpoints are on (hidden, never looking complete).
- * Parts rolled by tuples or bytes are closed at the same rows in every run, so a part renamed after
- * the checkpoint is renamed again with the same bytes; parts rolled by time are not, and refuse
- * checkpoints. A device, a pipe or standard output cannot take rows back: what was written after
+ * The temporary files have fixed names then (.NAME.sf-part), so a restarted job finds them. Parts
+ * rolled by tuples or bytes are closed at the same rows in every run, and committed in two phases:
+ * a closed part waits (pending) until the next barrier pre-commits it and that checkpoint is
+ * complete (rt_checkpoint_complete, looked at on every row and idle), then it is renamed; a restore
+ * renames the parts its checkpoint pre-committed. Parts rolled by time are not repeatable, and
+ * refuse checkpoints. A device, a pipe or standard output cannot take rows back: what was written after
  * the last checkpoint comes again after a restore (at-least-once), which the sink says at start. */
 
 static int filesink_checkpointable(OpInst *op) {
@@ -421,6 +513,14 @@ static int filesink_snapshot(OpInst *op, Buf *out) {
     return 0;
   }
   snap_bool(out, false);
+  /* the closed parts not yet visible: pre-committed at this checkpoint if not already */
+  uint64_t id = rt_checkpoint_taking(op);
+  snap_u64(out, (uint64_t)s->npending);
+  for (int i = 0; i < s->npending; i++) {
+    if (!s->pending[i].ckpt) s->pending[i].ckpt = id;
+    snap_bytes(out, s->pending[i].tmp, strlen(s->pending[i].tmp));
+    snap_bytes(out, s->pending[i].part, strlen(s->pending[i].part));
+  }
   snap_u64(out, (uint64_t)s->nparts);
   snap_i64(out, s->part_tuples);
   snap_i64(out, s->part_bytes);
@@ -446,6 +546,26 @@ static int filesink_restore(OpInst *op, SnapIn *in) {
     s->sent = 0;
     return 0;
   }
+  if (s->created && s->tmp) { /* made here, empty: no checkpoint's file, and it must not pass for one */
+    close(s->fd);
+    s->fd = -1;
+    unlink(s->tmp);
+  }
+  /* parts pre-committed at this checkpoint or before: it is complete, so they become visible */
+  uint64_t npend = snap_get_u64(in);
+  for (uint64_t i = 0; i < npend && !in->bad; i++) {
+    size_t tn, pn;
+    const char *t = snap_get_bytes(in, &tn), *pt = snap_get_bytes(in, &pn);
+    if (in->bad) break;
+    char *tmp = strndup(t, tn), *part = strndup(pt, pn);
+    if (!tmp || !part) sf_die("out of memory");
+    int rc = 0;
+    if (rename(tmp, part) < 0 && !(errno == ENOENT && access(part, F_OK) == 0))
+      rc = rt_fail(op, "cannot restore: cannot rename '%s' to '%s': %s", tmp, part, strerror(errno));
+    free(tmp);
+    free(part);
+    if (rc < 0) return -1;
+  }
   uint64_t nparts = snap_get_u64(in);
   int64_t part_tuples = snap_get_i64(in), part_bytes = snap_get_i64(in);
   bool open_file = snap_get_bool(in);
@@ -453,12 +573,15 @@ static int filesink_restore(OpInst *op, SnapIn *in) {
   const char *tmp = open_file ? snap_get_bytes(in, &n) : NULL;
   uint64_t len = open_file ? snap_get_u64(in) : 0;
   if (in->bad) return 0; /* the executor reports the truncated snapshot */
-  /* what open made goes: the checkpoint's file takes its place */
+  char *stored = open_file ? strndup(tmp, n) : NULL;
+  if (open_file && !stored) sf_die("out of memory");
+  /* what open made goes, unless it is the checkpoint's file (the names are fixed with checkpoints) */
   if (s->fd >= 0) close(s->fd);
   s->fd = -1;
-  if (s->tmp) unlink(s->tmp);
+  if (s->tmp && (!stored || strcmp(s->tmp, stored) != 0)) unlink(s->tmp);
   free(s->tmp);
   s->tmp = NULL;
+  s->trunc_pending = false;
   buf_reset(&s->buf);
   s->sent = 0;
   s->nparts = (int)nparts;
@@ -468,18 +591,13 @@ static int filesink_restore(OpInst *op, SnapIn *in) {
     s->target = s->path;
     if (open_file) {
       s->nparts--;
-      if (open_part(op, s) < 0) return -1; /* names the part; its new temporary file goes below */
-      close(s->fd);
-      unlink(s->tmp);
-      free(s->tmp);
-      s->tmp = NULL;
-      buf_reset(&s->buf);
+      name_part(s); /* the open part's name; its file is the checkpoint's */
     }
     s->part_tuples = part_tuples;
     s->part_bytes = part_bytes;
   }
   if (!open_file) return 0;
-  if (!(s->tmp = strndup(tmp, n))) sf_die("out of memory");
+  s->tmp = stored;
   s->fd = open(s->tmp, O_WRONLY | O_CLOEXEC);
   struct stat st;
   if (s->fd < 0 || fstat(s->fd, &st) < 0)
