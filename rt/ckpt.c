@@ -71,7 +71,7 @@ typedef struct Ckpt {
   uint64_t last_req;        /* the last checkpoint requested (or heard of) */
   double req_time;          /* when */
   double next_at;           /* when the next one is due */
-  uint64_t complete, prev_complete; /* the newest complete checkpoints */
+  uint64_t complete;        /* the newest complete checkpoint */
   uint64_t margin;          /* how far ahead of the furthest source a position is put */
   uint64_t last_max;        /* the furthest source at the previous tick */
   uint64_t restored;        /* the checkpoint the job started from (0: none) */
@@ -337,13 +337,16 @@ void ckpt_tick(Exec *x) {
   uint64_t step = max > ck->last_max ? max - ck->last_max : 0; /* tuples per tick (20 ms) */
   ck->last_max = max;
   if (ck->last_req > ck->complete && ck_path(path, sizeof path, ck, ck->last_req, "MANIFEST") == 0 && exists(path)) {
-    if (ck->coordinator)
-      for (uint64_t old = ck->prev_complete; old > 0; old--) { /* keep the two newest */
+    if (ck->coordinator) { /* the two newest complete ones stay; older ones and unfinished ones go */
+      int n;
+      uint64_t *ids = list_ckpts(ck, &n);
+      for (int i = 0; i < n; i++) {
         char p2[PATH_MAX];
-        if (ck_path(p2, sizeof p2, ck, old, NULL) < 0 || !exists(p2)) break;
-        remove_ckpt(ck, old);
+        bool finished = ck_path(p2, sizeof p2, ck, ids[i], "MANIFEST") == 0 && exists(p2);
+        if (ids[i] < ck->complete || (ids[i] < ck->last_req && !finished)) remove_ckpt(ck, ids[i]);
       }
-    ck->prev_complete = ck->complete;
+      free(ids);
+    }
     ck->complete = ck->last_req;
     atomic_store(&ck->done, ck->complete);
   }
