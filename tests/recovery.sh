@@ -17,8 +17,8 @@
 #   fresh:      a run without --restore ignores and removes what an earlier run left.
 #   no-dir:     --restore without --checkpoint-dir is a usage error.
 #
-# SF_RECOVERY_RUNS (default 24) and SF_RECOVERY_DIST_RUNS (default 8) set how many kill-N and dist-N
-# cases run; SF_RECOVERY_SEED the random seed.
+# SF_RECOVERY_RUNS (default 24; 8 under sanitizers) and SF_RECOVERY_DIST_RUNS (default 8; 3) set how
+# many kill-N and dist-N cases run; SF_RECOVERY_SEED the random seed.
 set -uo pipefail
 build=${1:?usage: recovery.sh BUILD_DIR SOURCE_DIR}
 src=${2:?usage: recovery.sh BUILD_DIR SOURCE_DIR}
@@ -35,9 +35,14 @@ SF_WORK=$work
 SF_CASE_WIDTH=10
 
 runs=${SF_RECOVERY_RUNS:-24}
+dist_runs=${SF_RECOVERY_DIST_RUNS:-8}
 RANDOM=${SF_RECOVERY_SEED:-$$}
 count=1500000
-[[ -n ${SF_SANITIZE:-} ]] && count=300000 # sanitizers run several times slower
+if [[ -n ${SF_SANITIZE:-} ]]; then # sanitizers run several times slower: fewer, shorter runs
+  count=300000
+  runs=${SF_RECOVERY_RUNS:-8}
+  dist_runs=${SF_RECOVERY_DIST_RUNS:-3}
+fi
 
 sed "s/COUNT/$count/" "$src/tests/recovery/ckpt.xml" >"$work/seq.xml"
 for w in 1 2 3; do
@@ -132,7 +137,6 @@ done
 # dist-N: three executors on loopback (sf-launch --restart 3), one of them, at random, killed with
 # SIGKILL at a random moment: sf-launch says it restarts every executor, exit 0, the outputs are the
 # sequential run's
-dist_runs=${SF_RECOVERY_DIST_RUNS:-8}
 hosts=(h0 h1 h2)
 for ((i = 1; i <= dist_runs; i++)); do
   c=dist-$i

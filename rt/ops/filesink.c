@@ -81,6 +81,7 @@ typedef struct FileSink {
   struct Pending {
     char *tmp, *part; /* its temporary file, its name */
     uint64_t ckpt;    /* the checkpoint it was pre-committed at (0: none yet) */
+    bool named;       /* a checkpoint names it as the part it was writing: a failure keeps it */
   } *pending;
   int npending, cap_pending;
   bool restoring;     /* --restore: the first temporary file may be the checkpoint's: kept */
@@ -312,7 +313,7 @@ static int close_part(OpInst *op, FileSink *s) {
       s->cap_pending = s->cap_pending ? 2 * s->cap_pending : 4;
       s->pending = sf_xrealloc(s->pending, sizeof *s->pending * (size_t)s->cap_pending);
     }
-    s->pending[s->npending++] = (struct Pending){ .tmp = s->tmp, .part = s->part, .ckpt = 0 };
+    s->pending[s->npending++] = (struct Pending){ .tmp = s->tmp, .part = s->part, .ckpt = 0, .named = s->in_ckpt };
     s->tmp = NULL;
     s->part = NULL;
     return 0;
@@ -468,7 +469,7 @@ static void filesink_close(OpInst *op, bool ok) {
   /* after a failure, a restore goes on writing the file a checkpoint names */
   if (s->tmp && !s->committed && (ok || !s->in_ckpt)) unlink(s->tmp);
   for (int i = 0; i < s->npending; i++) { /* a failure: those a checkpoint names stay for a restore */
-    if (!s->pending[i].ckpt) unlink(s->pending[i].tmp);
+    if (!s->pending[i].ckpt && !s->pending[i].named) unlink(s->pending[i].tmp);
     free(s->pending[i].tmp);
     free(s->pending[i].part);
   }
@@ -599,6 +600,8 @@ static int filesink_restore(OpInst *op, SnapIn *in) {
   if (!open_file) return 0;
   s->tmp = stored;
   s->fd = open(s->tmp, O_WRONLY | O_CLOEXEC);
+  if (s->fd < 0 && errno == ENOENT && s->roll && rename(s->part, s->tmp) == 0) /* a later checkpoint, */
+    s->fd = open(s->tmp, O_WRONLY | O_CLOEXEC); /* damaged now, had it made visible: it is written again */
   struct stat st;
   if (s->fd < 0 || fstat(s->fd, &st) < 0)
     return rt_fail(op, "cannot restore: its file '%s' from the checkpoint: %s", s->tmp, strerror(errno));
