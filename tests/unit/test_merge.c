@@ -15,6 +15,9 @@
  * of 1 and 3 items with queues of one batch (back-pressure, flush before wait), empty inputs
  * through every merge kind, and fan-in (an operator whose input lists two streams).
  *
+ * Every case runs again with a checkpoint every 10 ms ("checkpoints"): the barriers must not change
+ * a byte, nor hold anything up, and the completed jobs leave no checkpoint behind.
+ *
  * A watchdog fails a run that does not finish within RUN_TIMEOUT_S seconds (a deadlock) and names
  * it; $SF_TEST_MERGE_TIMEOUT (seconds) overrides that, to attach a debugger to a hung run. */
 #include <check.h>
@@ -75,6 +78,18 @@ static void setup(void) {
 static void teardown(void) {
   if (chdir("/") != 0) return;
   remove_tmpdir();
+}
+
+/* The "checkpoints" case runs the same tests with a checkpoint every 10 ms: barriers cross every
+ * merge and fan-in while the channels race, and the output must not change by a byte. */
+static bool with_checkpoints;
+static void setup_checkpoints(void) {
+  setup();
+  with_checkpoints = true;
+}
+static void teardown_checkpoints(void) {
+  with_checkpoints = false;
+  teardown();
 }
 
 /* ---- text ---- */
@@ -465,6 +480,10 @@ static char *run(const char *xml, int batch, int qb, const char *what) {
   size_t loglen = 0;
   FILE *logf = open_memstream(&log, &loglen);
   ExecOptions o = {.graph_path = "g.xml", .batch = batch, .queue_batches = qb, .log = logf};
+  if (with_checkpoints) {
+    o.checkpoint_dir = "ck";
+    o.checkpoint_interval = 0.01;
+  }
   const char *env = getenv("SF_TEST_MERGE_TIMEOUT");
   Watch w = {.what = what, .timeout = env && atoi(env) > 0 ? atoi(env) : RUN_TIMEOUT_S};
   pthread_mutex_init(&w.mu, NULL);
@@ -486,6 +505,8 @@ static char *run(const char *xml, int batch, int qb, const char *what) {
   ck_assert_msg(out != NULL, "%s: no output file", what);
   unlink("out.csv");
   unlink("g.xml");
+  if (with_checkpoints) /* the completed job removed its checkpoints: the directory is empty */
+    ck_assert_msg(rmdir("ck") == 0, "%s: the checkpoint directory: %s", what, strerror(errno));
   return out;
 }
 
@@ -1163,6 +1184,14 @@ static Suite *merge_suite(void) {
   tcase_add_loop_test(tc, test_fanin, 0, 8);
   tcase_add_test(tc, test_fanin_idle_branch);
   tcase_add_test(tc, test_fanin_two_sources);
+  TCase *ck = unit_case(s, "checkpoints", setup_checkpoints, teardown_checkpoints, 60);
+  tcase_add_test(ck, test_roundrobin_jitter);
+  tcase_add_test(ck, test_seq_jitter);
+  tcase_add_test(ck, test_seqpulse_filter_pulses);
+  tcase_add_test(ck, test_shuffle_jitter);
+  tcase_add_loop_test(ck, test_small_queues, 0, NSMALL + 1);
+  tcase_add_loop_test(ck, test_fanin, 0, 8);
+  tcase_add_test(ck, test_fanin_two_sources);
   return s;
 }
 
