@@ -81,7 +81,7 @@ start_launch() {
   local dir=$1 log=$2 plain=(--insecure-plaintext)
   shift 2
   [[ -n ${TLS:-} ]] && plain=()
-  (cd "$dir" && exec setsid env --default-signal=INT timeout -k 5 90 bash "$launch" --exec "$B/sf-exec" \
+  (cd "$dir" && exec setsid env --default-signal=INT timeout -k 30 90 bash "$launch" --exec "$B/sf-exec" \
     --workdir "$dir" "${plain[@]}" "$@" "$dir/par.xml") >"$log" 2>&1 &
   PID=$!
   SF_GROUPS+=("$PID")
