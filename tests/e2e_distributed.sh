@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tests/e2e_distributed.sh BUILD_DIR SOURCE_DIR [GRAPH...]
 #
-# The promise of StreamFission across processes: for every SOURCE_DIR/graphs/*.xml (or the named
-# graphs), run the original graph with one sf-exec in a scratch directory holding a copy of
+# The promise of StreamFission across processes: for every SOURCE_DIR/graphs/*.xml and
+# SOURCE_DIR/tests/distributed/*.xml (graphs made for a case the examples miss), or the named
+# graphs, run the original graph with one sf-exec in a scratch directory holding a copy of
 # graphs/data and an empty out/; then, for widths 1 to 4, rewrite it with
 #     sf-xform -w W --hosts h0=127.0.0.1:P0,h1=127.0.0.1:P1,h2=127.0.0.1:P2
 # run it with tools/sf-launch (three sf-exec processes exchanging tuples over gRPC with mutual TLS,
@@ -164,7 +165,7 @@ xform_and_run() { # LABEL WORK GRAPH W
 if [[ $# -gt 0 ]]; then
   graphs=("$@")
 else
-  graphs=("$src"/graphs/*.xml)
+  graphs=("$src"/graphs/*.xml "$src"/tests/distributed/*.xml)
 fi
 
 for graph in "${graphs[@]}"; do

@@ -23,9 +23,17 @@ static int merge_barrier(OpInst *op, Item b) {
   return rt_emit_item(op, 0, b);
 }
 
+/* Window punctuation too: it leaves a region's final Merge at the outer stream's position. */
+static int merge_window(OpInst *op, int port) {
+  bool in_channel = op->op->channel >= 0;
+  return rt_emit_item(op, 0, (Item){ .kind = ITEM_WINDOW, .seq = in_channel ? op->cur_seq : op->cur_src,
+                                     .src = op->cur_src });
+}
+
 const OpKindImpl op_merge = {
   .kind = KIND_MERGE,
   .process = merge_process,
   .pulse = merge_pulse,
+  .window = merge_window,
   .barrier = merge_barrier,
 };
