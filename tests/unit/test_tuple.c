@@ -1,0 +1,224 @@
+/* test_tuple.c: tuples (rt/tuple.c) and the per-thread pools their blocks come from: values and
+ * strings survive, a block freed on its own thread or on another comes back to its pool, tuples
+ * outlive the thread that made them, and the free lists stay bounded. */
+#include <check.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_helper.h"
+#include "rt.h"
+
+/* A tuple of 3 values whose contents follow from id: an int, a double, and a string of len bytes. */
+static Tuple *make(int64_t id, size_t len) {
+  static _Thread_local char s[10000];
+  for (size_t i = 0; i < len; i++) s[i] = (char)('a' + (id + (int64_t)i) % 26);
+  Value v[3];
+  value_put_int(&v[0], id);
+  value_put_double(&v[1], (double)id * 0.5);
+  value_put_string(&v[2], s, len);
+  return tuple_new(v, 3);
+}
+
+/* (one assertion per tuple: Check's assertions are slow) */
+static void check(const Tuple *t, int64_t id, size_t len) {
+  bool ok = t->n == 3 && atomic_load(&t->refs) == 1 && t->v[0].type == TYPE_INT && t->v[0].i == id &&
+            t->v[1].d == (double)id * 0.5 && t->v[2].type == TYPE_STRING && t->v[2].s.n == len;
+  for (size_t i = 0; ok && i < len; i++) ok = t->v[2].s.p[i] == (char)('a' + (id + (int64_t)i) % 26);
+  ck_assert_msg(ok, "tuple %lld (%zu string bytes) damaged", (long long)id, len);
+}
+
+/* the sizes of every class and of a large (malloc'd) tuple */
+static const size_t lens[] = {0, 1, 40, 100, 300, 700, 1500, 3000, 5000, 9999};
+#define NLENS (sizeof lens / sizeof *lens)
+
+START_TEST(test_values) {
+  for (int r = 0; r < 3; r++) {
+    Tuple *t[NLENS];
+    for (size_t i = 0; i < NLENS; i++) t[i] = make((int64_t)i, lens[i]);
+    for (size_t i = 0; i < NLENS; i++) {
+      check(t[i], (int64_t)i, lens[i]);
+      ck_assert_ptr_eq(tuple_ref(t[i]), t[i]);
+      tuple_unref(t[i]);
+      tuple_unref(t[i]);
+    }
+  }
+  tuple_unref(NULL);
+  Value none;
+  Tuple *e = tuple_new(&none, 0);
+  ck_assert_int_eq(e->n, 0);
+  tuple_unref(e);
+}
+END_TEST
+
+/* A block freed on its own thread is the next one of its size. */
+START_TEST(test_reuse_same_thread) {
+  Tuple *a = make(1, 10);
+  tuple_unref(a);
+  Tuple *b = make(2, 10);
+  ck_assert_ptr_eq(a, b);
+  check(b, 2, 10);
+  tuple_unref(b);
+}
+END_TEST
+
+/* A one-slot-per-tuple channel between two threads. */
+enum { CHAN = 4096 };
+typedef struct Chan {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  Tuple *t[CHAN];
+  int64_t id[CHAN];
+  size_t len[CHAN];
+  int head, count;
+  int closed;
+} Chan;
+
+static void chan_put(Chan *c, Tuple *t, int64_t id, size_t len) {
+  pthread_mutex_lock(&c->mu);
+  while (c->count == CHAN) pthread_cond_wait(&c->cv, &c->mu);
+  int i = (c->head + c->count++) % CHAN;
+  c->t[i] = t;
+  c->id[i] = id;
+  c->len[i] = len;
+  pthread_cond_broadcast(&c->cv);
+  pthread_mutex_unlock(&c->mu);
+}
+
+static Tuple *chan_get(Chan *c, int64_t *id, size_t *len) {
+  pthread_mutex_lock(&c->mu);
+  while (c->count == 0 && !c->closed) pthread_cond_wait(&c->cv, &c->mu);
+  Tuple *t = NULL;
+  if (c->count) {
+    t = c->t[c->head];
+    *id = c->id[c->head];
+    *len = c->len[c->head];
+    c->head = (c->head + 1) % CHAN;
+    c->count--;
+    pthread_cond_broadcast(&c->cv);
+  }
+  pthread_mutex_unlock(&c->mu);
+  return t;
+}
+
+static void chan_close(Chan *c) {
+  pthread_mutex_lock(&c->mu);
+  c->closed = 1;
+  pthread_cond_broadcast(&c->cv);
+  pthread_mutex_unlock(&c->mu);
+}
+
+static Chan chan = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+enum { PRODUCED = 200000 };
+
+static void *produce(void *arg) {
+  int64_t base = (int64_t)(intptr_t)arg;
+  for (int64_t i = 0; i < PRODUCED; i++) {
+    size_t len = lens[i % NLENS];
+    chan_put(&chan, make(base + i, len), base + i, len);
+  }
+  return NULL;
+}
+
+static void *consume(void *arg) {
+  (void)arg;
+  int64_t id;
+  size_t len;
+  Tuple *t;
+  while ((t = chan_get(&chan, &id, &len))) {
+    check(t, id, len);
+    tuple_unref(t);
+  }
+  return NULL;
+}
+
+/* Two producers, two consumers: every tuple dies on another thread than the one that made it, two
+ * threads push onto the same return stack at once, and the blocks come back intact. */
+START_TEST(test_cross_thread) {
+  chan = (Chan){.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+  pthread_t p[2], c[2];
+  for (int i = 0; i < 2; i++) {
+    ck_assert_int_eq(pthread_create(&p[i], NULL, produce, (void *)(intptr_t)(i * PRODUCED)), 0);
+    ck_assert_int_eq(pthread_create(&c[i], NULL, consume, NULL), 0);
+  }
+  for (int i = 0; i < 2; i++) pthread_join(p[i], NULL);
+  chan_close(&chan);
+  for (int i = 0; i < 2; i++) pthread_join(c[i], NULL);
+}
+END_TEST
+
+enum { INFLIGHT = 3000 };
+static Tuple *inflight[INFLIGHT];
+
+static void *make_inflight(void *arg) {
+  int64_t base = (int64_t)(intptr_t)arg;
+  for (int i = 0; i < INFLIGHT; i++) inflight[i] = make(base + i, lens[i % NLENS]);
+  return NULL;
+}
+
+/* Tuples outlive the thread that made them: dropped after it exited, they go back to its pool,
+ * which the next thread adopts; that thread's tuples are sound. Threads that come and go leave
+ * no memory behind (each one's pool is emptied when it exits). */
+START_TEST(test_outlive_thread) {
+  for (int round = 0; round < 40; round++) {
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, make_inflight, (void *)(intptr_t)(round * INFLIGHT)), 0);
+    pthread_join(t, NULL);
+    for (int i = 0; i < INFLIGHT; i++) {
+      check(inflight[i], round * INFLIGHT + i, lens[i % NLENS]);
+      tuple_unref(inflight[i]);
+    }
+  }
+}
+END_TEST
+
+static size_t in_use(void) {
+  return mallinfo2().uordblks;
+}
+
+static void *drop_all(void *arg) {
+  Tuple **ts = arg;
+  for (int i = 0; i < PRODUCED; i++) tuple_unref(ts[i]);
+  return NULL;
+}
+
+/* The free lists are bounded: 200,000 tuples dropped on their own thread, or on another one and
+ * taken back from the return stack, leave at most a few MiB in the pool. */
+START_TEST(test_bounded) {
+  if (getenv("SF_SANITIZE") && *getenv("SF_SANITIZE")) return; /* mallinfo2 is glibc's */
+  Tuple **ts = malloc(sizeof *ts * PRODUCED);
+  for (int other = 0; other < 2; other++) {
+    Tuple *warm = make(0, 10);
+    tuple_unref(warm);
+    size_t before = in_use();
+    for (int i = 0; i < PRODUCED; i++) ts[i] = make(i, 10);
+    ck_assert_uint_gt(in_use(), before + (size_t)PRODUCED * 64);
+    if (other) {
+      pthread_t t;
+      ck_assert_int_eq(pthread_create(&t, NULL, drop_all, ts), 0);
+      pthread_join(t, NULL);
+      tuple_unref(make(0, 10)); /* the owner takes the return stack back */
+    } else {
+      drop_all(ts);
+    }
+    size_t after = in_use();
+    ck_assert_msg(after < before + (4 << 20), "%d: 200,000 dropped tuples left %zu bytes in use", other,
+                  after - before);
+  }
+  free(ts);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("tuple");
+  TCase *tc = unit_case(s, "tuple", NULL, NULL, 120);
+  tcase_add_test(tc, test_values);
+  tcase_add_test(tc, test_reuse_same_thread);
+  tcase_add_test(tc, test_cross_thread);
+  tcase_add_test(tc, test_outlive_thread);
+  tcase_add_test(tc, test_bounded);
+  return unit_run(s);
+}
