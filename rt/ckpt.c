@@ -438,7 +438,7 @@ bool rt_owns_key(const OpInst *op, const Value *vals, const int *slots, int nval
     if (j == nvals) return true; /* the key does not hold the region's attribute: keep it */
     h = value_hash(&vals[j], h);
   }
-  return (int)(h % (uint64_t)n->own_width) == n->op->channel;
+  return sf_key_channel(h, n->own_width) == n->op->channel;
 }
 
 /* ---- restoring ---- */
@@ -542,8 +542,17 @@ static bool load_node(const Ckpt *ck, uint64_t id, const Node *n, const char *ma
   for (char **p = names; *p && (!replica || then == now); p++)
     if (!strcmp(*p, op->name)) return (ns->n = 1), load_snap(ck, id, *p, manifest, &ns->s[0], why, cap);
   if (op->kind == KIND_SPLIT || op->kind == KIND_MERGE) return true; /* it did not exist: afresh */
-  for (char **p = names; *p; p++)
-    if (same_origin(*p, base) && !load_snap(ck, id, *p, manifest, &ns->s[ns->n++], why, cap)) return false;
+  /* another width: the old replicas that held some of this one's key groups (value.h), that is all
+   * of them only when the width grew or shrank by a lot; an operator not replicated then held all */
+  for (char **p = names; *p; p++) {
+    if (!same_origin(*p, base)) continue;
+    const char *br = strchr(*p + strlen(base), '[');
+    int old = br ? atoi(br + 1) : 0, width_then = br ? then : 1;
+    bool needed = !replica;
+    for (int g = 0; g < SF_KEY_GROUPS && !needed; g++)
+      needed = sf_key_channel((uint64_t)g, now) == op->channel && sf_key_channel((uint64_t)g, width_then) == old;
+    if (needed && !load_snap(ck, id, *p, manifest, &ns->s[ns->n++], why, cap)) return false;
+  }
   if (ns->n == 0) {
     snprintf(why, cap, "it holds no snapshot of operator '%s': it was taken for another graph", n->op->name);
     return false;

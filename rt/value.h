@@ -66,6 +66,16 @@ size_t value_format_double(double d, char *buf, size_t cap);
 
 /* ---- hashing and mixing (stable across hosts, builds and runs) ---- */
 
+/* Key groups (virtual partitions): a hash Split sends a tuple to the channel of its key's group,
+ * the hash of its key attributes modulo SF_KEY_GROUPS; the groups are dealt to the channels in
+ * contiguous ranges (group g to channel g * width / SF_KEY_GROUPS). A key's group never changes, so
+ * restoring keyed state at another width moves whole groups, each from the one old channel that
+ * held it (rt/ckpt.c). */
+#define SF_KEY_GROUPS 256
+static inline int sf_key_channel(uint64_t hash, int width) {
+  return (int)(hash % SF_KEY_GROUPS * (uint64_t)width / SF_KEY_GROUPS);
+}
+
 /* The starting value of a chain of value_hash calls (the FNV-1a 64-bit offset basis). */
 #define SF_HASH_SEED UINT64_C(0xcbf29ce484222325)
 

@@ -1,6 +1,6 @@
 /* split.c: the Split operator sf-xform puts at the entry of a parallel region (and at the end of
  * each channel of a shuffle). It sends each tuple to one output (round-robin, or by the hash of
- * the key attributes, the same on every host), assigns sequence numbers or keeps them, sends a
+ * the key attributes, the same on every host: its key group's channel, value.h), assigns sequence numbers or keeps them, sends a
  * pulse down every output every `pulse` tuples, and sends window punctuation and the end of
  * stream to every output. */
 #include "rt.h"
@@ -54,7 +54,7 @@ static int split_process(OpInst *op, int port, Tuple *t) {
   if (s->hash) {
     uint64_t h = SF_HASH_SEED;
     for (int i = 0; i < s->nkeys; i++) h = value_hash(&t->v[s->keys[i]], h);
-    out = (int)(h % (uint64_t)s->width);
+    out = sf_key_channel(h, s->width);
   } else {
     out = (int)(s->rr++ % (uint64_t)s->width);
   }

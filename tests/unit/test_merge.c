@@ -531,7 +531,7 @@ static void assert_contains(const char *text, const char *needle, const char *wh
 /* The channel tuple v goes to with a hash Split on the int attribute whose value is key(v). */
 static int hash_channel(int64_t key, int width) {
   Value val = value_int(key);
-  return (int)(value_hash(&val, SF_HASH_SEED) % (uint64_t)width);
+  return sf_key_channel(value_hash(&val, SF_HASH_SEED), width);
 }
 
 /* ---- roundrobin ---- */

@@ -115,7 +115,7 @@ int __wrap_rt_eval_fail(OpInst *op, const char *what, const char *text, const Tu
 static int key_channel(const Value *vals, int n, int width) {
   uint64_t h = SF_HASH_SEED;
   for (int k = 0; k < n; k++) h = value_hash(&vals[k], h);
-  return (int)(h % (uint64_t)width);
+  return sf_key_channel(h, width);
 }
 
 bool __wrap_rt_owns_key(const OpInst *op, const Value *vals, const int *slots, int nvals) {
