@@ -16,7 +16,8 @@
  * look at it every 20 ms. DIR must then be one directory for all executors (a shared file system
  * between machines).
  *
- * Files, all written to a temporary name, synced and renamed into place:
+ * Files, all written to a temporary name and renamed into place (the snapshots of one executor made
+ * durable by one syncfs before its done file, the others each synced):
  *   DIR/ckpt-K/OP.snap        one per operator: "SFCKPT1\n", K (u64), the operator's name (u64
  *                             length + bytes), the payload (u64 length + bytes), then the CRC-32 of
  *                             everything before it (u32); the payload is the ordered driver's
@@ -85,8 +86,10 @@ static int ck_path(char *buf, size_t cap, const Ckpt *ck, uint64_t id, const cha
   return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
-/* Writes n bytes to path through a temporary file, synced, renamed into place. 0 or -1 (errno). */
-static int write_atomic(const char *path, const void *p, size_t n) {
+/* Writes n bytes to path through a temporary file, renamed into place; synced first when sync (a
+ * snapshot is not: the executor syncs its file system once all of them are written). 0 or -1
+ * (errno). */
+static int write_file(const char *path, const void *p, size_t n, bool sync) {
   char tmp[PATH_MAX + 8];
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -105,7 +108,7 @@ static int write_atomic(const char *path, const void *p, size_t n) {
     c += w;
     n -= (size_t)w;
   }
-  if (fdatasync(fd) < 0 || close(fd) < 0 || rename(tmp, path) < 0) {
+  if ((sync && fdatasync(fd) < 0) || close(fd) < 0 || rename(tmp, path) < 0) {
     int e = errno;
     unlink(tmp);
     errno = e;
@@ -225,7 +228,7 @@ static void try_manifest(Exec *x, uint64_t id, uint64_t pos) {
     }
     closedir(d);
   }
-  if (files > 0 && ck_path(path, sizeof path, ck, id, "MANIFEST") == 0 && write_atomic(path, m.p, m.n) < 0)
+  if (files > 0 && ck_path(path, sizeof path, ck, id, "MANIFEST") == 0 && write_file(path, m.p, m.n, true) < 0)
     fprintf(x->log, "sf-exec: warning: checkpoint %" PRIu64 ": cannot write '%s': %s\n", id, path, strerror(errno));
   buf_release(&m);
 }
@@ -267,7 +270,7 @@ int ckpt_snapshot(Node *n, Item barrier) {
   int rc = 0;
   snprintf(file, sizeof file, "%s.snap", n->op->name);
   if (ck_path(path, sizeof path, ck, id, NULL) < 0 || (mkdir(path, 0755) < 0 && errno != EEXIST) ||
-      ck_path(path, sizeof path, ck, id, file) < 0 || write_atomic(path, b.p, b.n) < 0) {
+      ck_path(path, sizeof path, ck, id, file) < 0 || write_file(path, b.p, b.n, false) < 0) {
     exec_fail(x, "checkpoint %" PRIu64 ": cannot write '%s': %s", id, path, strerror(errno));
     rc = -1;
   }
@@ -280,8 +283,19 @@ int ckpt_snapshot(Node *n, Item barrier) {
   bool all = ++ck->counts[slot].done == ck->nlocal;
   pthread_mutex_unlock(&ck->mu);
   if (!all) return 0;
+  /* every snapshot of this executor is written: one sync makes them all durable (and the sinks'
+   * files, which they synced themselves) before the part counts as done */
+  if (ck_path(path, sizeof path, ck, id, NULL) == 0) {
+    int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 || syncfs(dfd) < 0) {
+      exec_fail(x, "checkpoint %" PRIu64 ": cannot sync '%s': %s", id, path, strerror(errno));
+      if (dfd >= 0) close(dfd);
+      return -1;
+    }
+    close(dfd);
+  }
   snprintf(file, sizeof file, "host-%s.done", ck->host);
-  if (ck_path(path, sizeof path, ck, id, file) < 0 || write_atomic(path, "", 0) < 0) {
+  if (ck_path(path, sizeof path, ck, id, file) < 0 || write_file(path, "", 0, true) < 0) {
     exec_fail(x, "checkpoint %" PRIu64 ": cannot write '%s': %s", id, path, strerror(errno));
     return -1;
   }
@@ -375,7 +389,7 @@ void ckpt_tick(Exec *x) {
   if (ck->distributed) {
     char text[64];
     int len = snprintf(text, sizeof text, "%" PRIu64 " %" PRIu64 "\n", id, pos);
-    if (ck_path(path, sizeof path, ck, 0, "REQUEST") < 0 || write_atomic(path, text, (size_t)len) < 0) {
+    if (ck_path(path, sizeof path, ck, 0, "REQUEST") < 0 || write_file(path, text, (size_t)len, true) < 0) {
       fprintf(x->log, "sf-exec: warning: cannot write '%s': %s\n", path, strerror(errno));
       ck->next_at = now + ck->interval;
       return;
