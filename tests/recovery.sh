@@ -17,7 +17,7 @@
 #   fresh:      a run without --restore ignores and removes what an earlier run left.
 #   no-dir:     --restore without --checkpoint-dir is a usage error.
 #
-# SF_RECOVERY_RUNS (default 24; 8 under sanitizers) and SF_RECOVERY_DIST_RUNS (default 8; 3) set how
+# SF_RECOVERY_RUNS (default 24; 8 under sanitizers) and SF_RECOVERY_DIST_RUNS (default 20; 3) set how
 # many kill-N and dist-N cases run; SF_RECOVERY_SEED the random seed.
 set -uo pipefail
 build=${1:?usage: recovery.sh BUILD_DIR SOURCE_DIR}
@@ -35,7 +35,7 @@ SF_WORK=$work
 SF_CASE_WIDTH=10
 
 runs=${SF_RECOVERY_RUNS:-24}
-dist_runs=${SF_RECOVERY_DIST_RUNS:-8}
+dist_runs=${SF_RECOVERY_DIST_RUNS:-20}
 RANDOM=${SF_RECOVERY_SEED:-$$}
 count=1500000
 if [[ -n ${SF_SANITIZE:-} ]]; then # sanitizers run several times slower: fewer, shorter runs
