@@ -249,16 +249,21 @@ static int open_part(OpInst *op, FileSink *s) {
   return 0;
 }
 
+/* Makes the renames in dir durable; some file systems refuse, which is harmless. */
+static void sync_dir(const char *dir) {
+  int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    fsync(dfd);
+    close(dfd);
+  }
+}
+
 /* Renames the temporary file to s->target and fsyncs the directory. 0 or rt_fail. */
 static int rename_temp(OpInst *op, FileSink *s) {
   if (rename(s->tmp, s->target) < 0)
     return rt_fail(op, "cannot rename '%s' to '%s': %s", s->tmp, s->target, strerror(errno));
   s->committed = true;
-  int dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    fsync(dfd); /* makes the rename durable; some file systems refuse, which is harmless */
-    close(dfd);
-  }
+  sync_dir(s->dir);
   return 0;
 }
 
@@ -272,12 +277,19 @@ static int finish_temp(OpInst *op, FileSink *s) {
   return 0;
 }
 
+/* Makes a pre-committed part visible: renames tmp to part, which is done already when tmp is gone
+ * and part is there (a run before a restart renamed it). 0, or -1 with errno. */
+static int publish_part(const char *tmp, const char *part) {
+  if (rename(tmp, part) == 0 || (errno == ENOENT && access(part, F_OK) == 0)) return 0;
+  return -1;
+}
+
 /* Renames pending part i (its checkpoint is complete, or the job is) and drops it from the list. */
 static int publish_pending(OpInst *op, FileSink *s, int i) {
   struct Pending p = s->pending[i];
   s->pending[i] = s->pending[--s->npending];
   int rc = 0;
-  if (rename(p.tmp, p.part) < 0 && !(errno == ENOENT && access(p.part, F_OK) == 0)) /* (done before a restart) */
+  if (publish_part(p.tmp, p.part) < 0)
     rc = rt_fail(op, "cannot rename '%s' to '%s': %s", p.tmp, p.part, strerror(errno));
   free(p.tmp);
   free(p.part);
@@ -294,13 +306,7 @@ static int publish_parts(OpInst *op, FileSink *s, bool all) {
       if (publish_pending(op, s, i) < 0) return -1;
       any = true;
     }
-  if (any) {
-    int dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-      fsync(dfd);
-      close(dfd);
-    }
-  }
+  if (any) sync_dir(s->dir);
   return 0;
 }
 
@@ -561,7 +567,7 @@ static int filesink_restore(OpInst *op, SnapIn *in) {
     char *tmp = strndup(t, tn), *part = strndup(pt, pn);
     if (!tmp || !part) sf_die("out of memory");
     int rc = 0;
-    if (rename(tmp, part) < 0 && !(errno == ENOENT && access(part, F_OK) == 0))
+    if (publish_part(tmp, part) < 0)
       rc = rt_fail(op, "cannot restore: cannot rename '%s' to '%s': %s", tmp, part, strerror(errno));
     free(tmp);
     free(part);
