@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { EXIT_INPUT = 1, EXIT_USAGE = 2 };
@@ -33,6 +34,7 @@ static const char usage_text[] =
     "      --explain         say on stderr, per operator, what was parallelized and why not\n"
     "      --dump PASS       print the graph after PASS (check, rewrite, place; regions: the\n"
     "                        decisions) on stdout and stop\n"
+    "      --time-passes     say on stderr how long each pass took (wall and CPU seconds)\n"
     "  -h, --help            show this help\n"
     "  -V, --version         show the version\n"
     "\n"
@@ -48,6 +50,7 @@ typedef struct Options {
   const char *dot_input; /* --dot-input FILE */
   bool explain;          /* --explain */
   const char *dump;      /* --dump PASS */
+  bool time_passes;      /* --time-passes */
 } Options;
 
 static _Noreturn void usage_error(const char *fmt, const char *arg) {
@@ -64,7 +67,7 @@ static void parse_options(int argc, char **argv, Options *o) {
     {"dot", required_argument, 0, 'd'},    {"dot-input", required_argument, 0, 'i'},
     {"explain", no_argument, 0, 'e'},      {"dump", required_argument, 0, 'D'},
     {"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
-    {0, 0, 0, 0},
+    {"time-passes", no_argument, 0, 'T'},  {0, 0, 0, 0},
   };
   opterr = 0;
   int c;
@@ -84,6 +87,7 @@ static void parse_options(int argc, char **argv, Options *o) {
     case 'd': o->dot = optarg; break;
     case 'i': o->dot_input = optarg; break;
     case 'e': o->explain = true; break;
+    case 'T': o->time_passes = true; break;
     case 'D':
       if (strcmp(optarg, "check") && strcmp(optarg, "regions") && strcmp(optarg, "rewrite") && strcmp(optarg, "place"))
         usage_error("unknown pass '%s' for --dump (check, regions, rewrite, place)", optarg);
@@ -98,6 +102,24 @@ static void parse_options(int argc, char **argv, Options *o) {
   if (optind == argc) usage_error("%s", "no graph file given");
   if (optind + 1 < argc) usage_error("more than one graph file given ('%s')", argv[optind + 1]);
   o->input = argv[optind];
+}
+
+/* ---- --time-passes: one line per pass on stderr, the time since the previous mark ---- */
+static bool timing;
+static double mark_wall, mark_cpu;
+
+static double now(clockid_t clock) {
+  struct timespec ts;
+  clock_gettime(clock, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void pass_done(const char *pass) {
+  if (!timing) return;
+  double wall = now(CLOCK_MONOTONIC), cpu = now(CLOCK_PROCESS_CPUTIME_ID);
+  if (pass) fprintf(stderr, "sf-xform: time: %-8s %8.3f s wall %8.3f s cpu\n", pass, wall - mark_wall, cpu - mark_cpu);
+  mark_wall = wall;
+  mark_cpu = cpu;
 }
 
 /* ---- output, all or nothing ----
@@ -273,6 +295,7 @@ static bool end_pass(Diag *d, DiagOrder order) {
  * free, whichever way it returns. Returns the exit status. */
 static int run(const Options *o, Diag *d, Graph *g, Graph **parallel, Pending *outs, int *nouts) {
   graph_check(g, d);
+  pass_done("check");
   if (!end_pass(d, DIAG_BY_PLACE)) return EXIT_INPUT;
   if (o->dump && !strcmp(o->dump, "check")) return graph_emit_xml(g, stdout) ? EXIT_INPUT : 0;
 
@@ -290,10 +313,13 @@ static int run(const Options *o, Diag *d, Graph *g, Graph **parallel, Pending *o
 
   if (o->dot_input && render(&outs[(*nouts)++], o->dot_input, graph_dot_input, g) != 0)
     return EXIT_INPUT;
+  if (o->dot_input) pass_done("dot-input");
   if (o->check_only) return commit_outputs(outs, *nouts) ? EXIT_INPUT : 0;
 
   graph_analyze(g);
+  pass_done("analyze");
   Fission *f = fission_regions(g, o->width ? o->width : default_width(g, nhosts));
+  pass_done("regions");
   if (o->dump && !strcmp(o->dump, "regions")) {
     fission_explain(f, stdout);
     return 0;
@@ -305,20 +331,27 @@ static int run(const Options *o, Diag *d, Graph *g, Graph **parallel, Pending *o
     if (fclose(mem) != 0) sf_die("cannot render output in memory");
     fwrite(text.data, 1, text.len, stderr);
     free(text.data);
+    pass_done("explain");
   }
 
   *parallel = fission_rewrite(f);
+  pass_done("rewrite");
   if (o->dump && !strcmp(o->dump, "rewrite")) return graph_emit_xml(*parallel, stdout) ? EXIT_INPUT : 0;
   (*parallel)->hosts = hosts;
   (*parallel)->nhosts = nhosts;
   graph_place(*parallel, d);
+  pass_done("place");
   if (!end_pass(d, DIAG_BY_PLACE)) return EXIT_INPUT;
   if (o->dump && !strcmp(o->dump, "place")) return graph_emit_xml(*parallel, stdout) ? EXIT_INPUT : 0;
 
   if (render(&outs[(*nouts)++], o->output, graph_emit_xml, *parallel) != 0) return EXIT_INPUT;
+  pass_done("emit");
   if (o->dot && render(&outs[(*nouts)++], o->dot, graph_dot_parallel, *parallel) != 0)
     return EXIT_INPUT;
-  return commit_outputs(outs, *nouts) ? EXIT_INPUT : 0;
+  if (o->dot) pass_done("dot");
+  int rc = commit_outputs(outs, *nouts) ? EXIT_INPUT : 0;
+  pass_done("commit");
+  return rc;
 }
 
 int main(int argc, char **argv) {
@@ -329,8 +362,11 @@ int main(int argc, char **argv) {
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
   Diag d;
   diag_init(&d, o.input, stderr);
+  timing = o.time_passes;
+  pass_done(NULL);
 
   Graph *g = graph_parse_file(o.input, sf_schema_path(), &d);
+  pass_done("parse");
   if (!end_pass(&d, DIAG_AS_REPORTED) || !g) return EXIT_INPUT;
   Graph *parallel = NULL;
   Pending outs[3];
@@ -339,5 +375,6 @@ int main(int argc, char **argv) {
   for (int i = 0; i < nouts; i++) pending_free(&outs[i]);
   graph_free(parallel);
   graph_free(g);
+  pass_done("free");
   return rc;
 }
