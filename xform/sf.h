@@ -515,7 +515,7 @@ int graph_place(Graph *g, Diag *d);
 /* ---- explain.c: per operator of the input graph on `out`, the decision and its model, one line each ---- */
 void fission_explain(const Fission *f, FILE *out);
 
-/* ---- emit.c: a Graph as XML in the graph language (libxml2's writer). Deterministic: the same
+/* ---- emit.c: a Graph as XML in the graph language (xmlTextWriter's layout). Deterministic: the same
  * graph gives the same bytes. Returns 0, or -1 with errno set when writing failed. ---- */
 int graph_emit_xml(const Graph *g, FILE *out);
 
