@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <malloc.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -135,6 +136,7 @@ typedef struct Pending {
   char *data;       /* bytes to write (malloc'ed) */
   size_t len;       /* how many */
   size_t cap;       /* bytes allocated at data */
+  char *iobuf;      /* the stdio buffer of the stream rendering it, while one is open */
 } Pending;
 
 typedef int (*EmitFn)(const Graph *, FILE *);
@@ -154,12 +156,30 @@ static ssize_t pending_write(void *cookie, const char *buf, size_t n) {
   return (ssize_t)n;
 }
 
+enum { IO_BUFFER = 1 << 20 };
+
+/* Gives a stream rendering p a buffer of IO_BUFFER bytes (setvbuf without a buffer of its own
+ * would keep glibc's few KiB: a 100 MB output took 25,000 writes) and no locking (one thread). */
+static FILE *buffered(FILE *f, Pending *p) {
+  p->iobuf = sf_xmalloc(IO_BUFFER);
+  setvbuf(f, p->iobuf, _IOFBF, IO_BUFFER);
+  __fsetlocking(f, FSETLOCKING_BYCALLER);
+  return f;
+}
+
+/* fclose(f) for a stream made by buffered; returns fclose's result. */
+static int close_buffered(FILE *f, Pending *p) {
+  int rc = fclose(f);
+  free(p->iobuf);
+  p->iobuf = NULL;
+  return rc;
+}
+
 /* A stream writing into p's buffer; p must stay where it is until the stream is closed. */
 static FILE *pending_open(Pending *p) {
   FILE *mem = fopencookie(p, "w", (cookie_io_functions_t){ .write = pending_write });
   if (!mem) sf_die("cannot render output in memory");
-  setvbuf(mem, NULL, _IOFBF, 1 << 16);
-  return mem;
+  return buffered(mem, p);
 }
 
 /* An unnamed file (mode 0666 less the umask, as creat(2) gives) in the directory of a path that
@@ -182,13 +202,19 @@ static int render(Pending *p, const char *path, EmitFn fn, const Graph *g) {
   *p = (Pending){ .path = path, .fd = path ? unnamed_file_for(path) : -1 };
   if (p->fd < 0) {
     FILE *mem = pending_open(p);
-    if (fn(g, mem) != 0 || fclose(mem) != 0) sf_die("cannot render output in memory");
+    if (fn(g, mem) != 0 || close_buffered(mem, p) != 0) sf_die("cannot render output in memory");
     return 0;
   }
   int copy = dup(p->fd);
   FILE *f = copy >= 0 ? fdopen(copy, "w") : NULL;
-  if (f) setvbuf(f, NULL, _IOFBF, 1 << 16);
-  if (!f || fn(g, f) != 0 || fclose(f) != 0) {
+  int rc = -1, err = errno;
+  if (f) {
+    rc = fn(g, buffered(f, p));
+    err = errno;
+    if (close_buffered(f, p) != 0 && rc == 0) rc = -1, err = errno;
+  }
+  if (rc != 0) {
+    errno = err;
     fprintf(stderr, "sf-xform: error: cannot write '%s': %s\n", path, strerror(errno));
     close(p->fd);
     p->fd = -1;
@@ -328,7 +354,7 @@ static int run(const Options *o, Diag *d, Graph *g, Graph **parallel, Pending *o
     Pending text = {0};
     FILE *mem = pending_open(&text);
     fission_explain(f, mem);
-    if (fclose(mem) != 0) sf_die("cannot render output in memory");
+    if (close_buffered(mem, &text) != 0) sf_die("cannot render output in memory");
     fwrite(text.data, 1, text.len, stderr);
     free(text.data);
     pass_done("explain");
