@@ -17,6 +17,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <libxml/parser.h>
+#include <libxml/SAX2.h>
 #include <libxml/parserInternals.h>
 #include <libxml/xmlschemas.h>
 #include <libxml/xpath.h>
@@ -87,7 +88,7 @@ static void report_repeats(ParseState *ps, xmlNodePtr node) {
     if (node && xmlXPathCmpNodes(r, node) != 1) break; /* 1: r comes first */
     char elem[192];
     xmlerr_element_named(r->parent, "", elem, sizeof elem);
-    diag_error(ps->d, (int)xmlGetLineNo(r), 0, "%s takes at most one <%s>", elem, (const char *)r->name);
+    diag_error(ps->d, xmlerr_line(r), 0, "%s takes at most one <%s>", elem, (const char *)r->name);
   }
 }
 
@@ -104,6 +105,14 @@ static void on_xml_error(void *ctx, xmlErrorPtr err) {
   char msg[1024];
   int line, col;
   if (xmlerr_reword(&ps->words, err, msg, sizeof msg, &line, &col)) diag_error(ps->d, line, col, "%s", msg);
+}
+
+/* libxml2's start of an element, then the line of an element past 65,534 kept for xmlerr_line. */
+static void on_start_element(void *ctx, const xmlChar *name, const xmlChar *prefix, const xmlChar *uri,
+                             int nns, const xmlChar **nss, int nattrs, int ndefaulted, const xmlChar **attrs) {
+  xmlSAX2StartElementNs(ctx, name, prefix, uri, nns, nss, nattrs, ndefaulted, attrs);
+  xmlParserCtxtPtr ctxt = ctx;
+  if (ctxt->node && ctxt->input && ctxt->input->line >= 65535) ctxt->node->psvi = (void *)(intptr_t)ctxt->input->line;
 }
 
 static void on_doctype(void *ctx, const xmlChar *name, const xmlChar *ext, const xmlChar *sys) {
@@ -226,8 +235,7 @@ static bool is_element(xmlNodePtr n, const char *name) {
 }
 
 static int node_line(xmlNodePtr n) {
-  long l = xmlGetLineNo(n);
-  return l > 0 && l < INT_MAX ? (int)l : 0;
+  return xmlerr_line(n);
 }
 
 static const char *prop(Graph *g, xmlNodePtr n, const char *name) {
@@ -481,10 +489,12 @@ Graph *graph_parse_memory(const char *text, size_t len, const char *name, const 
   if (!ctxt) sf_die("cannot create an XML parser");
   ctxt->_private = &ps;
   ctxt->sax->internalSubset = on_doctype;
+  ctxt->sax->startElementNs = on_start_element;
   /* the tree is only read: small texts may live in their nodes (COMPACT), and the white space
    * between elements, which no rule reads, is not kept (NOBLANKS): a third less memory */
   doc = xmlCtxtReadMemory(ctxt, text, (int)len, name, NULL,
-                          XML_PARSE_NONET | XML_PARSE_NOCDATA | XML_PARSE_COMPACT | XML_PARSE_NOBLANKS);
+                          XML_PARSE_NONET | XML_PARSE_NOCDATA | XML_PARSE_COMPACT | XML_PARSE_NOBLANKS |
+                              XML_PARSE_BIG_LINES);
   if (!doc || d->nerrors > before) goto done;
 
   xmlNodePtr root = xmlDocGetRootElement(doc);

@@ -9,6 +9,8 @@
 #include "xmlerr.h"
 
 #include <ctype.h>
+#include <limits.h>
+#include <stdint.h>
 #include <string.h>
 
 /* True when nothing but white space follows line `line`, column `col` (1-based) of the text. */
@@ -75,8 +77,10 @@ static bool parser_message(const XmlWording *w, const xmlError *err, char *msg, 
     return true;
   case XML_ERR_GT_REQUIRED:
     *col = 0;
-    snprintf(msg, cap, "start tag '<%s' opened on line %d is not ended by '>'", str_or(err->str1, ""),
-             err->int1);
+    if (err->str1) /* a start tag; libxml2 names no element for a closing tag */
+      snprintf(msg, cap, "start tag '<%s' opened on line %d is not ended by '>'", err->str1, err->int1);
+    else
+      snprintf(msg, cap, "a closing tag is not ended by '>'");
     return true;
   case XML_ERR_ATTRIBUTE_NOT_STARTED:
     snprintf(msg, cap, "attribute value must be quoted with '\"' or \"'\"");
@@ -185,7 +189,7 @@ static int first_declaration_line(xmlNodePtr n) {
   for (xmlNodePtr p = n->parent ? n->parent->children : NULL; p && p != n; p = p->next)
     if (p->type == XML_ELEMENT_NODE && !strcmp((const char *)p->name, (const char *)n->name) &&
         !strcmp(name_attr(p, other, sizeof other), mine))
-      return (int)xmlGetLineNo(p);
+      return xmlerr_line(p);
   return 0;
 }
 
@@ -208,9 +212,9 @@ static void unexpected_text(xmlNodePtr n, const char *elem, char *msg, size_t ca
     while (*t && isspace((unsigned char)*t)) t++;
     if (!*t) continue;
     /* libxml2 numbers a text node with the line where the text ends */
-    long l = xmlGetLineNo(c);
+    long l = xmlerr_line(c);
     for (const char *q = t; *q; q++) l -= *q == '\n';
-    if (l >= xmlGetLineNo(n)) *line = (int)l;
+    if (l >= xmlerr_line(n)) *line = (int)l;
     size_t len = strcspn(t, "\r\n");
     while (len > 0 && isspace((unsigned char)t[len - 1])) len--;
     snprintf(msg, cap, "unexpected text '%.*s%s' inside %s", (int)(len > 40 ? 40 : len), t,
@@ -335,6 +339,12 @@ static bool schema_message(XmlWording *w, const xmlError *err, char *msg, size_t
   }
 }
 
+int xmlerr_line(xmlNodePtr n) {
+  if (n->type == XML_ELEMENT_NODE && n->line == 65535 && n->psvi) return (int)(intptr_t)n->psvi;
+  long l = xmlGetLineNo(n);
+  return l > 0 && l < INT_MAX ? (int)l : 0;
+}
+
 bool xmlerr_reword(XmlWording *w, const xmlError *err, char *msg, size_t cap, int *line, int *col) {
   msg[0] = 0;
   *line = err->line > 0 ? err->line : 1;
@@ -343,6 +353,7 @@ bool xmlerr_reword(XmlWording *w, const xmlError *err, char *msg, size_t cap, in
     *col = err->int2;
     if (!parser_message(w, err, msg, cap, col)) clean_message(str_or(err->message, "malformed document"), msg, cap);
   } else if (err->domain == XML_FROM_SCHEMASV) {
+    if (err->node && xmlerr_line(err->node) > 0) *line = xmlerr_line(err->node);
     if (!schema_message(w, err, msg, cap, line))
       clean_message(str_or(err->message, "graph does not match graph.xsd"), msg, cap);
     if (!msg[0]) return false; /* already said */

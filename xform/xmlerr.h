@@ -24,6 +24,11 @@ typedef struct XmlWording {
  * error that repeats the previous message (libxml2 reports a bad list item and then the list). */
 bool xmlerr_reword(XmlWording *w, const xmlError *err, char *msg, size_t cap, int *line, int *col);
 
+/* The line of node n: libxml2 keeps an element's line in 16 bits (XML_PARSE_BIG_LINES keeps the
+ * lines of texts only), so the parser puts the line of an element past 65,534 in its psvi field,
+ * which nothing else uses in a parsed tree, and this reads it back. 0 when unknown. */
+int xmlerr_line(xmlNodePtr n);
+
 /* True when n is in the graph namespace (SF_NAMESPACE). */
 bool xmlerr_ours(xmlNodePtr n);
 

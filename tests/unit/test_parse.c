@@ -501,6 +501,53 @@ START_TEST(mismatched_and_unclosed_tags) {
 }
 END_TEST
 
+/* An unended closing tag: libxml2 names no element and no line for it. */
+START_TEST(unended_closing_tag) {
+  parse_fails("<graph xmlns='" NS "' name='g'>\n"
+              "  <operator name='a' kind='Custom'/>\n"
+              "</graph\n",
+              "g.xml:4: error: a closing tag is not ended by '>'\n");
+}
+END_TEST
+
+/* Lines past 65,535 (libxml2 keeps them in 16 bits unless asked not to): an element's line, the
+ * line and column of a text, a schema error and a well-formedness error there. */
+START_TEST(lines_past_65535) {
+  enum { PAD = 70000 };
+  const char *head = "<graph xmlns='" NS "' name='g'>\n"                           /* 1 */
+                     "  <schema name='T'><attr name='x' type='int'/></schema>\n"; /* 2, then PAD blank lines */
+  const char *body = "  <operator name='src' kind='Beacon'>\n"                     /* PAD + 3 */
+                     "    <output stream='S' schema='T'/>\n"                       /* PAD + 4 */
+                     "    <param name='count'>1</param>\n"                         /* PAD + 5 */
+                     "    <set attr='x'>seq</set>%s\n"                             /* PAD + 6 */
+                     "  </operator>\n"                                             /* PAD + 7 */
+                     "</graph>\n";
+  for (int round = 0; round < 3; round++) {
+    size_t len = strlen(head) + PAD + strlen(body) + 16;
+    char *text = malloc(len), *p = text;
+    p += sprintf(p, "%s", head);
+    memset(p, '\n', PAD);
+    p += PAD;
+    sprintf(p, body, round == 0 ? "" : round == 1 ? "<bogus/>" : "<bogus>");
+    if (round == 0) {
+      Graph *g = parse_ok(text);
+      ck_assert_int_eq(g->ops[0]->line, PAD + 3);
+      ck_assert_int_eq(g->ops[0]->sets[0].line, PAD + 6);
+      ck_assert_int_eq(g->ops[0]->sets[0].origin.line, PAD + 6);
+      ck_assert_int_eq(g->ops[0]->sets[0].origin.col, 19);
+      graph_free(g);
+    } else if (round == 1) {
+      parse_fails(text, "g.xml:70006: error: unknown element <bogus> inside operator 'src'\n");
+    } else {
+      parse_fails(text, "g.xml:70007: error: closing tag '</operator>' does not match '<bogus>' opened on line 70006\n");
+    }
+    free(text);
+    teardown();
+    setup();
+  }
+}
+END_TEST
+
 START_TEST(unescaped_markup_in_expressions) {
   parse_fails("<graph xmlns='" NS "' name='g'>\n"
               "  <operator name='a' kind='Filter'><param name='where'>x < 1</param></operator>\n"
@@ -900,6 +947,8 @@ static Suite *parse_suite(void) {
   UNIT_ADD(s, binary_bytes, setup, teardown);
   UNIT_ADD(s, malformed_reports_the_first_problem_only, setup, teardown);
   UNIT_ADD(s, mismatched_and_unclosed_tags, setup, teardown);
+  UNIT_ADD(s, unended_closing_tag, setup, teardown);
+  UNIT_ADD(s, lines_past_65535, setup, teardown);
   UNIT_ADD(s, unescaped_markup_in_expressions, setup, teardown);
   UNIT_ADD(s, content_after_the_root, setup, teardown);
   UNIT_ADD(s, invalid_utf8, setup, teardown);
