@@ -161,32 +161,35 @@ int graph_link(Graph *g, Diag *d) {
   size_t noutputs = 0;
   for (int i = 0; i < g->nops; i++) noutputs += (size_t)g->ops[i]->noutputs;
   namemap_reserve(&g->index->streams, noutputs);
+  const char *schema_name = NULL; /* outputs mostly name the schema of the one before */
+  Schema *schema = NULL;
+  Stream *spare = NULL; /* allocated for a stream that turned out to be produced twice */
   for (int i = 0; i < g->nops; i++) {
     Op *op = g->ops[i];
     op->index = i;
     for (int p = 0; p < op->noutputs; p++) {
       Output *out = &op->outputs[p];
       out->resolved = NULL;
-      Schema *schema = graph_find_schema(g, out->schema);
+      if (!schema_name || !out->schema || strcmp(out->schema, schema_name)) {
+        schema_name = out->schema;
+        schema = graph_find_schema(g, out->schema);
+      }
       if (!schema) {
         diag_error(d, out->line, 0, "unknown schema '%s' for stream '%s'", out->schema, out->stream);
         continue;
       }
-      Stream *prev = graph_find_stream(g, out->stream);
-      if (prev) {
+      Stream *s = spare ? spare : arena_alloc(g->arena, sizeof *s);
+      spare = NULL;
+      *s = (Stream){ .name = out->stream, .schema = schema, .producer = op, .port = p, .line = out->line };
+      Stream *prev = namemap_put(&g->index->streams, s->name, s); /* one probe: finds or adds */
+      if (prev && prev != s) {
         diag_error(d, out->line, 0, "stream '%s' is produced twice: by '%s' (line %d) and by '%s'",
                    out->stream, prev->producer->name, prev->line, op->name);
+        spare = s;
         continue;
       }
-      Stream *s = arena_alloc(g->arena, sizeof *s);
-      s->name = out->stream;
-      s->schema = schema;
-      s->producer = op;
-      s->port = p;
-      s->line = out->line;
       out->resolved = s;
       ptrvec_push(g->arena, &g->streams, s);
-      namemap_put(&g->index->streams, s->name, s);
     }
   }
   for (int i = 0; i < g->nops; i++) {
