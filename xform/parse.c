@@ -238,28 +238,47 @@ static int node_line(xmlNodePtr n) {
   return xmlerr_line(n);
 }
 
-static const char *prop(Graph *g, xmlNodePtr n, const char *name) {
-  xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
-  if (!v) return NULL;
-  char *s = arena_strdup(g->arena, (const char *)v);
+/* The text of a node list (an attribute's value, an element's content): a lone text node's
+ * content is copied straight into the arena; anything else is joined by libxml2 first. */
+static const char *list_text(Graph *g, xmlNodePtr list, size_t *len) {
+  if (!list) {
+    *len = 0;
+    return "";
+  }
+  if (!list->next && list->type == XML_TEXT_NODE && list->content) {
+    *len = strlen((const char *)list->content);
+    return (const char *)list->content;
+  }
+  xmlChar *v = xmlNodeListGetString(list->doc, list, 1);
+  char *s = arena_strdup(g->arena, v ? (const char *)v : "");
   xmlFree(v);
+  *len = strlen(s);
   return s;
+}
+
+/* The attribute `name` (in no namespace, as xmlGetProp reads it) of n, or NULL. */
+static const char *prop(Graph *g, xmlNodePtr n, const char *name) {
+  for (xmlAttrPtr a = n->properties; a; a = a->next) {
+    if (a->ns || strcmp((const char *)a->name, name)) continue;
+    size_t len;
+    const char *v = list_text(g, a->children, &len);
+    return arena_strndup(g->arena, v, len);
+  }
+  return NULL;
 }
 
 /* Text content, trimmed; *line is advanced past leading blank lines so that an expression written
  * on its own line is reported there. */
 static const char *text_of(Graph *g, xmlNodePtr n, int *line) {
-  xmlChar *v = xmlNodeGetContent(n);
-  const char *s = v ? (const char *)v : "";
-  while (*s && isspace((unsigned char)*s)) {
+  size_t len;
+  const char *s = list_text(g, n->children, &len);
+  while (len > 0 && isspace((unsigned char)*s)) {
     if (*s == '\n') (*line)++;
     s++;
+    len--;
   }
-  size_t len = strlen(s);
   while (len > 0 && isspace((unsigned char)s[len - 1])) len--;
-  char *r = arena_strndup(g->arena, s, len);
-  xmlFree(v);
-  return r;
+  return arena_strndup(g->arena, s, len);
 }
 
 static int count_children(xmlNodePtr parent, const char *name) {
