@@ -42,9 +42,26 @@ static const char *merge_text(MergeOrder m) {
   return m == MERGE_ROUNDROBIN ? "roundrobin" : m == MERGE_SEQ ? "seq" : "seqpulse";
 }
 
+/* "split hash on 'k', merge seq" and the like: how region r is entered and left. */
+static const char *split_merge_text(Arena *a, const Region *r) {
+  const char *how = "roundrobin";
+  if (r->split == SPLIT_HASH) {
+    char *keys = arena_strdup(a, "");
+    for (int k = 0; k < r->nkeys; k++)
+      keys = arena_printf(a, "%s%s'%s'", keys, k == 0 ? "" : k == r->nkeys - 1 ? " and " : ", ", r->keys[k]);
+    how = arena_printf(a, "hash on %s", keys);
+  }
+  const char *split = r->from ? arena_printf(a, "shuffle from r%d by %s", r->from->id, how)
+                              : arena_printf(a, "split %s", how);
+  const char *merge = r->to ? arena_printf(a, "shuffle into r%d", r->to->id)
+                            : arena_printf(a, "merge %s", merge_text(r->merge));
+  return arena_printf(a, "%s, %s", split, merge);
+}
+
 void fission_explain(const Fission *f, FILE *out) {
   const Graph *g = f->g;
-  Arena *a = g->arena;
+  Arena *a = arena_new();
+  const char **region_text = arena_alloc(a, sizeof *region_text * (size_t)(f->regions.n + 1)); /* by id */
   for (int t = 0; t < g->nops; t++) {
     const Op *op = g->order ? g->order[t] : g->ops[t];
     const Region *r = f->region_of[op->index];
@@ -55,23 +72,12 @@ void fission_explain(const Fission *f, FILE *out) {
       explain_model(op, out);
       continue;
     }
-    const char *how = "roundrobin";
-    if (r->split == SPLIT_HASH) {
-      char *keys = arena_strdup(a, "");
-      for (int k = 0; k < r->nkeys; k++)
-        keys = arena_printf(a, "%s%s'%s'", keys, k == 0 ? "" : k == r->nkeys - 1 ? " and " : ", ", r->keys[k]);
-      how = arena_printf(a, "hash on %s", keys);
-    }
-    const char *split = r->from ? arena_printf(a, "shuffle from r%d by %s", r->from->id, how)
-                                : arena_printf(a, "split %s", how);
-    const char *merge = r->to ? arena_printf(a, "shuffle into r%d", r->to->id)
-                              : arena_printf(a, "merge %s", merge_text(r->merge));
+    if (!region_text[r->id]) region_text[r->id] = split_merge_text(a, r);
     /* which width attributes disagreed is said once, on the line of the one that won */
-    const char *width = !r->width_by ? arena_printf(a, "width %d", r->width)
-                        : r->width_why && r->width_by == op->name
-                            ? arena_printf(a, "width %d, set by '%s', %s", r->width, r->width_by, r->width_why)
-                            : arena_printf(a, "width %d, set by '%s'", r->width, r->width_by);
-    fprintf(out, "parallel in region r%d (%s, %s, %s)", r->id, width, split, merge);
+    fprintf(out, "parallel in region r%d (width %d", r->id, r->width);
+    if (r->width_by) fprintf(out, ", set by '%s'", r->width_by);
+    if (r->width_by && r->width_why && r->width_by == op->name) fprintf(out, ", %s", r->width_why);
+    fprintf(out, ", %s)", region_text[r->id]);
     if (f->note[op->index]) fprintf(out, "; %s", f->note[op->index]);
     if (op->host)
       fprintf(out, "; its pin to host '%s' is not applied: the region's channels go round-robin over the hosts "
@@ -79,4 +85,5 @@ void fission_explain(const Fission *f, FILE *out) {
     fprintf(out, "\n%s:%d: %s: ", g->file, op->line, op->name);
     explain_model(op, out);
   }
+  arena_free(a);
 }
