@@ -33,6 +33,9 @@ typedef struct ParseState {
   Diag *d;               /* where errors go */
   xmlNodePtr *repeats;   /* a second <model> or <library> of an operator, in document order (malloc'ed) */
   int nrepeats;          /* how many */
+  int cap_repeats;       /* room at repeats */
+  xmlNodePtr seen_op;    /* the operator whose <model> and <library> note_repeat saw last */
+  bool seen[2];          /* whether it had a <model>, a <library> */
   int reported;          /* how many of them are reported */
   bool doctype;          /* a DOCTYPE was refused */
   bool malformed;        /* a well-formedness error was reported; what follows is its echo */
@@ -51,32 +54,31 @@ static void ignore_structured_error(void *ctx, xmlErrorPtr err) {}
 
 /* ---- what graph.xsd cannot say ----
  * An operator's children come in any order, which XSD 1.0 can only write as a repeated choice, so
- * that <model> and <library> appear at most once is checked here: the repetitions are found before
- * validation and each is reported in document order among libxml2's messages, as the schema
- * would have reported it. */
+ * that <model> and <library> appear at most once is checked here: the repetitions are noted as the
+ * parser reads them and each is reported in document order among libxml2's messages, as the
+ * schema would have reported it. */
 
-/* Collects every repeated <model> or <library> of the operators under root into ps->repeats. */
-static void find_repeats(ParseState *ps, xmlNodePtr root) {
+/* As the parser reads element c: when c is a second <model> or <library> of an operator under the
+ * root, adds it to ps->repeats (so they are in document order). */
+static void note_repeat(ParseState *ps, xmlNodePtr c) {
   static const char *const single[] = {"model", "library"};
-  int cap = 0;
-  for (xmlNodePtr op = root->children; op; op = op->next) {
-    if (op->type != XML_ELEMENT_NODE || !xmlerr_ours(op) || strcmp((const char *)op->name, "operator"))
-      continue;
-    bool seen[2] = {false, false};
-    for (xmlNodePtr c = op->children; c; c = c->next) {
-      if (c->type != XML_ELEMENT_NODE || !xmlerr_ours(c)) continue;
-      for (int k = 0; k < 2; k++) {
-        if (strcmp((const char *)c->name, single[k])) continue;
-        if (seen[k]) {
-          if (ps->nrepeats == cap) {
-            cap = cap ? 2 * cap : 8;
-            ps->repeats = sf_xrealloc(ps->repeats, sizeof *ps->repeats * (size_t)cap);
-          }
-          ps->repeats[ps->nrepeats++] = c;
-        }
-        seen[k] = true;
-      }
+  xmlNodePtr op = c->parent, root = op ? op->parent : NULL;
+  if (!root || root->type != XML_ELEMENT_NODE || !root->parent || root->parent->type != XML_DOCUMENT_NODE) return;
+  for (int k = 0; k < 2; k++) {
+    if (strcmp((const char *)c->name, single[k]) || !xmlerr_ours(c)) continue;
+    if (strcmp((const char *)op->name, "operator") || !xmlerr_ours(op)) return;
+    if (op != ps->seen_op) {
+      ps->seen_op = op;
+      ps->seen[0] = ps->seen[1] = false;
     }
+    if (ps->seen[k]) {
+      if (ps->nrepeats == ps->cap_repeats) {
+        ps->cap_repeats = ps->cap_repeats ? 2 * ps->cap_repeats : 8;
+        ps->repeats = sf_xrealloc(ps->repeats, sizeof *ps->repeats * (size_t)ps->cap_repeats);
+      }
+      ps->repeats[ps->nrepeats++] = c;
+    }
+    ps->seen[k] = true;
   }
 }
 
@@ -107,12 +109,15 @@ static void on_xml_error(void *ctx, xmlErrorPtr err) {
   if (xmlerr_reword(&ps->words, err, msg, sizeof msg, &line, &col)) diag_error(ps->d, line, col, "%s", msg);
 }
 
-/* libxml2's start of an element, then the line of an element past 65,534 kept for xmlerr_line. */
+/* libxml2's start of an element, then the line of an element past 65,534 kept for xmlerr_line, and
+ * a repeated <model> or <library> noted. */
 static void on_start_element(void *ctx, const xmlChar *name, const xmlChar *prefix, const xmlChar *uri,
                              int nns, const xmlChar **nss, int nattrs, int ndefaulted, const xmlChar **attrs) {
   xmlSAX2StartElementNs(ctx, name, prefix, uri, nns, nss, nattrs, ndefaulted, attrs);
   xmlParserCtxtPtr ctxt = ctx;
-  if (ctxt->node && ctxt->input && ctxt->input->line >= 65535) ctxt->node->psvi = (void *)(intptr_t)ctxt->input->line;
+  if (!ctxt->node) return;
+  if (ctxt->input && ctxt->input->line >= 65535) ctxt->node->psvi = (void *)(intptr_t)ctxt->input->line;
+  note_repeat(ctxt->_private, ctxt->node);
 }
 
 static void on_doctype(void *ctx, const xmlChar *name, const xmlChar *ext, const xmlChar *sys) {
@@ -540,7 +545,6 @@ Graph *graph_parse_memory(const char *text, size_t len, const char *name, const 
   xmlSetExternalEntityLoader(default_loader); /* the schema itself is a file we trust */
   xmlSchemaPtr schema = load_schema(xsd_path, d);
   if (!schema) goto done;
-  find_repeats(&ps, root);
   xmlSchemaValidCtxtPtr vc = xmlSchemaNewValidCtxt(schema);
   xmlSchemaSetValidStructuredErrors(vc, on_xml_error, &ps);
   int rc = xmlSchemaValidateDoc(vc, doc);
