@@ -339,6 +339,29 @@ static void build_model(Graph *g, Op *op, xmlNodePtr n) {
   m->final = final && !strcmp(final, "emits") ? FINAL_EMITS : FINAL_NONE;
 }
 
+/* The elements an <operator> holds, told apart with one string comparison each. */
+typedef enum ChildKind {
+  CHILD_OTHER, CHILD_INPUT, CHILD_OUTPUT, CHILD_PARAM, CHILD_SET, CHILD_STATE, CHILD_MODEL, CHILD_LIBRARY,
+  CHILD_KINDS
+} ChildKind;
+
+static ChildKind child_kind(xmlNodePtr c) {
+  if (c->type != XML_ELEMENT_NODE) return CHILD_OTHER;
+  const char *e = (const char *)c->name;
+  ChildKind k;
+  const char *full;
+  switch (e[0]) {
+  case 'i': k = CHILD_INPUT, full = "input"; break;
+  case 'o': k = CHILD_OUTPUT, full = "output"; break;
+  case 'p': k = CHILD_PARAM, full = "param"; break;
+  case 's': k = e[1] == 'e' ? CHILD_SET : CHILD_STATE, full = e[1] == 'e' ? "set" : "state"; break;
+  case 'm': k = CHILD_MODEL, full = "model"; break;
+  case 'l': k = CHILD_LIBRARY, full = "library"; break;
+  default: return CHILD_OTHER;
+  }
+  return strcmp(e, full) ? CHILD_OTHER : k;
+}
+
 static Op *build_op(Graph *g, xmlNodePtr n, Diag *d, RawText *raw) {
   Arena *a = g->arena;
   Op *op = arena_alloc(a, sizeof *op);
@@ -366,47 +389,40 @@ static Op *build_op(Graph *g, xmlNodePtr n, Diag *d, RawText *raw) {
   op->channel = ch ? (int)strtol(ch, NULL, 10) : -1;
   if (op->region) g->rewritten = true;
 
-  int ninputs = 0, noutputs = 0, nparams = 0, nsets = 0, nstates = 0;
+  int count[CHILD_KINDS] = {0};
+  for (xmlNodePtr c = n->children; c; c = c->next) count[child_kind(c)]++;
+  op->inputs = arena_alloc(a, sizeof(Input) * (size_t)(count[CHILD_INPUT] + 1));
+  op->outputs = arena_alloc(a, sizeof(Output) * (size_t)(count[CHILD_OUTPUT] + 1));
+  op->params = arena_alloc(a, sizeof(Param) * (size_t)(count[CHILD_PARAM] + 1));
+  op->sets = arena_alloc(a, sizeof(Set) * (size_t)(count[CHILD_SET] + 1));
+  op->states = arena_alloc(a, sizeof(StateVar *) * (size_t)(count[CHILD_STATE] + 1));
   for (xmlNodePtr c = n->children; c; c = c->next) {
-    if (c->type != XML_ELEMENT_NODE) continue;
-    const char *e = (const char *)c->name;
-    ninputs += !strcmp(e, "input");
-    noutputs += !strcmp(e, "output");
-    nparams += !strcmp(e, "param");
-    nsets += !strcmp(e, "set");
-    nstates += !strcmp(e, "state");
-  }
-  op->inputs = arena_alloc(a, sizeof(Input) * (size_t)(ninputs + 1));
-  op->outputs = arena_alloc(a, sizeof(Output) * (size_t)(noutputs + 1));
-  op->params = arena_alloc(a, sizeof(Param) * (size_t)(nparams + 1));
-  op->sets = arena_alloc(a, sizeof(Set) * (size_t)(nsets + 1));
-  op->states = arena_alloc(a, sizeof(StateVar *) * (size_t)(nstates + 1));
-  for (xmlNodePtr c = n->children; c; c = c->next) {
-    if (c->type != XML_ELEMENT_NODE) continue;
+    ChildKind kind = child_kind(c);
+    if (kind == CHILD_OTHER) continue;
     int line = node_line(c);
-    if (is_element(c, "input")) {
+    if (kind == CHILD_INPUT) {
       Input *in = &op->inputs[op->ninputs++];
       in->line = line;
       in->names = split_list(g, prop(g, c, "stream"), &in->nstreams);
-    } else if (is_element(c, "output")) {
+    } else if (kind == CHILD_OUTPUT) {
       Output *out = &op->outputs[op->noutputs++];
       out->line = line;
       out->stream = prop(g, c, "stream");
       out->schema = prop(g, c, "schema");
-    } else if (is_element(c, "param")) {
+    } else if (kind == CHILD_PARAM) {
       Param *p = &op->params[op->nparams++];
       p->line = line;
       p->name = prop(g, c, "name");
       find_origin(g, raw, "param", 0, line, &p->origin);
       p->text = text_of(g, c, &p->line);
-    } else if (is_element(c, "set")) {
+    } else if (kind == CHILD_SET) {
       Set *s = &op->sets[op->nsets++];
       s->line = line;
       s->attr = prop(g, c, "attr");
       find_origin(g, raw, "set", 1, line, &s->origin);
       s->text = text_of(g, c, &s->line);
       s->slot = -1;
-    } else if (is_element(c, "state")) {
+    } else if (kind == CHILD_STATE) {
       StateVar *v = arena_alloc(a, sizeof *v);
       v->line = line;
       v->name = prop(g, c, "name");
@@ -415,9 +431,9 @@ static Op *build_op(Graph *g, xmlNodePtr n, Diag *d, RawText *raw) {
       find_origin(g, raw, "state", 2, line, &v->origin);
       v->text = text_of(g, c, &v->line);
       op->states[op->nstates++] = v;
-    } else if (is_element(c, "model")) {
+    } else if (kind == CHILD_MODEL) {
       build_model(g, op, c);
-    } else if (is_element(c, "library")) {
+    } else if (kind == CHILD_LIBRARY) {
       op->lib_path = prop(g, c, "path");
       op->lib_symbol = prop(g, c, "symbol");
       op->lib_line = line;
