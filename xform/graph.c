@@ -153,6 +153,16 @@ Schema *op_output_schema(const Op *op) {
   return op->outputs[0].resolved->schema;
 }
 
+/* The stream named `name` if op's output declared it (then it is the one of that name), else NULL.
+ * An operator mostly reads what the one before it writes: this spares the map that lookup. */
+static Stream *produced_by(const Op *op, const char *name) {
+  for (int p = 0; p < op->noutputs; p++) {
+    Stream *s = op->outputs[p].resolved;
+    if (s && name && (s->name == name || !strcmp(s->name, name))) return s;
+  }
+  return NULL;
+}
+
 int graph_link(Graph *g, Diag *d) {
   int before = d->nerrors;
   g->streams.n = 0;
@@ -198,7 +208,8 @@ int graph_link(Graph *g, Diag *d) {
       Input *in = &op->inputs[p];
       if (!in->streams) in->streams = arena_alloc(g->arena, sizeof(Stream *) * (size_t)(in->nstreams + 1));
       for (int k = 0; k < in->nstreams; k++) {
-        Stream *s = graph_find_stream(g, in->names[k]);
+        Stream *s = i > 0 ? produced_by(g->ops[i - 1], in->names[k]) : NULL;
+        if (!s) s = graph_find_stream(g, in->names[k]);
         in->streams[k] = s;
         if (!s) {
           /* a stream some output declares was refused above; say nothing more about it */
