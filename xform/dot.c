@@ -36,28 +36,28 @@ static const char REASON_PREFIX[] = "not parallel: ";
 
 /* Writes s as the inside of a DOT quoted string: quotes and backslashes escaped, a line break as
  * the `\n` label escape, other control characters as spaces. At most `max` bytes of s (-1: all). */
-static void put_escaped(FILE *out, const char *s, int max) {
+static void put_escaped(Writer *out, const char *s, int max) {
   if (!s) return;
   int i = 0, run = 0; /* s[run..i-1] needs no escape and is not written yet */
   for (; s[i] && (max < 0 || i < max); i++) {
     unsigned char c = (unsigned char)s[i];
     if (c != '"' && c != '\\' && c >= 0x20 && c != 0x7f) continue;
-    fwrite(s + run, 1, (size_t)(i - run), out);
+    wr_put(out, s + run, (size_t)(i - run));
     run = i + 1;
     if (c == '"' || c == '\\')
-      fprintf(out, "\\%c", c);
+      wr_char(out, '\\'), wr_char(out, (char)c);
     else if (c == '\n')
-      fputs("\\n", out);
+      wr_str(out, "\\n");
     else
-      fputc(' ', out);
+      wr_char(out, ' ');
   }
-  fwrite(s + run, 1, (size_t)(i - run), out);
+  wr_put(out, s + run, (size_t)(i - run));
 }
 
-static void put_quoted(FILE *out, const char *s) {
-  fputc('"', out);
+static void put_quoted(Writer *out, const char *s) {
+  wr_char(out, '"');
   put_escaped(out, s, -1);
-  fputc('"', out);
+  wr_char(out, '"');
 }
 
 /* ---- what the pictures look up, gathered once ---- */
@@ -155,15 +155,15 @@ static void lookup_release(Lookup *l) {
 
 /* ---- pieces shared by both pictures ---- */
 
-static void put_header(FILE *out, const Graph *g) {
-  fputs("digraph ", out);
+static void put_header(Writer *out, const Graph *g) {
+  wr_str(out, "digraph ");
   put_quoted(out, g->name ? g->name : "graph");
-  fputs(" {\n", out);
-  fputs("  graph [rankdir=TB, fontname=\"Helvetica\", fontsize=11, nodesep=0.3, ranksep=0.45];\n", out);
-  fputs("  node [fontname=\"Helvetica\", fontsize=10, shape=box, style=\"rounded,filled\", "
-        "fillcolor=\"#ffffff\"];\n", out);
-  fputs("  edge [fontname=\"Helvetica\", fontsize=8, fontcolor=\"#555555\", color=\"#555555\", "
-        "arrowsize=0.7];\n", out);
+  wr_str(out, " {\n");
+  wr_str(out, "  graph [rankdir=TB, fontname=\"Helvetica\", fontsize=11, nodesep=0.3, ranksep=0.45];\n");
+  wr_str(out, "  node [fontname=\"Helvetica\", fontsize=10, shape=box, style=\"rounded,filled\", "
+        "fillcolor=\"#ffffff\"];\n");
+  wr_str(out, "  edge [fontname=\"Helvetica\", fontsize=8, fontcolor=\"#555555\", color=\"#555555\", "
+        "arrowsize=0.7];\n");
 }
 
 static bool is_source(const Op *op) {
@@ -199,7 +199,7 @@ static bool is_marked(const Op *op) {
  * wrapped at spaces into lines of at most REASON_LINE bytes so that names quoted at the end
  * (a colocate partner, a punctuation consumer) are kept. A word longer than a line is cut (not
  * inside a UTF-8 character); text beyond REASON_LINES lines is dropped with "...". */
-static void put_short_reason(FILE *out, const char *why) {
+static void put_short_reason(Writer *out, const char *why) {
   int len = 0;
   while (why[len] && (unsigned char)why[len] >= 0x20 && why[len] != 0x7f) {
     if (len > 0 && ((why[len] == ' ' && why[len + 1] == '(') || (why[len] == ':' && why[len + 1] == ' '))) break;
@@ -229,19 +229,19 @@ static void put_short_reason(FILE *out, const char *why) {
       end = pos + REASON_LINE;
       while (end > pos + 1 && ((unsigned char)text[end] & 0xc0) == 0x80) end--;
     }
-    fputs("\\n", out);
+    wr_str(out, "\\n");
     put_escaped(out, text + pos, end - pos);
     pos = end;
     bool more = false;
     for (int k = pos; k < n && !more; k++) more = text[k] != ' ';
-    if (more && line + 1 == REASON_LINES) fputs("...", out);
+    if (more && line + 1 == REASON_LINES) wr_str(out, "...");
   }
   free(text);
 }
 
 /* Writes the names of a key list (separated by spaces and/or commas, as names_split reads them),
  * joined by sep, the last two by last. */
-static void put_keys(FILE *out, const char *text, const char *sep, const char *last) {
+static void put_keys(Writer *out, const char *text, const char *sep, const char *last) {
   int total = 0;
   for (const char *p = text; *p;) {
     while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') p++;
@@ -255,7 +255,7 @@ static void put_keys(FILE *out, const char *text, const char *sep, const char *l
     if (!*p) break;
     const char *w = p;
     while (*p && *p != ' ' && *p != ',' && *p != '\t' && *p != '\n') p++;
-    if (k > 0) fputs(k + 1 == total ? last : sep, out);
+    if (k > 0) wr_str(out, k + 1 == total ? last : sep);
     put_escaped(out, w, (int)(p - w));
     k++;
   }
@@ -270,32 +270,32 @@ static bool is_shuffle(const Op *op) {
  * merge" for the Merges of a shuffle, then its strategy and keys, its sequence when not the usual
  * "assign" (a shuffle keeps the numbers of the entry Split) and a non-zero pulse period, all on one
  * line (a taller trapezium grows wide fast). Other operators: their kind. */
-static void put_kind_line(FILE *out, const Op *op) {
+static void put_kind_line(Writer *out, const Op *op) {
   if (op->kind == KIND_SPLIT) {
-    fputs(is_shuffle(op) ? "shuffle" : op_kind_text(op), out);
+    wr_str(out, is_shuffle(op) ? "shuffle" : op_kind_text(op));
     const char *strategy = op_param(op, "strategy"), *keys = op_param(op, "keys");
     const char *sequence = op_param(op, "sequence"), *pulse = op_param(op, "pulse");
     if (strategy) {
-      fputc(' ', out);
+      wr_char(out, ' ');
       put_escaped(out, strategy, -1);
       if (keys) {
-        fputc('(', out);
+        wr_char(out, '(');
         put_keys(out, keys, ", ", ", ");
-        fputc(')', out);
+        wr_char(out, ')');
       }
     }
     if (sequence && strcmp(sequence, "assign")) {
-      fputc(' ', out);
+      wr_char(out, ' ');
       put_escaped(out, sequence, -1);
     }
     if (pulse && strtol(pulse, NULL, 10) != 0) {
-      fputs(", pulse ", out);
+      wr_str(out, ", pulse ");
       put_escaped(out, pulse, -1);
     }
   } else if (op->kind == KIND_MERGE) {
-    fputs(is_shuffle(op) ? "shuffle merge" : op_kind_text(op), out);
+    wr_str(out, is_shuffle(op) ? "shuffle merge" : op_kind_text(op));
     if (op_param(op, "order")) {
-      fputc(' ', out);
+      wr_char(out, ' ');
       put_escaped(out, op_param(op, "order"), -1);
     }
   } else {
@@ -306,42 +306,50 @@ static void put_kind_line(FILE *out, const Op *op) {
 /* One operator node. fill: its fill colour. Splits and Merges show their strategy after their
  * kind; an operator that was not parallelized (and is neither a source nor a sink) gets a dashed
  * border, a short reason in its label and the full reason in its tooltip. */
-static void put_op_node(FILE *out, const Op *op, const char *fill, const char *indent) {
+static void put_op_node(Writer *out, const Op *op, const char *fill, const char *indent) {
   const char *shape = op_shape(op);
   bool box = !strcmp(shape, "box");
   bool marked = is_marked(op);
-  fputs(indent, out);
+  wr_str(out, indent);
   put_quoted(out, op->name);
-  fputs(" [label=\"", out);
+  wr_str(out, " [label=\"");
   put_escaped(out, op->name, -1);
-  fputs("\\n", out);
+  wr_str(out, "\\n");
   put_kind_line(out, op);
   if (marked) put_short_reason(out, op->why_serial);
-  fputc('"', out);
-  if (!box) fprintf(out, ", shape=%s, margin=\"0.04,0.02\"", shape); /* polygons grow fast */
+  wr_char(out, '"');
+  if (!box) { /* polygons grow fast */
+    wr_str(out, ", shape=");
+    wr_str(out, shape);
+    wr_str(out, ", margin=\"0.04,0.02\"");
+  }
   if (marked)
-    fprintf(out, ", style=\"%sfilled,dashed\"", box ? "rounded," : "");
+    wr_str(out, box ? ", style=\"rounded,filled,dashed\"" : ", style=\"filled,dashed\"");
   else if (!box)
-    fputs(", style=\"filled\"", out);
-  if (strcmp(fill, NO_HOST_FILL)) fprintf(out, ", fillcolor=\"%s\"", fill);
-  fputs(", tooltip=\"", out);
+    wr_str(out, ", style=\"filled\"");
+  if (strcmp(fill, NO_HOST_FILL)) {
+    wr_str(out, ", fillcolor=\"");
+    wr_str(out, fill);
+    wr_char(out, '"');
+  }
+  wr_str(out, ", tooltip=\"");
   put_escaped(out, op_kind_text(op), -1);
-  fputs(" operator ", out);
+  wr_str(out, " operator ");
   put_escaped(out, op->name, -1);
   if (op->origin) {
     bool inserted = op->kind == KIND_SPLIT || op->kind == KIND_MERGE;
-    fputs(inserted ? ", for " : ", replica of ", out);
+    wr_str(out, inserted ? ", for " : ", replica of ");
     put_escaped(out, op->origin, -1);
   }
   if (op->host) {
-    fputs(", on host ", out);
+    wr_str(out, ", on host ");
     put_escaped(out, op->host, -1);
   }
   if (marked) {
-    fputs("\\nnot parallel: ", out);
+    wr_str(out, "\\nnot parallel: ");
     put_escaped(out, op->why_serial, -1);
   }
-  fputs("\"];\n", out);
+  wr_str(out, "\"];\n");
 }
 
 /* Whether the edge prod -> cons is labelled with its stream's name: when the stream has a name of
@@ -361,23 +369,23 @@ static bool edge_labelled(const Op *prod, const Op *cons) {
  * ports appear. */
 /* One edge, written by put_edges for each reader of a producer's port. */
 typedef struct Edge {
-  FILE *out;          /* where it goes */
+  Writer *out;          /* where it goes */
   const Op *prod;     /* the producer */
   const char *stream; /* the stream's name */
 } Edge;
 
 static void put_edge(const Op *cons, void *ctx) {
   const Edge *e = ctx;
-  fputs("  ", e->out);
+  wr_str(e->out, "  ");
   put_quoted(e->out, e->prod->name);
-  fputs(" -> ", e->out);
+  wr_str(e->out, " -> ");
   put_quoted(e->out, cons->name);
-  fputs(edge_labelled(e->prod, cons) ? " [label=" : " [tooltip=", e->out);
+  wr_str(e->out, edge_labelled(e->prod, cons) ? " [label=" : " [tooltip=");
   put_quoted(e->out, e->stream);
-  fputs("];\n", e->out);
+  wr_str(e->out, "];\n");
 }
 
-static void put_edges(FILE *out, const Graph *g, Lookup *l) {
+static void put_edges(Writer *out, const Graph *g, Lookup *l) {
   for (int i = 0; i < g->nops; i++) {
     const Op *prod = g->ops[i];
     for (int p = 0; p < prod->noutputs; p++) {
@@ -387,19 +395,15 @@ static void put_edges(FILE *out, const Graph *g, Lookup *l) {
   }
 }
 
-static int finish(FILE *out) {
-  fputs("}\n", out);
-  if (fflush(out) != 0 || ferror(out)) {
-    if (errno == 0) errno = EIO;
-    return -1;
-  }
-  return 0;
+static int finish(Writer *out) {
+  wr_str(out, "}\n");
+  return wr_close(out);
 }
 
 /* ---- the input picture ---- */
 
-int graph_dot_input(const Graph *g, FILE *out) {
-  errno = 0;
+int graph_dot_input(const Graph *g, FILE *file) {
+  Writer *out = wr_open(file);
   Lookup l;
   lookup_init(&l, g);
   put_header(out, g);
@@ -472,7 +476,7 @@ static const Op *consumer_of(Lookup *l, const Output *out) {
  * `r2: width 3, hash on sector, shuffled from r1 and into r3`. A region entered by a shuffle (and
  * not left by one) has its label, and its channels theirs, at the bottom: the shuffle's edges come in
  * from above all across it and would run through labels at the top. */
-static void put_region_label(FILE *out, Lookup *l, const char *region, const RegionOps *ro, int width) {
+static void put_region_label(Writer *out, Lookup *l, const char *region, const RegionOps *ro, int width) {
   const Op *entry = region_op(ro, KIND_SPLIT, false);
   const Op *final = region_op(ro, KIND_MERGE, false);
   const Op *shuffle_in = region_op(ro, KIND_MERGE, true);
@@ -482,48 +486,48 @@ static void put_region_label(FILE *out, Lookup *l, const char *region, const Reg
     from = producer_of(l, &shuffle_in->inputs[0]);
   if (!final && shuffle_out && shuffle_out->noutputs > 0) into = consumer_of(l, &shuffle_out->outputs[0]);
   const Op *split = entry ? entry : from && from->kind == KIND_SPLIT ? from : NULL;
-  fputs("    label=\"", out);
+  wr_str(out, "    label=\"");
   put_escaped(out, region, -1);
-  fprintf(out, ": width %d", width);
+  wr_fmt(out, ": width %d", width);
   const char *strategy = split ? op_param(split, "strategy") : NULL;
   if (strategy) {
-    fputs(", ", out);
+    wr_str(out, ", ");
     put_escaped(out, strategy, -1);
     const char *keys = op_param(split, "keys");
     if (keys) {
-      fputs(" on ", out);
+      wr_str(out, " on ");
       put_keys(out, keys, ", ", " and ");
     }
   }
   if (final && op_param(final, "order")) {
-    fputs(", merge ", out);
+    wr_str(out, ", merge ");
     put_escaped(out, op_param(final, "order"), -1);
   }
   if (from && from->region) {
-    fputs(", shuffled from ", out);
+    wr_str(out, ", shuffled from ");
     put_escaped(out, from->region, -1);
   }
   if (into && into->region) {
-    fputs(from && from->region ? " and into " : ", shuffled into ", out);
+    wr_str(out, from && from->region ? " and into " : ", shuffled into ");
     put_escaped(out, into->region, -1);
   }
-  fputs(from && !into ? "\"; labelloc=b;\n" : "\";\n", out);
+  wr_str(out, from && !into ? "\"; labelloc=b;\n" : "\";\n");
 }
 
 /* A channel's cluster label: `channel N @ HOST`, with every host of its operators (ops[0..n-1],
  * in g->ops order) so that readers who cannot tell the colours apart still see where it runs. */
-static void put_channel_label(FILE *out, const Op *const *ops, int n, int channel) {
-  fprintf(out, "      label=\"channel %d", channel);
+static void put_channel_label(Writer *out, const Op *const *ops, int n, int channel) {
+  wr_fmt(out, "      label=\"channel %d", channel);
   NameMap seen = {0};
   int nhosts = 0;
   for (int i = 0; i < n; i++) {
     const Op *op = ops[i];
     if (!op->host || namemap_put(&seen, op->host, (void *)op) != op) continue;
-    fputs(nhosts++ ? ", " : " @ ", out);
+    wr_str(out, nhosts++ ? ", " : " @ ");
     put_escaped(out, op->host, -1);
   }
   namemap_release(&seen);
-  fputs("\";\n", out);
+  wr_str(out, "\";\n");
 }
 
 /* An operator of a region and its position in the region's list, to sort by channel stably. */
@@ -541,7 +545,7 @@ static int compare_channel(const void *pa, const void *pb) {
 
 /* A region as a cluster: its region-wide operators (the Split and Merge around it), then one
  * nested cluster per channel holding that channel's replicas and its own Splits and Merges. */
-static void put_region(FILE *out, Lookup *l, const char *region, const RegionOps *ro) {
+static void put_region(Writer *out, Lookup *l, const char *region, const RegionOps *ro) {
   int n = ro->ops.n;
   int *chans = sf_xmalloc(sizeof(int) * (size_t)(n + 1));
   int width = region_channels(ro, chans);
@@ -551,72 +555,72 @@ static void put_region(FILE *out, Lookup *l, const char *region, const RegionOps
   const Op **by_channel = sf_xmalloc(sizeof(Op *) * (size_t)(n + 1));
   for (int k = 0; k < n; k++) by_channel[k] = placed[k].op;
   free(placed);
-  fputs("  subgraph ", out);
-  fputs("\"cluster_", out);
+  wr_str(out, "  subgraph ");
+  wr_str(out, "\"cluster_");
   put_escaped(out, region, -1);
-  fputs("\" {\n", out);
+  wr_str(out, "\" {\n");
   put_region_label(out, l, region, ro, width);
-  fputs("    style=\"rounded,filled\"; fillcolor=\"#f2f2f2\"; color=\"#888888\"; labeljust=l;\n", out);
+  wr_str(out, "    style=\"rounded,filled\"; fillcolor=\"#f2f2f2\"; color=\"#888888\"; labeljust=l;\n");
   int i = 0;
   for (; i < n && by_channel[i]->channel < 0; i++) put_op_node(out, by_channel[i], host_fill(l, by_channel[i]->host), "    ");
   for (int c = 0; c < width; c++) {
     int start = i;
     while (i < n && by_channel[i]->channel == chans[c]) i++;
-    fputs("    subgraph \"cluster_", out);
+    wr_str(out, "    subgraph \"cluster_");
     put_escaped(out, region, -1);
-    fprintf(out, "_c%d\" {\n", chans[c]);
+    wr_fmt(out, "_c%d\" {\n", chans[c]);
     put_channel_label(out, by_channel + start, i - start, chans[c]);
-    fputs("      style=\"rounded,filled,dashed\"; fillcolor=\"#ffffff\"; color=\"#aaaaaa\";\n", out);
+    wr_str(out, "      style=\"rounded,filled,dashed\"; fillcolor=\"#ffffff\"; color=\"#aaaaaa\";\n");
     for (int k = start; k < i; k++) put_op_node(out, by_channel[k], host_fill(l, by_channel[k]->host), "      ");
-    fputs("    }\n", out);
+    wr_str(out, "    }\n");
   }
-  fputs("  }\n", out);
+  wr_str(out, "  }\n");
   free(by_channel);
   free(chans);
 }
 
 /* Writes s for an HTML-like label: markup characters as entities. */
-static void put_html(FILE *out, const char *s) {
+static void put_html(Writer *out, const char *s) {
   for (; s && *s; s++) {
     unsigned char c = (unsigned char)*s;
     if (c == '&')
-      fputs("&amp;", out);
+      wr_str(out, "&amp;");
     else if (c == '<')
-      fputs("&lt;", out);
+      wr_str(out, "&lt;");
     else if (c == '>')
-      fputs("&gt;", out);
+      wr_str(out, "&gt;");
     else if (c == '"')
-      fputs("&quot;", out);
+      wr_str(out, "&quot;");
     else if (c < 0x20 || c == 0x7f)
-      fputc(' ', out);
+      wr_char(out, ' ');
     else
-      fputc(c, out);
+      wr_char(out, c);
   }
 }
 
 /* Host name -> colour and address, as one table in a cluster of its own, so the hosts are listed
  * in g->hosts order (separate nodes would be reordered by the layout). Its node id contains ':',
  * which no operator name can, so it never meets an operator. */
-static void put_legend(FILE *out, const Graph *g) {
+static void put_legend(Writer *out, const Graph *g) {
   if (g->nhosts == 0) return;
-  fputs("  subgraph \"cluster_legend\" {\n", out);
-  fputs("    label=\"hosts\"; style=\"rounded\"; color=\"#888888\"; labeljust=l;\n", out);
-  fputs("    \"legend:hosts\" [shape=plain, style=\"\", tooltip=\"hosts by colour\", label=<"
-        "<table border=\"0\" cellborder=\"1\" cellspacing=\"0\" cellpadding=\"3\">", out);
+  wr_str(out, "  subgraph \"cluster_legend\" {\n");
+  wr_str(out, "    label=\"hosts\"; style=\"rounded\"; color=\"#888888\"; labeljust=l;\n");
+  wr_str(out, "    \"legend:hosts\" [shape=plain, style=\"\", tooltip=\"hosts by colour\", label=<"
+        "<table border=\"0\" cellborder=\"1\" cellspacing=\"0\" cellpadding=\"3\">");
   for (int i = 0; i < g->nhosts; i++) {
     const Host *h = g->hosts[i];
-    fprintf(out, "<tr><td bgcolor=\"%s\">", host_palette[i % PALETTE_SIZE]);
+    wr_fmt(out, "<tr><td bgcolor=\"%s\">", host_palette[i % PALETTE_SIZE]);
     put_html(out, h->name);
-    fputs("</td><td>", out);
+    wr_str(out, "</td><td>");
     put_html(out, h->address);
-    fputs("</td></tr>", out);
+    wr_str(out, "</td></tr>");
   }
-  fputs("</table>>];\n", out);
-  fputs("  }\n", out);
+  wr_str(out, "</table>>];\n");
+  wr_str(out, "  }\n");
 }
 
-int graph_dot_parallel(const Graph *g, FILE *out) {
-  errno = 0;
+int graph_dot_parallel(const Graph *g, FILE *file) {
+  Writer *out = wr_open(file);
   Lookup l;
   lookup_init(&l, g);
   put_header(out, g);

@@ -16,47 +16,25 @@
  * random strings). The element-level calls below (start, attr, text, end) are the whole writer. */
 #include "sf.h"
 
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
-enum { EMIT_BUF = 1 << 16, EMIT_DEPTH = 8 };
+enum { EMIT_DEPTH = 8 };
 
 typedef struct Emitter {
-  FILE *out;                    /* where the document goes */
+  Writer *w;                    /* where the document goes */
   Arena *scratch;               /* joined lists live here until the document is written */
-  int write_errno;              /* errno of the first failed write to out (0: none failed) */
   int depth;                    /* open elements */
   const char *open[EMIT_DEPTH]; /* their names */
   bool in_tag;                  /* the innermost start tag is not closed yet ('>' pending) */
   bool has_text;                /* the innermost element has text: its end tag follows it */
-  size_t len;                   /* bytes waiting in buf */
-  char buf[EMIT_BUF];           /* bytes not yet handed to out */
 } Emitter;
 
-static void flush(Emitter *e) {
-  if (e->len && !e->write_errno) {
-    errno = 0;
-    if (fwrite(e->buf, 1, e->len, e->out) != e->len) e->write_errno = errno ? errno : EIO;
-  }
-  e->len = 0;
-}
-
 static void put(Emitter *e, const char *s, size_t n) {
-  if (e->len + n > sizeof e->buf) {
-    flush(e);
-    if (n > sizeof e->buf) { /* a huge text: straight through */
-      errno = 0;
-      if (!e->write_errno && fwrite(s, 1, n, e->out) != n) e->write_errno = errno ? errno : EIO;
-      return;
-    }
-  }
-  memcpy(e->buf + e->len, s, n);
-  e->len += n;
+  wr_put(e->w, s, n);
 }
 
 static void put_str(Emitter *e, const char *s) {
-  put(e, s, strlen(s));
+  wr_str(e->w, s);
 }
 
 /* Writes s with every byte that `escape` maps to a reference replaced by it. */
@@ -261,23 +239,8 @@ static void emit_graph(Emitter *e, const Graph *g) {
 }
 
 int graph_emit_xml(const Graph *g, FILE *out) {
-  Emitter *e = sf_xmalloc(sizeof *e);
-  e->out = out;
-  e->scratch = arena_new();
-  e->write_errno = 0;
-  e->depth = 0;
-  e->in_tag = e->has_text = false;
-  e->len = 0;
-  emit_graph(e, g);
-  flush(e);
-  arena_free(e->scratch);
-  int err = e->write_errno;
-  free(e);
-  errno = 0;
-  if (!err && (fflush(out) != 0 || ferror(out))) err = errno ? errno : EIO;
-  if (err) {
-    errno = err;
-    return -1;
-  }
-  return 0;
+  Emitter e = { .w = wr_open(out), .scratch = arena_new() };
+  emit_graph(&e, g);
+  arena_free(e.scratch);
+  return wr_close(e.w);
 }

@@ -6,11 +6,13 @@
 #ifndef SF_H
 #define SF_H
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #define SF_NAMESPACE "urn:streamfission:graph:1"
 
@@ -514,6 +516,44 @@ int graph_place(Graph *g, Diag *d);
 
 /* ---- explain.c: per operator of the input graph on `out`, the decision and its model, one line each ---- */
 void fission_explain(const Fission *f, FILE *out);
+
+/* ---- writer.c: text into a stdio stream through a buffer of its own, for the outputs of hundreds
+ * of megabytes (emit.c, dot.c): no printf or stdio call per piece. The first failed write is kept
+ * and everything after it dropped; wr_close says. ---- */
+typedef struct Writer {
+  FILE *out;         /* where the bytes go */
+  int err;           /* errno of the first failed write (0: none) */
+  size_t len;        /* bytes waiting in buf */
+  char buf[1 << 16]; /* bytes not yet handed to out */
+} Writer;
+
+Writer *wr_open(FILE *out);
+void wr_flush(Writer *w);
+void wr_fmt(Writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void wr_int(Writer *w, long v);
+/* Flushes and frees w, then flushes out. Returns 0, or -1 with errno set when a write failed. */
+int wr_close(Writer *w);
+
+static inline void wr_put(Writer *w, const char *s, size_t n) {
+  if (w->len + n > sizeof w->buf) {
+    wr_flush(w);
+    if (n > sizeof w->buf) {
+      if (!w->err && fwrite(s, 1, n, w->out) != n) w->err = errno ? errno : EIO;
+      return;
+    }
+  }
+  memcpy(w->buf + w->len, s, n);
+  w->len += n;
+}
+
+static inline void wr_str(Writer *w, const char *s) {
+  wr_put(w, s, strlen(s));
+}
+
+static inline void wr_char(Writer *w, char c) {
+  if (w->len == sizeof w->buf) wr_flush(w);
+  w->buf[w->len++] = c;
+}
 
 /* ---- emit.c: a Graph as XML in the graph language (xmlTextWriter's layout). Deterministic: the same
  * graph gives the same bytes. Returns 0, or -1 with errno set when writing failed. ---- */
