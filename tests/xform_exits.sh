@@ -2,9 +2,9 @@
 # tests/xform_exits.sh BUILD_DIR SOURCE_DIR
 #
 # Every way sf-xform can end, on graphs/vwap.xml: each `--dump PASS` (check, regions, rewrite,
-# place), `--check` alone and with `--dot-input`, `--time-passes` (the passes it names), a full run with -o and --dot, a bad --hosts
-# (usage, 2), an -o that cannot be written (1), a graph that fails its checks (1) and a missing
-# file (1). Each case must give its exit status and exactly the expected standard error (nothing
+# place), `--check` alone and with `--dot-input`, `--time-passes` (the passes it names), a full run
+# with -o and --dot (rendered side by side), a bad --hosts (usage, 2), an -o or a --dot that cannot
+# be written (1: nothing is written), a graph that fails its checks (1) and a missing file (1). Each case must give its exit status and exactly the expected standard error (nothing
 # on success). In the sanitizer build (SF_SANITIZE) this is where LeakSanitizer would report a
 # graph not freed on one of these paths: its report lands on stderr and fails the case.
 set -uo pipefail
@@ -52,11 +52,18 @@ expect "a bad --hosts" 2 "sf-xform: host entry 'nohost' is not name=address:port
 Try 'sf-xform --help' for more information." --hosts nohost "$g"
 expect "-o in a missing directory" 1 \
   "sf-xform: error: cannot write '$work/none/par.xml': No such file or directory" -o "$work/none/par.xml" "$g"
+expect "-o and --dot in missing directories (the first is said)" 1 \
+  "sf-xform: error: cannot write '$work/none/par.xml': No such file or directory" \
+  -o "$work/none/par.xml" --dot "$work/none/par.dot" "$g"
+expect "--dot in a missing directory" 1 \
+  "sf-xform: error: cannot write '$work/none/par.dot': No such file or directory" \
+  -o "$work/par2.xml" --dot "$work/none/par.dot" "$g"
+[[ ! -e "$work/par2.xml" ]] || { echo "FAIL  --dot in a missing directory: -o was written"; failed=1; }
 expect "a graph failing its checks" 1 "$(cat tests/bad/param-missing.err)" --check tests/bad/param-missing.xml
 # --time-passes: one line per pass, in the driver's order; the figures vary, so they are masked
 "$build/bin/sf-xform" --time-passes -w 2 --explain --dot-input "$work/in.dot" --dot "$work/par.dot" \
   -o "$work/par.xml" "$g" >/dev/null 2>"$work/err"
-want="parse check dot-input analyze regions explain rewrite place emit dot commit free"
+want="parse check dot-input analyze regions explain rewrite place emit commit free"
 got=$(sed -n 's/^sf-xform: time: \([a-z-]*\) *[0-9]*\.[0-9]\{3\} s wall *[0-9]*\.[0-9]\{3\} s cpu$/\1/p' "$work/err" | tr '\n' ' ')
 if [[ "$got" != "$want " ]]; then
   echo "FAIL  --time-passes: passes '$got', expected '$want'"
