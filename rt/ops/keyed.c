@@ -14,10 +14,11 @@
 
 /* ---- KeyTable ---- */
 
+/* One allocation per key: the entry, its values, then its data (16-byte aligned). */
 struct KeyEntry {
   uint64_t hash; /* hash of the key values */
-  Value *key;    /* nkeys values, strings copied into the table's arena */
-  void *data;    /* data_size zeroed bytes for the kind */
+  void *data;    /* data_size zeroed bytes for the kind, in the same block after key */
+  Value key[];   /* nkeys values, strings copied into the table's arena */
 };
 
 enum { KEYTABLE_MIN_CAP = 16 };
@@ -71,9 +72,10 @@ static void keytable_grow(KeyTable *kt) {
 }
 
 static KeyEntry *key_new(KeyTable *kt, uint64_t hash, const Value *vals, const int *at) {
-  KeyEntry *e = arena_alloc(kt->arena, sizeof *e);
+  size_t at_data = (sizeof(KeyEntry) + sizeof(Value) * (size_t)kt->nkeys + 15) & ~(size_t)15;
+  KeyEntry *e = arena_alloc(kt->arena, at_data + kt->data_size);
   e->hash = hash;
-  e->key = arena_alloc(kt->arena, sizeof(Value) * (size_t)(kt->nkeys + 1));
+  e->data = (char *)e + at_data;
   for (int k = 0; k < kt->nkeys; k++) {
     Value v = *key_val(vals, at, k);
     if (v.type == TYPE_STRING) {
@@ -83,7 +85,6 @@ static KeyEntry *key_new(KeyTable *kt, uint64_t hash, const Value *vals, const i
     }
     e->key[k] = v;
   }
-  e->data = arena_alloc(kt->arena, kt->data_size ? kt->data_size : 1);
   return e;
 }
 
