@@ -30,12 +30,14 @@
 #   checkpoints: the recovery test's graph at width 2 without checkpoints and with one every 1 s and
 #      0.1 s (overhead); kill -9 half way and --restore (time to restored, time of the rest); snapshot
 #      bytes per key of a keyed Aggregate and a Dedup over 1,000,000 keys;
+#   keys: peak memory, bytes per key and tuples/s of a keyed Aggregate and a Dedup over 10 M
+#      distinct keys (SF_BENCH_KEYS), against the same graphs over 100 keys;
 #   number text: ns per value of the double and int formatters (xform/number.c) against the printf
 #      and strtod formatter they replaced, on the same values in the same run (texts checked equal).
 # Environment: SF_BENCH_N (tuples for 1, 3 and 5; default 5000000), SF_BENCH_RUNS (best of; default 3),
-# SF_BENCH_SLIDE_N (tuples of the sliding windows; default 1000000), SF_BENCH_ONLY=xform, slide,
-# eval, latency or ckpt (run only section 7, the sliding windows, the expressions, the latency or the
-# checkpoints).
+# SF_BENCH_SLIDE_N (tuples of the sliding windows; default 1000000), SF_BENCH_KEYS (distinct keys;
+# default 10000000), SF_BENCH_ONLY=xform, slide, eval, latency, ckpt or keys (run only section 7,
+# the sliding windows, the expressions, the latency, the checkpoints or the keys).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-${SF_BUILD:-$top/build}}" && pwd)
@@ -316,8 +318,59 @@ XML
   fi
 }
 
+# ---- keys: memory and rate with many distinct keys (a function: SF_BENCH_ONLY=keys) ----
+# A keyed Aggregate (tumbling windows of 1000 per key, so every key's state stays) and a Dedup,
+# each alone behind a Beacon of 2K tuples over K distinct keys (every key seen twice), against the
+# same graph over 100 keys: bytes per key = (peak resident memory - the 100-key run's) / K.
+keys_graph() { # KEYS TUPLES OPERATOR(agg|dedup)
+  local op
+  if [ "$3" = agg ]; then
+    op='<operator name="agg" kind="Aggregate"><input stream="A"/><output stream="B" schema="Out"/>
+    <param name="partitionBy">k</param><param name="window">tumbling 1000</param><set attr="s">sum(v)</set></operator>'
+  else
+    op='<operator name="dedup" kind="Dedup"><input stream="A"/><output stream="B" schema="In"/>
+    <param name="partitionBy">k</param></operator>'
+  fi
+  cat <<XML
+$header
+  <schema name="In"><attr name="k" type="int"/><attr name="v" type="int"/></schema>
+  <schema name="Out"><attr name="k" type="int"/><attr name="s" type="int"/></schema>
+  <operator name="src" kind="Beacon">
+    <output stream="A" schema="In"/>
+    <param name="count">$2</param>
+    <set attr="k">rand(seq % $1)</set>
+    <set attr="v">seq % 1000</set>
+  </operator>
+  $op
+  <operator name="out" kind="FileSink"><input stream="B"/><param name="file">/dev/null</param></operator>
+</graph>
+XML
+}
+
+keys_bench() {
+  local K=${SF_BENCH_KEYS:-10000000} op keys wall kib base_kib base_wall
+  echo "keys: a keyed Aggregate and a Dedup over $K distinct keys, $((2 * K)) tuples, against 100 keys"
+  for op in agg dedup; do
+    for keys in 100 "$K"; do
+      keys_graph "$keys" $((2 * K)) $op >keys-$op-$keys.xml
+      /usr/bin/time -o times.txt -f '%e %M' "$bin/sf-exec" keys-$op-$keys.xml || { echo "bench: keys $op failed" >&2; exit 1; }
+      read -r wall kib <times.txt
+      if [ "$keys" = 100 ]; then
+        base_kib=$kib base_wall=$wall
+      else
+        printf '   %-9s %s keys: %s M tuples/s (100 keys: %s), peak %s MiB (100 keys: %s MiB): %s bytes per key\n' \
+          "$([ $op = agg ] && echo Aggregate || echo Dedup)" "$K" \
+          "$(awk -v n=$((2 * K)) -v t="$wall" 'BEGIN { printf "%.2f", n / t / 1e6 }')" \
+          "$(awk -v n=$((2 * K)) -v t="$base_wall" 'BEGIN { printf "%.2f", n / t / 1e6 }')" $((kib / 1024)) \
+          $((base_kib / 1024)) "$(awk -v a="$kib" -v b="$base_kib" -v k="$K" 'BEGIN { printf "%.0f", (a - b) * 1024 / k }')"
+      fi
+    done
+  done
+}
+
 case "${SF_BENCH_ONLY:-}" in
   ckpt) ckpt_bench; exit 0 ;;
+  keys) keys_bench; exit 0 ;;
   xform) xform_bench; exit 0 ;;
   slide) slide_bench; exit 0 ;;
   eval) eval_bench; exit 0 ;;
