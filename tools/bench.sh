@@ -321,7 +321,8 @@ XML
 # ---- keys: memory and rate with many distinct keys (a function: SF_BENCH_ONLY=keys) ----
 # A keyed Aggregate (tumbling windows of 1000 per key, so every key's state stays) and a Dedup,
 # each alone behind a Beacon of 2K tuples over K distinct keys (every key seen twice), against the
-# same graph over 100 keys: bytes per key = (peak resident memory - the 100-key run's) / K.
+# same graph over 100 keys: bytes per key = (peak resident memory - the 100-key run's) / K. A Filter
+# drops what they emit (10 M rows against 100), so that only the keys differ between the runs.
 keys_graph() { # KEYS TUPLES OPERATOR(agg|dedup)
   local op
   if [ "$3" = agg ]; then
@@ -342,7 +343,9 @@ $header
     <set attr="v">seq % 1000</set>
   </operator>
   $op
-  <operator name="out" kind="FileSink"><input stream="B"/><param name="file">/dev/null</param></operator>
+  <operator name="none" kind="Filter"><input stream="B"/><output stream="C" schema="$([ "$3" = agg ] && echo Out || echo In)"/>
+    <param name="where">k == -1</param></operator>
+  <operator name="out" kind="FileSink"><input stream="C"/><param name="file">/dev/null</param></operator>
 </graph>
 XML
 }
