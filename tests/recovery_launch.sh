@@ -26,7 +26,8 @@
 #   used-up:     --restart 1 and h1 killed twice: one restart, then exit 1 naming h1 and "sf-launch:
 #                no restart left (1 of 1 used)";
 #   interrupt:   --restart 2 and Ctrl-C (SIGINT to the process group): exit 130, no restart;
-#   drain:       --restart 2 and SIGTERM: the job drains, exit 0, no restart.
+#   drain:       --restart 2 and SIGTERM: the job drains, exit 0, no restart;
+#   blame:       a stand-in executor: h0 ends with an error, h1 is killed 50 ms later: h1 is named.
 # The restart time (from noticing the failure to every executor started again) is printed with the
 # restart case. Every run is under `timeout`. Environment: SF_KEEP=1 keeps the work directory.
 set -uo pipefail
@@ -393,6 +394,38 @@ else
   else
     sf_ok drain "SIGTERM with --restart 2: drained, exit 0, no restart"
   fi
+fi
+
+# ---- blame: the executor killed is named, also when another one ends first ----
+# A stand-in executor (sf-launch --exec; sf-exec answers --list-hosts): h0 ends at once with a broken edge from h1, h1 is killed
+# by SIGKILL 50 ms later. The host named must be h1 on the restart and on the failure after it.
+# Before sf-launch waited a moment (SF_LAUNCH_SETTLE) after h0, it stopped h1 with SIGINT at once
+# and named h0 (h1 then read as interrupted); under load that happened with real executors too.
+d=$work/blame
+make_case "$d"
+{ echo '#!/usr/bin/env bash'; echo "[ \"\$1\" = --list-hosts ] && exec '$B/sf-exec' \"\$@\""; } >"$d/fake-exec"
+cat >>"$d/fake-exec" <<'SH'
+case " $* " in
+  *" --host h0 "*) echo "sf-exec: error: host 'h0': edge 'x' from host 'h1' failed: the stream broke" >&2; exit 1 ;;
+  *) sleep 0.05; kill -KILL $$ ;;
+esac
+SH
+chmod +x "$d/fake-exec"
+(cd "$d" && exec setsid timeout -k 10 30 bash "$launch" --exec "$d/fake-exec" --workdir "$d" --insecure-plaintext \
+  --checkpoint-dir ck --restart 1 "$d/par.xml") >"$d/launch.log" 2>&1 &
+PID=$!
+SF_GROUPS+=("$PID")
+wait_exit "$PID" 30
+want1="sf-launch: restart 1 of 1: host 'h1' failed (killed by SIGKILL); restarting every executor from the latest complete checkpoint"
+want2="sf-launch: error: host 'h1' failed: killed by SIGKILL"
+if [[ $ST != 1 ]]; then
+  sf_bad blame "sf-launch exited $ST, expected 1" "$d/launch.log"
+elif ! grep -qxF "$want1" "$d/launch.log"; then
+  sf_bad blame "no line '$want1'" "$d/launch.log"
+elif ! grep -qxF "$want2" "$d/launch.log"; then
+  sf_bad blame "no line '$want2'" "$d/launch.log"
+else
+  sf_ok blame "h0 ends first, h1 killed 50 ms later: h1 named twice"
 fi
 
 echo "recovery_launch: $SF_PASSED passed, $SF_FAILED failed in $(sf_elapsed "$t_start" "$(sf_now)") s"
