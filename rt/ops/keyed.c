@@ -57,14 +57,14 @@ static bool key_matches(const KeyTable *kt, const KeyEntry *e, uint64_t hash, co
 
 static void keytable_grow(KeyTable *kt) {
   size_t cap = kt->cap ? kt->cap * 2 : KEYTABLE_MIN_CAP;
-  KeyEntry **buckets = calloc(cap, sizeof *buckets);
+  KeyBucket *buckets = calloc(cap, sizeof *buckets);
   if (!buckets) sf_die("out of memory (%zu buckets)", cap);
   for (size_t i = 0; i < kt->cap; i++) {
-    KeyEntry *e = kt->buckets[i];
+    KeyEntry *e = kt->buckets[i].e;
     if (!e) continue;
     size_t j = e->hash & (cap - 1);
-    while (buckets[j]) j = (j + 1) & (cap - 1);
-    buckets[j] = e;
+    while (buckets[j].e) j = (j + 1) & (cap - 1);
+    buckets[j] = kt->buckets[i];
   }
   free(kt->buckets);
   kt->buckets = buckets;
@@ -92,14 +92,14 @@ static void *find_vals(KeyTable *kt, const Value *vals, const int *at, bool *cre
   uint64_t hash = key_hash(kt, vals, at);
   *created = false;
   if (kt->cap) {
-    for (size_t j = hash & (kt->cap - 1); kt->buckets[j]; j = (j + 1) & (kt->cap - 1))
-      if (key_matches(kt, kt->buckets[j], hash, vals, at)) return kt->buckets[j]->data;
+    for (size_t j = hash & (kt->cap - 1); kt->buckets[j].e; j = (j + 1) & (kt->cap - 1))
+      if (kt->buckets[j].hash == hash && key_matches(kt, kt->buckets[j].e, hash, vals, at)) return kt->buckets[j].e->data;
   }
   if ((kt->count + 1) * 4 > kt->cap * 3) keytable_grow(kt);
   size_t j = hash & (kt->cap - 1);
-  while (kt->buckets[j]) j = (j + 1) & (kt->cap - 1);
+  while (kt->buckets[j].e) j = (j + 1) & (kt->cap - 1);
   KeyEntry *e = key_new(kt, hash, vals, at);
-  kt->buckets[j] = e;
+  kt->buckets[j] = (KeyBucket){ hash, e };
   kt->count++;
   *created = true;
   return e->data;
@@ -111,7 +111,7 @@ void *keytable_find(KeyTable *kt, const Tuple *t, bool *created) {
 
 void keytable_each(KeyTable *kt, void (*fn)(void *data, void *ctx), void *ctx) {
   for (size_t i = 0; i < kt->cap; i++)
-    if (kt->buckets[i]) fn(kt->buckets[i]->data, ctx);
+    if (kt->buckets[i].e) fn(kt->buckets[i].e->data, ctx);
 }
 
 void keytable_release(KeyTable *kt) {
@@ -126,7 +126,7 @@ void keytable_snapshot(const KeyTable *kt, Buf *out, KeyPutFn *put, void *ctx) {
   snap_u64(out, (uint64_t)kt->nkeys);
   snap_u64(out, (uint64_t)kt->count);
   for (size_t i = 0; i < kt->cap; i++) {
-    const KeyEntry *e = kt->buckets[i];
+    const KeyEntry *e = kt->buckets[i].e;
     if (!e) continue;
     for (int k = 0; k < kt->nkeys; k++) snap_value(out, &e->key[k]);
     size_t at = out->n;

@@ -15,11 +15,17 @@
 
 typedef struct KeyEntry KeyEntry;
 
+/* A bucket: an entry and its hash, so that a probe past other keys does not read their entries. */
+typedef struct KeyBucket {
+  uint64_t hash;
+  KeyEntry *e; /* NULL: empty */
+} KeyBucket;
+
 typedef struct KeyTable {
   int nkeys;          /* key attributes (0: the whole stream is one key) */
   int *slots;         /* input attribute index of each key attribute */
   size_t data_size;   /* bytes of each key's data block (zeroed when the key is created) */
-  KeyEntry **buckets; /* open addressing with linear probing; NULL is an empty bucket */
+  KeyBucket *buckets; /* open addressing with linear probing */
   size_t cap;         /* buckets allocated (a power of two, 0 before the first key) */
   size_t count;       /* keys held */
   Arena *arena;       /* key values with their strings, entries and data blocks */
