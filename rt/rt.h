@@ -31,6 +31,29 @@ void tuple_unref(Tuple *t);
 /* `(sym="A", vol=3)` for error messages, into buf. */
 void tuple_describe(const Tuple *t, const Schema *s, char *buf, size_t cap);
 
+/* Many tuples in one block (wire_decode: the tuples of one batch, no allocation per tuple). The
+ * block goes when the last of its tuples is freed, on whichever thread; until then any one of them
+ * keeps it all. */
+typedef struct TupleSlab {
+  char *next;  /* where the next tuple goes */
+  char *end;   /* the end of the block */
+  int left;    /* tuples still to add */
+  void *slab;  /* the block */
+} TupleSlab;
+/* The bytes a tuple of n values and `bytes` string bytes takes in a slab. */
+size_t tuple_slab_size(int n, size_t bytes);
+/* Starts a slab of `size` bytes (the sum of tuple_slab_size of its tuples) for exactly ntuples
+ * (> 0) tuples, which the caller must then all add: a slab with a tuple missing is never freed. */
+void tuple_slab_begin(TupleSlab *s, int ntuples, size_t size);
+/* The slab's next tuple: refs = 1, n values left for the caller to fill in; *strings is where its
+ * `bytes` bytes of string values go (each string value must point there: the tuple owns them). */
+Tuple *tuple_slab_add(TupleSlab *s, int n, size_t bytes, char **strings);
+
+/* Blocks of memory from the same per-thread pools, for what one thread makes and another frees
+ * (batches of items): like malloc and free (NULL is ignored), on any thread. */
+void *pool_alloc(size_t size);
+void pool_free(void *block);
+
 /* ---- items: what travels on a stream ---- */
 
 typedef enum ItemKind {

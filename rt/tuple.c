@@ -1,15 +1,22 @@
-/* tuple.c: reference-counted immutable rows. One block per tuple: the header, the values and the
- * bytes of every string value, so a tuple never points outside itself.
+/* tuple.c: reference-counted immutable rows, and the per-thread pools of blocks they live in.
+ *
+ * A tuple is one block: the header, the values and the bytes of every string value, so a tuple
+ * never points outside itself. Either a block of its own (tuple_new), or one of many in a slab: the
+ * tuples of one wire batch, decoded straight into one block (tuple_slab_begin, wire.c), which is
+ * freed when the last of its tuples is. A tuple in a slab costs no allocation of its own and, when
+ * it dies, one atomic decrement of its slab's count of live tuples (which stays in the consumer's
+ * cache) instead of a push onto another thread's return stack. A tuple kept alive keeps its whole
+ * slab: operators copy what they keep (op.h), so only batches in flight hold slabs.
  *
  * Blocks come from per-thread pools, so that steady state allocates nothing: the thread that makes
- * a tuple (a source, wire_decode) is rarely the one that drops its last reference (the next stage),
- * and malloc/free across threads defeats glibc's per-thread caches. Each block starts with a hidden
- * Hdr naming its pool and size class (powers of two from 64 to 4096 bytes; larger tuples are plain
- * malloc). A block freed on its pool's thread goes onto that pool's local free list; freed on any
- * other thread, it is pushed onto the pool's return stack (lock-free, many pushers, one taker: the
- * owner takes the whole stack with one atomic exchange and never pops single nodes, so there is no
- * ABA). The owner refills an empty local list from the return stack before it calls malloc, and a
- * local list holds at most POOL_LIST_BYTES: the excess is freed.
+ * a block (a source's tuples, wire_decode's slabs, a batch) is rarely the one that frees it (the
+ * next stage), and malloc/free across threads defeats glibc's per-thread caches. Each block starts
+ * with a hidden Hdr naming its pool and size class (powers of two from 64 bytes to 1 MiB; larger
+ * blocks are plain malloc). A block freed on its pool's thread goes onto that pool's local free
+ * list; freed on any other thread, it is pushed onto the pool's return stack (lock-free, many
+ * pushers, one taker: the owner takes the whole stack with one atomic exchange and never pops single
+ * nodes, so there is no ABA). The owner refills an empty local list from the return stack before it
+ * calls malloc, and a local list holds at most POOL_LIST_BYTES: the excess is freed.
  *
  * A thread's pool outlives the thread: blocks it made may still be in flight. When the thread exits
  * (the destructor of pool_key), the pool frees what its lists hold and is put aside as an orphan;
@@ -25,19 +32,27 @@
 
 enum {
   POOL_MIN_SHIFT = 6,                 /* the smallest class: 64 bytes */
-  POOL_CLASSES = 7,                   /* 64, 128, ..., 4096 bytes */
+  POOL_CLASSES = 15,                  /* 64, 128, ..., 1 MiB */
   POOL_LARGE = POOL_CLASSES,          /* the class of a plain malloc'd block */
+  POOL_SLAB = POOL_CLASSES + 1,       /* the class of a tuple inside a slab */
   POOL_LIST_BYTES = 1 << 20,          /* the most a local free list keeps */
 };
 
 typedef struct Pool Pool;
 
-/* What precedes every Tuple (16 bytes, so the Values stay aligned as malloc aligns). */
+/* What precedes every block and every Tuple (16 bytes, so what follows stays aligned as malloc
+ * aligns). */
 typedef struct Hdr {
-  Pool *pool;   /* NULL for a large block */
-  int cls;      /* size class, POOL_LARGE for a large block */
+  void *owner;  /* the Pool of a pool block, the Slab of a tuple in a slab, NULL for a large block */
+  int cls;      /* size class, POOL_LARGE or POOL_SLAB */
   int pad;
 } Hdr;
+
+/* The start of a slab's block (a pool block), before its tuples (16 bytes: they stay aligned). */
+typedef struct Slab {
+  atomic_int live;  /* tuples not yet freed */
+  int pad[3];
+} Slab;
 
 /* A free block: the link lives in the tuple's own bytes, after the header. */
 typedef struct Free {
@@ -139,13 +154,13 @@ static void pool_refill(Pool *p) {
   }
 }
 
-static Tuple *block_new(size_t size) {
+void *pool_alloc(size_t size) {
   size += sizeof(Hdr);
   if (size < sizeof(Free)) size = sizeof(Free);
   if (size > class_size(POOL_CLASSES - 1)) {
     Hdr *h = sf_xmalloc(size);
-    *h = (Hdr){ .pool = NULL, .cls = POOL_LARGE };
-    return (Tuple *)(h + 1);
+    *h = (Hdr){ .owner = NULL, .cls = POOL_LARGE };
+    return h + 1;
   }
   int c = size <= class_size(0) ? 0 : 64 - __builtin_clzll((unsigned long long)(size - 1)) - POOL_MIN_SHIFT;
   Pool *p = my_pool ? my_pool : thread_pool();
@@ -156,14 +171,15 @@ static Tuple *block_new(size_t size) {
     p->nlocal[c]--;
   } else {
     f = sf_xmalloc(class_size(c));
-    f->h = (Hdr){ .pool = p, .cls = c };
+    f->h = (Hdr){ .owner = p, .cls = c };
   }
-  return (Tuple *)(&f->h + 1);
+  return &f->h + 1;
 }
 
-static void block_free(Tuple *t) {
-  Free *f = (Free *)((Hdr *)t - 1);
-  Pool *p = f->h.pool;
+void pool_free(void *block) {
+  if (!block) return;
+  Free *f = (Free *)((Hdr *)block - 1);
+  Pool *p = f->h.owner;
   if (!p) {
     free(f);
   } else if (p == my_pool) {
@@ -184,11 +200,25 @@ static void block_free(Tuple *t) {
   }
 }
 
+/* Frees a tuple's memory: its own block, or its share of its slab. */
+static void tuple_free(Tuple *t) {
+  Hdr *h = (Hdr *)t - 1;
+  if (h->cls != POOL_SLAB) {
+    pool_free(t);
+    return;
+  }
+  Slab *s = h->owner;
+  /* live == 1: this is the slab's last tuple, and no other thread holds one to decrement it */
+  if (atomic_load_explicit(&s->live, memory_order_acquire) == 1 ||
+      atomic_fetch_sub_explicit(&s->live, 1, memory_order_acq_rel) == 1)
+    pool_free(s);
+}
+
 Tuple *tuple_new(const Value *vals, int n) {
   size_t bytes = 0;
   for (int i = 0; i < n; i++)
     if (vals[i].type == TYPE_STRING) bytes += vals[i].s.n;
-  Tuple *t = block_new(sizeof *t + sizeof(Value) * (size_t)n + bytes);
+  Tuple *t = pool_alloc(sizeof *t + sizeof(Value) * (size_t)n + bytes);
   atomic_init(&t->refs, 1);
   t->n = n;
   char *p = (char *)(t->v + n);
@@ -209,7 +239,36 @@ Tuple *tuple_ref(Tuple *t) {
 }
 
 void tuple_unref(Tuple *t) {
-  if (t && atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1) block_free(t);
+  if (t && atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1) tuple_free(t);
+}
+
+size_t tuple_slab_size(int n, size_t bytes) {
+  size_t size = sizeof(Hdr) + sizeof(Tuple) + sizeof(Value) * (size_t)n + bytes;
+  return (size + 15) & ~(size_t)15;
+}
+
+void tuple_slab_begin(TupleSlab *b, int ntuples, size_t size) {
+  sf_assert(ntuples > 0);
+  Slab *s = pool_alloc(sizeof(Slab) + size);
+  atomic_init(&s->live, ntuples);
+  b->next = (char *)(s + 1);
+  b->end = b->next + size;
+  b->left = ntuples;
+  b->slab = s;
+}
+
+Tuple *tuple_slab_add(TupleSlab *b, int n, size_t bytes, char **strings) {
+  size_t size = tuple_slab_size(n, bytes);
+  sf_assert(b->left > 0 && size <= (size_t)(b->end - b->next));
+  Hdr *h = (Hdr *)b->next;
+  *h = (Hdr){ .owner = b->slab, .cls = POOL_SLAB };
+  Tuple *t = (Tuple *)(h + 1);
+  atomic_init(&t->refs, 1);
+  t->n = n;
+  *strings = (char *)(t->v + n);
+  b->next += size;
+  b->left--;
+  return t;
 }
 
 void tuple_describe(const Tuple *t, const Schema *s, char *buf, size_t cap) {

@@ -1,8 +1,9 @@
 /* wire.c: encodes and decodes batches with protobuf-c (the only file that sees wire.pb-c.h).
  * Decoding first counts the items and values of a message on the wire (an oversized batch is
  * refused before anything is allocated), then unpacks into an arena (one reset per message) rather
- * than malloc per field, and checks everything a hostile peer could get wrong: the edge name,
- * column lengths, kinds, and types. */
+ * than malloc per field, checks everything a hostile peer could get wrong: the edge name, column
+ * lengths, kinds, and types, and writes the batch's tuples straight into one slab (tuple.c): no
+ * allocation per tuple. */
 #include "wire.h"
 
 #include <pthread.h>
@@ -235,24 +236,52 @@ int wire_decode(const void *buf, size_t len, const char *edge, const Schema *s, 
   }
   int n = (int)b->n_kinds;
   Item *items = sf_xmalloc(sizeof(Item) * (size_t)(n + 1));
-  Value *vals = arena_alloc(a, sizeof(Value) * (size_t)(s->nattrs + 1));
+  /* the tuples go straight into one slab: its size first */
+  int ntuples = 0;
+  size_t slab_bytes = 0, fixed = tuple_slab_size(s->nattrs, 0);
+  for (int i = 0; i < n; i++) ntuples += b->kinds[i] == SF__ITEM_KIND__TUPLE;
+  if (per[TYPE_STRING]) {
+    for (int i = 0, is = 0; i < n; i++) {
+      if (b->kinds[i] != SF__ITEM_KIND__TUPLE) continue;
+      size_t bytes = 0;
+      for (int k = 0; k < per[TYPE_STRING]; k++) bytes += b->strings[is++].len;
+      slab_bytes += tuple_slab_size(s->nattrs, bytes);
+    }
+  } else {
+    slab_bytes = fixed * (size_t)ntuples;
+  }
+  TupleSlab slab;
+  if (ntuples) tuple_slab_begin(&slab, ntuples, slab_bytes);
   size_t ii = 0, id = 0, is = 0, ib = 0;
   for (int i = 0; i < n; i++) {
-    items[i] = (Item){ .kind = (ItemKind)b->kinds[i], .seq = b->seqs[i], .src = b->srcs[i],
-                       .born = b->n_borns ? b->borns[i] : 0 };
-    if (items[i].kind != ITEM_TUPLE) continue;
+    Item *it = &items[i];
+    it->kind = (ItemKind)b->kinds[i];
+    it->seq = b->seqs[i];
+    it->src = b->srcs[i];
+    it->born = b->n_borns ? b->borns[i] : 0;
+    it->t = NULL;
+    if (it->kind != ITEM_TUPLE) continue;
+    size_t bytes = 0;
+    for (int k = 0; k < per[TYPE_STRING]; k++) bytes += b->strings[is + (size_t)k].len;
+    char *str;
+    Tuple *t = tuple_slab_add(&slab, s->nattrs, bytes, &str);
+    Value *vals = t->v;
     for (int k = 0; k < s->nattrs; k++) {
       switch (s->attrs[k].type) {
       case TYPE_INT: value_put_int(&vals[k], b->ints[ii++]); break;
       case TYPE_DOUBLE: value_put_double(&vals[k], b->doubles[id++]); break;
-      case TYPE_STRING:
-        value_put_string(&vals[k], (const char *)b->strings[is].data, b->strings[is].len);
+      case TYPE_STRING: {
+        size_t len = b->strings[is].len;
+        if (len) memcpy(str, b->strings[is].data, len);
+        value_put_string(&vals[k], str, len);
+        str += len;
         is++;
         break;
+      }
       default: value_put_bool(&vals[k], b->bools[ib++]); break;
       }
     }
-    items[i].t = tuple_new(vals, s->nattrs);
+    it->t = t;
   }
   *items_out = items;
   *n_out = n;

@@ -9,7 +9,8 @@
 void wire_encode(const char *edge, const Schema *s, const Item *items, int n, Buf *out);
 
 /* Decodes one message of edge `edge` holding at most max_items items. On success returns 0 with
- * *items (malloc'd, n items, tuples with one reference each, owned by the caller). On a malformed
+ * *items (malloc'd, n items, tuples with one reference each, owned by the caller; the tuples share
+ * one slab, rt.h, freed with the last of them). On a malformed
  * message, or one with more than max_items items (counted before anything is unpacked, so an
  * oversized batch costs no memory), returns -1 with a lowercase reason in err and allocates
  * nothing. */

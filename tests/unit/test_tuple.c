@@ -31,7 +31,7 @@ static void check(const Tuple *t, int64_t id, size_t len) {
   ck_assert_msg(ok, "tuple %lld (%zu string bytes) damaged", (long long)id, len);
 }
 
-/* the sizes of every class and of a large (malloc'd) tuple */
+/* tuples of several size classes (blocks of 64 bytes to 16 KiB) */
 static const size_t lens[] = {0, 1, 40, 100, 300, 700, 1500, 3000, 5000, 9999};
 #define NLENS (sizeof lens / sizeof *lens)
 
@@ -62,6 +62,39 @@ START_TEST(test_reuse_same_thread) {
   ck_assert_ptr_eq(a, b);
   check(b, 2, 10);
   tuple_unref(b);
+}
+END_TEST
+
+static void *free_blocks(void *arg) {
+  char **blocks = arg;
+  for (int i = 0; blocks[i]; i++) pool_free(blocks[i]);
+  return NULL;
+}
+
+/* pool_alloc's blocks of every class and beyond (plain malloc past 1 MiB) hold what is written,
+ * freed on this thread or another, twice over (the second round reuses the first's blocks). */
+START_TEST(test_pool_blocks) {
+  static const size_t sizes[] = {1, 48, 49, 100, 4096, 70000, (1 << 20) - 16, 1 << 20, 3 << 20};
+  enum { NS = sizeof sizes / sizeof *sizes };
+  for (int round = 0; round < 4; round++) {
+    char *blocks[NS + 1];
+    for (int i = 0; i < NS; i++) {
+      blocks[i] = pool_alloc(sizes[i]);
+      ck_assert_uint_eq((uintptr_t)blocks[i] % 16, 0);
+      memset(blocks[i], 'a' + i, sizes[i]);
+    }
+    blocks[NS] = NULL;
+    for (int i = 0; i < NS; i++)
+      ck_assert(blocks[i][0] == 'a' + i && blocks[i][sizes[i] - 1] == 'a' + i);
+    if (round % 2) {
+      pthread_t t;
+      ck_assert_int_eq(pthread_create(&t, NULL, free_blocks, blocks), 0);
+      pthread_join(t, NULL);
+    } else {
+      free_blocks(blocks);
+    }
+  }
+  pool_free(NULL);
 }
 END_TEST
 
@@ -217,6 +250,7 @@ int main(void) {
   TCase *tc = unit_case(s, "tuple", NULL, NULL, 120);
   tcase_add_test(tc, test_values);
   tcase_add_test(tc, test_reuse_same_thread);
+  tcase_add_test(tc, test_pool_blocks);
   tcase_add_test(tc, test_cross_thread);
   tcase_add_test(tc, test_outlive_thread);
   tcase_add_test(tc, test_bounded);
