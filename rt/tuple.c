@@ -239,7 +239,10 @@ Tuple *tuple_ref(Tuple *t) {
 }
 
 void tuple_unref(Tuple *t) {
-  if (t && atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1) tuple_free(t);
+  /* refs == 1: ours is the only reference, and no other thread can take or drop one */
+  if (t && (atomic_load_explicit(&t->refs, memory_order_acquire) == 1 ||
+            atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1))
+    tuple_free(t);
 }
 
 size_t tuple_slab_size(int n, size_t bytes) {
