@@ -219,7 +219,7 @@ int order_run(Group *g);
 
 /* Hands item it to slot `slot` of n's operator (process, pulse, window or, once every slot ended,
  * final, then FINAL forwarded to every output); n's thread. 0, or -1 when the job is failing. */
-int node_deliver(Node *n, int slot, Item it);
+int node_deliver(Node *n, int slot, const Item *it);
 /* The group's thread is about to wait: its idle hooks (Split: a pulse) run, once. */
 void group_idle(Group *g);
 /* Hands on the partial batch of every output edge of g but except whose queue has room, never

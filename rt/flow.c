@@ -76,15 +76,26 @@ static uint64_t group_progress(const Group *g) {
   return g->source ? g->source->inst.cur_src : g->progress;
 }
 
+/* Items are passed by pointer and copied member by member on the per-tuple path: an Item built
+ * with 8-byte stores and read back whole (an argument passed by value, a struct copy) costs a
+ * store-forwarding stall on x86, which was most of rt_emit's and node_deliver's time. */
+static inline void item_copy(Item *d, const Item *s) {
+  d->kind = s->kind;
+  d->seq = s->seq;
+  d->src = s->src;
+  d->born = s->born;
+  d->t = s->t;
+}
+
 /* Appends to the edge's pending batch, growing it past its limit if need be (only while a batch of
  * this edge waits for room, or for one progress item). */
-static void pending_append(Edge *e, Item it) {
+static void pending_append(Edge *e, const Item *it) {
   if (!e->pending) e->pending = batch_new(e->limit + 1);
   if (e->pending->n == e->pending->cap) {
     e->pending->cap *= 2;
     e->pending = sf_xrealloc(e->pending, sizeof(Batch) + sizeof(Item) * (size_t)e->pending->cap);
   }
-  e->pending->items[e->pending->n++] = it;
+  item_copy(&e->pending->items[e->pending->n++], it);
 }
 
 /* An edge into a fan-in says how far its producer has got, unless it already did or has ended. */
@@ -92,7 +103,7 @@ static void add_progress(Edge *e) {
   if (!e->feeds_fanin || e->final_queued) return;
   uint64_t p = group_progress(e->producer);
   if (e->sent_any && p <= e->sent_src) return;
-  pending_append(e, (Item){ .kind = ITEM_PROGRESS, .seq = p, .src = p });
+  pending_append(e, &(Item){ .kind = ITEM_PROGRESS, .seq = p, .src = p });
   e->sent_src = p;
   e->sent_any = true;
 }
@@ -163,7 +174,7 @@ static int64_t coarse_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static int edge_push(Edge *e, Item it) {
+static int edge_push(Edge *e, const Item *it) {
   if (e->kind == EDGE_DIRECT) return node_deliver(e->to, e->slot, it);
   if (e->closed) sf_die("item after the end of stream '%s'", e->stream->name);
   if (!e->pending) e->pending = batch_new(e->limit + 1);
@@ -171,14 +182,14 @@ static int edge_push(Edge *e, Item it) {
   int64_t now = e->pending->n % 16 == 0 ? coarse_ns() : e->pending_since;
   if (e->pending->n == 0) e->pending_since = now;
   pending_append(e, it);
-  if (it.src > e->sent_src || !e->sent_any) e->sent_src = it.src;
+  if (it->src > e->sent_src || !e->sent_any) e->sent_src = it->src;
   e->sent_any = true;
-  if (it.kind == ITEM_FINAL) e->final_queued = true;
+  if (it->kind == ITEM_FINAL) e->final_queued = true;
   if (e->pushing || e->producer->stalled) return 0; /* handed on once the wait is over */
-  if (it.kind == ITEM_FINAL) return edge_flush(e);
+  if (it->kind == ITEM_FINAL) return edge_flush(e);
   /* a batch closes when full, at punctuation, or when it has waited long enough (a slow input
    * must not hold results back) */
-  if (e->pending->n >= e->limit || it.kind == ITEM_WINDOW || it.kind == ITEM_BARRIER ||
+  if (e->pending->n >= e->limit || it->kind == ITEM_WINDOW || it->kind == ITEM_BARRIER ||
       now - e->pending_since > BATCH_DELAY_NS)
     return edge_flush(e);
   return 0;
@@ -190,30 +201,33 @@ static inline void count_one(atomic_ullong *c) {
   atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
 }
 
-int rt_emit_item(OpInst *op, int port, Item it) {
+static int emit_item(OpInst *op, int port, const Item *it) {
   Node *n = op->exec_data;
   Exec *x = op->exec;
   if (atomic_load_explicit(&x->failed, memory_order_relaxed)) {
-    if (it.kind == ITEM_TUPLE) tuple_unref(it.t);
+    if (it->kind == ITEM_TUPLE) tuple_unref(it->t);
     return -1;
   }
   sf_assert(port >= 0 && port < n->op->noutputs);
   PtrVec *edges = &n->outs[port];
-  if (it.kind == ITEM_TUPLE) count_one(&op->n_out);
+  if (it->kind == ITEM_TUPLE) count_one(&op->n_out);
   if (edges->n == 0) {
-    if (it.kind == ITEM_TUPLE) tuple_unref(it.t);
+    if (it->kind == ITEM_TUPLE) tuple_unref(it->t);
     return 0;
   }
   for (int i = 0; i < edges->n; i++) {
-    Item copy = it;
-    if (it.kind == ITEM_TUPLE && i + 1 < edges->n) tuple_ref(it.t);
-    if (edge_push(edges->items[i], copy) < 0) {
+    if (it->kind == ITEM_TUPLE && i + 1 < edges->n) tuple_ref(it->t);
+    if (edge_push(edges->items[i], it) < 0) {
       for (int j = i + 1; j < edges->n; j++)
-        if (it.kind == ITEM_TUPLE) tuple_unref(it.t);
+        if (it->kind == ITEM_TUPLE) tuple_unref(it->t);
       return -1;
     }
   }
   return 0;
+}
+
+int rt_emit_item(OpInst *op, int port, Item it) {
+  return emit_item(op, port, &it);
 }
 
 /* The group's thread is about to wait (for input, for room, or pacing a source): the idle hooks
@@ -256,35 +270,40 @@ int rt_emit(OpInst *op, int port, Tuple *t) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     born = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
   }
-  return rt_emit_item(op, port, (Item){ .kind = ITEM_TUPLE, .seq = op->cur_seq, .src = op->cur_src, .born = born,
-                                        .t = t });
+  Item it;
+  it.kind = ITEM_TUPLE;
+  it.seq = op->cur_seq;
+  it.src = op->cur_src;
+  it.born = born;
+  it.t = t;
+  return emit_item(op, port, &it);
 }
 
-static int forward_all(Node *n, Item it) {
+static int forward_all(Node *n, const Item *it) {
   for (int p = 0; p < n->op->noutputs; p++)
-    if (rt_emit_item(&n->inst, p, it) < 0) return -1;
+    if (emit_item(&n->inst, p, it) < 0) return -1;
   return 0;
 }
 
 /* ---- delivering an item to an operator ---- */
 
-int node_deliver(Node *n, int slot, Item it) {
+int node_deliver(Node *n, int slot, const Item *it) {
   OpInst *op = &n->inst;
   const OpKindImpl *impl = op->impl;
   int port = n->slot_port ? n->slot_port[slot] : 0;
-  op->cur_seq = it.seq;
-  op->cur_src = it.src;
-  op->cur_born = it.born;
-  switch (it.kind) {
+  op->cur_seq = it->seq;
+  op->cur_src = it->src;
+  op->cur_born = it->born;
+  switch (it->kind) {
   case ITEM_TUPLE: {
     count_one(&op->n_in);
-    if (n->latency && it.born) latency_record(n->latency, it.born);
-    int rc = impl->process(op, port, it.t);
+    if (n->latency && it->born) latency_record(n->latency, it->born);
+    int rc = impl->process(op, port, it->t);
     arena_reset(op->scratch);
     return rc;
   }
   case ITEM_PULSE:
-    if (impl->pulse) return impl->pulse(op, port, it.seq);
+    if (impl->pulse) return impl->pulse(op, port, it->seq);
     return forward_all(n, it);
   case ITEM_WINDOW:
     if (impl->window) return impl->window(op, port);
@@ -292,8 +311,8 @@ int node_deliver(Node *n, int slot, Item it) {
   case ITEM_PROGRESS:
     return 0;
   case ITEM_BARRIER:
-    if (ckpt_snapshot(n, it) < 0) return -1;
-    if (impl->barrier) return impl->barrier(op, it);
+    if (ckpt_snapshot(n, *it) < 0) return -1;
+    if (impl->barrier) return impl->barrier(op, *it);
     return forward_all(n, it);
   case ITEM_FINAL:
     if (--n->finals_left > 0) return 0;

@@ -32,8 +32,8 @@ static int run_single(Group *g) {
     pthread_mutex_unlock(&g->mu);
     if (!b) return -1;
     for (; b->next < b->n; b->next++) {
-      Item it = b->items[b->next];
-      g->progress = it.src;
+      const Item *it = &b->items[b->next];
+      g->progress = it->src;
       if (node_deliver(n, 0, it) < 0) {
         b->next++;
         batch_free(b);
@@ -55,7 +55,7 @@ static void *group_main(void *arg) {
     ckpt_source_ended(x);
     if (rc == 0 && !exec_stopping(x)) {
       n->finals_left = 1;
-      rc = node_deliver(n, 0, (Item){ .kind = ITEM_FINAL, .seq = n->inst.cur_seq, .src = n->inst.cur_src });
+      rc = node_deliver(n, 0, &(Item){ .kind = ITEM_FINAL, .seq = n->inst.cur_seq, .src = n->inst.cur_src });
     }
   } else if (g->driver == DRIVE_SINGLE) {
     rc = run_single(g);

@@ -317,7 +317,7 @@ int order_run(Group *g) {
     }
     g->progress = it.src;
     if (it.kind == ITEM_FINAL) n->finals_left = 1;
-    if (node_deliver(n, it.kind == ITEM_TUPLE ? g->last_slot : 0, it) < 0) return -1;
+    if (node_deliver(n, it.kind == ITEM_TUPLE ? g->last_slot : 0, &it) < 0) return -1;
     if (it.kind == ITEM_FINAL) return 0;
   }
 }
