@@ -238,10 +238,15 @@ int edge_receive(Exec *x, Edge *e, const Item *items, int n);
 
 /* ---- queue.c: batches and queues ---- */
 
-/* An empty batch with room for cap items (aborts when out of memory). */
+/* An empty batch with room for cap items (aborts when out of memory). Batches are blocks of the
+ * per-thread pools (tuple.c): a batch made by one thread and freed by another costs no malloc. */
 Batch *batch_new(int cap);
+/* b with room for cap (> b->cap) items: the same items, b itself gone. */
+Batch *batch_grow(Batch *b, int cap);
 /* Releases the tuples of the items not yet read (from b->next on) and b itself; NULL is fine. */
 void batch_free(Batch *b);
+/* Releases b, whose items were all read (their tuples are someone else's now). */
+void batch_release(Batch *b);
 /* A queue of x->queue_batches batches into group owner, in the plan's arena. Main thread. */
 Queue *queue_new(Exec *x, Group *owner);
 /* Takes the next batch of q without waiting (NULL when empty) and signals not_full; the caller

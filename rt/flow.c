@@ -91,10 +91,7 @@ static inline void item_copy(Item *d, const Item *s) {
  * this edge waits for room, or for one progress item). */
 static void pending_append(Edge *e, const Item *it) {
   if (!e->pending) e->pending = batch_new(e->limit + 1);
-  if (e->pending->n == e->pending->cap) {
-    e->pending->cap *= 2;
-    e->pending = sf_xrealloc(e->pending, sizeof(Batch) + sizeof(Item) * (size_t)e->pending->cap);
-  }
+  if (e->pending->n == e->pending->cap) e->pending = batch_grow(e->pending, 2 * e->pending->cap);
   item_copy(&e->pending->items[e->pending->n++], it);
 }
 

@@ -40,7 +40,7 @@ static int run_single(Group *g) {
         return -1;
       }
     }
-    free(b);
+    batch_release(b);
   }
   return 0;
 }

@@ -19,7 +19,7 @@ static Item *head(Group *g, int s) {
     Batch *b = g->cur[s];
     if (b && b->next < b->n) return &b->items[b->next];
     if (b) {
-      free(b);
+      batch_release(b);
       g->cur[s] = NULL;
     }
     Edge *e = g->entry->in[s];

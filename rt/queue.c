@@ -5,20 +5,34 @@
 #include "exec_priv.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 Batch *batch_new(int cap) {
-  Batch *b = sf_xmalloc(sizeof *b + sizeof(Item) * (size_t)cap);
+  Batch *b = pool_alloc(sizeof *b + sizeof(Item) * (size_t)cap);
   b->n = 0;
   b->cap = cap;
   b->next = 0;
   return b;
 }
 
+Batch *batch_grow(Batch *b, int cap) {
+  Batch *g = batch_new(cap);
+  memcpy(g->items, b->items, sizeof(Item) * (size_t)b->n);
+  g->n = b->n;
+  g->next = b->next;
+  pool_free(b);
+  return g;
+}
+
 void batch_free(Batch *b) {
   if (!b) return;
   for (int i = b->next; i < b->n; i++)
     if (b->items[i].kind == ITEM_TUPLE) tuple_unref(b->items[i].t);
-  free(b);
+  pool_free(b);
+}
+
+void batch_release(Batch *b) {
+  pool_free(b);
 }
 
 Queue *queue_new(Exec *x, Group *owner) {
