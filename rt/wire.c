@@ -119,6 +119,20 @@ static int read_varint(const uint8_t *p, size_t len, size_t *i, uint64_t *v) {
   return -1;
 }
 
+/* The bytes of p[0..n) below 0x80 (the last byte of each varint), eight at a time: a byte-wise
+ * loop over every packed column was a quarter of wire_decode's own time. */
+static size_t final_bytes(const uint8_t *p, size_t n) {
+  size_t count = 0, j = 0;
+  for (; j + 8 <= n; j += 8) {
+    uint64_t w;
+    memcpy(&w, p + j, 8);
+    uint64_t ones = (~w & 0x8080808080808080ULL) >> 7; /* 1 in each byte below 0x80 */
+    count += (size_t)((ones * 0x0101010101010101ULL) >> 56); /* their sum, in the top byte */
+  }
+  for (; j < n; j++) count += p[j] < 0x80;
+  return count;
+}
+
 /* Counts the elements of each field of a Batch (counts[1..9], packed or not; counts[0]: fields
  * that are not Batch's) by walking the wire format, without allocating: protobuf-c would allocate
  * for all of them before we could look.  Returns -1 when the bytes are not a protobuf message
@@ -151,7 +165,7 @@ static int count_fields(const uint8_t *p, size_t len, size_t counts[10]) {
       if (field == 6) { /* packed doubles */
         *c += (size_t)v / 8;
       } else if (field >= 2 && field <= 9 && field != 7) { /* packed varints: one final byte each */
-        for (size_t j = 0; j < v; j++) *c += p[i + j] < 0x80;
+        *c += final_bytes(p + i, (size_t)v);
       } else {
         (*c)++;
       }

@@ -173,6 +173,38 @@ START_TEST(test_slab_types) {
 }
 END_TEST
 
+/* The items of a batch are counted on the wire before anything is unpacked, eight bytes of a
+ * packed column at a time: for every count around those eight bytes and varints of 1 to 10 bytes,
+ * the count is exact (a batch of n items passes a limit of n and is refused by n - 1, naming n). */
+START_TEST(test_count_items) {
+  for (int n = 1; n <= 40; n++) {
+    Item in[40];
+    for (int i = 0; i < n; i++) {
+      uint64_t big = (uint64_t)1 << ((i * 7 + n) % 64); /* 1 to 10 varint bytes */
+      in[i] = (Item){.kind = i % 3 ? ITEM_PULSE : ITEM_PROGRESS, .seq = big + (uint64_t)i, .src = big >> 1};
+    }
+    for (int i = 1; i < n; i++) { /* positions never go back */
+      if (in[i].seq < in[i - 1].seq) in[i].seq = in[i - 1].seq;
+      if (in[i].src < in[i - 1].src) in[i].src = in[i - 1].src;
+    }
+    Buf b;
+    buf_init(&b);
+    wire_encode("e", &schema, in, n, &b);
+    Item *out;
+    int got;
+    char err[200] = "", want[200];
+    ck_assert_msg(wire_decode(b.p, b.n, "e", &schema, n, &out, &got, err, sizeof err) == 0, "%d: %s", n, err);
+    ck_assert_int_eq(got, n);
+    for (int i = 0; i < n; i++) ck_assert(out[i].kind == in[i].kind && out[i].seq == in[i].seq && out[i].src == in[i].src);
+    free_items(out, got);
+    ck_assert_int_eq(wire_decode(b.p, b.n, "e", &schema, n - 1, &out, &got, err, sizeof err), -1);
+    snprintf(want, sizeof want, "batch of %d items exceeds the limit of %d items per batch", n, n - 1);
+    ck_assert_str_eq(err, want);
+    buf_release(&b);
+  }
+}
+END_TEST
+
 /* Latency stamps (Item.born) travel when a sender has them, one per item; a batch without them
  * decodes with born 0; borns that do not match the items are refused, as are more borns than
  * the limit of items. */
@@ -320,6 +352,7 @@ int main(void) {
   tcase_add_test(tc, test_roundtrip);
   tcase_add_test(tc, test_borns);
   tcase_add_test(tc, test_slab_types);
+  tcase_add_test(tc, test_count_items);
   tcase_add_test(tc, test_oversized_pulse_batch);
   tcase_add_test(tc, test_other_floods);
   tcase_add_test(tc, test_thread_arenas_freed);
