@@ -35,6 +35,10 @@
 #       certificate decrypts the HTTP/2 preface, which shows the recording works.
 #   g.  sf-exec --host h0 without TLS material exits 1 saying so (it never falls back to plain text);
 #       with --insecure-plaintext on a graph whose hosts are not on loopback it exits 1 too.
+#   h.  tools/sf-certs (every host's key and certificate made at once): each certificate verifies
+#       against the job CA and names its host (CN and DNS name), the CA's key and openssl's logs are
+#       gone; when openssl fails for one host (its key file is a directory) it exits 1 naming that
+#       host with openssl's reason, and leaves no CA key.
 # Every case prints one line, OK or FAIL with what was expected; failures keep the work directory.
 #
 #   d6. the probe sends a well-formed batch of one tuple and half-closes without the end-of-stream
@@ -504,6 +508,33 @@ if [[ $st == 1 && $(cat "$d/far.log") == "$want" ]]; then
   sf_ok g "--insecure-plaintext with a host off loopback: refused"
 else
   sf_bad g "--insecure-plaintext off loopback: exited $st, expected 1 and exactly: $want" "$d/far.log" "$d/xform2.log"
+fi
+
+# ---- h: sf-certs ----
+d=$work/h
+bash "$src/tools/sf-certs" "$d/ok" h0 h1 x_2 2>"$d.err" || sf_bad h "sf-certs h0 h1 x_2 failed" "$d.err"
+bad=""
+for h in h0 h1 x_2; do
+  openssl verify -CAfile "$d/ok/ca.crt" "$d/ok/$h.crt" >/dev/null 2>&1 || bad="$bad $h:verify"
+  openssl x509 -in "$d/ok/$h.crt" -noout -subject -ext subjectAltName 2>/dev/null | tr -d ' ' |
+    grep -q "^subject=CN=$h\$" || bad="$bad $h:CN"
+  openssl x509 -in "$d/ok/$h.crt" -noout -ext subjectAltName 2>/dev/null | grep -q "DNS:$h\$" || bad="$bad $h:DNS"
+  [[ -s $d/ok/$h.key ]] || bad="$bad $h:key"
+done
+left=$(cd "$d/ok" && ls -A | grep -vxE '(h0|h1|x_2)\.(crt|key)|ca\.crt' | tr '\n' ' ')
+if [[ -z $bad && -z $left ]]; then
+  sf_ok h "sf-certs: three certificates from the job CA, each naming its host, nothing else left"
+else
+  sf_bad h "sf-certs: wrong certificates ($bad) or files left ($left)" "$d.err"
+fi
+mkdir -p "$d/fail/h1.key"
+bash "$src/tools/sf-certs" "$d/fail" h0 h1 2>"$d/fail.err"
+st=$?
+if [[ $st == 1 ]] && grep -q "^sf-certs: error: openssl failed: the certificate of 'h1'\$" "$d/fail.err" &&
+   grep -q "h1.key" "$d/fail.err" && [[ ! -e $d/fail/ca.key ]]; then
+  sf_ok h "sf-certs: openssl failing for h1 is reported, exit 1, no CA key left"
+else
+  sf_bad h "sf-certs with h1.key a directory: exited $st, expected 1 naming 'h1' and no ca.key left" "$d/fail.err"
 fi
 
 if [[ ${SF_FAULTS_STRICT:-0} == 1 ]]; then
