@@ -316,7 +316,7 @@ int ckpt_source_emit(Node *n) {
       if (n->ck_prev <= pos) { /* this tuple crosses the position: the barrier goes first */
         Item b = { .kind = ITEM_BARRIER, .seq = pos, .src = pos, .ckpt = id };
         rc = ckpt_snapshot(n, b);
-        for (int p = 0; rc == 0 && p < n->op->noutputs; p++) rc = rt_emit_item(&n->inst, p, b);
+        for (int p = 0; rc == 0 && p < n->op->noutputs; p++) rc = rt_emit_item(&n->inst, p, &b);
       } /* else: it was already past the position; this checkpoint will not complete */
     }
   }

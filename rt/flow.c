@@ -223,8 +223,8 @@ static int emit_item(OpInst *op, int port, const Item *it) {
   return 0;
 }
 
-int rt_emit_item(OpInst *op, int port, Item it) {
-  return emit_item(op, port, &it);
+int rt_emit_item(OpInst *op, int port, const Item *it) {
+  return emit_item(op, port, it);
 }
 
 /* The group's thread is about to wait (for input, for room, or pacing a source): the idle hooks

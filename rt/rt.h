@@ -163,8 +163,8 @@ struct OpInst {
 /* Emits t on output port `port` with the current seq/src; takes over the reference. 0 or -1 when
  * the job is failing (the caller should return -1 at once). */
 int rt_emit(OpInst *op, int port, Tuple *t);
-/* Emits an item with explicit seq/src (Split, Merge). Takes over item.t's reference. */
-int rt_emit_item(OpInst *op, int port, Item item);
+/* Emits an item with explicit seq/src (Split, Merge): read, not kept. Takes over item->t's reference. */
+int rt_emit_item(OpInst *op, int port, const Item *item);
 /* Records the job's first failure as "operator 'NAME': message" ("operator 'NAME' (from 'ORIGIN'):
  * message" for a replica in a parallel region, so the user finds their operator) and returns -1. */
 int rt_fail(OpInst *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

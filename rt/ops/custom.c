@@ -363,7 +363,7 @@ int sf_emit_window(sf_op *op) {
                    op->handling == HANDLING_SNAPSHOT ? "snapshot" : "restore");
   if (!op->inst->out_schema) return op_fail(op, "sf_emit_window: the operator has no output");
   Item it = { .kind = ITEM_WINDOW, .seq = op->inst->cur_seq, .src = op->inst->cur_src };
-  if (rt_emit_item(op->inst, 0, it) < 0) {
+  if (rt_emit_item(op->inst, 0, &it) < 0) {
     op->failed = true;
     return -1;
   }
@@ -665,7 +665,7 @@ static int custom_window(OpInst *inst, int port) {
   if (call_punctuation(op, port, SF_PUNCT_WINDOW) < 0) return -1;
   if (!inst->out_schema) return 0;
   Item it = { .kind = ITEM_WINDOW, .seq = inst->cur_seq, .src = inst->cur_src };
-  return rt_emit_item(inst, 0, it);
+  return rt_emit_item(inst, 0, &it);
 }
 
 static int custom_final(OpInst *inst) {

@@ -7,26 +7,26 @@
 
 static int merge_process(OpInst *op, int port, Tuple *t) {
   bool in_channel = op->op->channel >= 0;
-  return rt_emit_item(op, 0, (Item){ .kind = ITEM_TUPLE, .seq = in_channel ? op->cur_seq : op->cur_src,
+  return rt_emit_item(op, 0, &(Item){ .kind = ITEM_TUPLE, .seq = in_channel ? op->cur_seq : op->cur_src,
                                      .src = op->cur_src, .born = op->cur_born, .t = t });
 }
 
 static int merge_pulse(OpInst *op, int port, uint64_t seq) {
   if (op->op->channel < 0) return 0;
-  return rt_emit_item(op, 0, (Item){ .kind = ITEM_PULSE, .seq = seq, .src = op->cur_src });
+  return rt_emit_item(op, 0, &(Item){ .kind = ITEM_PULSE, .seq = seq, .src = op->cur_src });
 }
 
 /* A checkpoint barrier leaves like a tuple: a region's final Merge gives it the outer stream's
  * position, so nothing after it goes back. */
 static int merge_barrier(OpInst *op, Item b) {
   if (op->op->channel < 0) b.seq = b.src;
-  return rt_emit_item(op, 0, b);
+  return rt_emit_item(op, 0, &b);
 }
 
 /* Window punctuation too: it leaves a region's final Merge at the outer stream's position. */
 static int merge_window(OpInst *op, int port) {
   bool in_channel = op->op->channel >= 0;
-  return rt_emit_item(op, 0, (Item){ .kind = ITEM_WINDOW, .seq = in_channel ? op->cur_seq : op->cur_src,
+  return rt_emit_item(op, 0, &(Item){ .kind = ITEM_WINDOW, .seq = in_channel ? op->cur_seq : op->cur_src,
                                      .src = op->cur_src });
 }
 

@@ -43,7 +43,7 @@ static int split_open(OpInst *op) {
 
 static int send_pulses(OpInst *op, Split *s, uint64_t seq) {
   for (int p = 0; p < s->width; p++)
-    if (rt_emit_item(op, p, (Item){ .kind = ITEM_PULSE, .seq = seq, .src = op->cur_src }) < 0) return -1;
+    if (rt_emit_item(op, p, &(Item){ .kind = ITEM_PULSE, .seq = seq, .src = op->cur_src }) < 0) return -1;
   s->since = 0;
   return 0;
 }
@@ -60,7 +60,7 @@ static int split_process(OpInst *op, int port, Tuple *t) {
   }
   uint64_t seq = s->assign ? s->next_seq++ : op->cur_seq;
   s->high = seq + 1;
-  if (rt_emit_item(op, out, (Item){ .kind = ITEM_TUPLE, .seq = seq, .src = op->cur_src, .born = op->cur_born, .t = t }) < 0) return -1;
+  if (rt_emit_item(op, out, &(Item){ .kind = ITEM_TUPLE, .seq = seq, .src = op->cur_src, .born = op->cur_born, .t = t }) < 0) return -1;
   if (s->pulse && ++s->since >= s->pulse) return send_pulses(op, s, s->high);
   return 0;
 }
@@ -94,7 +94,7 @@ static int split_window(OpInst *op, int port) {
   Split *s = op->state;
   uint64_t seq = s->assign ? s->next_seq : op->cur_seq;
   for (int p = 0; p < s->width; p++)
-    if (rt_emit_item(op, p, (Item){ .kind = ITEM_WINDOW, .seq = seq, .src = op->cur_src }) < 0) return -1;
+    if (rt_emit_item(op, p, &(Item){ .kind = ITEM_WINDOW, .seq = seq, .src = op->cur_src }) < 0) return -1;
   return 0;
 }
 
@@ -105,7 +105,7 @@ static int split_barrier(OpInst *op, Item b) {
   b.seq = s->assign ? s->next_seq : op->cur_seq;
   if (b.seq > s->high) s->high = b.seq; /* a later pulse promises no less than the barrier did */
   for (int p = 0; p < s->width; p++)
-    if (rt_emit_item(op, p, b) < 0) return -1;
+    if (rt_emit_item(op, p, &b) < 0) return -1;
   return 0;
 }
 
