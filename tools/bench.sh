@@ -598,6 +598,7 @@ if [ -x "$bin/sf-bench-grpc-ceiling" ]; then
     t=$(best_of "$top/tools/sf-launch" --exec "$bin/sf-exec" --batch "$b" dist.xml)
     cmp -s out/dist.csv out/dist_one.csv || { echo "distribution: output differs at batch $b" >&2; exit 1; }
     printf '   two executors, batch %-5s %8ss  %s\n' "$b" "$t" "$(rate "$DN" "$t")"
+    [ "$b" = 256 ] && t_256=$t
     if [ -z "$best_dist" ] || awk -v a="$t" -v b="$best_dist" 'BEGIN { exit !(a < b) }'; then best_dist=$t; best_b=$b; fi
   done
   t_ceil=$(best_of "$bin/sf-bench-grpc-ceiling" "$DN" "$best_b")
@@ -605,6 +606,11 @@ if [ -x "$bin/sf-bench-grpc-ceiling" ]; then
   printf '   best two-executor run (batch %s) reaches %s of the ceiling and %s of one process\n' "$best_b" \
     "$(awk -v a="$t_ceil" -v b="$best_dist" 'BEGIN { printf "%.0f %%", 100 * a / b }')" \
     "$(awk -v a="$t_one" -v b="$best_dist" 'BEGIN { printf "%.0f %%", 100 * a / b }')"
+  if [ "$best_b" != 256 ]; then
+    t_ceil256=$(best_of "$bin/sf-bench-grpc-ceiling" "$DN" 256)
+    printf '   raw gRPC ceiling, 256 /msg %8ss  %s: batch 256 reaches %s of it\n' "$t_ceil256" "$(rate "$DN" "$t_ceil256")" \
+      "$(awk -v a="$t_ceil256" -v b="$t_256" 'BEGIN { printf "%.0f %%", 100 * a / b }')"
+  fi
 fi
 
 # ---- 6. the TBB peer on the Work graph ----
