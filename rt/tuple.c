@@ -137,19 +137,24 @@ static Pool *thread_pool(void) {
   return p;
 }
 
+/* Puts block f of p onto p's local list of its class, or frees it when that list is full. */
+static void keep_local(Pool *p, Free *f) {
+  int c = f->h.cls;
+  if (p->nlocal[c] < list_cap(c)) {
+    f->next = p->local[c];
+    p->local[c] = f;
+    p->nlocal[c]++;
+  } else {
+    free(f);
+  }
+}
+
 /* Moves the return stack onto the local lists (the excess is freed). */
 static void pool_refill(Pool *p) {
   Free *f = atomic_exchange_explicit(&p->returned, NULL, memory_order_acquire);
   while (f) {
     Free *next = f->next;
-    int c = f->h.cls;
-    if (p->nlocal[c] < list_cap(c)) {
-      f->next = p->local[c];
-      p->local[c] = f;
-      p->nlocal[c]++;
-    } else {
-      free(f);
-    }
+    keep_local(p, f);
     f = next;
   }
 }
@@ -183,14 +188,7 @@ void pool_free(void *block) {
   if (!p) {
     free(f);
   } else if (p == my_pool) {
-    int c = f->h.cls;
-    if (p->nlocal[c] < list_cap(c)) {
-      f->next = p->local[c];
-      p->local[c] = f;
-      p->nlocal[c]++;
-    } else {
-      free(f);
-    }
+    keep_local(p, f);
   } else {
     Free *head = atomic_load_explicit(&p->returned, memory_order_relaxed);
     do {
