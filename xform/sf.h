@@ -524,7 +524,8 @@ typedef struct Writer {
   FILE *out;         /* where the bytes go */
   int err;           /* errno of the first failed write (0: none) */
   size_t len;        /* bytes waiting in buf */
-  char buf[1 << 16]; /* bytes not yet handed to out */
+  char buf[1 << 20]; /* bytes not yet handed to out: as much as sf-xform's stdio buffer, which
+                      * then passes a full one straight to write(2) instead of copying it */
 } Writer;
 
 Writer *wr_open(FILE *out);
