@@ -16,26 +16,15 @@
  * look at it every 20 ms. DIR must then be one directory for all executors (a shared file system
  * between machines).
  *
- * Files, all written to a temporary name and renamed into place (the snapshots of one executor made
- * durable by one syncfs before its done file, the others each synced):
- *   DIR/ckpt-K/OP.snap        one per operator: "SFCKPT1\n", K (u64), the operator's name (u64
- *                             length + bytes), the payload (u64 length + bytes), then the CRC-32 of
- *                             everything before it (u32); the payload is the ordered driver's
- *                             counters (u64 next seq, u64 tuples taken; zeros for others), the
- *                             barrier's position (u64), then the kind's own snapshot (u64 length +
- *                             bytes, rt.h's OpKindImpl.snapshot)
- *   DIR/ckpt-K/host-H.done    every operator of host H ("all" in one process) wrote its file
- *   DIR/ckpt-K/MANIFEST       written last, by whichever executor sees every host done: "sf-checkpoint
- *                             1", "id K", "position P", then "file NAME SIZE" per snapshot
- * A checkpoint is complete when its MANIFEST exists. The two newest complete ones are kept; older
- * ones go. A restore takes the newest complete one whose files all match the manifest and their
+ * The files (their layout is ckptdir.c's): per operator a snapshot, per host a done file, and last
+ * the MANIFEST. The two newest complete checkpoints are kept; older ones go. A restore takes the newest complete one whose files all match the manifest and their
  * CRCs, saying so; a damaged one is skipped with a message, never used.
  *
  * Locks: ck->mu guards the per-checkpoint counts only and is taken holding no other lock (from
  * node_deliver, which holds none); nothing is called while it is held. */
+#include "ckptdir.h"
 #include "exec_priv.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -44,10 +33,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 enum { CK_SLOTS = 16 };
-static const char MAGIC[8] = "SFCKPT1\n";
 
 typedef struct Ckpt {
   char dir[PATH_MAX];       /* the checkpoint directory (plan) */
@@ -78,120 +65,8 @@ typedef struct Ckpt {
   uint64_t restored;        /* the checkpoint the job started from (0: none) */
 } Ckpt;
 
-/* ---- small file helpers ---- */
-
 static int ck_path(char *buf, size_t cap, const Ckpt *ck, uint64_t id, const char *name) {
-  int n = id ? snprintf(buf, cap, "%s/ckpt-%" PRIu64 "%s%s", ck->dir, id, name ? "/" : "", name ? name : "")
-             : snprintf(buf, cap, "%s/%s", ck->dir, name);
-  return n < 0 || (size_t)n >= cap ? -1 : 0;
-}
-
-/* Writes n bytes to path through a temporary file, renamed into place; synced first when sync (a
- * snapshot is not: the executor syncs its file system once all of them are written). 0 or -1
- * (errno). */
-static int write_file(const char *path, const void *p, size_t n, bool sync) {
-  char tmp[PATH_MAX + 8];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return -1;
-  const char *c = p;
-  while (n > 0) {
-    ssize_t w = write(fd, c, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      int e = errno;
-      close(fd);
-      unlink(tmp);
-      errno = e;
-      return -1;
-    }
-    c += w;
-    n -= (size_t)w;
-  }
-  if ((sync && fdatasync(fd) < 0) || close(fd) < 0 || rename(tmp, path) < 0) {
-    int e = errno;
-    unlink(tmp);
-    errno = e;
-    return -1;
-  }
-  return 0;
-}
-
-/* The whole file in a malloc'd buffer (*n bytes), NULL (errno) when it cannot be read. */
-static unsigned char *read_all(const char *path, size_t *n) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return NULL;
-  struct stat st;
-  if (fstat(fd, &st) < 0 || st.st_size > (off_t)1 << 40) {
-    close(fd);
-    return NULL;
-  }
-  unsigned char *p = malloc((size_t)st.st_size + 1);
-  size_t got = 0;
-  while (p && got < (size_t)st.st_size) {
-    ssize_t r = read(fd, p + got, (size_t)st.st_size - got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    got += (size_t)r;
-  }
-  close(fd);
-  if (p && got != (size_t)st.st_size) {
-    free(p);
-    errno = EIO;
-    return NULL;
-  }
-  if (p) p[got] = 0;
-  *n = got;
-  return p;
-}
-
-static bool exists(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0;
-}
-
-/* Removes DIR/ckpt-K and everything in it (best effort). */
-static void remove_ckpt(const Ckpt *ck, uint64_t id) {
-  char path[PATH_MAX];
-  if (ck_path(path, sizeof path, ck, id, NULL) < 0) return;
-  DIR *d = opendir(path);
-  if (d) {
-    struct dirent *e;
-    while ((e = readdir(d))) {
-      if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2]))) continue;
-      char f[PATH_MAX * 2];
-      snprintf(f, sizeof f, "%s/%s", path, e->d_name);
-      unlink(f);
-    }
-    closedir(d);
-  }
-  rmdir(path);
-}
-
-/* The numbers K of the DIR/ckpt-K directories, newest first (*n of them; malloc'd). */
-static uint64_t *list_ckpts(const Ckpt *ck, int *n) {
-  *n = 0;
-  int cap = 16;
-  uint64_t *ids = malloc(sizeof *ids * (size_t)cap);
-  DIR *d = opendir(ck->dir);
-  if (!d) return ids;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    char *end;
-    if (strncmp(e->d_name, "ckpt-", 5) != 0 || e->d_name[5] < '1' || e->d_name[5] > '9') continue;
-    uint64_t id = strtoull(e->d_name + 5, &end, 10);
-    if (*end) continue;
-    if (*n == cap) ids = realloc(ids, sizeof *ids * (size_t)(cap *= 2));
-    ids[(*n)++] = id;
-  }
-  closedir(d);
-  for (int i = 1; i < *n; i++) /* newest first: insertion sort (a handful of entries) */
-    for (int j = i; j > 0 && ids[j] > ids[j - 1]; j--) {
-      uint64_t t = ids[j];
-      ids[j] = ids[j - 1];
-      ids[j - 1] = t;
-    }
-  return ids;
+  return ckptdir_path(buf, cap, ck->dir, id, name);
 }
 
 /* ---- writing a checkpoint ---- */
@@ -203,34 +78,12 @@ static void try_manifest(Exec *x, uint64_t id, uint64_t pos) {
   for (int i = 0; i < ck->nhosts; i++) {
     char name[300];
     snprintf(name, sizeof name, "host-%s.done", ck->hosts[i]);
-    if (ck_path(path, sizeof path, ck, id, name) < 0 || !exists(path)) return;
+    if (ck_path(path, sizeof path, ck, id, name) < 0 || !ckptdir_exists(path)) return;
   }
-  Buf m;
-  buf_init(&m);
-  char line[PATH_MAX + 64];
-  snprintf(line, sizeof line, "sf-checkpoint 1\nid %" PRIu64 "\nposition %" PRIu64 "\n", id, pos);
-  buf_puts(&m, line);
-  ck_path(path, sizeof path, ck, id, NULL);
-  DIR *d = opendir(path);
-  int files = 0;
-  if (d) {
-    struct dirent *e;
-    while ((e = readdir(d))) {
-      size_t len = strlen(e->d_name);
-      if (len < 6 || strcmp(e->d_name + len - 5, ".snap") != 0) continue;
-      char f[PATH_MAX * 2];
-      snprintf(f, sizeof f, "%s/%s", path, e->d_name);
-      struct stat st;
-      if (stat(f, &st) < 0) continue;
-      snprintf(line, sizeof line, "file %s %lld\n", e->d_name, (long long)st.st_size);
-      buf_puts(&m, line);
-      files++;
-    }
-    closedir(d);
-  }
-  if (files > 0 && ck_path(path, sizeof path, ck, id, "MANIFEST") == 0 && write_file(path, m.p, m.n, true) < 0)
+  if (ckptdir_write_manifest(ck->dir, id, pos) < 0) {
+    ck_path(path, sizeof path, ck, id, "MANIFEST");
     fprintf(x->log, "sf-exec: warning: checkpoint %" PRIu64 ": cannot write '%s': %s\n", id, path, strerror(errno));
-  buf_release(&m);
+  }
 }
 
 int ckpt_snapshot(Node *n, Item barrier) {
@@ -250,27 +103,15 @@ int ckpt_snapshot(Node *n, Item barrier) {
   bool driver = g && g->entry == n && g->driver != DRIVE_SINGLE;
   Buf b;
   buf_init(&b);
-  buf_append(&b, MAGIC, sizeof MAGIC);
-  snap_u64(&b, id);
-  snap_bytes(&b, n->op->name, strlen(n->op->name));
-  Buf payload;
-  buf_init(&payload);
-  snap_u64(&payload, driver ? g->next_seq : 0);
-  snap_u64(&payload, driver ? g->taken : 0);
-  snap_u64(&payload, barrier.src);
-  snap_bytes(&payload, state.p ? state.p : "", state.n);
-  snap_bytes(&b, payload.p, payload.n);
-  uint32_t crc = (uint32_t)crc32(0L, (const Bytef *)b.p, (uInt)b.n);
-  char c4[4] = { (char)crc, (char)(crc >> 8), (char)(crc >> 16), (char)(crc >> 24) };
-  buf_append(&b, c4, 4);
-  buf_release(&payload);
+  ckptdir_snap_encode(&b, id, n->op->name, driver ? g->next_seq : 0, driver ? g->taken : 0, barrier.src, state.p,
+                      state.n);
   buf_release(&state);
 
   char path[PATH_MAX], file[300];
   int rc = 0;
   snprintf(file, sizeof file, "%s.snap", n->op->name);
   if (ck_path(path, sizeof path, ck, id, NULL) < 0 || (mkdir(path, 0755) < 0 && errno != EEXIST) ||
-      ck_path(path, sizeof path, ck, id, file) < 0 || write_file(path, b.p, b.n, false) < 0) {
+      ck_path(path, sizeof path, ck, id, file) < 0 || ckptdir_write_file(path, b.p, b.n, false) < 0) {
     exec_fail(x, "checkpoint %" PRIu64 ": cannot write '%s': %s", id, path, strerror(errno));
     rc = -1;
   }
@@ -295,7 +136,7 @@ int ckpt_snapshot(Node *n, Item barrier) {
     close(dfd);
   }
   snprintf(file, sizeof file, "host-%s.done", ck->host);
-  if (ck_path(path, sizeof path, ck, id, file) < 0 || write_file(path, "", 0, true) < 0) {
+  if (ck_path(path, sizeof path, ck, id, file) < 0 || ckptdir_write_file(path, "", 0, true) < 0) {
     exec_fail(x, "checkpoint %" PRIu64 ": cannot write '%s': %s", id, path, strerror(errno));
     return -1;
   }
@@ -350,14 +191,14 @@ void ckpt_tick(Exec *x) {
   uint64_t max = furthest(ck);
   uint64_t step = max > ck->last_max ? max - ck->last_max : 0; /* tuples per tick (20 ms) */
   ck->last_max = max;
-  if (ck->last_req > ck->complete && ck_path(path, sizeof path, ck, ck->last_req, "MANIFEST") == 0 && exists(path)) {
+  if (ck->last_req > ck->complete && ck_path(path, sizeof path, ck, ck->last_req, "MANIFEST") == 0 && ckptdir_exists(path)) {
     if (ck->coordinator) { /* the two newest complete ones stay; older ones and unfinished ones go */
       int n;
-      uint64_t *ids = list_ckpts(ck, &n);
+      uint64_t *ids = ckptdir_list(ck->dir, &n);
       for (int i = 0; i < n; i++) {
         char p2[PATH_MAX];
-        bool finished = ck_path(p2, sizeof p2, ck, ids[i], "MANIFEST") == 0 && exists(p2);
-        if (ids[i] < ck->complete || (ids[i] < ck->last_req && !finished)) remove_ckpt(ck, ids[i]);
+        bool finished = ck_path(p2, sizeof p2, ck, ids[i], "MANIFEST") == 0 && ckptdir_exists(p2);
+        if (ids[i] < ck->complete || (ids[i] < ck->last_req && !finished)) ckptdir_remove(ck->dir, ids[i]);
       }
       free(ids);
     }
@@ -369,7 +210,7 @@ void ckpt_tick(Exec *x) {
      * completions for its sinks) */
     if (ck_path(path, sizeof path, ck, 0, "REQUEST") < 0) return;
     size_t len;
-    char *text = (char *)read_all(path, &len);
+    char *text = (char *)ckptdir_read_all(path, &len);
     uint64_t id, pos;
     if (text && sscanf(text, "%" SCNu64 " %" SCNu64, &id, &pos) == 2 && id > ck->last_req) {
       if (ck->sources.n) publish(ck, id, pos);
@@ -389,7 +230,7 @@ void ckpt_tick(Exec *x) {
   if (ck->distributed) {
     char text[64];
     int len = snprintf(text, sizeof text, "%" PRIu64 " %" PRIu64 "\n", id, pos);
-    if (ck_path(path, sizeof path, ck, 0, "REQUEST") < 0 || write_file(path, text, (size_t)len, true) < 0) {
+    if (ck_path(path, sizeof path, ck, 0, "REQUEST") < 0 || ckptdir_write_file(path, text, (size_t)len, true) < 0) {
       fprintf(x->log, "sf-exec: warning: cannot write '%s': %s\n", path, strerror(errno));
       ck->next_at = now + ck->interval;
       return;
@@ -411,108 +252,7 @@ uint64_t rt_checkpoint_taking(const OpInst *op) {
   return n ? n->ck_taking : 0;
 }
 
-/* ---- which keys a replica owns ---- */
-
-/* The Split that deals n's channel its tuples: up its inputs (through a shuffle's channel Merge, its
- * first input) to the first Split. NULL outside a region. */
-static const Op *channel_split(const Op *op) {
-  for (int hops = 0; op && op->channel >= 0 && hops < 1000; hops++) {
-    if (op->ninputs == 0 || op->inputs[0].nstreams == 0 || !op->inputs[0].streams[0]) return NULL;
-    const Op *up = op->inputs[0].streams[0]->producer;
-    if (up && up->kind == KIND_SPLIT) return up;
-    op = up;
-  }
-  return NULL;
-}
-
-/* Works out which keys n owns: the hash of its region's Split over the same attributes. */
-static void find_owner(Exec *x, Node *n) {
-  n->own_width = 1;
-  const Op *split = channel_split(n->op);
-  if (!split || !n->inst.in_schema) return;
-  const OpInst *si = &x->nodes[split->index].inst;
-  const char *strategy = rt_param(si, "strategy"), *keys = rt_param(si, "keys");
-  if (!strategy || strcmp(strategy, "hash") != 0 || !keys) return;
-  int nk;
-  const char **names = names_split(x->arena, keys, &nk);
-  n->own_attrs = arena_alloc(x->arena, sizeof(int) * (size_t)(nk + 1));
-  for (int i = 0; i < nk; i++)
-    if ((n->own_attrs[i] = schema_find_attr(n->inst.in_schema, names[i])) < 0) return; /* cannot tell */
-  n->own_n = nk;
-  n->own_width = split->noutputs;
-}
-
-bool rt_owns_key(const OpInst *op, const Value *vals, const int *slots, int nvals) {
-  const Node *n = op->exec_data;
-  if (!n || n->own_width <= 1 || n->op->channel < 0) return true;
-  uint64_t h = SF_HASH_SEED;
-  for (int i = 0; i < n->own_n; i++) {
-    int j = 0;
-    while (j < nvals && slots[j] != n->own_attrs[i]) j++;
-    if (j == nvals) return true; /* the key does not hold the region's attribute: keep it */
-    h = value_hash(&vals[j], h);
-  }
-  return sf_key_channel(h, n->own_width) == n->op->channel;
-}
-
 /* ---- restoring ---- */
-
-typedef struct Snap {
-  unsigned char *bytes;       /* the file */
-  size_t n;
-  uint64_t next_seq, taken, pos; /* the driver's counters, the barrier's position */
-  SnapIn state;               /* the kind's own snapshot */
-} Snap;
-
-/* Reads and checks DIR/ckpt-id/NAME.snap against its CRC and the manifest's size. NULL with why. */
-static bool load_snap(const Ckpt *ck, uint64_t id, const char *name, const char *manifest, Snap *s, char *why,
-                      size_t cap) {
-  char file[300], path[PATH_MAX], want[400];
-  snprintf(file, sizeof file, "%s.snap", name);
-  if (ck_path(path, sizeof path, ck, id, file) < 0) return snprintf(why, cap, "path too long"), false;
-  s->bytes = read_all(path, &s->n);
-  if (!s->bytes) return snprintf(why, cap, "cannot read '%s': %s", file, strerror(errno)), false;
-  snprintf(want, sizeof want, "\nfile %s %zu\n", file, s->n);
-  if (!strstr(manifest, want)) return snprintf(why, cap, "'%s' is not the file its manifest lists", file), false;
-  if (s->n < sizeof MAGIC + 4 || memcmp(s->bytes, MAGIC, sizeof MAGIC) != 0)
-    return snprintf(why, cap, "'%s' is not a snapshot", file), false;
-  const unsigned char *c = s->bytes + s->n - 4;
-  uint32_t crc = (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 | (uint32_t)c[3] << 24;
-  if (crc != (uint32_t)crc32(0L, s->bytes, (uInt)(s->n - 4))) return snprintf(why, cap, "'%s' fails its CRC", file), false;
-  SnapIn in = { .p = s->bytes + sizeof MAGIC, .n = s->n - sizeof MAGIC - 4 };
-  uint64_t got = snap_get_u64(&in);
-  size_t nlen, plen;
-  const char *nm = snap_get_bytes(&in, &nlen);
-  const unsigned char *pl = snap_get_bytes(&in, &plen);
-  if (!snap_done(&in) || got != id || nlen != strlen(name) || memcmp(nm, name, nlen) != 0)
-    return snprintf(why, cap, "'%s' belongs to another checkpoint or operator", file), false;
-  SnapIn p = { .p = pl, .n = plen };
-  s->next_seq = snap_get_u64(&p);
-  s->taken = snap_get_u64(&p);
-  s->pos = snap_get_u64(&p);
-  size_t slen;
-  const unsigned char *st = snap_get_bytes(&p, &slen);
-  if (!snap_done(&p)) return snprintf(why, cap, "'%s' is malformed", file), false;
-  s->state = (SnapIn){ .p = st, .n = slen };
-  return true;
-}
-
-/* The snapshots listed in a manifest ("file NAME.snap SIZE" lines): their NAMEs, NULL-terminated. */
-static char **manifest_names(const char *manifest, int *count) {
-  int cap = 16, n = 0;
-  char **names = malloc(sizeof *names * (size_t)cap);
-  for (const char *l = manifest; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-    if (strncmp(l, "file ", 5) != 0) continue;
-    const char *end = strstr(l + 5, ".snap ");
-    const char *nl = strchr(l, '\n');
-    if (!end || (nl && end > nl)) continue;
-    if (n + 1 >= cap) names = realloc(names, sizeof *names * (size_t)(cap *= 2));
-    names[n++] = strndup(l + 5, (size_t)(end - (l + 5)));
-  }
-  names[n] = NULL;
-  *count = n;
-  return names;
-}
 
 /* Whether snapshot `name` belongs to an operator whose original is `base`: base itself, or one of
  * its replicas base[K] (a checkpoint taken at another width). */
@@ -531,7 +271,7 @@ static bool same_origin(const char *name, const char *base) {
  * that owns each key: rt_owns_key). A Split or Merge that did not exist then starts afresh, as it
  * did at the start; any other operator without a snapshot means the graph changed. */
 typedef struct NodeSnaps {
-  Snap *s;
+  CkptSnap *s;
   int n;
 } NodeSnaps;
 
@@ -554,7 +294,7 @@ static bool load_node(const Ckpt *ck, uint64_t id, const Node *n, const char *ma
   }
   /* its own snapshot, unless it is a replica and the width changed */
   for (char **p = names; *p && (!replica || then == now); p++)
-    if (!strcmp(*p, op->name)) return (ns->n = 1), load_snap(ck, id, *p, manifest, &ns->s[0], why, cap);
+    if (!strcmp(*p, op->name)) return (ns->n = 1), ckptdir_snap_load(ck->dir, id, *p, manifest, &ns->s[0], why, cap);
   if (op->kind == KIND_SPLIT || op->kind == KIND_MERGE) return true; /* it did not exist: afresh */
   /* another width: the old replicas that held some of this one's key groups (value.h), that is all
    * of them only when the width grew or shrank by a lot; an operator not replicated then held all */
@@ -565,7 +305,7 @@ static bool load_node(const Ckpt *ck, uint64_t id, const Node *n, const char *ma
     bool needed = !replica;
     for (int g = 0; g < SF_KEY_GROUPS && !needed; g++)
       needed = sf_key_channel((uint64_t)g, now) == op->channel && sf_key_channel((uint64_t)g, width_then) == old;
-    if (needed && !load_snap(ck, id, *p, manifest, &ns->s[ns->n++], why, cap)) return false;
+    if (needed && !ckptdir_snap_load(ck->dir, id, *p, manifest, &ns->s[ns->n++], why, cap)) return false;
   }
   if (ns->n == 0) {
     snprintf(why, cap, "it holds no snapshot of operator '%s': it was taken for another graph", n->op->name);
@@ -579,19 +319,10 @@ static bool load_node(const Ckpt *ck, uint64_t id, const Node *n, const char *ma
  * failed (the failure recorded). */
 static int restore_from(Exec *x, uint64_t id, char *why, size_t cap) {
   Ckpt *ck = x->ck;
-  char path[PATH_MAX];
-  size_t mlen;
-  if (ck_path(path, sizeof path, ck, id, "MANIFEST") < 0) return snprintf(why, cap, "path too long"), 0;
-  char *manifest = (char *)read_all(path, &mlen);
-  if (!manifest) return snprintf(why, cap, "no manifest: it never completed"), 0;
-  char head[64];
-  snprintf(head, sizeof head, "sf-checkpoint 1\nid %" PRIu64 "\n", id);
-  if (strncmp(manifest, head, strlen(head)) != 0) {
-    free(manifest);
-    return snprintf(why, cap, "its manifest is malformed"), 0;
-  }
+  char *manifest = ckptdir_read_manifest(ck->dir, id, why, cap);
+  if (!manifest) return 0;
   int nnames;
-  char **names = manifest_names(manifest, &nnames);
+  char **names = ckptdir_manifest_names(manifest, &nnames);
   NodeSnaps *snaps = calloc((size_t)x->nnodes + 1, sizeof *snaps);
   int rc = 1;
   for (int i = 0; i < x->nnodes && rc == 1; i++)
@@ -599,7 +330,7 @@ static int restore_from(Exec *x, uint64_t id, char *why, size_t cap) {
   for (int i = 0; i < x->nnodes && rc == 1; i++) {
     Node *n = &x->nodes[i];
     if (!n->local || snaps[i].n == 0) continue;
-    Snap *first = &snaps[i].s[0];
+    CkptSnap *first = &snaps[i].s[0];
     Group *g = n->group;
     if (g && g->entry == n && g->driver != DRIVE_SINGLE) {
       g->next_seq = first->next_seq;
@@ -612,9 +343,8 @@ static int restore_from(Exec *x, uint64_t id, char *why, size_t cap) {
       atomic_store(&n->ck_pos, first->pos);
       ck->last_max = first->pos;
     }
-    find_owner(x, n);
     for (int k = 0; k < snaps[i].n && rc == 1; k++) {
-      Snap *s = &snaps[i].s[k];
+      CkptSnap *s = &snaps[i].s[k];
       if (n->inst.impl->restore) {
         if (n->inst.impl->restore(&n->inst, &s->state) < 0) rc = -1;
         else if (!snap_done(&s->state))
@@ -631,8 +361,7 @@ static int restore_from(Exec *x, uint64_t id, char *why, size_t cap) {
     free(snaps[i].s);
   }
   free(snaps);
-  for (int k = 0; k < nnames; k++) free(names[k]);
-  free(names);
+  ckptdir_names_free(names);
   free(manifest);
   return rc;
 }
@@ -640,7 +369,7 @@ static int restore_from(Exec *x, uint64_t id, char *why, size_t cap) {
 static int restore_latest(Exec *x) {
   Ckpt *ck = x->ck;
   int n;
-  uint64_t *ids = list_ckpts(ck, &n);
+  uint64_t *ids = ckptdir_list(ck->dir, &n);
   int rc = 0;
   for (int i = 0; i < n && rc == 0 && !exec_stopping(x); i++) {
     char why[PATH_MAX + 200] = "";
@@ -704,11 +433,11 @@ int ckpt_start(Exec *x) {
   /* the numbers an earlier run used: new checkpoints take higher ones (another executor may still
    * read the last request of that run, and its directories may still hold that run's files) */
   int n;
-  uint64_t *ids = list_ckpts(ck, &n);
+  uint64_t *ids = ckptdir_list(ck->dir, &n);
   uint64_t seen = n > 0 ? ids[0] : 0;
   char path[PATH_MAX];
   size_t len;
-  char *text = ck_path(path, sizeof path, ck, 0, "REQUEST") == 0 ? (char *)read_all(path, &len) : NULL;
+  char *text = ck_path(path, sizeof path, ck, 0, "REQUEST") == 0 ? (char *)ckptdir_read_all(path, &len) : NULL;
   uint64_t req;
   if (text && sscanf(text, "%" SCNu64, &req) == 1 && req > seen) seen = req;
   free(text);
@@ -716,7 +445,7 @@ int ckpt_start(Exec *x) {
   if (rc == 0 && ck->coordinator) {
     /* what is newer than the checkpoint restored (everything, on a fresh start) is not this run's */
     for (int i = 0; i < n; i++)
-      if (ids[i] > ck->restored) remove_ckpt(ck, ids[i]);
+      if (ids[i] > ck->restored) ckptdir_remove(ck->dir, ids[i]);
     if (seen > ck->last_req) ck->last_req = seen;
   }
   free(ids);
@@ -732,8 +461,8 @@ void ckpt_finish(Exec *x, bool ok) {
   if (!ck) return;
   if (ok && !ck->distributed) { /* the job's output is committed: its checkpoints are obsolete */
     int n;
-    uint64_t *ids = list_ckpts(ck, &n);
-    for (int i = 0; i < n; i++) remove_ckpt(ck, ids[i]);
+    uint64_t *ids = ckptdir_list(ck->dir, &n);
+    for (int i = 0; i < n; i++) ckptdir_remove(ck->dir, ids[i]);
     free(ids);
   }
   pthread_mutex_destroy(&ck->mu);

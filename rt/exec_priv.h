@@ -110,10 +110,6 @@ struct Node {
   uint64_t ck_seen;     /* the last checkpoint request it has dealt with (thread) */
   uint64_t ck_prev;     /* src of its previous tuple + 1 (0: none yet) (thread) */
   uint64_t ck_taking;   /* the checkpoint its snapshot is being taken for (thread) */
-  /* a replica in a hash-partitioned region: which keys are its own (rt_owns_key) (plan, ckpt.c) */
-  int own_width;        /* the region's Split's outputs (0: not known yet, 1: every key) */
-  int *own_attrs;       /* input attribute index of each of the Split's key attributes, in its order */
-  int own_n;
 };
 
 struct Group {

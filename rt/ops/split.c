@@ -2,7 +2,8 @@
  * each channel of a shuffle). It sends each tuple to one output (round-robin, or by the hash of
  * the key attributes, the same on every host: its key group's channel, value.h), assigns sequence numbers or keeps them, sends a
  * pulse down every output every `pulse` tuples, and sends window punctuation and the end of
- * stream to every output. */
+ * stream to every output. Also here: rt_owns_key, which keys a replica below a hash Split owns
+ * (the same hash, asked by a restore at another width). */
 #include "rt.h"
 
 #include <stdlib.h>
@@ -135,6 +136,46 @@ static void split_close(OpInst *op, bool ok) {
   if (s) free(s->keys);
   free(s);
   op->state = NULL;
+}
+
+/* ---- which keys a replica owns ---- */
+
+/* The Split that deals op's channel its tuples: up its inputs (through a shuffle's channel Merge, its
+ * first input) to the first Split. NULL outside a region. */
+static const Op *channel_split(const Op *op) {
+  for (int hops = 0; op && op->channel >= 0 && hops < 1000; hops++) {
+    if (op->ninputs == 0 || op->inputs[0].nstreams == 0 || !op->inputs[0].streams[0]) return NULL;
+    const Op *up = op->inputs[0].streams[0]->producer;
+    if (up && up->kind == KIND_SPLIT) return up;
+    op = up;
+  }
+  return NULL;
+}
+
+bool rt_owns_key(const OpInst *op, const Value *vals, const int *slots, int nvals) {
+  const Op *split = op->op ? channel_split(op->op) : NULL;
+  if (!split || split->noutputs <= 1 || !op->in_schema) return true;
+  const char *strategy = op_param(split, "strategy"), *keys = op_param(split, "keys");
+  if (!strategy || strcmp(strategy, "hash") != 0 || !keys) return true;
+  /* the Split's key attributes in its order, each found in the key's values by its input slot */
+  uint64_t h = SF_HASH_SEED;
+  for (const char *k = keys; *k;) {
+    k += strspn(k, " ,\t\n\r"); /* as names_split separates them */
+    size_t len = strcspn(k, " ,\t\n\r");
+    if (len == 0) break;
+    char name[256];
+    if (len >= sizeof name) return true;
+    memcpy(name, k, len);
+    name[len] = 0;
+    k += len;
+    int attr = schema_find_attr(op->in_schema, name);
+    if (attr < 0) return true; /* cannot tell */
+    int j = 0;
+    while (j < nvals && slots[j] != attr) j++;
+    if (j == nvals) return true; /* the key does not hold the region's attribute: keep it */
+    h = value_hash(&vals[j], h);
+  }
+  return sf_key_channel(h, split->noutputs) == op->op->channel;
 }
 
 const OpKindImpl op_split = {

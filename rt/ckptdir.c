@@ -1,0 +1,264 @@
+/* ckptdir.c: the checkpoint directory on disk (ckptdir.h), without the executor: names, the
+ * snapshot files' header and CRC, manifests, listing and removal. ckpt.c decides what is written
+ * when and what is restored; this file only knows the bytes.
+ *
+ * Files, all written to a temporary name and renamed into place (the snapshots of one executor made
+ * durable by one syncfs before its done file, the others each synced):
+ *   DIR/ckpt-K/OP.snap        one per operator: "SFCKPT1\n", K (u64), the operator's name (u64
+ *                             length + bytes), the payload (u64 length + bytes), then the CRC-32 of
+ *                             everything before it (u32); the payload is the ordered driver's
+ *                             counters (u64 next seq, u64 tuples taken; zeros for others), the
+ *                             barrier's position (u64), then the kind's own snapshot (u64 length +
+ *                             bytes, rt.h's OpKindImpl.snapshot)
+ *   DIR/ckpt-K/host-H.done    every operator of host H ("all" in one process) wrote its file
+ *   DIR/ckpt-K/MANIFEST       written last, by whichever executor sees every host done: "sf-checkpoint
+ *                             1", "id K", "position P", then "file NAME SIZE" per snapshot
+ *   DIR/REQUEST               between hosts, the coordinator's latest request: "K P"
+ * A checkpoint is complete when its MANIFEST exists. */
+#include "ckptdir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+static const char MAGIC[8] = "SFCKPT1\n";
+
+int ckptdir_path(char *buf, size_t cap, const char *dir, uint64_t id, const char *name) {
+  int n = id ? snprintf(buf, cap, "%s/ckpt-%" PRIu64 "%s%s", dir, id, name ? "/" : "", name ? name : "")
+             : snprintf(buf, cap, "%s/%s", dir, name);
+  return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+int ckptdir_write_file(const char *path, const void *p, size_t n, bool sync) {
+  char tmp[PATH_MAX + 8];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return -1;
+  const char *c = p;
+  while (n > 0) {
+    ssize_t w = write(fd, c, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      int e = errno;
+      close(fd);
+      unlink(tmp);
+      errno = e;
+      return -1;
+    }
+    c += w;
+    n -= (size_t)w;
+  }
+  if ((sync && fdatasync(fd) < 0) || close(fd) < 0 || rename(tmp, path) < 0) {
+    int e = errno;
+    unlink(tmp);
+    errno = e;
+    return -1;
+  }
+  return 0;
+}
+
+unsigned char *ckptdir_read_all(const char *path, size_t *n) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return NULL;
+  struct stat st;
+  if (fstat(fd, &st) < 0 || st.st_size > (off_t)1 << 40) {
+    close(fd);
+    return NULL;
+  }
+  unsigned char *p = malloc((size_t)st.st_size + 1);
+  size_t got = 0;
+  while (p && got < (size_t)st.st_size) {
+    ssize_t r = read(fd, p + got, (size_t)st.st_size - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += (size_t)r;
+  }
+  close(fd);
+  if (p && got != (size_t)st.st_size) {
+    free(p);
+    errno = EIO;
+    return NULL;
+  }
+  if (p) p[got] = 0;
+  *n = got;
+  return p;
+}
+
+bool ckptdir_exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+void ckptdir_remove(const char *dir, uint64_t id) {
+  char path[PATH_MAX];
+  if (ckptdir_path(path, sizeof path, dir, id, NULL) < 0) return;
+  DIR *d = opendir(path);
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d))) {
+      if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2]))) continue;
+      char f[PATH_MAX * 2];
+      snprintf(f, sizeof f, "%s/%s", path, e->d_name);
+      unlink(f);
+    }
+    closedir(d);
+  }
+  rmdir(path);
+}
+
+uint64_t *ckptdir_list(const char *dir, int *n) {
+  *n = 0;
+  int cap = 16;
+  uint64_t *ids = malloc(sizeof *ids * (size_t)cap);
+  DIR *d = opendir(dir);
+  if (!d) return ids;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    char *end;
+    if (strncmp(e->d_name, "ckpt-", 5) != 0 || e->d_name[5] < '1' || e->d_name[5] > '9') continue;
+    uint64_t id = strtoull(e->d_name + 5, &end, 10);
+    if (*end) continue;
+    if (*n == cap) ids = realloc(ids, sizeof *ids * (size_t)(cap *= 2));
+    ids[(*n)++] = id;
+  }
+  closedir(d);
+  for (int i = 1; i < *n; i++) /* newest first: insertion sort (a handful of entries) */
+    for (int j = i; j > 0 && ids[j] > ids[j - 1]; j--) {
+      uint64_t t = ids[j];
+      ids[j] = ids[j - 1];
+      ids[j - 1] = t;
+    }
+  return ids;
+}
+
+/* ---- snapshot files ---- */
+
+void ckptdir_snap_encode(Buf *b, uint64_t id, const char *name, uint64_t next_seq, uint64_t taken, uint64_t pos,
+                         const void *state, size_t nstate) {
+  size_t start = b->n;
+  buf_append(b, MAGIC, sizeof MAGIC);
+  snap_u64(b, id);
+  snap_bytes(b, name, strlen(name));
+  Buf payload;
+  buf_init(&payload);
+  snap_u64(&payload, next_seq);
+  snap_u64(&payload, taken);
+  snap_u64(&payload, pos);
+  snap_bytes(&payload, state ? state : "", nstate);
+  snap_bytes(b, payload.p, payload.n);
+  buf_release(&payload);
+  uint32_t crc = (uint32_t)crc32(0L, (const Bytef *)b->p + start, (uInt)(b->n - start));
+  char c4[4] = { (char)crc, (char)(crc >> 8), (char)(crc >> 16), (char)(crc >> 24) };
+  buf_append(b, c4, 4);
+}
+
+bool ckptdir_snap_load(const char *dir, uint64_t id, const char *name, const char *manifest, CkptSnap *s, char *why,
+                       size_t cap) {
+  char file[300], path[PATH_MAX], want[400];
+  snprintf(file, sizeof file, "%s.snap", name);
+  if (ckptdir_path(path, sizeof path, dir, id, file) < 0) return snprintf(why, cap, "path too long"), false;
+  s->bytes = ckptdir_read_all(path, &s->n);
+  if (!s->bytes) return snprintf(why, cap, "cannot read '%s': %s", file, strerror(errno)), false;
+  snprintf(want, sizeof want, "\nfile %s %zu\n", file, s->n);
+  if (!strstr(manifest, want)) return snprintf(why, cap, "'%s' is not the file its manifest lists", file), false;
+  if (s->n < sizeof MAGIC + 4 || memcmp(s->bytes, MAGIC, sizeof MAGIC) != 0)
+    return snprintf(why, cap, "'%s' is not a snapshot", file), false;
+  const unsigned char *c = s->bytes + s->n - 4;
+  uint32_t crc = (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 | (uint32_t)c[3] << 24;
+  if (crc != (uint32_t)crc32(0L, s->bytes, (uInt)(s->n - 4))) return snprintf(why, cap, "'%s' fails its CRC", file), false;
+  SnapIn in = { .p = s->bytes + sizeof MAGIC, .n = s->n - sizeof MAGIC - 4 };
+  uint64_t got = snap_get_u64(&in);
+  size_t nlen, plen;
+  const char *nm = snap_get_bytes(&in, &nlen);
+  const unsigned char *pl = snap_get_bytes(&in, &plen);
+  if (!snap_done(&in) || got != id || nlen != strlen(name) || memcmp(nm, name, nlen) != 0)
+    return snprintf(why, cap, "'%s' belongs to another checkpoint or operator", file), false;
+  SnapIn p = { .p = pl, .n = plen };
+  s->next_seq = snap_get_u64(&p);
+  s->taken = snap_get_u64(&p);
+  s->pos = snap_get_u64(&p);
+  size_t slen;
+  const unsigned char *st = snap_get_bytes(&p, &slen);
+  if (!snap_done(&p)) return snprintf(why, cap, "'%s' is malformed", file), false;
+  s->state = (SnapIn){ .p = st, .n = slen };
+  return true;
+}
+
+/* ---- manifests ---- */
+
+int ckptdir_write_manifest(const char *dir, uint64_t id, uint64_t pos) {
+  char path[PATH_MAX];
+  Buf m;
+  buf_init(&m);
+  char line[PATH_MAX + 64];
+  snprintf(line, sizeof line, "sf-checkpoint 1\nid %" PRIu64 "\nposition %" PRIu64 "\n", id, pos);
+  buf_puts(&m, line);
+  ckptdir_path(path, sizeof path, dir, id, NULL);
+  DIR *d = opendir(path);
+  int files = 0;
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d))) {
+      size_t len = strlen(e->d_name);
+      if (len < 6 || strcmp(e->d_name + len - 5, ".snap") != 0) continue;
+      char f[PATH_MAX * 2];
+      snprintf(f, sizeof f, "%s/%s", path, e->d_name);
+      struct stat st;
+      if (stat(f, &st) < 0) continue;
+      snprintf(line, sizeof line, "file %s %lld\n", e->d_name, (long long)st.st_size);
+      buf_puts(&m, line);
+      files++;
+    }
+    closedir(d);
+  }
+  int rc = 0;
+  if (files > 0 && (ckptdir_path(path, sizeof path, dir, id, "MANIFEST") < 0 ||
+                    ckptdir_write_file(path, m.p, m.n, true) < 0))
+    rc = -1;
+  buf_release(&m);
+  return rc;
+}
+
+char *ckptdir_read_manifest(const char *dir, uint64_t id, char *why, size_t cap) {
+  char path[PATH_MAX];
+  size_t mlen;
+  if (ckptdir_path(path, sizeof path, dir, id, "MANIFEST") < 0) return snprintf(why, cap, "path too long"), NULL;
+  char *manifest = (char *)ckptdir_read_all(path, &mlen);
+  if (!manifest) return snprintf(why, cap, "no manifest: it never completed"), NULL;
+  char head[64];
+  snprintf(head, sizeof head, "sf-checkpoint 1\nid %" PRIu64 "\n", id);
+  if (strncmp(manifest, head, strlen(head)) != 0) {
+    free(manifest);
+    return snprintf(why, cap, "its manifest is malformed"), NULL;
+  }
+  return manifest;
+}
+
+char **ckptdir_manifest_names(const char *manifest, int *count) {
+  int cap = 16, n = 0;
+  char **names = malloc(sizeof *names * (size_t)cap);
+  for (const char *l = manifest; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+    if (strncmp(l, "file ", 5) != 0) continue;
+    const char *end = strstr(l + 5, ".snap ");
+    const char *nl = strchr(l, '\n');
+    if (!end || (nl && end > nl)) continue;
+    if (n + 1 >= cap) names = realloc(names, sizeof *names * (size_t)(cap *= 2));
+    names[n++] = strndup(l + 5, (size_t)(end - (l + 5)));
+  }
+  names[n] = NULL;
+  *count = n;
+  return names;
+}
+
+void ckptdir_names_free(char **names) {
+  for (char **p = names; p && *p; p++) free(*p);
+  free(names);
+}

@@ -1,0 +1,62 @@
+/* ckptdir.h: the checkpoint directory on disk (ckptdir.c): its names, the snapshot files' header
+ * and CRC, the manifest, listing and removing checkpoints. No executor here: ckpt.c (the
+ * coordinator and the restore) is its only user besides the unit tests (tests/unit/test_ckptdir.c).
+ * The layout is described at the top of ckptdir.c. */
+#ifndef SF_CKPTDIR_H
+#define SF_CKPTDIR_H
+
+#include "rt.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* DIR/ckpt-ID/NAME into buf (DIR/ckpt-ID when name is NULL; DIR/NAME when id is 0). 0, or -1 when
+ * it does not fit. */
+int ckptdir_path(char *buf, size_t cap, const char *dir, uint64_t id, const char *name);
+/* Writes n bytes to path through a temporary file (path.tmp), renamed into place; synced first
+ * when sync. 0 or -1 (errno). */
+int ckptdir_write_file(const char *path, const void *p, size_t n, bool sync);
+/* The whole file in a malloc'd buffer (*n bytes, NUL-terminated), NULL (errno) when it cannot be
+ * read. */
+unsigned char *ckptdir_read_all(const char *path, size_t *n);
+/* Whether path exists. */
+bool ckptdir_exists(const char *path);
+/* The numbers K of the DIR/ckpt-K directories, newest first (*n of them; malloc'd). */
+uint64_t *ckptdir_list(const char *dir, int *n);
+/* Removes DIR/ckpt-K and everything in it (best effort). */
+void ckptdir_remove(const char *dir, uint64_t id);
+
+/* ---- snapshot files ---- */
+
+/* A snapshot file's contents, decoded. */
+typedef struct CkptSnap {
+  unsigned char *bytes;          /* the file (malloc'd; the SnapIn below points into it) */
+  size_t n;
+  uint64_t next_seq, taken, pos; /* the ordered driver's counters, the barrier's position */
+  SnapIn state;                  /* the kind's own snapshot */
+} CkptSnap;
+
+/* The bytes of operator `name`'s snapshot file in checkpoint id: the driver's counters, the
+ * barrier's position and the kind's snapshot (state, nstate bytes), appended to out. */
+void ckptdir_snap_encode(Buf *out, uint64_t id, const char *name, uint64_t next_seq, uint64_t taken, uint64_t pos,
+                         const void *state, size_t nstate);
+/* Reads DIR/ckpt-id/NAME.snap and checks it against its CRC and the size manifest lists, into s
+ * (s->bytes to be freed by the caller, also on failure). false with why. */
+bool ckptdir_snap_load(const char *dir, uint64_t id, const char *name, const char *manifest, CkptSnap *s, char *why,
+                       size_t cap);
+
+/* ---- manifests ---- */
+
+/* Writes DIR/ckpt-id/MANIFEST (synced) listing every NAME.snap of the checkpoint with its size,
+ * unless it holds none. 0, or -1 (errno) when it cannot be written. */
+int ckptdir_write_manifest(const char *dir, uint64_t id, uint64_t pos);
+/* The manifest of checkpoint id (malloc'd, NUL-terminated), NULL with why when there is none or its
+ * head is not this checkpoint's. */
+char *ckptdir_read_manifest(const char *dir, uint64_t id, char *why, size_t cap);
+/* The snapshots a manifest lists ("file NAME.snap SIZE" lines): their NAMEs, NULL-terminated, each
+ * and the array malloc'd (ckptdir_names_free). */
+char **ckptdir_manifest_names(const char *manifest, int *count);
+void ckptdir_names_free(char **names);
+
+#endif

@@ -1,0 +1,188 @@
+/* test_ckptdir.c: the checkpoint directory on disk (rt/ckptdir.c), without an executor: names,
+ * listing, snapshot files (header, CRC, the manifest's size), manifests and removal. Each test
+ * works in its own mkdtemp directory, removed by the teardown. */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check_helper.h"
+#include "ckptdir.h"
+#include "rt.h"
+
+static char dir[64]; /* the test's directory */
+
+static void setup(void) {
+  snprintf(dir, sizeof dir, "/tmp/sf-ckptdir-XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+
+/* DIR/rel, in a static buffer (one at a time: copy it to keep it). */
+static const char *at(const char *rel) {
+  static char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/%s", dir, rel);
+  return path;
+}
+
+static void put(const char *rel, const char *text) {
+  FILE *f = fopen(at(rel), "w");
+  ck_assert_msg(f != NULL, "cannot write '%s': %s", rel, strerror(errno));
+  fputs(text, f);
+  fclose(f);
+}
+
+static void make(const char *rel) { ck_assert_msg(mkdir(at(rel), 0755) == 0, "mkdir %s: %s", rel, strerror(errno)); }
+
+/* The names in DIR/rel, sorted, separated by spaces ("" when empty or missing). */
+static char *names_in(const char *rel) {
+  char *cmd;
+  ck_assert_int_ge(asprintf(&cmd, "cd '%s/%s' 2>/dev/null && ls -A | sort | tr '\\n' ' '", dir, rel), 0);
+  FILE *p = popen(cmd, "r");
+  free(cmd);
+  static char buf[4096];
+  size_t n = fread(buf, 1, sizeof buf - 1, p);
+  buf[n] = 0;
+  pclose(p);
+  return buf;
+}
+
+/* Writes operator name's snapshot file of checkpoint id, holding state. */
+static void write_snap(uint64_t id, const char *name, uint64_t pos, const char *state) {
+  Buf b;
+  buf_init(&b);
+  ckptdir_snap_encode(&b, id, name, 7, 8, pos, state, strlen(state));
+  char path[PATH_MAX], file[300];
+  snprintf(file, sizeof file, "%s.snap", name);
+  ck_assert_int_eq(ckptdir_path(path, sizeof path, dir, id, file), 0);
+  ck_assert_int_eq(ckptdir_write_file(path, b.p, b.n, false), 0);
+  buf_release(&b);
+}
+
+START_TEST(test_paths) {
+  char buf[PATH_MAX];
+  ck_assert_int_eq(ckptdir_path(buf, sizeof buf, "ck", 12, "a.snap"), 0);
+  ck_assert_str_eq(buf, "ck/ckpt-12/a.snap");
+  ck_assert_int_eq(ckptdir_path(buf, sizeof buf, "ck", 12, NULL), 0);
+  ck_assert_str_eq(buf, "ck/ckpt-12");
+  ck_assert_int_eq(ckptdir_path(buf, sizeof buf, "ck", 0, "REQUEST"), 0);
+  ck_assert_str_eq(buf, "ck/REQUEST");
+  ck_assert_int_eq(ckptdir_path(buf, 8, "ck", 12, "a.snap"), -1);
+}
+END_TEST
+
+/* only ckpt-N (N without a leading zero) counts, newest first */
+START_TEST(test_list) {
+  make("ckpt-3");
+  make("ckpt-12");
+  make("ckpt-1");
+  make("ckpt-04");
+  make("ckpt-x");
+  put("ckpt-list.txt", "x");
+  int n;
+  uint64_t *ids = ckptdir_list(dir, &n);
+  ck_assert_int_eq(n, 3);
+  ck_assert_uint_eq(ids[0], 12);
+  ck_assert_uint_eq(ids[1], 3);
+  ck_assert_uint_eq(ids[2], 1);
+  free(ids);
+}
+END_TEST
+
+/* a snapshot written, listed in the manifest and read back; then each kind of damage named */
+START_TEST(test_snapshot_files) {
+  make("ckpt-4");
+  write_snap(4, "agg[1]", 99, "state bytes");
+  write_snap(4, "out", 99, "");
+  ck_assert_int_eq(ckptdir_write_manifest(dir, 4, 99), 0);
+  char why[512] = "";
+  char *manifest = ckptdir_read_manifest(dir, 4, why, sizeof why);
+  ck_assert_msg(manifest != NULL, "%s", why);
+  int count;
+  char **names = ckptdir_manifest_names(manifest, &count);
+  ck_assert_int_eq(count, 2);
+  ck_assert_msg((!strcmp(names[0], "agg[1]") && !strcmp(names[1], "out")) ||
+                (!strcmp(names[1], "agg[1]") && !strcmp(names[0], "out")), "names %s %s", names[0], names[1]);
+  ckptdir_names_free(names);
+  CkptSnap s = { 0 };
+  ck_assert_msg(ckptdir_snap_load(dir, 4, "agg[1]", manifest, &s, why, sizeof why), "%s", why);
+  ck_assert_uint_eq(s.next_seq, 7);
+  ck_assert_uint_eq(s.taken, 8);
+  ck_assert_uint_eq(s.pos, 99);
+  ck_assert_uint_eq(s.state.n, strlen("state bytes"));
+  ck_assert_int_eq(memcmp(s.state.p, "state bytes", s.state.n), 0);
+  free(s.bytes);
+
+  /* one byte flipped: the CRC says so */
+  int fd = open(at("ckpt-4/agg[1].snap"), O_WRONLY);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(pwrite(fd, "\xff", 1, 20), 1);
+  close(fd);
+  memset(&s, 0, sizeof s);
+  ck_assert(!ckptdir_snap_load(dir, 4, "agg[1]", manifest, &s, why, sizeof why));
+  ck_assert_str_eq(why, "'agg[1].snap' fails its CRC");
+  free(s.bytes);
+  /* another size than the manifest's */
+  put("ckpt-4/out.snap", "SFCKPT1\nshort");
+  memset(&s, 0, sizeof s);
+  ck_assert(!ckptdir_snap_load(dir, 4, "out", manifest, &s, why, sizeof why));
+  ck_assert_str_eq(why, "'out.snap' is not the file its manifest lists");
+  free(s.bytes);
+  /* a snapshot of another operator under this one's name */
+  write_snap(4, "other", 99, "");
+  char from[PATH_MAX];
+  snprintf(from, sizeof from, "%s", at("ckpt-4/other.snap"));
+  ck_assert_int_eq(rename(from, at("ckpt-4/out.snap")), 0);
+  free(manifest);
+  ck_assert_int_eq(ckptdir_write_manifest(dir, 4, 99), 0);
+  manifest = ckptdir_read_manifest(dir, 4, why, sizeof why);
+  memset(&s, 0, sizeof s);
+  ck_assert(!ckptdir_snap_load(dir, 4, "out", manifest, &s, why, sizeof why));
+  ck_assert_str_eq(why, "'out.snap' belongs to another checkpoint or operator");
+  free(s.bytes);
+  free(manifest);
+}
+END_TEST
+
+START_TEST(test_manifest_missing_or_malformed) {
+  make("ckpt-2");
+  char why[512];
+  ck_assert_ptr_null(ckptdir_read_manifest(dir, 2, why, sizeof why));
+  ck_assert_str_eq(why, "no manifest: it never completed");
+  put("ckpt-2/MANIFEST", "sf-checkpoint 1\nid 3\n");
+  ck_assert_ptr_null(ckptdir_read_manifest(dir, 2, why, sizeof why));
+  ck_assert_str_eq(why, "its manifest is malformed");
+}
+END_TEST
+
+START_TEST(test_remove) {
+  make("ckpt-5");
+  write_snap(5, "a", 1, "x");
+  put("ckpt-5/host-all.done", "");
+  ck_assert_int_eq(ckptdir_write_manifest(dir, 5, 1), 0);
+  make("ckpt-6");
+  ckptdir_remove(dir, 5);
+  ck_assert_str_eq(names_in("."), "ckpt-6 ");
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("ckptdir");
+  UNIT_ADD(s, test_paths, setup, teardown);
+  UNIT_ADD(s, test_list, setup, teardown);
+  UNIT_ADD(s, test_snapshot_files, setup, teardown);
+  UNIT_ADD(s, test_manifest_missing_or_malformed, setup, teardown);
+  UNIT_ADD(s, test_remove, setup, teardown);
+  return unit_run(s);
+}
