@@ -65,9 +65,9 @@ static int peek(CsvReader *r) {
   return refill(r) ? (unsigned char)r->buf[r->pos] : EOF;
 }
 
-static int fail(CsvReader *r, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(CsvReader *r, int64_t line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-static int fail(CsvReader *r, int line, const char *fmt, ...) {
+static int fail(CsvReader *r, int64_t line, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(r->err, sizeof r->err, fmt, ap);
@@ -90,8 +90,8 @@ static void end_field(CsvReader *r) {
 }
 
 /* Counts the LFs in p[0..n). */
-static int count_lines(const char *p, size_t n) {
-  int lines = 0;
+static int64_t count_lines(const char *p, size_t n) {
+  int64_t lines = 0;
   const char *end = p + n;
   while ((p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
     lines++;
@@ -102,7 +102,7 @@ static int count_lines(const char *p, size_t n) {
 
 /* Reads a quoted field's text after its opening quote, up to and including the closing quote. */
 static int read_quoted(CsvReader *r) {
-  int start_line = r->line;
+  int64_t start_line = r->line;
   for (;;) {
     if (!refill(r)) {
       if (r->failed) return read_error(r);
@@ -207,7 +207,7 @@ uint64_t csv_reader_offset(const CsvReader *r) {
   return r->base + r->pos - (size_t)r->nprefix;
 }
 
-void csv_reader_seek(CsvReader *r, uint64_t offset, int line) {
+void csv_reader_seek(CsvReader *r, uint64_t offset, int64_t line) {
   r->base = offset;
   r->pos = r->len = 0;
   r->eof = r->failed = false;

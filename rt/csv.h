@@ -42,8 +42,8 @@ typedef struct CsvReader {
   bool started;      /* the first bytes were read (and a BOM skipped) */
   char prefix[3];    /* bytes consumed looking for a BOM that were not one: the first field's start */
   int nprefix;       /* how many */
-  int line;          /* physical line (1-based) of the next byte */
-  int record_line;   /* line where the record last returned by csv_read starts */
+  int64_t line;      /* physical line (1-based) of the next byte (64-bit: inputs may be endless) */
+  int64_t record_line; /* line where the record last returned by csv_read starts */
   uint64_t base;     /* offset in the input of buf[0] (bytes read before this buffer's) */
   uint64_t record_offset; /* offset in the input where the record last returned by csv_read starts */
   Buf data;          /* the fields of the current record, each followed by a NUL */
@@ -53,7 +53,7 @@ typedef struct CsvReader {
   bool blank;        /* the current record is an empty line (one empty, unquoted field) */
   bool unterminated; /* the current record ended at the end of the input, without a line end (it is
                         the last one: the next csv_read returns 0 or a read error) */
-  int err_line;      /* after an error: the line it was found on */
+  int64_t err_line;  /* after an error: the line it was found on */
   char err[160];     /* after an error: what is wrong, lowercase, no location */
 } CsvReader;
 
@@ -70,7 +70,7 @@ uint64_t csv_reader_offset(const CsvReader *r);
 /* Forgets what the reader buffered, for a caller that moved its input to `offset` (lseek), with
  * `line` the physical line number there: the next csv_read reads from there as it would have
  * read on from that point (a byte order mark is looked for only at offset 0). */
-void csv_reader_seek(CsvReader *r, uint64_t offset, int line);
+void csv_reader_seek(CsvReader *r, uint64_t offset, int64_t line);
 /* Reads the next record. Returns 1 with r->nfields, r->record_line, r->blank and r->unterminated
  * set; 0 at the end of the file; -1 on a syntax error or a read error (errno set) with r->err and
  * r->err_line. */

@@ -2,6 +2,7 @@
 #include "rows.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,7 @@ static const char *type_article(Type t) {
  * the job is not the file's fault and returns -1 without a message. */
 static int reader_fail(OpInst *op, RowReader *fs) {
   if (rt_stopping(op)) return -1;
-  return rt_fail(op, "%s:%d: error: %s", fs->name, fs->r.err_line, fs->r.err);
+  return rt_fail(op, "%s:%" PRId64 ": error: %s", fs->name, fs->r.err_line, fs->r.err);
 }
 
 /* Sleeps FOLLOW_POLL_NS, having handed on what was emitted. 0, 1 at once when the job drains,
@@ -82,9 +83,9 @@ static ssize_t read_file(void *ctx, char *buf, size_t cap) {
 }
 
 /* Counts a malformed row that onerror="skip" drops, remembering the first. */
-static void skipped(OpInst *op, RowReader *fs, int line, const char *what) {
+static void skipped(OpInst *op, RowReader *fs, int64_t line, const char *what) {
   if (atomic_load_explicit(&op->n_skipped, memory_order_relaxed) == 0)
-    snprintf(fs->first_skip, sizeof fs->first_skip, "%d: %s", line, what);
+    snprintf(fs->first_skip, sizeof fs->first_skip, "%" PRId64 ": %s", line, what);
   atomic_store_explicit(&op->n_skipped, atomic_load_explicit(&op->n_skipped, memory_order_relaxed) + 1,
                         memory_order_relaxed);
 }
@@ -100,7 +101,8 @@ static int next_record(OpInst *op, RowReader *fs) {
   if (fs->drained && (rc < 0 ? !fs->r.failed : rc == 1 && fs->r.unterminated)) return 0; /* cut by the drain */
   if (rc < 0) return reader_fail(op, fs);
   if (rc == 1 && fs->r.unterminated && !rt_options(op)->accept_unterminated)
-    return rt_fail(op, "%s:%d: error: last row has no line end (truncated file? --accept-unterminated reads it)",
+    return rt_fail(op,
+                   "%s:%" PRId64 ": error: last row has no line end (truncated file? --accept-unterminated reads it)",
                    fs->name, fs->r.record_line);
   return rc;
 }
@@ -118,7 +120,7 @@ static int check_header(OpInst *op, RowReader *fs) {
   int rc = next_record(op, fs);
   if (rc < 0) return -1;
   if (rc == 0) return rt_fail(op, "%s:1: error: the file is empty (expected a header row)", fs->name);
-  int line = fs->r.record_line;
+  int64_t line = fs->r.record_line;
   fs->ncols = fs->r.nfields;
   fs->attr_of = sf_xmalloc(sizeof *fs->attr_of * (size_t)fs->ncols);
   int *col_of = sf_xmalloc(sizeof *col_of * ((size_t)s->nattrs + 1));
@@ -130,17 +132,18 @@ static int check_header(OpInst *op, RowReader *fs) {
     int a = strlen(name) == n ? schema_find_attr(s, name) : -1;
     fs->attr_of[c] = a;
     if (a >= 0 && col_of[a] >= 0)
-      err = rt_fail(op, "%s:%d: error: header has column '%s' twice", fs->name, line, name);
+      err = rt_fail(op, "%s:%" PRId64 ": error: header has column '%s' twice", fs->name, line, name);
     else if (a >= 0)
       col_of[a] = c;
   }
   for (int a = 0; a < s->nattrs && !err; a++)
-    if (col_of[a] < 0) err = rt_fail(op, "%s:%d: error: header has no column '%s'", fs->name, line, s->attrs[a].name);
+    if (col_of[a] < 0)
+      err = rt_fail(op, "%s:%" PRId64 ": error: header has no column '%s'", fs->name, line, s->attrs[a].name);
   for (int c = 0; c < fs->ncols && !err; c++)
     if (fs->attr_of[c] < 0) {
       size_t n;
-      err = rt_fail(op, "%s:%d: error: header column '%s' is not an attribute of schema '%s'", fs->name, line,
-                    csv_field(&fs->r, c, &n), s->name);
+      err = rt_fail(op, "%s:%" PRId64 ": error: header column '%s' is not an attribute of schema '%s'", fs->name,
+                    line, csv_field(&fs->r, c, &n), s->name);
     }
   free(col_of);
   return err;
@@ -179,7 +182,7 @@ int rows_run(RowReader *fs) {
     if (fs->r.blank) continue;
     char why[256];
     if (parse_row(op, fs, why, sizeof why) < 0) {
-      if (!fs->skip) return rt_fail(op, "%s:%d: error: %s", fs->name, fs->r.record_line, why);
+      if (!fs->skip) return rt_fail(op, "%s:%" PRId64 ": error: %s", fs->name, fs->r.record_line, why);
       skipped(op, fs, fs->r.record_line, why);
       continue;
     }
@@ -229,8 +232,7 @@ int rows_restore(RowReader *rr, SnapIn *in) {
   uint64_t src = snap_get_u64(in), skips = snap_get_u64(in);
   size_t n;
   const char *first = snap_get_bytes(in, &n);
-  if (in->bad || in->off != in->n || line < 1 || line > INT32_MAX || offset > INT64_MAX ||
-      n >= sizeof rr->first_skip)
+  if (in->bad || in->off != in->n || line < 1 || offset > INT64_MAX || n >= sizeof rr->first_skip)
     return rt_fail(op, "snapshot truncated or malformed");
   struct stat st;
   if (fstat(rr->fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size < offset)
@@ -240,10 +242,10 @@ int rows_restore(RowReader *rr, SnapIn *in) {
     return rt_fail(op, "cannot restore: cannot seek '%s' back to byte %llu, where the checkpoint was taken: %s",
                    rr->name, (unsigned long long)offset,
                    errno == ESPIPE ? "it is a pipe, a FIFO or a socket, which cannot be read again" : strerror(errno));
-  csv_reader_seek(&rr->r, offset, (int)line);
+  csv_reader_seek(&rr->r, offset, line);
   rr->next_src = src;
   rr->at_offset = offset;
-  rr->at_line = (int)line;
+  rr->at_line = line;
   atomic_store(&op->n_skipped, skips);
   memcpy(rr->first_skip, first, n);
   rr->first_skip[n] = 0;

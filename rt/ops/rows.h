@@ -54,7 +54,7 @@ typedef struct RowReader {
   char first_skip[320]; /* the first row skipped: "LINE: what is wrong" */
   uint64_t next_src; /* the src of the next tuple (0, 1, 2, ...: one per row emitted) */
   uint64_t at_offset; /* where the next row to emit starts in the input (byte offset)... */
-  int at_line;       /* ...and its line: while rt_emit has a row, that row's */
+  int64_t at_line;   /* ...and its line: while rt_emit has a row, that row's */
 } RowReader;
 
 /* Prepares rr to read fd for op (whose out_schema the rows fill); the flags are set by the caller

@@ -58,8 +58,8 @@ static void check_round_trip(const CsvReader *r, const Buf *row) {
     same = n1 == n2 && memcmp(f1, f2, n1) == 0;
   }
   if (!same || csv_read(&back) != 0) {
-    fprintf(stderr, "fuzz_csv: a record of line %d (%d fields) written as '%s' does not read back (%d: %s)\n",
-            r->record_line, r->nfields, row->p, rc, rc < 0 ? back.err : "other fields");
+    fprintf(stderr, "fuzz_csv: a record of line %lld (%d fields) written as '%s' does not read back (%d: %s)\n",
+            (long long)r->record_line, r->nfields, row->p, rc, rc < 0 ? back.err : "other fields");
     abort();
   }
   csv_reader_release(&back);
@@ -76,7 +76,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   bool any = false, unterminated = false; /* a record was read; the last one read was unterminated */
   while ((rc = csv_read(&r)) == 1) {
     if (unterminated) {
-      fprintf(stderr, "fuzz_csv: the record before line %d was unterminated but not the last\n", r.record_line);
+      fprintf(stderr, "fuzz_csv: the record before line %lld was unterminated but not the last\n",
+              (long long)r.record_line);
       abort();
     }
     any = true;

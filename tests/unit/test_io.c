@@ -11,6 +11,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,7 +56,7 @@ static ssize_t trickle_read(void *ctx, char *buf, size_t cap) {
  * `step` > 0 through reads of at most step bytes ending with errno err, rendered one per line as
  * `LINE: [f1|f2|...]` (a blank record as `LINE: blank`; ` (no line end)` after a record the end of
  * the input ended), or ending in `LINE: error: MESSAGE`. */
-static char *read_records_from(const char *text, size_t cap, size_t step, int err) {
+static char *read_records_at(const char *text, size_t cap, size_t step, int err, int64_t first_line) {
   FILE *f = fmemopen((void *)text, strlen(text), "rb");
   ck_assert_ptr_nonnull(f);
   Trickle t = { text, strlen(text), step, err };
@@ -65,16 +66,17 @@ static char *read_records_from(const char *text, size_t cap, size_t step, int er
   else
     csv_reader_init(&r, f);
   if (cap) r.cap = cap;
+  if (first_line != 1) csv_reader_seek(&r, 0, first_line);
   char *buf = NULL;
   size_t len = 0;
   FILE *m = open_memstream(&buf, &len);
   int rc;
   while ((rc = csv_read(&r)) == 1) {
     if (r.blank) {
-      fprintf(m, "%d: blank\n", r.record_line);
+      fprintf(m, "%" PRId64 ": blank\n", (int64_t)r.record_line);
       continue;
     }
-    fprintf(m, "%d: [", r.record_line);
+    fprintf(m, "%" PRId64 ": [", (int64_t)r.record_line);
     for (int i = 0; i < r.nfields; i++) {
       size_t n;
       const char *p = csv_field(&r, i, &n);
@@ -83,11 +85,15 @@ static char *read_records_from(const char *text, size_t cap, size_t step, int er
     }
     fprintf(m, "]%s\n", r.unterminated ? " (no line end)" : "");
   }
-  if (rc < 0) fprintf(m, "%d: error: %s\n", r.err_line, r.err);
+  if (rc < 0) fprintf(m, "%" PRId64 ": error: %s\n", (int64_t)r.err_line, r.err);
   csv_reader_release(&r);
   fclose(f);
   fclose(m);
   return buf;
+}
+
+static char *read_records_from(const char *text, size_t cap, size_t step, int err) {
+  return read_records_at(text, cap, step, err, 1);
 }
 
 static char *read_records(const char *text, size_t cap) {
@@ -202,13 +208,13 @@ static char *read_skipping(const char *text, size_t cap) {
     int rc = csv_read(&r);
     if (rc == 0) break;
     if (rc < 0) {
-      fprintf(m, "%d: error: %s\n", r.err_line, r.err);
+      fprintf(m, "%" PRId64 ": error: %s\n", (int64_t)r.err_line, r.err);
       rc = csv_skip_line(&r);
       fprintf(m, "skip: %d\n", rc);
       if (rc <= 0) break;
       continue;
     }
-    fprintf(m, "%d: [", r.record_line);
+    fprintf(m, "%" PRId64 ": [", (int64_t)r.record_line);
     for (int i = 0; i < r.nfields; i++) {
       size_t n;
       fprintf(m, "%s%s", i ? "|" : "", csv_field(&r, i, &n));
@@ -237,6 +243,27 @@ START_TEST(test_csv_skip_line) {
     ck_assert_msg(!strcmp(got, expected), "buffer %zu: got\n%s\nexpected\n%s", cap, got, expected);
     free(got);
   }
+}
+END_TEST
+
+/* Line numbers past 2^31 (an endless input): records, blank lines, errors, skips count on. */
+START_TEST(test_csv_line_64bit) {
+  static const char text[] = "a,b\n\"x\ny\",2\n\n3,4\n5,\"6\"z\n";
+  static const char expected[] = "2147483646: [a|b]\n"
+                                 "2147483647: [x\ny|2]\n"
+                                 "2147483649: blank\n"
+                                 "2147483650: [3|4]\n"
+                                 "2147483651: error: a closing quote must be followed by a comma or a line end\n";
+  for (size_t cap = 0; cap <= 4; cap++) {
+    char *got = read_records_at(text, cap, 0, 0, INT32_MAX - 1);
+    ck_assert_msg(!strcmp(got, expected), "buffer %zu: got\n%s\nexpected\n%s", cap, got, expected);
+    free(got);
+  }
+  /* far beyond: 2^40 */
+  char *got = read_records_at("1\n2,\"\n", 0, 0, 0, INT64_C(1) << 40);
+  ck_assert_str_eq(got, "1099511627776: [1]\n"
+                        "1099511627777: error: quoted field is not closed before the end of the file\n");
+  free(got);
 }
 END_TEST
 
@@ -1104,6 +1131,7 @@ static Suite *io_suite(void) {
   tcase_add_test(csv, test_csv_errors);
   tcase_add_test(csv, test_csv_read_error);
   tcase_add_test(csv, test_csv_long_record);
+  tcase_add_test(csv, test_csv_line_64bit);
   tcase_add_test(csv, test_csv_skip_line);
   tcase_add_test(csv, test_csv_put_field);
   tcase_add_test(csv, test_csv_put_row);

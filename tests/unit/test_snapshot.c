@@ -926,6 +926,57 @@ START_TEST(test_filesource_shorter) {
 }
 END_TEST
 
+/* A source restored past line 2^31 (an endless input) counts on from there: its messages, its
+ * skipped rows' warning and its next checkpoints name lines above INT32_MAX. */
+START_TEST(test_filesource_line_64bit) {
+  make_dir("k,s,d\n1,a,1\nbad,b,2\n3,c,x\n4,d,4\n");
+  const int64_t line = INT64_C(3000000000);
+  Buf snap; /* the position of row "1,a,1" (byte 6), as if it were on that line */
+  buf_init(&snap);
+  snap_u64(&snap, 6);
+  snap_i64(&snap, line);
+  snap_u64(&snap, 0);
+  snap_u64(&snap, 0);
+  snap_bytes(&snap, "", 0);
+  char want[512];
+  OpInst a;
+  use_filesource("");
+  reset_output();
+  inst_open(&a, "fs");
+  restore_ok(&a, &snap);
+  ck_assert_int_eq(a.impl->run(&a), -1);
+  snprintf(want, sizeof want, "%s:3000000001: error: field 'k': 'bad' is not an int", csv_path);
+  ck_assert_str_eq(failure, want);
+  inst_close(&a, false);
+
+  use_filesource("<param name=\"onerror\">skip</param>");
+  Buf later;
+  buf_init(&later);
+  reset_output();
+  inst_open(&a, "fs");
+  restore_ok(&a, &snap);
+  snap_op = &a;
+  snap_at = 1; /* row "4,d,4", after the two skipped */
+  snap_into = &later;
+  snapped = false;
+  ck_assert_msg(a.impl->run(&a) == 0, "run failed: %s", failure);
+  ck_assert(snapped);
+  snap_op = NULL;
+  inst_close(&a, true);
+  ck_assert_str_eq(emitted.p, "000000 000000: 1,a,1\n000001 000001: 4,d,4\n");
+  snprintf(want, sizeof want,
+           "fs: skipped 2 malformed rows of '%s' (the first: %s:3000000001: field 'k': 'bad' is not an int)\n", csv_path,
+           csv_path);
+  ck_assert_str_eq(warnings.p, want);
+  SnapIn in = {.p = (const unsigned char *)later.p, .n = later.n};
+  ck_assert_uint_eq(snap_get_u64(&in), 26);
+  ck_assert_int_eq(snap_get_i64(&in), INT64_C(3000000003));
+  buf_release(&later);
+  buf_release(&snap);
+  remove_dir();
+}
+END_TEST
+
 /* Standard input cannot seek: checkpointable warns, a restore fails saying so. */
 START_TEST(test_filesource_stdin) {
   make_dir(ROWS);
@@ -1042,6 +1093,7 @@ int main(void) {
   UNIT_ADD(s, test_filesource_error_lines, setup, teardown);
   UNIT_ADD_TIMEOUT(s, test_filesource_follow, setup, teardown, 60);
   UNIT_ADD(s, test_filesource_shorter, setup, teardown);
+  UNIT_ADD(s, test_filesource_line_64bit, setup, teardown);
   UNIT_ADD(s, test_filesource_stdin, setup, teardown);
   UNIT_ADD(s, test_filesource_fifo, setup, teardown);
   UNIT_ADD(s, test_socketsource_checkpointable, setup, teardown);
