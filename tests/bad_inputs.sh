@@ -110,7 +110,7 @@ expect_run "--hosts naming every pin" 0 "$tmp/empty.err" --check --hosts local=1
 # sf-exec runs the same checks before starting anything: the same diagnostics, exit 1, and no file
 # written (it runs in a directory of its own holding only the graph).
 for rel in tests/bad/custom-too-many-ports.xml tests/bad/filesink-same-file.xml \
-  tests/bad/file-names-directory.xml tests/bad/colocate-pinned-apart.xml; do
+  tests/bad/file-names-directory.xml tests/bad/colocate-pinned-apart.xml tests/bad/expr-too-deep.xml; do
   rm -rf "$tmp/run" && mkdir -p "$tmp/run/tests/bad" && cp "$src/$rel" "$tmp/run/tests/bad/"
   (cd "$tmp/run" && SF_TOKEN=t "$build/bin/sf-exec" "$rel") >"$tmp/out" 2>"$tmp/err" </dev/null
   status=$?
@@ -122,6 +122,33 @@ for rel in tests/bad/custom-too-many-ports.xml tests/bad/filesink-same-file.xml 
   }
   made=$(cd "$tmp/run" && find . -mindepth 1 ! -path ./tests ! -path ./tests/bad ! -path "./$rel")
   [ -z "$made" ] || fail "sf-exec $rel: wrote $made"
+done
+
+# Expressions far deeper than the limit (tests/bad/expr-too-deep.xml is one level over it), too
+# large to check in: a chain of 200,000 terms and 200,000 nested parentheses. Both tools refuse them
+# with the same diagnostic instead of running out of stack.
+too_deep="error: expression too deep (more than 1000 nested operators, calls or parentheses)"
+for kind in chain parens; do
+  deep="$tmp/deep-$kind.xml"
+  awk -v kind=$kind '/<set attr="k">k \+/ {
+      printf "    <set attr=\"k\">"
+      if (kind == "chain") { printf "k"; for (i = 1; i < 200000; i++) printf " + k" }
+      else { for (i = 0; i < 200000; i++) printf "("; printf "k"; for (i = 0; i < 200000; i++) printf ")" }
+      print "</set>"; next }
+    { print }' "$src/tests/bad/expr-too-deep.xml" >"$deep"
+  col=4017
+  [ $kind = parens ] && col=$((18 + 2002))
+  printf '%s\n' "$deep:16:$col: $too_deep" >"$tmp/deep.err"
+  expect_run "sf-xform: a $kind 200,000 deep" 1 "$tmp/deep.err" --check "$deep"
+  (cd "$tmp" && SF_TOKEN=t "$build/bin/sf-exec" "$deep") >"$tmp/out" 2>"$tmp/err" </dev/null
+  status=$?
+  checked=$((checked + 1))
+  [ $status -eq 1 ] || fail "sf-exec: a $kind 200,000 deep: exit status $status, expected 1"
+  cmp -s "$tmp/deep.err" "$tmp/err" || {
+    fail "sf-exec: a $kind 200,000 deep: stderr differs"
+    diff -u --label expected --label actual "$tmp/deep.err" "$tmp/err" | cut -c1-300
+  }
+  [ -e "$tmp/out.csv" ] && fail "sf-exec: a $kind 200,000 deep: wrote out.csv"
 done
 
 # A width of 0 is bad usage (exit 2) with a message, not bad input.

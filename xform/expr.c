@@ -20,15 +20,18 @@
  *    EXPR_COND); `col` stays the column of the node's first character. Type errors about an
  *    operator point at the operator.
  *  - Aggregate calls get slots in the order the checker meets them (text order, left to right).
- *  - Nesting deeper than EXPR_MAX_DEPTH is an error rather than a stack overflow. */
+ *  - An expression deeper than EXPR_MAX_DEPTH levels (sf.h says how they count) is an error
+ *    rather than a stack overflow in a later pass: the parser computes every node's depth as it
+ *    builds it and reports the first node past the limit (at its operator). Its own recursion is
+ *    bounded too, before any node exists (200,000 `(`): one level of the tree costs it at most two
+ *    recursions (a parenthesis and an operand), so more than 2 * EXPR_MAX_DEPTH + 1 of them means
+ *    the tree would be too deep as well. */
 #include "sf.h"
 
 #include <math.h>
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum { EXPR_MAX_DEPTH = 200 };
 
 /* ---- lexer ---- */
 
@@ -60,6 +63,7 @@ typedef struct Parser {
   const TextOrigin *at; /* where the text is in the file */
   Token tok;         /* the current token */
   int depth;         /* recursion depth */
+  const Expr *paren; /* the node the last parenthesized primary returned */
   jmp_buf fail;      /* where a syntax error returns to */
 } Parser;
 
@@ -242,11 +246,29 @@ static Expr *new_expr(Parser *ps, ExprKind kind, int col) {
   Expr *e = arena_alloc(ps->a, sizeof *e);
   e->kind = kind;
   e->col = col;
+  e->depth = 1;
   return e;
 }
 
+static _Noreturn void too_deep(Parser *ps, int col) {
+  parse_fail(ps, col, "expression too deep (more than %d nested operators, calls or parentheses)",
+             EXPR_MAX_DEPTH);
+}
+
 static void enter(Parser *ps) {
-  if (++ps->depth > EXPR_MAX_DEPTH) parse_fail(ps, ps->tok.col, "expression nested too deeply");
+  if (++ps->depth > 2 * EXPR_MAX_DEPTH + 1) too_deep(ps, ps->tok.col);
+}
+
+/* Sets e's depth, one more than its deepest operand's; a depth past the limit fails at col. */
+static void set_depth(Parser *ps, Expr *e, int col) {
+  int d = 0;
+  const Expr *kids[3] = {e->a, e->b, e->c};
+  for (int k = 0; k < 3; k++)
+    if (kids[k] && kids[k]->depth > d) d = kids[k]->depth;
+  for (int k = 0; k < e->nargs; k++)
+    if (e->args[k]->depth > d) d = e->args[k]->depth;
+  e->depth = d + 1;
+  if (e->depth > EXPR_MAX_DEPTH) too_deep(ps, col);
 }
 
 static Expr *parse_cond(Parser *ps);
@@ -287,11 +309,17 @@ static Expr *parse_primary(Parser *ps) {
     e->bval = t->kind == T_TRUE;
     lex(ps);
     return e;
-  case T_LPAREN:
+  case T_LPAREN: {
+    int col = t->col;
     lex(ps);
     e = parse_cond(ps);
     expect(ps, T_RPAREN, "expected ')'");
+    /* the parentheses expr_format writes around an operator are free; any others are a level */
+    if ((e->kind != EXPR_BINARY && e->kind != EXPR_COND) || e == ps->paren)
+      if (++e->depth > EXPR_MAX_DEPTH) too_deep(ps, col);
+    ps->paren = e;
     return e;
+  }
   case T_NAME: {
     int col = t->col;
     const char *name = arena_strndup(ps->a, t->start, t->len);
@@ -317,6 +345,7 @@ static Expr *parse_primary(Parser *ps) {
     expect(ps, T_RPAREN, "expected ')' after arguments");
     e->args = (Expr **)args.items;
     e->nargs = args.n;
+    set_depth(ps, e, col);
     return e;
   }
   default:
@@ -342,6 +371,7 @@ static Expr *parse_unary(Parser *ps) {
     e = new_expr(ps, EXPR_UNARY, col);
     e->op = neg ? OP_NEG : OP_NOT;
     e->a = parse_unary(ps);
+    set_depth(ps, e, col);
   }
   ps->depth--;
   return e;
@@ -384,6 +414,7 @@ static Expr *parse_binary(Parser *ps, int min_prec) {
     e->slot = opcol;
     e->a = lhs;
     e->b = rhs;
+    set_depth(ps, e, opcol);
     lhs = e;
   }
 }
@@ -400,6 +431,7 @@ static Expr *parse_cond(Parser *ps) {
     e->b = parse_cond(ps);
     expect(ps, T_COLON, "expected ':' in '?:'");
     e->c = parse_cond(ps);
+    set_depth(ps, e, qcol);
     c = e;
   }
   ps->depth--;

@@ -198,7 +198,16 @@ struct Expr {
   Expr *a, *b, *c; /* operands: unary a; binary a b; cond a ? b : c */
   Expr **args;     /* EXPR_CALL arguments */
   int nargs;       /* how many */
+  int depth;       /* set by expr_parse: levels of nesting, at most EXPR_MAX_DEPTH (see there) */
 };
+
+/* The deepest expression expr_parse accepts: at most this many levels, where a literal or a name
+ * is one level and every operator, function call and `?:` one more than its deepest operand (so a
+ * chain `k + k + ... + k` has as many levels as terms); a pair of parentheses adds one, except
+ * around an operator or `?:` (which expr_format writes in parentheses, so its text parses again).
+ * Every recursive pass over expressions (the checker, the printer, rt's compiler and evaluator)
+ * relies on it to stay within its stack. */
+enum { EXPR_MAX_DEPTH = 1000 };
 
 typedef struct Schema Schema;
 typedef struct StateVar StateVar;

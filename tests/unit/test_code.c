@@ -377,6 +377,51 @@ START_TEST(test_folding) {
 }
 END_TEST
 
+/* `head` reps times, then `leaf`, then `tail` reps times (malloc'd). */
+static char *nest(const char *head, int reps, const char *leaf, const char *tail) {
+  size_t hl = strlen(head), ll = strlen(leaf), tl = strlen(tail);
+  char *text = malloc((hl + tl) * (size_t)reps + ll + 1), *p = text;
+  for (int k = 0; k < reps; k++, p += hl) memcpy(p, head, hl);
+  memcpy(p, leaf, ll);
+  p += ll;
+  for (int k = 0; k < reps; k++, p += tl) memcpy(p, tail, tl);
+  *p = 0;
+  return text;
+}
+
+/* Expressions of EXPR_MAX_DEPTH levels, the deepest the parser accepts, compile and evaluate (both
+ * recursive) to the right value, with vol = 10 and flag true. */
+START_TEST(test_deepest_expressions) {
+  static const struct {
+    const char *head, *leaf, *tail;
+    int reps;
+    Value want;
+  } deep[] = {
+    {"vol + ", "vol", "", 999, {.type = TYPE_INT, .i = 10000}},
+    {"vol - (", "vol - vol", ")", 998, {.type = TYPE_INT, .i = 0}},
+    {"vol == 0 ? 1 : ", "vol * 3", "", 998, {.type = TYPE_INT, .i = 30}},
+    {"(", "vol", ")", 999, {.type = TYPE_INT, .i = 10}},
+    {"!", "flag", "", 999, {.type = TYPE_BOOL, .b = false}},
+    {"-", "vol", "", 999, {.type = TYPE_INT, .i = -10}},
+    {"abs(", "vol - 11", ")", 998, {.type = TYPE_INT, .i = 1}},
+    {"str(", "vol", ")", 999, {.type = TYPE_STRING, .s = {"10", 2}}},
+  };
+  for (size_t k = 0; k < sizeof deep / sizeof deep[0]; k++) {
+    char *text = nest(deep[k].head, deep[k].reps, deep[k].leaf, deep[k].tail);
+    Expr *e = checked(text);
+    ck_assert_int_eq(e->depth, EXPR_MAX_DEPTH);
+    Value tuple[4] = {value_string("IBM", 3), value_double(2.5), value_int(10), value_bool(true)};
+    EvalEnv env = {.attrs = tuple, .scratch = arena};
+    Code *c = code_compile(e, arena);
+    ck_assert_int_eq(compare(text, e, c, &env), 0);
+    Value v;
+    ck_assert_int_eq(code_eval(c, &env, &v, NULL, 0), 0);
+    ck_assert_msg(same_value(&v, &deep[k].want), "deep[%zu]: a wrong value", k);
+    free(text);
+  }
+}
+END_TEST
+
 static Suite *code_suite(void) {
   Suite *s = suite_create("code");
   TCase *tc = unit_case(s, "code", setup, teardown, 300);
@@ -384,6 +429,7 @@ static Suite *code_suite(void) {
   tcase_add_test(tc, test_division_by_constants);
   tcase_add_test(tc, test_aggregate_calls);
   tcase_add_test(tc, test_folding);
+  tcase_add_test(tc, test_deepest_expressions);
   return s;
 }
 

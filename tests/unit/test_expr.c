@@ -359,15 +359,83 @@ START_TEST(test_parse_error_misc) {
 }
 END_TEST
 
-START_TEST(test_parse_error_depth) {
-  char text[700];
-  memset(text, '(', 300);
-  strcpy(text + 300, "1");
-  memset(text + 301, ')', 300);
-  text[601] = 0;
-  ck_assert_ptr_null(expr_parse(arena, text, &mem.diag, &at));
-  ck_assert_int_eq(mem.diag.nerrors, 1);
-  ck_assert_ptr_nonnull(strstr(diags(), "error: expression nested too deeply\n"));
+/* `head` reps times, then `leaf`, then `tail` reps times (malloc'd). */
+static char *nest(const char *head, int reps, const char *leaf, const char *tail) {
+  size_t hl = strlen(head), ll = strlen(leaf), tl = strlen(tail);
+  char *text = malloc((hl + tl) * (size_t)reps + ll + 1), *p = text;
+  for (int k = 0; k < reps; k++, p += hl) memcpy(p, head, hl);
+  memcpy(p, leaf, ll);
+  p += ll;
+  for (int k = 0; k < reps; k++, p += tl) memcpy(p, tail, tl);
+  *p = 0;
+  return text;
+}
+
+/* Every kind of nesting, with the repetitions that make exactly EXPR_MAX_DEPTH levels and the
+ * column at which one more is refused. */
+static const struct {
+  const char *head, *leaf, *tail;
+  int reps, col;
+} deep[] = {
+  {"vol + ", "vol", "", 999, 5999},           /* vol + vol + ... + vol: 1000 terms; the 1000th '+' */
+  {"vol + (", "vol + vol", ")", 998, 5},      /* vol + (vol + (... + (vol + vol))) */
+  {"flag ? 1 : ", "2", "", 999, 6},           /* flag ? 1 : flag ? 1 : ... : 2 */
+  {"(", "vol", ")", 999, 1},                  /* ((...(vol)...)) */
+  {"!", "flag", "", 999, 1},                  /* !!...!flag */
+  {"-", "vol", "", 999, 1},                   /* --...-vol */
+  {"abs(", "vol", ")", 999, 1},               /* abs(abs(...(vol)...)) */
+  {"sym < ", "", "", 1, 5},                   /* sym < !!...!"": the fuzz case, a unary chain under '<' */
+};
+
+/* The text of deep[k] with `more` extra repetitions. */
+static char *deep_text(size_t k, int more) {
+  if (k != 7) return nest(deep[k].head, deep[k].reps + more, deep[k].leaf, deep[k].tail);
+  char *bangs = nest("!", 998 + more, "\"\"", ""), *text = malloc(strlen(bangs) + 7);
+  sprintf(text, "sym < %s", bangs);
+  free(bangs);
+  return text;
+}
+
+START_TEST(test_parse_depth_limit) {
+  ck_assert_int_eq(EXPR_MAX_DEPTH, 1000);
+  char want[160];
+  for (size_t k = 0; k < sizeof deep / sizeof deep[0]; k++) {
+    /* at the limit: parses, and its canonical text parses again to the same text */
+    reset_diags();
+    char *text = deep_text(k, 0);
+    Expr *e = parse_ok(text);
+    ck_assert_int_eq(e->depth, EXPR_MAX_DEPTH);
+    const char *canon = expr_format(arena, e);
+    Expr *again = expr_parse(arena, canon, &mem.diag, &at);
+    ck_assert_msg(again != NULL, "deep[%zu]: the canonical text does not parse: %s", k, diags());
+    ck_assert_str_eq(expr_format(arena, again), canon);
+    ck_assert_int_le(again->depth, EXPR_MAX_DEPTH);
+    free(text);
+    /* one level more */
+    reset_diags();
+    text = deep_text(k, 1);
+    snprintf(want, sizeof want,
+             "g.xml:7:%d: error: expression too deep (more than 1000 nested operators, calls or parentheses)\n",
+             deep[k].col);
+    ck_assert_str_eq(parse_error(text), want);
+    free(text);
+  }
+}
+END_TEST
+
+/* Far deeper text fails before the parser's own recursion can exhaust the stack. */
+START_TEST(test_parse_depth_far_too_deep) {
+  char *text = nest("(", 200000, "vol", ")");
+  ck_assert_str_eq(parse_error(text),
+                   "g.xml:7:2002: error: expression too deep (more than 1000 nested operators, calls or parentheses)\n");
+  free(text);
+  reset_diags();
+  text = malloc(6 * 200000 + 4);
+  strcpy(text, "vol");
+  for (int k = 1, n = 3; k < 200000; k++, n += 6) memcpy(text + n, " + vol", 7);
+  ck_assert_str_eq(parse_error(text),
+                   "g.xml:7:5999: error: expression too deep (more than 1000 nested operators, calls or parentheses)\n");
+  free(text);
 }
 END_TEST
 
@@ -980,7 +1048,8 @@ static Suite *expr_suite(void) {
   UNIT_ADD(s, test_parse_error_int_range_2, setup, teardown);
   UNIT_ADD(s, test_parse_error_int_range_neg, setup, teardown);
   UNIT_ADD(s, test_parse_error_misc, setup, teardown);
-  UNIT_ADD(s, test_parse_error_depth, setup, teardown);
+  UNIT_ADD(s, test_parse_depth_limit, setup, teardown);
+  UNIT_ADD(s, test_parse_depth_far_too_deep, setup, teardown);
   UNIT_ADD(s, test_check_names, setup, teardown);
   UNIT_ADD(s, test_check_name_precedence, setup, teardown);
   UNIT_ADD(s, test_check_unknown_names, setup, teardown);
