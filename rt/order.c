@@ -269,6 +269,12 @@ static Step step_smallest(Group *g, Item *out) {
       }
     }
     *out = *bh;
+    if (bh->kind == ITEM_FINAL) /* nothing follows it: it is as far as the farthest input */
+      for (int s = 0; s < W; s++) {
+        Item *h = head(g, s);
+        if (h->src > out->src) out->src = h->src;
+        if (h->seq > out->seq) out->seq = h->seq;
+      }
     for (int s = 0; s < W; s++) pop(g, s);
     return STEP_DELIVER;
   }

@@ -3,8 +3,9 @@
 #
 # The promise of StreamFission across processes: for every SOURCE_DIR/graphs/*.xml and
 # SOURCE_DIR/tests/distributed/*.xml (graphs made for a case the examples miss), or the named
-# graphs, run the original graph with one sf-exec in a scratch directory holding a copy of
-# graphs/data and an empty out/; then, for widths 1 to 4, rewrite it with
+# graphs, run the original graph with one sf-exec in a scratch directory holding in data/ a copy
+# of graphs/data and of tests/distributed/data, and an empty out/; then, for widths 1 to 4,
+# rewrite it with
 #     sf-xform -w W --hosts h0=127.0.0.1:P0,h1=127.0.0.1:P1,h2=127.0.0.1:P2
 # run it with tools/sf-launch (three sf-exec processes exchanging tuples over gRPC with mutual TLS,
 # the job's own CA and certificates, on loopback) in a
@@ -174,6 +175,7 @@ for graph in "${graphs[@]}"; do
   work=$(sf_mktemp "sf-dist-$name") || exit 1
   SF_TMPDIRS+=("$work") # sf_mktemp ran in a $(...) subshell: register it here
   cp -r "$src/graphs/data" "$work/data"
+  cp "$src"/tests/distributed/data/* "$work/data/"
   run_original "$name original" "$work" "$graph" || continue
   for w in $widths; do
     xform_and_run "$name width $w" "$work" "$graph" "$w"
