@@ -183,6 +183,13 @@ static uint64_t furthest(Ckpt *ck) {
   return max;
 }
 
+/* Removes checkpoint id, saying why not when it holds what sf-exec did not write. */
+static void remove_warn(Exec *x, uint64_t id) {
+  char why[PATH_MAX + 200];
+  if (ckptdir_remove(x->ck->dir, id, why, sizeof why) < 0)
+    fprintf(x->log, "sf-exec: warning: checkpoint %" PRIu64 " not removed: %s\n", id, why);
+}
+
 void ckpt_tick(Exec *x) {
   Ckpt *ck = x->ck;
   if (!ck) return;
@@ -198,7 +205,7 @@ void ckpt_tick(Exec *x) {
       for (int i = 0; i < n; i++) {
         char p2[PATH_MAX];
         bool finished = ck_path(p2, sizeof p2, ck, ids[i], "MANIFEST") == 0 && ckptdir_exists(p2);
-        if (ids[i] < ck->complete || (ids[i] < ck->last_req && !finished)) ckptdir_remove(ck->dir, ids[i]);
+        if (ids[i] < ck->complete || (ids[i] < ck->last_req && !finished)) remove_warn(x, ids[i]);
       }
       free(ids);
     }
@@ -432,6 +439,13 @@ int ckpt_start(Exec *x) {
   ck->coordinator = !ck->distributed || (first_source_host && !strcmp(first_source_host, ck->host));
   /* the numbers an earlier run used: new checkpoints take higher ones (another executor may still
    * read the last request of that run, and its directories may still hold that run's files) */
+  /* a directory holding something else under sf's names is refused before anything is touched */
+  char why[PATH_MAX + 200];
+  if (ckptdir_check_all(ck->dir, why, sizeof why) < 0) {
+    exec_fail(x, "the checkpoint directory '%s' is not only sf-exec's: %s; move it away or use another directory",
+              ck->dir, why);
+    return -1;
+  }
   int n;
   uint64_t *ids = ckptdir_list(ck->dir, &n);
   uint64_t seen = n > 0 ? ids[0] : 0;
@@ -445,7 +459,7 @@ int ckpt_start(Exec *x) {
   if (rc == 0 && ck->coordinator) {
     /* what is newer than the checkpoint restored (everything, on a fresh start) is not this run's */
     for (int i = 0; i < n; i++)
-      if (ids[i] > ck->restored) ckptdir_remove(ck->dir, ids[i]);
+      if (ids[i] > ck->restored) remove_warn(x, ids[i]);
     if (seen > ck->last_req) ck->last_req = seen;
   }
   free(ids);
@@ -459,13 +473,21 @@ void ckpt_source_ended(Exec *x) {
 void ckpt_finish(Exec *x, bool ok) {
   Ckpt *ck = x->ck;
   if (!ck) return;
-  if (ok && !ck->distributed) { /* the job's output is committed: its checkpoints are obsolete */
-    int n;
-    uint64_t *ids = ckptdir_list(ck->dir, &n);
-    for (int i = 0; i < n; i++) ckptdir_remove(ck->dir, ids[i]);
-    free(ids);
-  }
+  char why[PATH_MAX + 200];
+  /* the job's output is committed: its checkpoints are obsolete */
+  if (ok && !ck->distributed && ckptdir_remove_all(ck->dir, why, sizeof why) < 0)
+    fprintf(x->log, "sf-exec: warning: checkpoints in '%s' not removed: %s\n", ck->dir, why);
   pthread_mutex_destroy(&ck->mu);
   x->ck = NULL;
 }
 
+int ckpt_remove_job(const Graph *g, const ExecOptions *o) {
+  (void)g;
+  char why[PATH_MAX + 200];
+  FILE *log = o->log ? o->log : stderr;
+  if (ckptdir_remove_all(o->checkpoint_dir, why, sizeof why) < 0) {
+    fprintf(log, "sf-exec: error: the checkpoints in '%s' were not removed: %s\n", o->checkpoint_dir, why);
+    return 1;
+  }
+  return 0;
+}

@@ -14,7 +14,9 @@
  *   DIR/ckpt-K/MANIFEST       written last, by whichever executor sees every host done: "sf-checkpoint
  *                             1", "id K", "position P", then "file NAME SIZE" per snapshot
  *   DIR/REQUEST               between hosts, the coordinator's latest request: "K P"
- * A checkpoint is complete when its MANIFEST exists. */
+ * A checkpoint is complete when its MANIFEST exists. Nothing else is sf's: a removal removes only
+ * these names, as regular files (a snapshot and a manifest recognised by their header), never
+ * through a symbolic link, and refuses a ckpt-K that holds anything else, naming it. */
 #include "ckptdir.h"
 
 #include <dirent.h>
@@ -40,7 +42,7 @@ int ckptdir_path(char *buf, size_t cap, const char *dir, uint64_t id, const char
 int ckptdir_write_file(const char *path, const void *p, size_t n, bool sync) {
   char tmp[PATH_MAX + 8];
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return -1;
   const char *c = p;
   while (n > 0) {
@@ -97,21 +99,152 @@ bool ckptdir_exists(const char *path) {
   return stat(path, &st) == 0;
 }
 
-void ckptdir_remove(const char *dir, uint64_t id) {
-  char path[PATH_MAX];
-  if (ckptdir_path(path, sizeof path, dir, id, NULL) < 0) return;
-  DIR *d = opendir(path);
-  if (d) {
-    struct dirent *e;
-    while ((e = readdir(d))) {
-      if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2]))) continue;
-      char f[PATH_MAX * 2];
-      snprintf(f, sizeof f, "%s/%s", path, e->d_name);
-      unlink(f);
-    }
-    closedir(d);
+/* What an entry of DIR/ckpt-K is by its name: one of the files sf writes there, or (ENT_FOREIGN)
+ * something else. */
+typedef enum Entry { ENT_FOREIGN, ENT_SNAP, ENT_MANIFEST, ENT_DONE, ENT_TMP } Entry;
+
+static Entry entry_kind(const char *name) {
+  size_t n = strlen(name);
+  bool tmp = n > 4 && !strcmp(name + n - 4, ".tmp");
+  size_t m = tmp ? n - 4 : n; /* the name a temporary file is renamed to */
+  Entry e = ENT_FOREIGN;
+  if (m == 8 && !strncmp(name, "MANIFEST", 8)) e = ENT_MANIFEST;
+  else if (m > 10 && !strncmp(name, "host-", 5) && !strncmp(name + m - 5, ".done", 5)) e = ENT_DONE;
+  else if (m > 5 && !strncmp(name + m - 5, ".snap", 5)) e = ENT_SNAP;
+  return e != ENT_FOREIGN && tmp ? ENT_TMP : e;
+}
+
+/* Whether entry `name` of the checkpoint directory cfd (shown as `shown`) is a file sf wrote: a
+ * regular file (never followed if a link) under one of sf's names, a snapshot or manifest starting
+ * with its header. false with why. */
+static bool entry_ok(int cfd, const char *shown, const char *name, char *why, size_t cap) {
+  Entry e = entry_kind(name);
+  if (e == ENT_FOREIGN) return snprintf(why, cap, "'%s' holds '%s', which sf-exec did not write", shown, name), false;
+  struct stat st;
+  if (fstatat(cfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return errno == ENOENT || (snprintf(why, cap, "cannot look at '%s/%s': %s", shown, name, strerror(errno)), false);
+  if (S_ISLNK(st.st_mode)) return snprintf(why, cap, "'%s/%s' is a symbolic link", shown, name), false;
+  if (!S_ISREG(st.st_mode)) return snprintf(why, cap, "'%s/%s' is not a regular file", shown, name), false;
+  if (e != ENT_SNAP && e != ENT_MANIFEST) return true;
+  const char *head = e == ENT_SNAP ? MAGIC : "sf-checkpoint ";
+  size_t want = e == ENT_SNAP ? sizeof MAGIC : strlen(head);
+  char got[16] = "";
+  int fd = openat(cfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  ssize_t r = fd >= 0 ? pread(fd, got, want, 0) : -1;
+  if (fd >= 0) close(fd);
+  if (r != (ssize_t)want || memcmp(got, head, want) != 0)
+    return snprintf(why, cap, "'%s/%s' is not a %s sf-exec wrote", shown, name, e == ENT_SNAP ? "snapshot" : "manifest"),
+           false;
+  return true;
+}
+
+/* Opens DIR/ckpt-id (never through a symbolic link), its name in shown: the directory's fd, or -1
+ * with why (ENOENT: *gone set, nothing there). */
+static int open_ckpt(const char *dir, uint64_t id, char *shown, size_t shown_cap, bool *gone, char *why, size_t cap) {
+  *gone = false;
+  if (ckptdir_path(shown, shown_cap, dir, id, NULL) < 0) return snprintf(why, cap, "path too long"), -1;
+  const char *base = strrchr(shown, '/') + 1;
+  int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return snprintf(why, cap, "cannot open '%s': %s", dir, strerror(errno)), -1;
+  struct stat st;
+  int cfd = -1;
+  if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+    *gone = errno == ENOENT;
+    snprintf(why, cap, "cannot look at '%s': %s", shown, strerror(errno));
+  } else if (S_ISLNK(st.st_mode)) {
+    snprintf(why, cap, "'%s' is a symbolic link", shown);
+  } else if (!S_ISDIR(st.st_mode)) {
+    snprintf(why, cap, "'%s' is not a directory", shown);
+  } else if ((cfd = openat(dfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+    *gone = errno == ENOENT;
+    snprintf(why, cap, "cannot open '%s': %s", shown, strerror(errno));
   }
-  rmdir(path);
+  close(dfd);
+  return cfd;
+}
+
+/* Goes through the checkpoint directory cfd: checks every entry (unlink false) or removes them
+ * (true, after a check). 0, or -1 with why at the first entry that is not sf's. */
+static int each_entry(int cfd, const char *shown, bool unlink, char *why, size_t cap) {
+  int fd = dup(cfd);
+  DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+  if (!d) {
+    if (fd >= 0) close(fd);
+    return snprintf(why, cap, "cannot read '%s': %s", shown, strerror(errno)), -1;
+  }
+  rewinddir(d); /* the dup shares its position with cfd: an earlier pass left it at the end */
+  int rc = 0;
+  struct dirent *e;
+  while (rc == 0 && (e = readdir(d))) {
+    if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2]))) continue;
+    if (!entry_ok(cfd, shown, e->d_name, why, cap)) rc = -1;
+    else if (unlink && unlinkat(cfd, e->d_name, 0) < 0 && errno != ENOENT)
+      rc = -1, snprintf(why, cap, "cannot remove '%s/%s': %s", shown, e->d_name, strerror(errno));
+  }
+  closedir(d);
+  return rc;
+}
+
+int ckptdir_check(const char *dir, uint64_t id, char *why, size_t cap) {
+  char shown[PATH_MAX];
+  bool gone;
+  int cfd = open_ckpt(dir, id, shown, sizeof shown, &gone, why, cap);
+  if (cfd < 0) return gone ? 0 : -1;
+  int rc = each_entry(cfd, shown, false, why, cap);
+  close(cfd);
+  return rc;
+}
+
+int ckptdir_remove(const char *dir, uint64_t id, char *why, size_t cap) {
+  char shown[PATH_MAX];
+  bool gone;
+  int cfd = open_ckpt(dir, id, shown, sizeof shown, &gone, why, cap);
+  if (cfd < 0) return gone ? 0 : -1;
+  /* everything is checked before anything goes; then each entry again as it goes */
+  int rc = each_entry(cfd, shown, false, why, cap);
+  if (rc == 0) rc = each_entry(cfd, shown, true, why, cap);
+  close(cfd);
+  if (rc == 0) {
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 || (unlinkat(dfd, strrchr(shown, '/') + 1, AT_REMOVEDIR) < 0 && errno != ENOENT))
+      rc = -1, snprintf(why, cap, "cannot remove '%s': %s", shown, strerror(errno));
+    if (dfd >= 0) close(dfd);
+  }
+  return rc;
+}
+
+/* Whether DIR/name (one of sf's names there) is absent or a regular file; why otherwise. */
+static bool top_ok(const char *dir, const char *name, char *why, size_t cap) {
+  char path[PATH_MAX];
+  struct stat st;
+  if (ckptdir_path(path, sizeof path, dir, 0, name) < 0) return snprintf(why, cap, "path too long"), false;
+  if (lstat(path, &st) < 0) return errno == ENOENT || (snprintf(why, cap, "cannot look at '%s': %s", path, strerror(errno)), false);
+  if (S_ISREG(st.st_mode)) return true;
+  snprintf(why, cap, S_ISLNK(st.st_mode) ? "'%s' is a symbolic link" : "'%s' is not a regular file", path);
+  return false;
+}
+
+int ckptdir_check_all(const char *dir, char *why, size_t cap) {
+  if (!top_ok(dir, "REQUEST", why, cap)) return -1;
+  int n;
+  uint64_t *ids = ckptdir_list(dir, &n);
+  int rc = 0;
+  for (int i = 0; i < n && rc == 0; i++) rc = ckptdir_check(dir, ids[i], why, cap);
+  free(ids);
+  return rc;
+}
+
+int ckptdir_remove_all(const char *dir, char *why, size_t cap) {
+  if (ckptdir_check_all(dir, why, cap) < 0) return -1;
+  int n;
+  uint64_t *ids = ckptdir_list(dir, &n);
+  int rc = 0;
+  for (int i = 0; i < n && rc == 0; i++) rc = ckptdir_remove(dir, ids[i], why, cap);
+  free(ids);
+  char path[PATH_MAX];
+  if (rc == 0 && ckptdir_path(path, sizeof path, dir, 0, "REQUEST") == 0 && unlink(path) < 0 && errno != ENOENT)
+    rc = -1, snprintf(why, cap, "cannot remove '%s': %s", path, strerror(errno));
+  return rc;
 }
 
 uint64_t *ckptdir_list(const char *dir, int *n) {

@@ -24,8 +24,19 @@ unsigned char *ckptdir_read_all(const char *path, size_t *n);
 bool ckptdir_exists(const char *path);
 /* The numbers K of the DIR/ckpt-K directories, newest first (*n of them; malloc'd). */
 uint64_t *ckptdir_list(const char *dir, int *n);
-/* Removes DIR/ckpt-K and everything in it (best effort). */
-void ckptdir_remove(const char *dir, uint64_t id);
+/* Whether DIR/ckpt-K holds only what sf writes there (ckptdir.c): a directory, not a symbolic
+ * link, of regular files under sf's names, its snapshots and manifest with their headers. 0 (also
+ * when it is not there), or -1 with why naming what is not sf's. */
+int ckptdir_check(const char *dir, uint64_t id, char *why, size_t cap);
+/* Removes DIR/ckpt-K after ckptdir_check: nothing of it when it holds anything else, never
+ * following a symbolic link. 0 (also when it is not there), or -1 with why. */
+int ckptdir_remove(const char *dir, uint64_t id, char *why, size_t cap);
+
+/* ckptdir_check of every DIR/ckpt-K, and DIR/REQUEST absent or a regular file. 0, or -1 with why. */
+int ckptdir_check_all(const char *dir, char *why, size_t cap);
+/* Removes every checkpoint in DIR and DIR/REQUEST once ckptdir_check_all found them all sf's
+ * (nothing goes otherwise); what else DIR holds stays. 0, or -1 with why. */
+int ckptdir_remove_all(const char *dir, char *why, size_t cap);
 
 /* ---- snapshot files ---- */
 

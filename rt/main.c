@@ -41,6 +41,9 @@ static const char usage_text[] =
     "      --restore             continue from the latest complete checkpoint in --checkpoint-dir\n"
     "                            (none yet: start from the beginning); the output is then the\n"
     "                            uninterrupted run's, byte for byte\n"
+    "      --remove-checkpoints  remove the checkpoints in --checkpoint-dir and exit (tools/sf-launch\n"
+    "                            does this once a job completed): only what sf-exec wrote there, and\n"
+    "                            nothing when something else is under its names (ckpt-N, REQUEST)\n"
     "  -h, --help                show this help\n"
     "  -V, --version             show the version\n"
     "\n"
@@ -119,12 +122,12 @@ int main(int argc, char **argv) {
     {"list-hosts", no_argument, 0, 'L'},      {"insecure-plaintext", no_argument, 0, 'P'},
     {"accept-unterminated", no_argument, 0, 'U'}, {"checkpoint-dir", required_argument, 0, 'K'},
     {"checkpoint-interval", required_argument, 0, 'I'}, {"restore", no_argument, 0, 'R'},
-    {"hosts", required_argument, 0, 'A'},
+    {"hosts", required_argument, 0, 'A'},      {"remove-checkpoints", no_argument, 0, 'X'},
     {0, 0, 0, 0},
   };
   ExecOptions o = {0};
   const char *token_file = NULL, *hosts_spec = NULL;
-  bool list_hosts = false;
+  bool list_hosts = false, remove_checkpoints = false;
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, ":hV", longs, NULL)) != -1) {
@@ -156,6 +159,7 @@ int main(int argc, char **argv) {
     }
     case 'R': o.restore = true; break;
     case 'A': hosts_spec = optarg; break;
+    case 'X': remove_checkpoints = true; break;
     case 'h': fputs(usage_text, stdout); return 0;
     case 'V': printf("sf-exec %s\n", SF_VERSION); return 0;
     case ':': usage_error("option '%s' needs an argument", argv[optind - 1]);
@@ -167,6 +171,7 @@ int main(int argc, char **argv) {
   o.graph_path = argv[optind];
   if ((o.restore || o.checkpoint_interval > 0) && !o.checkpoint_dir)
     usage_error("%s", o.restore ? "--restore needs --checkpoint-dir" : "--checkpoint-interval needs --checkpoint-dir");
+  if (remove_checkpoints && !o.checkpoint_dir) usage_error("%s", "--remove-checkpoints needs --checkpoint-dir");
 
   Diag d;
   diag_init(&d, o.graph_path, stderr);
@@ -187,6 +192,11 @@ int main(int argc, char **argv) {
     for (int i = 0; i < g->nhosts; i++) printf("%s %s\n", g->hosts[i]->name, g->hosts[i]->address);
     graph_free(g);
     return 0;
+  }
+  if (remove_checkpoints) {
+    int rc = ckpt_remove_job(g, &o);
+    graph_free(g);
+    return rc;
   }
   char *token = read_token(token_file);
   o.token = token;

@@ -256,6 +256,12 @@ struct ExecOptions {
   FILE *log;               /* where errors and stats go (NULL: stderr) */
 };
 
+/* --remove-checkpoints: removes what g's job left in o->checkpoint_dir (every checkpoint and the
+ * request; only what sf-exec wrote there, and nothing when anything under its names is not), as
+ * tools/sf-launch does once a distributed job completed. 0, or 1 after "sf-exec: error: ..." on
+ * o->log. */
+int ckpt_remove_job(const Graph *g, const ExecOptions *o);
+
 /* Runs the (checked) graph, or this host's part of it, to completion. Returns 0 when everything
  * completed; otherwise prints "sf-exec: error: ..." to o->log and returns 128 + N when stop signal N
  * stopped the job (130 for SIGINT, as a shell reports), else 1. o->stats_json is checked before the

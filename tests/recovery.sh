@@ -15,6 +15,11 @@
 #   damaged:    the newest checkpoint's snapshot is corrupted: the restore says it skips it, uses the
 #               one before, and the output is still the sequential one.
 #   fresh:      a run without --restore ignores and removes what an earlier run left.
+#   foreign:    a directory holding another tool's files under sf's names (ckpt-1000/model.bin, a
+#               symbolic link ckpt-7 to another directory) is refused, naming them, and nothing is
+#               removed; once they are gone the job runs and removes only its own (ckpt-backup/
+#               and ckpt-list.txt stay); --remove-checkpoints refuses a checkpoint holding another
+#               file, naming it.
 #   no-dir:     --restore without --checkpoint-dir is a usage error.
 #
 # SF_RECOVERY_RUNS (default 24; 8 under sanitizers) and SF_RECOVERY_DIST_RUNS (default 20; 3) set how
@@ -243,6 +248,53 @@ if [[ $ST != 0 || -s $d/restore.log ]]; then
   sf_bad "$c" "exit status $ST or output on stderr" "$d/restore.log"
 else
   check_output "$c" "$d" "a fresh run ignores the killed run's checkpoints and removes them"
+fi
+
+# foreign: only what sf wrote is ever removed, and a directory holding something else under sf's
+# names is refused
+c=foreign
+d=$work/$c
+mkdir -p "$d/ck/ckpt-1000" "$d/ck/ckpt-backup" "$d/elsewhere"
+sed "s/COUNT/2000/" "$src/tests/recovery/ckpt.xml" >"$d/small.xml"
+echo weights >"$d/ck/ckpt-1000/model.bin"
+echo db >"$d/ck/ckpt-backup/important.db"
+echo list >"$d/ck/ckpt-list.txt"
+echo mine >"$d/elsewhere/keep.snap"
+ln -s ../elsewhere "$d/ck/ckpt-7"
+foreign_run() { # ARGS...: sf-exec in $d with ARGS; its status in ST, its stderr in $d/run.log
+  (cd "$d" && timeout -k 5 120 "$B/sf-exec" "$@") >"$d/run.log" 2>&1
+  ST=$?
+}
+intact() { [[ $(cat "$d/ck/ckpt-backup/important.db" "$d/ck/ckpt-list.txt" "$d/elsewhere/keep.snap" 2>&1) == $'db\nlist\nmine' ]]; }
+refused() { # WHY: exit 1 and exactly the refusal naming WHY
+  [[ $ST == 1 && $(cat "$d/run.log") == "sf-exec: error: the checkpoint directory 'ck' is not only sf-exec's: $1; move it away or use another directory" ]]
+}
+foreign_run --checkpoint-dir ck small.xml
+if ! refused "'ck/ckpt-1000' holds 'model.bin', which sf-exec did not write" || [[ $(cat "$d/ck/ckpt-1000/model.bin") != weights ]] || ! intact; then
+  sf_bad "$c" "ckpt-1000/model.bin: exit status $ST, expected 1, the refusal naming it and every file kept" "$d/run.log"
+else
+  rm -r "$d/ck/ckpt-1000"
+  foreign_run --checkpoint-dir ck --restore small.xml
+  if ! refused "'ck/ckpt-7' is a symbolic link" || ! intact || [[ ! -L $d/ck/ckpt-7 ]]; then
+    sf_bad "$c" "a link ckpt-7: exit status $ST, expected 1, the refusal naming it and every file kept" "$d/run.log"
+  else
+    rm "$d/ck/ckpt-7"
+    foreign_run --checkpoint-dir ck --checkpoint-interval 0.01 small.xml
+    left=$(cd "$d/ck" && ls -A | tr '\n' ' ')
+    if [[ $ST != 0 || -s $d/run.log ]] || ! intact || [[ $left != "ckpt-backup ckpt-list.txt " ]]; then
+      sf_bad "$c" "once they are gone: exit status $ST (expected 0, nothing on stderr), left in ck: $left" "$d/run.log"
+    else
+      mkdir "$d/ck/ckpt-3"
+      echo n >"$d/ck/ckpt-3/notes.txt"
+      foreign_run --checkpoint-dir ck --remove-checkpoints small.xml
+      want="sf-exec: error: the checkpoints in 'ck' were not removed: 'ck/ckpt-3' holds 'notes.txt', which sf-exec did not write"
+      if [[ $ST != 1 || $(cat "$d/run.log") != "$want" || ! -f $d/ck/ckpt-3/notes.txt ]]; then
+        sf_bad "$c" "--remove-checkpoints: exit status $ST, expected 1, '$want', notes.txt kept" "$d/run.log"
+      else
+        sf_ok "$c" "another tool's files and links under sf's names refused and kept; only sf's files removed"
+      fi
+    fi
+  fi
 fi
 
 # no-dir: usage

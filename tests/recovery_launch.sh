@@ -9,7 +9,8 @@
 #                (the message, then "Try 'sf-launch --help' for more information.");
 #   complete:    sf-launch run from a directory other than --workdir with a relative --checkpoint-dir:
 #                the checkpoints go there (not under --workdir), exit 0, the output is the
-#                sequential run's, and no ckpt-* or REQUEST is left in the directory;
+#                sequential run's, and no ckpt-N or REQUEST is left in the directory, while
+#                another tool's ckpt-backup/important.db and ckpt-list.txt there stay;
 #   restart:     --restart 2, h1's executor killed (SIGKILL) once checkpoint 3 is complete: exactly
 #                "sf-launch: restart 1 of 2: host 'h1' failed (killed by SIGKILL); restarting every
 #                executor from the latest complete checkpoint", then "sf-launch: restart 1 of 2:
@@ -130,7 +131,7 @@ complete_ckpt() {
 has_ckpt() { complete_ckpt "$1" >/dev/null; }
 
 # leftovers DIR: the checkpoints and request left in DIR (empty when none)
-leftovers() { (cd "$1" 2>/dev/null && find . -maxdepth 1 \( -name 'ckpt-*' -o -name REQUEST \) -printf '%P ' ); }
+leftovers() { (cd "$1" 2>/dev/null && find . -maxdepth 1 \( -regex '\./ckpt-[1-9][0-9]*' -o -name REQUEST \) -printf '%P ' ); }
 
 # executors_left DIR: pids of executors still running DIR/par.xml
 executors_left() { pgrep -f -- "sf-exec --host .*$1/par.xml" | tr '\n' ' '; }
@@ -199,7 +200,9 @@ usage_case "hosts unknown" "--hosts names host 'h9', which the graph does not de
 # ---- complete: a relative --checkpoint-dir is sf-launch's current directory's ----
 d=$work/complete
 make_case "$d"
-mkdir -p "$d/cwd"
+mkdir -p "$d/cwd/ck/ckpt-backup" # another tool's files next to sf's names: they stay
+echo db >"$d/cwd/ck/ckpt-backup/important.db"
+echo list >"$d/cwd/ck/ckpt-list.txt"
 (cd "$d/cwd" && exec setsid timeout -k 5 90 bash "$launch" --exec "$B/sf-exec" --workdir "$d" --insecure-plaintext \
   --checkpoint-dir ck --checkpoint-interval 0.2 --restart 1 "$d/par.xml") >"$d/launch.log" 2>&1 &
 PID=$!
@@ -215,13 +218,15 @@ elif [[ -e $d/ck ]]; then
   sf_bad complete "a checkpoint directory appeared under --workdir ($d/ck)" "$d/launch.log"
 elif [[ -n $(leftovers "$d/cwd/ck") ]]; then
   sf_bad complete "left in the checkpoint directory after exit 0: $(leftovers "$d/cwd/ck")" "$d/launch.log"
+elif [[ $(cat "$d/cwd/ck/ckpt-backup/important.db" "$d/cwd/ck/ckpt-list.txt" 2>&1) != $'db\nlist' ]]; then
+  sf_bad complete "the cleanup removed files sf did not write (ckpt-backup/important.db, ckpt-list.txt)" "$d/launch.log"
 elif [[ -n $(sf_lines "$d/launch.log") ]]; then
   sf_bad complete "sf-launch printed something" "$d/launch.log"
 elif ! diffs=$(sf_compare_dirs "$work/ref/out" "$d/out"); then
   echo "$diffs" >"$d/diff.log"
   sf_bad complete "output differs from the sequential run's" "$d/diff.log"
 else
-  sf_ok complete "relative --checkpoint-dir in sf-launch's directory; exit 0, output identical, checkpoints removed"
+  sf_ok complete "relative --checkpoint-dir in sf-launch's directory; exit 0, output identical, checkpoints removed, other files kept"
 fi
 
 # ---- restart: h1 killed once, restarted from the latest complete checkpoint; restart-tls: the same

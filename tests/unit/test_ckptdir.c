@@ -166,14 +166,92 @@ START_TEST(test_manifest_missing_or_malformed) {
 }
 END_TEST
 
+/* A complete checkpoint id of operators a and b, as sf-exec leaves one. */
+static void make_ckpt(uint64_t id) {
+  char rel[64];
+  snprintf(rel, sizeof rel, "ckpt-%llu", (unsigned long long)id);
+  make(rel);
+  write_snap(id, "a", 1, "x");
+  write_snap(id, "b[1]", 1, "");
+  snprintf(rel, sizeof rel, "ckpt-%llu/host-all.done", (unsigned long long)id);
+  put(rel, "");
+  ck_assert_int_eq(ckptdir_write_manifest(dir, id, 1), 0);
+}
+
+static void remove_refused(uint64_t id, const char *want) {
+  char why[PATH_MAX + 200] = "";
+  ck_assert_int_eq(ckptdir_check(dir, id, why, sizeof why), -1);
+  ck_assert_str_eq(why, want);
+  why[0] = 0;
+  ck_assert_int_eq(ckptdir_remove(dir, id, why, sizeof why), -1);
+  ck_assert_str_eq(why, want);
+}
+
 START_TEST(test_remove) {
-  make("ckpt-5");
-  write_snap(5, "a", 1, "x");
-  put("ckpt-5/host-all.done", "");
-  ck_assert_int_eq(ckptdir_write_manifest(dir, 5, 1), 0);
+  make_ckpt(5);
+  put("ckpt-5/b[1].snap.tmp", "half"); /* a snapshot being written when the job died */
   make("ckpt-6");
-  ckptdir_remove(dir, 5);
+  char why[PATH_MAX + 200];
+  ck_assert_int_eq(ckptdir_check(dir, 5, why, sizeof why), 0);
+  ck_assert_int_eq(ckptdir_remove(dir, 5, why, sizeof why), 0);
   ck_assert_str_eq(names_in("."), "ckpt-6 ");
+  ck_assert_int_eq(ckptdir_remove(dir, 7, why, sizeof why), 0); /* not there: nothing to do */
+}
+END_TEST
+
+/* what sf did not write is never removed: a foreign file (and the checkpoint it is in), a
+ * symbolic link in sf's name (its target untouched), a file where a directory should be, a file
+ * with sf's name but not its header */
+START_TEST(test_remove_only_sfs) {
+  char buf[PATH_MAX + 200];
+  make("ckpt-1000");
+  put("ckpt-1000/model.bin", "weights");
+  snprintf(buf, sizeof buf, "'%s/ckpt-1000' holds 'model.bin', which sf-exec did not write", dir);
+  remove_refused(1000, buf);
+  ck_assert_str_eq(names_in("ckpt-1000"), "model.bin ");
+
+  make("elsewhere");
+  put("elsewhere/keep.txt", "mine");
+  put("elsewhere/a.snap", "mine too");
+  ck_assert_int_eq(symlink("elsewhere", at("ckpt-7")), 0);
+  snprintf(buf, sizeof buf, "'%s/ckpt-7' is a symbolic link", dir);
+  remove_refused(7, buf);
+  ck_assert_str_eq(names_in("elsewhere"), "a.snap keep.txt ");
+
+  put("ckpt-8", "a file");
+  snprintf(buf, sizeof buf, "'%s/ckpt-8' is not a directory", dir);
+  remove_refused(8, buf);
+
+  make_ckpt(3);
+  put("ckpt-3/notes.txt", "n");
+  snprintf(buf, sizeof buf, "'%s/ckpt-3' holds 'notes.txt', which sf-exec did not write", dir);
+  remove_refused(3, buf);
+  ck_assert_str_eq(names_in("ckpt-3"), "MANIFEST a.snap b[1].snap host-all.done notes.txt ");
+  ck_assert_int_eq(unlink(at("ckpt-3/notes.txt")), 0);
+
+  ck_assert_int_eq(symlink("../elsewhere/keep.txt", at("ckpt-3/c.snap")), 0);
+  snprintf(buf, sizeof buf, "'%s/ckpt-3/c.snap' is a symbolic link", dir);
+  remove_refused(3, buf);
+  ck_assert_int_eq(unlink(at("ckpt-3/c.snap")), 0);
+
+  put("ckpt-3/c.snap", "not a snapshot");
+  snprintf(buf, sizeof buf, "'%s/ckpt-3/c.snap' is not a snapshot sf-exec wrote", dir);
+  remove_refused(3, buf);
+  ck_assert_int_eq(unlink(at("ckpt-3/c.snap")), 0);
+
+  ck_assert_int_eq(mkfifo(at("ckpt-3/host-h1.done"), 0644), 0);
+  snprintf(buf, sizeof buf, "'%s/ckpt-3/host-h1.done' is not a regular file", dir);
+  remove_refused(3, buf);
+  ck_assert_int_eq(unlink(at("ckpt-3/host-h1.done")), 0);
+
+  ck_assert_int_eq(unlink(at("ckpt-3/MANIFEST")), 0);
+  put("ckpt-3/MANIFEST", "my own list\n");
+  snprintf(buf, sizeof buf, "'%s/ckpt-3/MANIFEST' is not a manifest sf-exec wrote", dir);
+  remove_refused(3, buf);
+  ck_assert_int_eq(unlink(at("ckpt-3/MANIFEST")), 0);
+
+  ck_assert_int_eq(ckptdir_remove(dir, 3, buf, sizeof buf), 0);
+  ck_assert_str_eq(names_in("."), "ckpt-1000 ckpt-7 ckpt-8 elsewhere ");
 }
 END_TEST
 
@@ -184,5 +262,6 @@ int main(void) {
   UNIT_ADD(s, test_snapshot_files, setup, teardown);
   UNIT_ADD(s, test_manifest_missing_or_malformed, setup, teardown);
   UNIT_ADD(s, test_remove, setup, teardown);
+  UNIT_ADD(s, test_remove_only_sfs, setup, teardown);
   return unit_run(s);
 }
