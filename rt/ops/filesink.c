@@ -1,9 +1,9 @@
 /* filesink.c: the FileSink kind, writing its input as CSV (csv.h): a header row of the input
  * schema's attribute names, then one row per tuple, in arrival order.
  *
- * The rows go to a temporary file next to the target (same directory, `.NAME.tmp.XXXXXX`, made
- * by mkostemp and given the permissions a new file would get), through a large buffer written with
- * plain write(2) calls. The final punctuation flushes, fsyncs and closes it; the executor's commit,
+ * The rows go to a temporary file next to the target (outfile.h: same directory, `.NAME.tmp.XXXXXX`,
+ * given the permissions a new file would get), through a large buffer written with plain write(2)
+ * calls. This file keeps the row and roll policy; the file's own life is outfile.c's. The final punctuation flushes, fsyncs and closes it; the executor's commit,
  * once every operator of this executor completed, renames it over the target and fsyncs the
  * directory. A failure anywhere (close with ok false, or the job stopping before the final
  * punctuation) unlinks the temporary file, so a failed job never leaves a file that looks
@@ -35,6 +35,7 @@
  * the parts renamed while the job ran stay after a failure or an interrupt, the part being written
  * is unlinked, and a killed job leaves only a hidden temporary file, never a part that looks whole. */
 #include "csv.h"
+#include "outfile.h"
 #include "rt.h"
 
 #include <errno.h>
@@ -59,57 +60,41 @@ typedef enum RollKind { ROLL_NONE, ROLL_TUPLES, ROLL_SECONDS, ROLL_BYTES } RollK
 
 typedef struct FileSink {
   const char *path; /* the target, as given in `file` */
-  char *dir;        /* its directory ("." when it names none) */
-  char *tmp;        /* the temporary file's path (NULL: none open) */
-  const char *target; /* what the temporary file becomes: path, or the part's name when rolling */
   RollKind roll;    /* `roll`: when a part closes (ROLL_NONE: one file) */
   int64_t limit;    /* tuples, bytes, or nanoseconds per part */
-  char *part;       /* rolling: the open part's final name (NULL: no part open) */
+  /* a regular file: the file being written (rolling: the open part; between parts, not WRITING) */
+  OutFile file;
   int nparts;       /* rolling: parts opened so far (the open one's number is nparts - 1) */
   int64_t part_tuples; /* rolling: tuples in the open part */
   int64_t part_bytes;  /* rolling: bytes of the open part, written and buffered */
   int64_t part_opened; /* rolling: when the open part's first row came (coarse monotonic ns) */
-  int fd;           /* the temporary file (-1: closed) */
-  bool committed;   /* renamed to the target */
-  bool direct;      /* the target is a device or pipe: written in place, no temporary file */
+  /* rolling with checkpoints: closed parts waiting to become visible (two-phase commit), SYNCED
+   * until a barrier pre-commits them */
+  OutFile *pending;
+  int npending, cap_pending;
+  bool restoring;   /* --restore: the first temporary file may be the checkpoint's (OUTFILE_REUSE) */
+  /* a device, a pipe or standard output: written in place */
+  bool direct;      /* the target is one: no temporary file */
   bool std_out;     /* `file` is `-`: fd is standard output, blocking, never closed */
+  int fd;           /* direct: the output (-1: closed) */
   Buf buf;          /* rows not yet written, from byte `sent` on */
   size_t sent;      /* bytes at the start of buf already written (an idle flush wrote part) */
   int64_t oldest;   /* streaming: when the oldest unwritten row was added (coarse monotonic ns) */
-  bool in_ckpt;     /* a checkpoint names the temporary file: it stays after a failure */
-  /* rolling with checkpoints: closed parts waiting to become visible (two-phase commit) */
-  struct Pending {
-    char *tmp, *part; /* its temporary file, its name */
-    uint64_t ckpt;    /* the checkpoint it was pre-committed at (0: none yet) */
-    bool named;       /* a checkpoint names it as the part it was writing: a failure keeps it */
-  } *pending;
-  int npending, cap_pending;
-  bool restoring;     /* --restore: the first temporary file may be the checkpoint's: kept */
-  bool trunc_pending; /* that file is emptied at the first write unless a restore took it over */
-  bool created;       /* the temporary file was made by this run (with checkpoints) */
 } FileSink;
 
 static void filesink_close(OpInst *op, bool ok);
 
-/* The process's umask, read without changing it (umask(2) would race with other threads). */
-static mode_t current_umask(void) {
-  FILE *f = fopen("/proc/self/status", "r");
-  mode_t mask = 022;
-  if (!f) return mask;
-  char line[256];
-  while (fgets(line, sizeof line, f)) {
-    unsigned m;
-    if (sscanf(line, "Umask: %o", &m) == 1) {
-      mask = (mode_t)m;
-      break;
-    }
-  }
-  fclose(f);
-  return mask;
+/* What the rows being written become: the open part, or `file`. */
+static const char *target(const FileSink *s) {
+  return s->file.target && s->file.state == OUTFILE_WRITING ? s->file.target : s->path;
 }
 
 static int write_fail(OpInst *op, FileSink *s) {
-  return rt_fail(op, "cannot write '%s': %s", s->target, strerror(errno));
+  return rt_fail(op, "cannot write '%s': %s", target(s), strerror(errno));
+}
+
+static int rename_fail(OpInst *op, const OutFile *f) {
+  return rt_fail(op, "cannot rename '%s' to '%s': %s", f->tmp, f->target, strerror(errno));
 }
 
 static int64_t coarse_ns(void) {
@@ -118,8 +103,8 @@ static int64_t coarse_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* One write of what is buffered past `sent`: at most PIPE_BUF bytes to standard output (blocking,
- * so only what a pipe with room takes at once). The byte count, or -1 with errno. */
+/* One write of what is buffered past `sent` to a direct output: at most PIPE_BUF bytes to standard
+ * output (blocking, so only what a pipe with room takes at once). The byte count, or -1 with errno. */
 static ssize_t write_some(FileSink *s) {
   size_t n = s->buf.n - s->sent;
   if (s->std_out && n > PIPE_BUF) n = PIPE_BUF;
@@ -129,9 +114,9 @@ static ssize_t write_some(FileSink *s) {
 /* Writes out everything buffered. 0, rt_fail, or -1 without a message when the job stopped while
  * a pipe's reader did not read. */
 static int flush(OpInst *op, FileSink *s) {
-  if (s->trunc_pending) {
-    s->trunc_pending = false;
-    if (ftruncate(s->fd, 0) < 0) return write_fail(op, s);
+  if (!s->direct) {
+    if (outfile_write(&s->file, s->buf.p + s->sent, s->buf.n - s->sent) < 0) return write_fail(op, s);
+    s->sent = s->buf.n;
   }
   while (s->sent < s->buf.n) {
     if (s->std_out) { /* blocking: write only once there is room */
@@ -155,8 +140,8 @@ static int flush(OpInst *op, FileSink *s) {
   return 0;
 }
 
-/* Writes what the output takes without waiting (the idle hook may not wait). A write error is
- * left for the next flush to report. */
+/* Writes what a direct output takes without waiting (the idle hook may not wait). A write error
+ * is left for the next flush to report. */
 static void flush_ready(FileSink *s) {
   while (s->sent < s->buf.n) {
     if (s->std_out) {
@@ -195,141 +180,84 @@ static void put_header(OpInst *op, FileSink *s) {
   buf_putc(&s->buf, '\n');
 }
 
-/* Creates the temporary file for s->target in s->dir. 0 or rt_fail. */
-static int open_temp(OpInst *op, FileSink *s) {
-  const char *slash = strrchr(s->target, '/');
-  if (rt_options(op)->checkpoint_dir) {
-    /* with checkpoints the name is fixed, so a restarted job finds it (and a job killed before a
-     * checkpoint named it leaves no orphan: the next run writes it again); the file the job starts
-     * with may be the one a restore goes on writing, so it is emptied only at the first write
-     * unless a restore takes it over (trunc_pending) */
-    if (asprintf(&s->tmp, "%s/.%s.sf-part", s->dir, slash ? slash + 1 : s->target) < 0) sf_die("out of memory");
-    bool keep = s->restoring;
-    s->restoring = false;
-    s->fd = keep ? open(s->tmp, O_WRONLY | O_CLOEXEC) : -1;
-    s->created = !keep || (s->fd < 0 && errno == ENOENT); /* (then it cannot be the checkpoint's) */
-    if (s->created) s->fd = open(s->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    s->trunc_pending = keep && !s->created;
-  } else {
-    if (asprintf(&s->tmp, "%s/.%s.tmp.XXXXXX", s->dir, slash ? slash + 1 : s->target) < 0) sf_die("out of memory");
-    s->fd = mkostemp(s->tmp, O_CLOEXEC);
-  }
-  if (s->fd < 0) {
-    int e = errno;
-    free(s->tmp);
-    s->tmp = NULL; /* nothing to unlink */
-    return rt_fail(op, "cannot create a temporary file in '%s' for '%s': %s", s->dir, s->target, strerror(e));
-  }
-  s->committed = false;
-  s->in_ckpt = false;
-  if (fchmod(s->fd, 0666 & ~current_umask()) < 0) return write_fail(op, s);
-  return 0;
+/* Opens the temporary file for `name` (the target or a part). With checkpoints its name is fixed,
+ * so a restarted job finds it (and a job killed before a checkpoint named it leaves no orphan: the
+ * next run writes it again); the file the job starts with may be the one a restore goes on
+ * writing, so it is reused as it is (emptied at the first write unless a restore takes it over).
+ * 0 or rt_fail. */
+static int open_temp(OpInst *op, FileSink *s, const char *name) {
+  OutFileHow how = !rt_options(op)->checkpoint_dir ? OUTFILE_UNIQUE : s->restoring ? OUTFILE_REUSE : OUTFILE_FIXED;
+  s->restoring = false;
+  if (outfile_open(&s->file, name, how) == 0) return 0;
+  if (s->file.state == OUTFILE_WRITING) return write_fail(op, s);
+  return rt_fail(op, "cannot create a temporary file in '%s' for '%s': %s", s->file.dir, name, strerror(errno));
 }
 
-/* Opens part number nparts: its name (the number before the last extension of `file`), its
- * temporary file and its header. 0 or rt_fail. */
-/* Names part number nparts (the number before the last extension of `file`): s->part and s->target. */
-static void name_part(FileSink *s) {
+/* The name of part number n (the number before the last extension of `file`; malloc'd). */
+static char *part_name(const FileSink *s, int n) {
   const char *slash = strrchr(s->path, '/');
   const char *base = slash ? slash + 1 : s->path;
   const char *dot = strrchr(base, '.');
   if (!dot || dot == base) dot = base + strlen(base); /* no extension (a leading dot is the name's) */
-  free(s->part);
-  if (asprintf(&s->part, "%.*s-%06d%s", (int)(dot - s->path), s->path, s->nparts, dot) < 0) sf_die("out of memory");
-  s->target = s->part;
-  s->nparts++;
+  char *part;
+  if (asprintf(&part, "%.*s-%06d%s", (int)(dot - s->path), s->path, n, dot) < 0) sf_die("out of memory");
+  return part;
 }
 
+/* Opens part number nparts: its temporary file and its header. 0 or rt_fail. */
 static int open_part(OpInst *op, FileSink *s) {
-  name_part(s);
-  if (open_temp(op, s) < 0) return -1;
+  char *part = part_name(s, s->nparts++);
+  int rc = open_temp(op, s, part);
+  free(part);
+  if (rc < 0) return -1;
   put_header(op, s);
   s->part_tuples = 0;
   s->part_bytes = (int64_t)s->buf.n;
   return 0;
 }
 
-/* Makes the renames in dir durable; some file systems refuse, which is harmless. */
-static void sync_dir(const char *dir) {
-  int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    fsync(dfd);
-    close(dfd);
-  }
-}
-
-/* Renames the temporary file to s->target and fsyncs the directory. 0 or rt_fail. */
-static int rename_temp(OpInst *op, FileSink *s) {
-  if (rename(s->tmp, s->target) < 0)
-    return rt_fail(op, "cannot rename '%s' to '%s': %s", s->tmp, s->target, strerror(errno));
-  s->committed = true;
-  sync_dir(s->dir);
-  return 0;
-}
-
-/* Flushes, fsyncs and closes the temporary file. 0, rt_fail, or -1 on a stop. */
+/* Writes out, fsyncs and closes the file being written. 0, rt_fail, or -1 on a stop. */
 static int finish_temp(OpInst *op, FileSink *s) {
   if (flush(op, s) < 0) return -1;
-  if (fsync(s->fd) < 0) return write_fail(op, s);
-  int fd = s->fd;
-  s->fd = -1;
-  if (close(fd) < 0) return write_fail(op, s);
+  if (outfile_sync(&s->file) < 0) return write_fail(op, s);
   return 0;
 }
 
-/* Makes a pre-committed part visible: renames tmp to part, which is done already when tmp is gone
- * and part is there (a run before a restart renamed it). 0, or -1 with errno. */
-static int publish_part(const char *tmp, const char *part) {
-  if (rename(tmp, part) == 0 || (errno == ENOENT && access(part, F_OK) == 0)) return 0;
-  return -1;
-}
-
-/* Renames pending part i (its checkpoint is complete, or the job is) and drops it from the list. */
-static int publish_pending(OpInst *op, FileSink *s, int i) {
-  struct Pending p = s->pending[i];
-  s->pending[i] = s->pending[--s->npending];
-  int rc = 0;
-  if (publish_part(p.tmp, p.part) < 0)
-    rc = rt_fail(op, "cannot rename '%s' to '%s': %s", p.tmp, p.part, strerror(errno));
-  free(p.tmp);
-  free(p.part);
-  return rc;
+/* Whether pending part i is due: pre-committed at a checkpoint now complete, or the job is (all). */
+static bool part_due(const FileSink *s, int i, uint64_t done, bool all) {
+  return s->pending[i].state == OUTFILE_PRECOMMITTED ? s->pending[i].ckpt <= done : all;
 }
 
 /* Makes visible the parts pre-committed at a checkpoint that is now complete (every part at the
- * end, all: true). The directory is synced once. 0 or rt_fail. */
+ * end, all: true) and drops them from the list. The directory is synced once, with the last
+ * rename. 0 or rt_fail (the part that could not be renamed stays in the list). */
 static int publish_parts(OpInst *op, FileSink *s, bool all) {
   uint64_t done = all ? UINT64_MAX : rt_checkpoint_complete(op);
-  bool any = false;
-  for (int i = s->npending - 1; i >= 0; i--)
-    if (s->pending[i].ckpt != 0 ? s->pending[i].ckpt <= done : all) {
-      if (publish_pending(op, s, i) < 0) return -1;
-      any = true;
-    }
-  if (any) sync_dir(s->dir);
+  int last = 0; /* the lowest index due is renamed last (a part moved into i comes from above) */
+  while (last < s->npending && !part_due(s, last, done, all)) last++;
+  for (int i = s->npending - 1; i >= last; i--) {
+    if (!part_due(s, i, done, all)) continue;
+    if (outfile_publish(&s->pending[i], i == last) < 0) return rename_fail(op, &s->pending[i]);
+    outfile_release(&s->pending[i], false);
+    s->pending[i] = s->pending[--s->npending];
+  }
   return 0;
 }
 
 /* Closes the open part and makes it visible under its name; with checkpoints, it waits in the
  * pending list until a checkpoint after it is complete. 0, rt_fail, or -1 on a stop. */
 static int close_part(OpInst *op, FileSink *s) {
+  if (finish_temp(op, s) < 0) return -1;
   if (rt_options(op)->checkpoint_dir) {
-    if (finish_temp(op, s) < 0) return -1;
     if (s->npending == s->cap_pending) {
       s->cap_pending = s->cap_pending ? 2 * s->cap_pending : 4;
       s->pending = sf_xrealloc(s->pending, sizeof *s->pending * (size_t)s->cap_pending);
     }
-    s->pending[s->npending++] = (struct Pending){ .tmp = s->tmp, .part = s->part, .ckpt = 0, .named = s->in_ckpt };
-    s->tmp = NULL;
-    s->part = NULL;
+    s->pending[s->npending++] = s->file; /* the pending list owns it now */
+    outfile_init(&s->file);
     return 0;
   }
-  if (finish_temp(op, s) < 0 || rename_temp(op, s) < 0) return -1;
-  free(s->tmp);
-  s->tmp = NULL;
-  free(s->part);
-  s->part = NULL;
-  return 0;
+  return outfile_publish(&s->file, true) < 0 ? rename_fail(op, &s->file) : 0;
 }
 
 /* Whether the open part is due to close. */
@@ -374,13 +302,11 @@ static int setup(OpInst *op, FileSink *s) {
   const char *format = rt_param(op, "format");
   if (format && strcmp(format, "csv")) return rt_fail(op, "unknown format '%s' (the only format is 'csv')", format);
   if (!op->in_schema) return rt_fail(op, "FileSink has no input schema");
-  s->target = s->path;
   const char *roll = rt_param(op, "roll");
   if (roll && parse_roll(op, s, roll) < 0) return -1;
   const char *slash = strrchr(s->path, '/');
   const char *base = slash ? slash + 1 : s->path;
   if (!*base) return rt_fail(op, "cannot write '%s': it names a directory", s->path);
-  size_t dirlen = slash ? (size_t)(slash - s->path) : 0;
   struct stat st;
   if (s->roll && (!strcmp(s->path, "-") || (stat(s->path, &st) == 0 && !S_ISREG(st.st_mode)))) {
     return rt_fail(op, "parameter 'roll' writes parts beside a regular file, and '%s' is not one", s->path);
@@ -392,10 +318,8 @@ static int setup(OpInst *op, FileSink *s) {
     if (open_direct(op, s) < 0) return -1;
     s->direct = true;
   } else {
-    s->dir = slash ? strndup(s->path, dirlen ? dirlen : 1) : strdup(".");
-    if (!s->dir) sf_die("out of memory");
     if (s->roll) return open_part(op, s);
-    if (open_temp(op, s) < 0) return -1;
+    if (open_temp(op, s, s->path) < 0) return -1;
   }
   put_header(op, s);
   return 0;
@@ -405,6 +329,7 @@ static int filesink_open(OpInst *op) {
   FileSink *s = sf_xmalloc(sizeof *s);
   memset(s, 0, sizeof *s);
   s->fd = -1;
+  outfile_init(&s->file);
   s->restoring = rt_options(op)->checkpoint_dir && rt_options(op)->restore;
   buf_init(&s->buf);
   op->state = s;
@@ -419,7 +344,7 @@ static int filesink_process(OpInst *op, int port, Tuple *t) {
     tuple_unref(t);
     return -1;
   }
-  if (s->roll && !s->part && open_part(op, s) < 0) {
+  if (s->roll && s->file.state != OUTFILE_WRITING && open_part(op, s) < 0) {
     tuple_unref(t);
     return -1;
   }
@@ -445,16 +370,16 @@ static void filesink_idle(OpInst *op) {
   FileSink *s = op->state;
   if (s && s->npending) publish_parts(op, s, false); /* a failure is the job's (rt_fail) */
   if (s && s->direct && s->fd >= 0) flush_ready(s);
-  if (s && s->roll == ROLL_SECONDS && s->part && part_full(s, coarse_ns()))
+  if (s && s->roll == ROLL_SECONDS && s->file.state == OUTFILE_WRITING && part_full(s, coarse_ns()))
     close_part(op, s); /* a failure is the job's (rt_fail) */
 }
 
 static int filesink_final(OpInst *op) {
   FileSink *s = op->state;
   if (rt_stopping(op)) return rt_fail(op, "the job stopped before the end of the input; '%s' is not written", s->path);
-  if (s->roll) return s->part ? finish_temp(op, s) : 0; /* the last part is renamed at the commit */
+  if (!s->direct) /* the file, or the last part, is renamed at the commit */
+    return s->file.state == OUTFILE_WRITING ? finish_temp(op, s) : 0;
   if (flush(op, s) < 0) return -1;
-  if (!s->direct && fsync(s->fd) < 0) return write_fail(op, s);
   int fd = s->fd;
   s->fd = -1;
   if (!s->std_out && close(fd) < 0) return write_fail(op, s);
@@ -464,25 +389,18 @@ static int filesink_final(OpInst *op) {
 static int filesink_commit(OpInst *op) {
   FileSink *s = op->state;
   if (s->npending && publish_parts(op, s, true) < 0) return -1;
-  if (s->direct || !s->tmp) return 0; /* rolling: no part was open at the end */
-  return rename_temp(op, s);
+  if (s->file.state != OUTFILE_SYNCED) return 0; /* direct, or rolling: no part was open at the end */
+  return outfile_publish(&s->file, true) < 0 ? rename_fail(op, &s->file) : 0;
 }
 
 static void filesink_close(OpInst *op, bool ok) {
   FileSink *s = op->state;
   if (!s) return;
   if (s->fd >= 0 && !s->std_out) close(s->fd);
-  /* after a failure, a restore goes on writing the file a checkpoint names */
-  if (s->tmp && !s->committed && (ok || !s->in_ckpt)) unlink(s->tmp);
-  for (int i = 0; i < s->npending; i++) { /* a failure: those a checkpoint names stay for a restore */
-    if (!s->pending[i].ckpt && !s->pending[i].named) unlink(s->pending[i].tmp);
-    free(s->pending[i].tmp);
-    free(s->pending[i].part);
-  }
+  /* after a failure, a restore goes on writing the files a checkpoint names */
+  outfile_release(&s->file, !ok);
+  for (int i = 0; i < s->npending; i++) outfile_release(&s->pending[i], !ok);
   free(s->pending);
-  free(s->tmp);
-  free(s->part);
-  free(s->dir);
   buf_release(&s->buf);
   free(s);
   op->state = NULL;
@@ -524,21 +442,22 @@ static int filesink_snapshot(OpInst *op, Buf *out) {
   uint64_t id = rt_checkpoint_taking(op);
   snap_u64(out, (uint64_t)s->npending);
   for (int i = 0; i < s->npending; i++) {
-    if (!s->pending[i].ckpt) s->pending[i].ckpt = id;
-    snap_bytes(out, s->pending[i].tmp, strlen(s->pending[i].tmp));
-    snap_bytes(out, s->pending[i].part, strlen(s->pending[i].part));
+    OutFile *p = &s->pending[i];
+    if (p->state == OUTFILE_SYNCED) outfile_precommit(p, id);
+    snap_bytes(out, p->tmp, strlen(p->tmp));
+    snap_bytes(out, p->target, strlen(p->target));
   }
   snap_u64(out, (uint64_t)s->nparts);
   snap_i64(out, s->part_tuples);
   snap_i64(out, s->part_bytes);
-  snap_bool(out, s->tmp != NULL && s->fd >= 0);
-  if (!s->tmp || s->fd < 0) return 0;
+  bool open_file = s->file.state == OUTFILE_WRITING;
+  snap_bool(out, open_file);
+  if (!open_file) return 0;
   if (flush(op, s) < 0) return -1;
-  off_t len = lseek(s->fd, 0, SEEK_CUR);
-  if (len < 0 || fdatasync(s->fd) < 0) return write_fail(op, s);
-  snap_bytes(out, s->tmp, strlen(s->tmp));
-  snap_u64(out, (uint64_t)len);
-  s->in_ckpt = true;
+  uint64_t len;
+  if (outfile_checkpoint(&s->file, &len) < 0) return write_fail(op, s);
+  snap_bytes(out, s->file.tmp, strlen(s->file.tmp));
+  snap_u64(out, len);
   return 0;
 }
 
@@ -553,11 +472,8 @@ static int filesink_restore(OpInst *op, SnapIn *in) {
     s->sent = 0;
     return 0;
   }
-  if (s->created && s->tmp) { /* made here, empty: no checkpoint's file, and it must not pass for one */
-    close(s->fd);
-    s->fd = -1;
-    unlink(s->tmp);
-  }
+  /* made here, empty: no checkpoint's file, and it must not pass for one */
+  if (s->file.state == OUTFILE_WRITING && !s->file.existed) outfile_discard(&s->file);
   /* parts pre-committed at this checkpoint or before: it is complete, so they become visible */
   uint64_t npend = snap_get_u64(in);
   for (uint64_t i = 0; i < npend && !in->bad; i++) {
@@ -566,9 +482,13 @@ static int filesink_restore(OpInst *op, SnapIn *in) {
     if (in->bad) break;
     char *tmp = strndup(t, tn), *part = strndup(pt, pn);
     if (!tmp || !part) sf_die("out of memory");
+    OutFile p;
+    outfile_init(&p);
+    outfile_adopt(&p, part, tmp);
     int rc = 0;
-    if (publish_part(tmp, part) < 0)
+    if (outfile_publish(&p, false) < 0)
       rc = rt_fail(op, "cannot restore: cannot rename '%s' to '%s': %s", tmp, part, strerror(errno));
+    outfile_release(&p, true);
     free(tmp);
     free(part);
     if (rc < 0) return -1;
@@ -583,41 +503,30 @@ static int filesink_restore(OpInst *op, SnapIn *in) {
   char *stored = open_file ? strndup(tmp, n) : NULL;
   if (open_file && !stored) sf_die("out of memory");
   /* what open made goes, unless it is the checkpoint's file (the names are fixed with checkpoints) */
-  if (s->fd >= 0) close(s->fd);
-  s->fd = -1;
-  if (s->tmp && (!stored || strcmp(s->tmp, stored) != 0)) unlink(s->tmp);
-  free(s->tmp);
-  s->tmp = NULL;
-  s->trunc_pending = false;
+  bool same = open_file && s->file.state == OUTFILE_WRITING && !strcmp(s->file.tmp, stored);
+  if (s->file.state == OUTFILE_WRITING && !same) outfile_discard(&s->file);
   buf_reset(&s->buf);
   s->sent = 0;
   s->nparts = (int)nparts;
   if (s->roll) {
-    free(s->part);
-    s->part = NULL;
-    s->target = s->path;
-    if (open_file) {
-      s->nparts--;
-      name_part(s); /* the open part's name; its file is the checkpoint's */
-    }
     s->part_tuples = part_tuples;
     s->part_bytes = part_bytes;
   }
   if (!open_file) return 0;
-  s->tmp = stored;
-  s->fd = open(s->tmp, O_WRONLY | O_CLOEXEC);
-  if (s->fd < 0 && errno == ENOENT && s->roll && rename(s->part, s->tmp) == 0) /* a later checkpoint, */
-    s->fd = open(s->tmp, O_WRONLY | O_CLOEXEC); /* damaged now, had it made visible: it is written again */
-  struct stat st;
-  if (s->fd < 0 || fstat(s->fd, &st) < 0)
-    return rt_fail(op, "cannot restore: its file '%s' from the checkpoint: %s", s->tmp, strerror(errno));
-  if ((uint64_t)st.st_size < len)
-    return rt_fail(op, "cannot restore: its file '%s' holds %lld bytes, the checkpoint needs %llu", s->tmp,
-                   (long long)st.st_size, (unsigned long long)len);
-  s->committed = false;
-  s->in_ckpt = true;
-  if (ftruncate(s->fd, (off_t)len) < 0 || lseek(s->fd, (off_t)len, SEEK_SET) < 0) return write_fail(op, s);
-  return 0;
+  int rc = 0;
+  if (!same) { /* the open part's name; its file is the checkpoint's */
+    char *name = s->roll ? part_name(s, s->nparts - 1) : NULL;
+    /* a later checkpoint, damaged now, may have made the part visible: it is written again */
+    if (outfile_reopen(&s->file, name ? name : s->path, stored, s->roll) < 0)
+      rc = rt_fail(op, "cannot restore: its file '%s' from the checkpoint: %s", stored, strerror(errno));
+    free(name);
+  }
+  if (rc == 0 && (uint64_t)s->file.size < len)
+    rc = rt_fail(op, "cannot restore: its file '%s' holds %lld bytes, the checkpoint needs %llu", stored,
+                 (long long)s->file.size, (unsigned long long)len);
+  if (rc == 0 && outfile_resume(&s->file, len) < 0) rc = write_fail(op, s);
+  free(stored);
+  return rc;
 }
 
 const OpKindImpl op_filesink = {

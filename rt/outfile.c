@@ -1,0 +1,240 @@
+/* outfile.c: a file written under a temporary name and published by rename (outfile.h). */
+#include "outfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sf.h"
+
+const char *outfile_state_name(OutFileState s) {
+  switch (s) {
+  case OUTFILE_CLOSED: return "closed";
+  case OUTFILE_WRITING: return "writing";
+  case OUTFILE_SYNCED: return "synced";
+  case OUTFILE_PRECOMMITTED: return "pre-committed";
+  case OUTFILE_PUBLISHED: return "published";
+  case OUTFILE_DISCARDED: return "discarded";
+  case OUTFILE_LEFT: return "left";
+  }
+  return "?";
+}
+
+/* The states a transition may start from, as a bit set. */
+#define FROM(s) (1u << (s))
+#define FROM_START (FROM(OUTFILE_CLOSED) | FROM(OUTFILE_PUBLISHED) | FROM(OUTFILE_DISCARDED) | FROM(OUTFILE_LEFT))
+#define FROM_TEMP (FROM(OUTFILE_WRITING) | FROM(OUTFILE_SYNCED) | FROM(OUTFILE_PRECOMMITTED))
+
+static void expect(const OutFile *f, const char *what, unsigned from) {
+  if (!(from & FROM(f->state)))
+    sf_die("%s: the output file '%s' is %s", what, f->target ? f->target : "(none)", outfile_state_name(f->state));
+}
+
+/* The one place a temporary file (f->tmp) becomes this process's: made or found by this open. */
+static void temp_begin(OutFile *f, OutFileState state) {
+  f->state = state;
+}
+
+/* The one place it stops being this process's temporary file: renamed to its target (PUBLISHED),
+ * unlinked (DISCARDED) or left for a restore (LEFT). Closes it if open. */
+static void temp_end(OutFile *f, OutFileState state) {
+  if (f->fd >= 0) close(f->fd);
+  f->fd = -1;
+  if (state == OUTFILE_DISCARDED) unlink(f->tmp);
+  f->state = state;
+}
+
+/* The process's umask, read without changing it (umask(2) would race with other threads). */
+static mode_t current_umask(void) {
+  FILE *p = fopen("/proc/self/status", "r");
+  mode_t mask = 022;
+  if (!p) return mask;
+  char line[256];
+  while (fgets(line, sizeof line, p)) {
+    unsigned m;
+    if (sscanf(line, "Umask: %o", &m) == 1) {
+      mask = (mode_t)m;
+      break;
+    }
+  }
+  fclose(p);
+  return mask;
+}
+
+void outfile_init(OutFile *f) {
+  memset(f, 0, sizeof *f);
+  f->fd = -1;
+}
+
+/* Forgets the previous file's names and takes target's (and its directory's). */
+static void set_target(OutFile *f, const char *target) {
+  free(f->target);
+  free(f->dir);
+  free(f->tmp);
+  f->tmp = NULL;
+  f->target = strdup(target);
+  const char *slash = strrchr(target, '/');
+  size_t dirlen = slash ? (size_t)(slash - target) : 0;
+  f->dir = slash ? strndup(target, dirlen ? dirlen : 1) : strdup(".");
+  if (!f->target || !f->dir) sf_die("out of memory");
+  f->fd = -1;
+  f->existed = f->empty_first = f->named = false;
+  f->ckpt = 0;
+  f->size = 0;
+}
+
+int outfile_open(OutFile *f, const char *target, OutFileHow how) {
+  expect(f, "outfile_open", FROM_START);
+  set_target(f, target);
+  const char *slash = strrchr(target, '/');
+  const char *base = slash ? slash + 1 : target;
+  if (asprintf(&f->tmp, how == OUTFILE_UNIQUE ? "%s/.%s.tmp.XXXXXX" : "%s/.%s.sf-part", f->dir, base) < 0)
+    sf_die("out of memory");
+  int fd;
+  if (how == OUTFILE_UNIQUE) {
+    fd = mkostemp(f->tmp, O_CLOEXEC);
+  } else {
+    fd = how == OUTFILE_REUSE ? open(f->tmp, O_WRONLY | O_CLOEXEC) : -1;
+    f->existed = fd >= 0;
+    if (fd < 0 && (how == OUTFILE_FIXED || errno == ENOENT))
+      fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  }
+  if (fd < 0) {
+    int e = errno;
+    free(f->tmp);
+    f->tmp = NULL;
+    f->existed = false;
+    f->state = OUTFILE_CLOSED;
+    errno = e;
+    return -1;
+  }
+  struct stat st;
+  if (f->existed && fstat(fd, &st) == 0) f->size = (int64_t)st.st_size;
+  f->fd = fd;
+  f->empty_first = f->existed;
+  temp_begin(f, OUTFILE_WRITING);
+  return fchmod(f->fd, 0666 & ~current_umask());
+}
+
+int outfile_reopen(OutFile *f, const char *target, const char *tmp, bool take_back) {
+  expect(f, "outfile_reopen", FROM_START);
+  set_target(f, target);
+  f->tmp = strdup(tmp);
+  if (!f->tmp) sf_die("out of memory");
+  int fd = open(f->tmp, O_WRONLY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT && take_back && rename(f->target, f->tmp) == 0) fd = open(f->tmp, O_WRONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) < 0) {
+    int e = errno;
+    if (fd >= 0) close(fd);
+    f->state = OUTFILE_CLOSED;
+    errno = e;
+    return -1;
+  }
+  f->fd = fd;
+  f->existed = f->named = true; /* a failure leaves it: it is the checkpoint's */
+  f->size = (int64_t)st.st_size;
+  temp_begin(f, OUTFILE_WRITING);
+  return 0;
+}
+
+/* An existing file opened to be reused goes empty before anything is written to it. */
+static int empty_first(OutFile *f) {
+  if (!f->empty_first) return 0;
+  f->empty_first = false;
+  return ftruncate(f->fd, 0);
+}
+
+int outfile_write(OutFile *f, const void *p, size_t n) {
+  expect(f, "outfile_write", FROM(OUTFILE_WRITING));
+  if (empty_first(f) < 0) return -1;
+  const char *c = p;
+  while (n > 0) {
+    ssize_t w = write(f->fd, c, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return -1;
+    c += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+int outfile_checkpoint(OutFile *f, uint64_t *len) {
+  expect(f, "outfile_checkpoint", FROM(OUTFILE_WRITING));
+  if (empty_first(f) < 0) return -1;
+  off_t at = lseek(f->fd, 0, SEEK_CUR);
+  if (at < 0 || fdatasync(f->fd) < 0) return -1;
+  *len = (uint64_t)at;
+  f->named = true;
+  return 0;
+}
+
+int outfile_resume(OutFile *f, uint64_t len) {
+  expect(f, "outfile_resume", FROM(OUTFILE_WRITING));
+  if (!f->existed) sf_die("outfile_resume: the output file '%s' was made by this run", f->target);
+  f->empty_first = false;
+  f->named = true;
+  if (ftruncate(f->fd, (off_t)len) < 0 || lseek(f->fd, (off_t)len, SEEK_SET) < 0) return -1;
+  return 0;
+}
+
+int outfile_sync(OutFile *f) {
+  expect(f, "outfile_sync", FROM(OUTFILE_WRITING));
+  if (empty_first(f) < 0 || fsync(f->fd) < 0) return -1;
+  int fd = f->fd;
+  f->fd = -1; /* closed even when close fails: what it reports stays unknown */
+  if (close(fd) < 0) return -1;
+  f->state = OUTFILE_SYNCED;
+  return 0;
+}
+
+void outfile_precommit(OutFile *f, uint64_t ckpt) {
+  expect(f, "outfile_precommit", FROM(OUTFILE_SYNCED));
+  sf_assert(ckpt > 0);
+  f->ckpt = ckpt;
+  f->state = OUTFILE_PRECOMMITTED;
+}
+
+void outfile_adopt(OutFile *f, const char *target, const char *tmp) {
+  expect(f, "outfile_adopt", FROM_START);
+  set_target(f, target);
+  f->tmp = strdup(tmp);
+  if (!f->tmp) sf_die("out of memory");
+  temp_begin(f, OUTFILE_PRECOMMITTED);
+}
+
+void outfile_sync_dir(const OutFile *f) {
+  int dfd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    fsync(dfd);
+    close(dfd);
+  }
+}
+
+int outfile_publish(OutFile *f, bool sync_dir) {
+  expect(f, "outfile_publish", FROM(OUTFILE_SYNCED) | FROM(OUTFILE_PRECOMMITTED));
+  if (rename(f->tmp, f->target) < 0 &&
+      !(f->state == OUTFILE_PRECOMMITTED && errno == ENOENT && access(f->target, F_OK) == 0))
+    return -1;
+  temp_end(f, OUTFILE_PUBLISHED);
+  if (sync_dir) outfile_sync_dir(f);
+  return 0;
+}
+
+void outfile_discard(OutFile *f) {
+  expect(f, "outfile_discard", FROM_TEMP);
+  temp_end(f, OUTFILE_DISCARDED);
+}
+
+void outfile_release(OutFile *f, bool failed) {
+  if (FROM(f->state) & FROM_TEMP)
+    temp_end(f, failed && (f->named || f->state == OUTFILE_PRECOMMITTED) ? OUTFILE_LEFT : OUTFILE_DISCARDED);
+  free(f->target);
+  free(f->dir);
+  free(f->tmp);
+  f->target = f->dir = f->tmp = NULL;
+}
