@@ -28,6 +28,8 @@ void csv_reader_init_fn(CsvReader *r, CsvReadFn *read, void *ctx) {
   r->cap = CSV_BUFFER;
   r->buf = sf_xmalloc(r->cap);
   r->line = 1;
+  r->max_row = CSV_MAX_ROW;
+  r->max_fields = CSV_MAX_FIELDS;
   buf_init(&r->data);
 }
 
@@ -80,15 +82,6 @@ static int read_error(CsvReader *r) {
   return fail(r, r->line, "read error: %s", strerror(r->read_errno));
 }
 
-static void end_field(CsvReader *r) {
-  if (r->nfields == r->fields_cap) {
-    r->fields_cap = r->fields_cap ? 2 * r->fields_cap : 16;
-    r->ends = sf_xrealloc(r->ends, sizeof *r->ends * (size_t)r->fields_cap);
-  }
-  r->ends[r->nfields++] = r->data.n;
-  buf_putc(&r->data, 0);
-}
-
 /* Counts the LFs in p[0..n). */
 static int64_t count_lines(const char *p, size_t n) {
   int64_t lines = 0;
@@ -98,6 +91,34 @@ static int64_t count_lines(const char *p, size_t n) {
     p++;
   }
   return lines;
+}
+
+/* True, after fail(), when the row would grow past max_row bytes by taking the n bytes at r->pos
+ * (those before r->pos since the record's start are counted already). The reader then stands on
+ * the first byte past the limit, whatever its buffer's size, so that csv_skip_line goes on from
+ * the same place. */
+static bool too_long(CsvReader *r, size_t n) {
+  uint64_t used = r->base + r->pos - r->record_offset;
+  if (used + n <= r->max_row) return false;
+  size_t allowed = used < r->max_row ? (size_t)(r->max_row - used) : 0;
+  r->line += count_lines(r->buf + r->pos, allowed); /* a quoted field's line breaks */
+  r->pos += allowed;
+  fail(r, r->record_line, "row is longer than %llu bytes (parameter 'maxrow')", (unsigned long long)r->max_row);
+  return true;
+}
+
+/* Ends the field whose text is in data; -1 after fail() when the row already has max_fields. */
+static int end_field(CsvReader *r) {
+  if (r->nfields >= r->max_fields)
+    return fail(r, r->record_line, "row has more than %d field%s (parameter 'maxfields')", r->max_fields,
+                r->max_fields == 1 ? "" : "s");
+  if (r->nfields == r->fields_cap) {
+    r->fields_cap = r->fields_cap ? 2 * r->fields_cap : 16;
+    r->ends = sf_xrealloc(r->ends, sizeof *r->ends * (size_t)r->fields_cap);
+  }
+  r->ends[r->nfields++] = r->data.n;
+  buf_putc(&r->data, 0);
+  return 0;
 }
 
 /* Reads a quoted field's text after its opening quote, up to and including the closing quote. */
@@ -111,6 +132,7 @@ static int read_quoted(CsvReader *r) {
     const char *p = r->buf + r->pos, *end = r->buf + r->len;
     const char *q = memchr(p, '"', (size_t)(end - p));
     size_t n = (size_t)((q ? q : end) - p);
+    if (too_long(r, q ? n + 1 : n)) return -1; /* the text and its closing quote */
     buf_append(&r->data, p, n);
     r->line += count_lines(p, n);
     r->pos += n;
@@ -136,6 +158,7 @@ static int read_plain(CsvReader *r) {
     }
     const char *p = r->buf + r->pos, *end = r->buf + r->len, *q = p;
     while (q < end && *q != ',' && *q != '\n' && *q != '\r' && *q != '"') q++;
+    if (too_long(r, (size_t)(q - p))) return CSV_ERROR;
     buf_append(&r->data, p, (size_t)(q - p));
     r->pos += (size_t)(q - p);
     if (q == end) continue;
@@ -146,6 +169,7 @@ static int read_plain(CsvReader *r) {
     if (*q != '\r') return *q;
     r->pos++; /* the CR */
     if (peek(r) == '\n') return '\n';
+    if (too_long(r, 0)) return CSV_ERROR;
     buf_putc(&r->data, '\r'); /* a lone CR is data */
   }
 }
@@ -187,7 +211,7 @@ int csv_read(CsvReader *r) {
       c = read_plain(r);
       if (c == CSV_ERROR) return -1;
     }
-    end_field(r);
+    if (end_field(r) < 0) return -1;
     if (c == ',') {
       r->pos++;
       continue;

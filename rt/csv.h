@@ -10,6 +10,12 @@
  * end after a closing quote, and a quoted field still open at the end of the file are errors with
  * the line they occur on. A CR not followed by LF is data.
  *
+ * Rows are bounded, so that an input without line ends (or of nothing but commas) cannot take the
+ * memory: a row longer than max_row bytes (from its first byte to its line end, which is not
+ * counted; quotes and commas are) or of more than max_fields fields is an error naming the line
+ * the row starts on, found before more than max_row bytes of it are held. csv_skip_line then
+ * drops the rest of the line a buffer at a time.
+ *
  * Writing appends to a Buf: a field is quoted only when it holds a comma, quote, CR or LF; rows
  * end with LF.
  *
@@ -55,10 +61,16 @@ typedef struct CsvReader {
                         the last one: the next csv_read returns 0 or a read error) */
   int64_t err_line;  /* after an error: the line it was found on */
   char err[160];     /* after an error: what is wrong, lowercase, no location */
+  uint64_t max_row;  /* longest row in bytes (CSV_MAX_ROW unless the caller sets it, >= 1) */
+  int max_fields;    /* most fields of a row (CSV_MAX_FIELDS unless the caller sets it, >= 1) */
 } CsvReader;
 
+/* The limits of a reader that its caller did not change: 1 MiB and 10,000 fields. */
+enum { CSV_MAX_ROW = 1 << 20, CSV_MAX_FIELDS = 10000 };
+
 /* Prepares r to read what `read` gives. Allocates the buffer; tests may lower r->cap afterwards (to
- * any size >= 1) to make records cross refills. */
+ * any size >= 1) to make records cross refills, and the caller may set r->max_row and
+ * r->max_fields before the first csv_read. */
 void csv_reader_init_fn(CsvReader *r, CsvReadFn *read, void *ctx);
 /* csv_reader_init_fn reading f (with fread) from its current position. */
 void csv_reader_init(CsvReader *r, FILE *f);

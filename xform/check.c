@@ -303,6 +303,11 @@ static void check_params(Graph *g, Op *op, Diag *d) {
       if (strcmp(p->text, "yes") && strcmp(p->text, "no")) bad_value(d, op, p, "'yes' or 'no'");
     } else if ((op->kind == KIND_FILESOURCE || op->kind == KIND_SOCKETSOURCE) && !strcmp(n, "onerror")) {
       if (strcmp(p->text, "stop") && strcmp(p->text, "skip")) bad_value(d, op, p, "'stop' or 'skip'");
+    } else if ((op->kind == KIND_FILESOURCE || op->kind == KIND_SOCKETSOURCE) && !strcmp(n, "maxrow")) {
+      if (!(p->text[0] >= '0' && p->text[0] <= '9') || !parse_int_text(p->text, 1, &v) || v > 1073741824)
+        bad_value(d, op, p, "an integer from 1 to 1073741824 (bytes)");
+    } else if ((op->kind == KIND_FILESOURCE || op->kind == KIND_SOCKETSOURCE) && !strcmp(n, "maxfields")) {
+      if (!(p->text[0] >= '0' && p->text[0] <= '9') || !parse_int_text(p->text, 1, &v) || v > 1000000) bad_value(d, op, p, "an integer from 1 to 1000000");
     } else if (op->kind == KIND_FILESINK && !strcmp(n, "roll")) {
       const char *file = op_param(op, "file");
       if (!roll_ok(p->text))

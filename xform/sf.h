@@ -277,7 +277,7 @@ typedef enum FinalKind { FINAL_NONE, FINAL_EMITS } FinalKind; /* what the op doe
 
 /* What a kind's row of kinds.def says (see there for the columns); kind_info(k) reads it. */
 enum { MANY = -1 };                      /* a port count without bound */
-enum { KIND_MAX_PARAMS = 6 }; /* required or optional parameters of one kind, at most */
+enum { KIND_MAX_PARAMS = 8 }; /* required or optional parameters of one kind, at most */
 enum { TAKES_SETS = 1, TAKES_STATES = 2, SAME_SCHEMA = 4, ANY_PARAMS = 8 };
 typedef enum KeyedBy { KEYED_NO, KEYED_YES, KEYED_WITH_STATE } KeyedBy;
 typedef enum ForwardsRule { FORWARDS_NONE, FORWARDS_ALL, FORWARDS_SETS, FORWARDS_KEYS } ForwardsRule;

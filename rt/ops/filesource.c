@@ -1,5 +1,5 @@
 /* filesource.c: the FileSource kind, a source reading a CSV file through rows.h (the header, the
- * rows, their errors, `onerror`, `follow`). The file's path is the `file` parameter, relative to
+ * rows, their errors and limits, `onerror`, `maxrow`, `maxfields`, `follow`). The file's path is the `file` parameter, relative to
  * the working directory; `-` is standard input, used as it is (its flags are the shell's, so it
  * stays blocking; it is read only once poll says it has something) and never closed. Anything else
  * is opened non-blocking, so a FIFO without a writer yet does not hold up the open. The header is
@@ -34,7 +34,9 @@ static int setup(OpInst *op, FileSource *fs) {
   if (follow && strcmp(follow, "yes") && strcmp(follow, "no"))
     return rt_fail(op, "parameter 'follow' must be 'yes' or 'no', got '%s'", follow);
   bool skip;
-  if (rows_onerror(op, &skip) < 0) return -1;
+  uint64_t max_row;
+  int max_fields;
+  if (rows_onerror(op, &skip) < 0 || rows_limits(op, &max_row, &max_fields) < 0) return -1;
   /* non-blocking: opening a FIFO does not wait for its writer (the reader does) */
   fs->std_in = !strcmp(fs->path, "-");
   fs->fd = fs->std_in ? STDIN_FILENO : open(fs->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -45,6 +47,8 @@ static int setup(OpInst *op, FileSource *fs) {
   fs->reading = true;
   fs->rr.follow = follow && !strcmp(follow, "yes");
   fs->rr.skip = skip;
+  fs->rr.r.max_row = max_row;
+  fs->rr.r.max_fields = max_fields;
   return rows_start(&fs->rr);
 }
 

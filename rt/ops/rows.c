@@ -271,3 +271,26 @@ int rows_onerror(OpInst *op, bool *skip) {
   *skip = onerror && !strcmp(onerror, "skip");
   return 0;
 }
+
+/* Parameter `name` of op, a decimal integer from 1 to max, into *v (unchanged when not given). */
+static int limit_param(OpInst *op, const char *name, long long max, const char *unit, long long *v) {
+  const char *text = rt_param(op, name);
+  if (!text) return 0;
+  char *end;
+  errno = 0;
+  long long n = text[0] >= '0' && text[0] <= '9' ? strtoll(text, &end, 10) : 0;
+  if (n < 1 || n > max || errno || *end)
+    return rt_fail(op, "parameter '%s' must be an integer from 1 to %lld%s, got '%s'", name, max, unit, text);
+  *v = n;
+  return 0;
+}
+
+int rows_limits(OpInst *op, uint64_t *max_row, int *max_fields) {
+  long long row = CSV_MAX_ROW, fields = CSV_MAX_FIELDS;
+  if (limit_param(op, "maxrow", ROWS_MAX_ROW, " (bytes)", &row) < 0 ||
+      limit_param(op, "maxfields", ROWS_MAX_FIELDS, "", &fields) < 0)
+    return -1;
+  *max_row = (uint64_t)row;
+  *max_fields = (int)fields;
+  return 0;
+}

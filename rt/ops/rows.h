@@ -16,8 +16,11 @@
  *   data/trades.csv:1: error: header has no column 'vol'
  *   data/trades.csv:1001: error: last row has no line end (truncated file? --accept-unterminated reads it)
  *
- * With skip (`onerror` = `skip`), a malformed row (a CSV syntax error, a wrong number of fields, a
- * field that is not of its attribute's type) is counted (OpInst.n_skipped, shown by --stats) and
+ * Rows are bounded (`maxrow` bytes, default 1 MiB, and `maxfields` fields, default 10,000: csv.h):
+ *   data/trades.csv:5: error: row is longer than 1048576 bytes (parameter 'maxrow')
+ *
+ * With skip (`onerror` = `skip`), a malformed row (a CSV syntax error, a row over the limits, a
+ * wrong number of fields, a field that is not of its attribute's type) is counted (OpInst.n_skipped, shown by --stats) and
  * dropped, and rows_release prints a warning saying how many there were and what the first was. A
  * read error, a bad header and a last row without its line end still stop the job.
  *
@@ -78,5 +81,10 @@ void rows_snapshot(const RowReader *rr, Buf *out);
 int rows_restore(RowReader *rr, SnapIn *in);
 /* The `onerror` parameter of op: 0 with *skip set, or rt_fail when it is neither stop nor skip. */
 int rows_onerror(OpInst *op, bool *skip);
+/* The `maxrow` and `maxfields` parameters of op (csv.h's limits: a longer row, or one of more
+ * fields, is a malformed row): 0 with the limits set (CSV_MAX_ROW and CSV_MAX_FIELDS when not
+ * given), or rt_fail when one is not an integer from 1 to ROWS_MAX_ROW or ROWS_MAX_FIELDS. */
+enum { ROWS_MAX_ROW = 1 << 30, ROWS_MAX_FIELDS = 1000000 };
+int rows_limits(OpInst *op, uint64_t *max_row, int *max_fields);
 
 #endif

@@ -1,6 +1,6 @@
 /* socketsource.c: the SocketSource kind, a source reading CSV rows from one TCP connection through
- * rows.h (header or not, onerror; a row cut by the peer's close is an error unless
- * --accept-unterminated, a row cut by a drain is dropped).
+ * rows.h (header or not, onerror, maxrow and maxfields; a row cut by the peer's close is an error
+ * unless --accept-unterminated, a row cut by a drain is dropped).
  *
  * `listen` = host:port: the socket listens from open on (so a bad or busy address fails the job
  * before anything runs), and run accepts one connection, then stops listening; the input ends when
@@ -30,6 +30,8 @@ typedef struct SocketSource {
   bool listening;   /* `listen` rather than `connect` */
   bool header;      /* `header` = `yes` */
   bool skip;        /* `onerror` = `skip` */
+  uint64_t max_row; /* `maxrow` */
+  int max_fields;   /* `maxfields` */
   int lfd;          /* the listening socket (-1: none) */
   int fd;           /* the connection (-1: none yet) */
   bool reading;     /* rr is initialized */
@@ -46,7 +48,7 @@ static int setup(OpInst *op, SocketSource *s) {
   if (header && strcmp(header, "yes") && strcmp(header, "no"))
     return rt_fail(op, "parameter 'header' must be 'yes' or 'no', got '%s'", header);
   if (!op->out_schema) return rt_fail(op, "SocketSource has no output schema");
-  if (rows_onerror(op, &s->skip) < 0) return -1;
+  if (rows_onerror(op, &s->skip) < 0 || rows_limits(op, &s->max_row, &s->max_fields) < 0) return -1;
   s->header = !header || !strcmp(header, "yes");
   s->listening = listen_at != NULL;
   s->addr = listen_at ? listen_at : connect_to;
@@ -120,6 +122,8 @@ static int socketsource_run(OpInst *op) {
   s->reading = true;
   s->rr.header = s->header;
   s->rr.skip = s->skip;
+  s->rr.r.max_row = s->max_row;
+  s->rr.r.max_fields = s->max_fields;
   s->rr.running = true; /* its waits may hand on what was emitted: the threads run */
   if (rows_start(&s->rr) < 0) return -1;
   return rows_run(&s->rr);

@@ -193,14 +193,17 @@ START_TEST(test_csv_read_error) {
 }
 END_TEST
 
-/* Reads text with a buffer of cap bytes (0: the default), calling csv_skip_line after each syntax
- * error, rendered as read_records_from does, plus "skip: RC" after each skip. */
-static char *read_skipping(const char *text, size_t cap) {
+/* Reads text with a buffer of cap bytes (0: the default) and limits max_row, max_fields (0: the
+ * defaults), calling csv_skip_line after each syntax error, rendered as read_records_from does,
+ * plus "skip: RC" after each skip. */
+static char *read_limited(const char *text, size_t cap, uint64_t max_row, int max_fields) {
   FILE *f = fmemopen((void *)text, strlen(text), "rb");
   ck_assert_ptr_nonnull(f);
   CsvReader r;
   csv_reader_init(&r, f);
   if (cap) r.cap = cap;
+  if (max_row) r.max_row = max_row;
+  if (max_fields) r.max_fields = max_fields;
   char *buf = NULL;
   size_t len = 0;
   FILE *m = open_memstream(&buf, &len);
@@ -225,6 +228,10 @@ static char *read_skipping(const char *text, size_t cap) {
   fclose(f);
   fclose(m);
   return buf;
+}
+
+static char *read_skipping(const char *text, size_t cap) {
+  return read_limited(text, cap, 0, 0);
 }
 
 START_TEST(test_csv_skip_line) {
@@ -264,6 +271,76 @@ START_TEST(test_csv_line_64bit) {
   ck_assert_str_eq(got, "1099511627776: [1]\n"
                         "1099511627777: error: quoted field is not closed before the end of the file\n");
   free(got);
+}
+END_TEST
+
+/* A row longer than max_row bytes (quotes, commas and lone CRs counted, its line end not) or of
+ * more than max_fields fields is an error on the line it starts on, and the reader goes on after
+ * its line. */
+START_TEST(test_csv_limits) {
+  static const char longer[] = "abcde\nabcdef\n\"abc\"\n\"abcd\"\nab\r\nabcd\r\r\nabcde\r\r\n"
+                               "a,\"b\nc\nd\"\nxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n1,\"2\"\"\"\nend";
+  static const char longer_want[] = "1: [abcde]\n"
+                                    "2: error: row is longer than 5 bytes (parameter 'maxrow')\nskip: 1\n"
+                                    "3: [abc]\n"
+                                    "4: error: row is longer than 5 bytes (parameter 'maxrow')\nskip: 1\n"
+                                    "5: [ab]\n"
+                                    "6: [abcd\r]\n"
+                                    "7: error: row is longer than 5 bytes (parameter 'maxrow')\nskip: 1\n"
+                                    "8: error: row is longer than 5 bytes (parameter 'maxrow')\nskip: 1\n"
+                                    /* the skip goes on from byte 6, on line 9 inside the quotes */
+                                    "10: error: quote inside an unquoted field\nskip: 1\n"
+                                    "11: error: row is longer than 5 bytes (parameter 'maxrow')\nskip: 1\n"
+                                    "12: error: row is longer than 5 bytes (parameter 'maxrow')\nskip: 1\n"
+                                    "13: [end]\n";
+  static const char wider[] = "a,b,c\na,b,c,d\n,,\n,,,\n\"x\",\"y\",\"z\",\"w\"\nq\n";
+  static const char wider_want[] = "1: [a|b|c]\n"
+                                   "2: error: row has more than 3 fields (parameter 'maxfields')\nskip: 1\n"
+                                   "3: [||]\n"
+                                   "4: error: row has more than 3 fields (parameter 'maxfields')\nskip: 1\n"
+                                   "5: error: row has more than 3 fields (parameter 'maxfields')\nskip: 1\n"
+                                   "6: [q]\n";
+  for (size_t cap = 0; cap <= 8; cap++) {
+    char *got = read_limited(longer, cap, 5, 0);
+    ck_assert_msg(!strcmp(got, longer_want), "buffer %zu: got\n%s\nexpected\n%s", cap, got, longer_want);
+    free(got);
+    got = read_limited(wider, cap, 0, 3);
+    ck_assert_msg(!strcmp(got, wider_want), "buffer %zu: got\n%s\nexpected\n%s", cap, got, wider_want);
+    free(got);
+  }
+  /* the defaults: 1 MiB and 10,000 fields; what the reader holds stays within them */
+  size_t n = (2u << 20) + 64;
+  char *text = malloc(n + 1);
+  memset(text, 'x', n);
+  memcpy(text + (1u << 20) - 1, "\ny\n", 3); /* a row of 1 MiB - 1 bytes, "y", then one of 1 MiB + 60 */
+  text[n] = 0;
+  FILE *f = fmemopen(text, n, "rb");
+  CsvReader r;
+  csv_reader_init(&r, f);
+  ck_assert_uint_eq(r.max_row, 1u << 20);
+  ck_assert_int_eq(r.max_fields, 10000);
+  ck_assert_int_eq(csv_read(&r), 1);
+  ck_assert_int_eq(csv_read(&r), 1);
+  ck_assert_int_eq(csv_read(&r), -1);
+  ck_assert_str_eq(r.err, "row is longer than 1048576 bytes (parameter 'maxrow')");
+  ck_assert_int_eq(r.err_line, 3);
+  ck_assert_msg(r.data.cap <= (2u << 20), "the reader holds %zu bytes of the row", r.data.cap);
+  ck_assert_int_eq(csv_skip_line(&r), 0);
+  csv_reader_release(&r);
+  fclose(f);
+  memset(text, ',', n); /* 2 MiB of commas: more than 10,000 fields long before 1 MiB */
+  text[20000] = '\n';
+  f = fmemopen(text, n, "rb");
+  csv_reader_init(&r, f);
+  ck_assert_int_eq(csv_read(&r), -1);
+  ck_assert_str_eq(r.err, "row has more than 10000 fields (parameter 'maxfields')");
+  ck_assert_int_le(r.fields_cap, 16384);
+  ck_assert_int_eq(csv_skip_line(&r), 1);
+  ck_assert_int_eq(csv_read(&r), -1);
+  ck_assert_int_eq(r.err_line, 2);
+  csv_reader_release(&r);
+  fclose(f);
+  free(text);
 }
 END_TEST
 
@@ -1132,6 +1209,7 @@ static Suite *io_suite(void) {
   tcase_add_test(csv, test_csv_read_error);
   tcase_add_test(csv, test_csv_long_record);
   tcase_add_test(csv, test_csv_line_64bit);
+  tcase_add_test(csv, test_csv_limits);
   tcase_add_test(csv, test_csv_skip_line);
   tcase_add_test(csv, test_csv_put_field);
   tcase_add_test(csv, test_csv_put_row);
