@@ -24,7 +24,8 @@
 #   roll-all:  roll="bytes 4096" over the 2000 rows: every part starts with the header and the
 #              parts' rows, in order, are the expected rows;
 #   socket:    SocketSource listen= fed by a client (sf-tcp send) -> FileSink: out/x.csv equals the
-#              expected rows byte for byte; socket-connect: SocketSource connect= header="no" to a
+#              expected rows byte for byte; socket-loopback: listen="PORT" listens on 127.0.0.1
+#              only and names the input 127.0.0.1:PORT; socket-connect: SocketSource connect= header="no" to a
 #              server sending the rows without their header; socketsink: FileSource -> SocketSink
 #              to a listener: it receives the expected rows; socket-stream: rows reach the
 #              SocketSink's peer while the job runs; socket-drain: SIGTERM while the client keeps
@@ -437,6 +438,34 @@ for width in 1 2; do
   wait "$pid"
   expect_file "$c" "$d/out/x.csv" $? "$d/exec.log" "rows from a client of SocketSource listen=: out/x.csv equals the expected rows"
 done
+
+# listen="PORT": a port alone listens on loopback only (127.0.0.1 in /proc/net/tcp, not 0.0.0.0),
+# and messages name the input 127.0.0.1:PORT.
+c=socket-loopback d=$work/$c
+sf_next_ports 1 || exit 1
+SRC_KIND=SocketSource make_graph "$d" 1 "<param name=\"listen\">$P0</param>" '<param name="file">out/x.csv</param>'
+(cd "$d" && exec timeout -k 5 30 "$B/sf-exec" g.xml >stdout.txt 2>exec.log) &
+pid=$!
+hexport=$(printf '%04X' "$P0")
+listening=""
+for ((i = 0; i < 100; i++)); do # the listening socket's local address (state 0A), as soon as it is there
+  listening=$(awk -v p=":$hexport" '$4 == "0A" && substr($2, length($2) - 4) == p { print $2 }' /proc/net/tcp /proc/net/tcp6)
+  [[ -n $listening ]] && break
+  sleep 0.05
+done
+printf 'id,v\n1,2\n3,x\n' | timeout 30 "$B/sf-tcp" send "127.0.0.1:$P0" 2>"$d/client.log"
+wait "$pid"
+st=$?
+msg="sf-exec: error: operator 'src': 127.0.0.1:$P0:3: error: field 'v': 'x' is not an int"
+if [[ $listening != "0100007F:$hexport" ]]; then
+  bad "$c" "listening on '$listening' (/proc/net/tcp), expected 0100007F:$hexport (127.0.0.1) only" "$d/exec.log"
+elif [[ $st != 1 ]]; then
+  bad "$c" "exit status $st, expected 1" "$d/exec.log"
+elif [[ $(cat "$d/exec.log") != "$msg" ]]; then
+  bad "$c" "standard error is not exactly '$msg'" "$d/exec.log"
+else
+  ok "$c" "listen=\"PORT\" listens on 127.0.0.1 only; messages name 127.0.0.1:PORT"
+fi
 
 c=socket-connect d=$work/$c
 sf_next_ports 1 || exit 1

@@ -296,6 +296,10 @@ static void check_params(Graph *g, Op *op, Diag *d) {
                    op->name, p->text);
     } else if (op->kind == KIND_FILESOURCE && !strcmp(n, "follow")) {
       if (strcmp(p->text, "yes") && strcmp(p->text, "no")) bad_value(d, op, p, "'yes' or 'no'");
+    } else if (op->kind == KIND_SOCKETSOURCE && !strcmp(n, "listen")) { /* a port alone: loopback */
+      bool port_alone = p->text[0] >= '0' && p->text[0] <= '9' && parse_int_text(p->text, 1, &v) && v <= 65535;
+      if (!port_alone && !address_ok(p->text))
+        bad_value(d, op, p, "'host:port' or a port alone (on loopback), with a port from 1 to 65535");
     } else if ((op->kind == KIND_SOCKETSOURCE || op->kind == KIND_SOCKETSINK) &&
                (!strcmp(n, "listen") || !strcmp(n, "connect"))) {
       if (!address_ok(p->text)) bad_value(d, op, p, "'host:port' with a port from 1 to 65535");

@@ -4,7 +4,9 @@
  *
  * `listen` = host:port: the socket listens from open on (so a bad or busy address fails the job
  * before anything runs), and run accepts one connection, then stops listening; the input ends when
- * that peer closes it. `connect` = host:port: run connects, trying again every RETRY_MS until the
+ * that peer closes it. Nothing authenticates the peer: whoever connects first is read. So a port
+ * alone (`listen` = `9000`) listens on loopback only (127.0.0.1:9000, how messages name it);
+ * another address is used as given (`0.0.0.0:9000`: every interface). `connect` = host:port: run connects, trying again every RETRY_MS until the
  * executor's connect timeout (--connect-timeout, default 10 s) has passed, then fails. Either way
  * the waits end on a stop, and a drain before a peer came ends the source with no rows.
  * Messages name the input by the address given (`127.0.0.1:9000:3: error: ...`). */
@@ -13,6 +15,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -26,7 +29,8 @@ enum {
 };
 
 typedef struct SocketSource {
-  const char *addr; /* the `listen` or `connect` address */
+  const char *addr; /* the `listen` or `connect` address (a port alone: loopback_addr) */
+  char loopback_addr[32]; /* "127.0.0.1:PORT" for `listen` = PORT */
   bool listening;   /* `listen` rather than `connect` */
   bool header;      /* `header` = `yes` */
   bool skip;        /* `onerror` = `skip` */
@@ -52,6 +56,10 @@ static int setup(OpInst *op, SocketSource *s) {
   s->header = !header || !strcmp(header, "yes");
   s->listening = listen_at != NULL;
   s->addr = listen_at ? listen_at : connect_to;
+  if (s->listening && listen_at[0] && strspn(listen_at, "0123456789") == strlen(listen_at)) {
+    snprintf(s->loopback_addr, sizeof s->loopback_addr, "127.0.0.1:%.8s", listen_at); /* no other machine */
+    s->addr = s->loopback_addr;
+  }
   if (s->listening) {
     char err[512];
     s->lfd = net_listen(s->addr, err, sizeof err);
