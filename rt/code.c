@@ -17,9 +17,10 @@
  *  - && || and ?: are forward jumps; both branches leave their value in one register;
  *  - a node whose operands are all constants is folded: expr_eval itself evaluates it on literal
  *    copies of those constants (strings made then live in the code's arena), so a folded value is
- *    the tree walker's value. A fold that faults (1 / 0) is not done: the node is compiled and
- *    faults at run time, only when reached, as in the tree walk. A constant condition of ?:, && or
- *    || keeps only the branch the tree walker would take;
+ *    the tree walker's value. A fold that faults (1 / 0, or 9223372036854775807 + 1, which never
+ *    folds into a wrapped value) is not done: the node is compiled and faults at run time, only
+ *    when reached, as in the tree walk. A constant condition of ?:, && or || keeps only the branch
+ *    the tree walker would take;
  *  - operands are compiled left to right and run in that order, so the first fault of an
  *    expression is the tree walker's first fault;
  *  - an int / or % by a constant (not 0, 1, -1 or INT64_MIN) becomes a multiplication by a magic
@@ -418,22 +419,42 @@ static inline __attribute__((always_inline)) int run(const Code *c, const EvalEn
     case OPC_JF: if (!A->b) pc = (int)in->c - 1; break;
     case OPC_JT: if (A->b) pc = (int)in->c - 1; break;
     case OPC_JMP: pc = (int)in->c - 1; break;
-    case OPC_NEG_I: value_put_int(d, (int64_t)(0 - (uint64_t)A->i)); break;
+    case OPC_NEG_I:
+      if (A->i == INT64_MIN) return fail_text(err, errlen, "integer overflow of unary '-'");
+      value_put_int(d, -A->i);
+      break;
     case OPC_NEG_D: value_put_double(d, -A->d); break;
     case OPC_NOT: value_put_bool(d, !A->b); break;
-    case OPC_ADD_I: value_put_int(d, (int64_t)((uint64_t)A->i + (uint64_t)B->i)); break;
-    case OPC_SUB_I: value_put_int(d, (int64_t)((uint64_t)A->i - (uint64_t)B->i)); break;
-    case OPC_MUL_I: value_put_int(d, (int64_t)((uint64_t)A->i * (uint64_t)B->i)); break;
+    case OPC_ADD_I: {
+      int64_t r;
+      if (__builtin_add_overflow(A->i, B->i, &r)) return fail_text(err, errlen, "integer overflow of '+'");
+      value_put_int(d, r);
+      break;
+    }
+    case OPC_SUB_I: {
+      int64_t r;
+      if (__builtin_sub_overflow(A->i, B->i, &r)) return fail_text(err, errlen, "integer overflow of '-'");
+      value_put_int(d, r);
+      break;
+    }
+    case OPC_MUL_I: {
+      int64_t r;
+      if (__builtin_mul_overflow(A->i, B->i, &r)) return fail_text(err, errlen, "integer overflow of '*'");
+      value_put_int(d, r);
+      break;
+    }
     case OPC_DIV_I: {
       int64_t x = A->i, y = B->i;
       if (y == 0) return fail_text(err, errlen, "division by zero");
-      value_put_int(d, y == -1 ? (int64_t)(0 - (uint64_t)x) : x / y);
+      if (y == -1 && x == INT64_MIN) return fail_text(err, errlen, "integer overflow of '/'");
+      value_put_int(d, x / y);
       break;
     }
     case OPC_MOD_I: {
       int64_t x = A->i, y = B->i;
       if (y == 0) return fail_text(err, errlen, "modulo by zero");
-      value_put_int(d, y == -1 ? 0 : x % y);
+      if (y == -1 && x == INT64_MIN) return fail_text(err, errlen, "integer overflow of '%'");
+      value_put_int(d, x % y);
       break;
     }
     case OPC_DIV_IK: value_put_int(d, magic_div(&c->magic[in->c], A->i)); break;
@@ -467,7 +488,10 @@ static inline __attribute__((always_inline)) int run(const Code *c, const EvalEn
     case OPC_GE_S: value_put_bool(d, value_compare(A, B) >= 0); break;
     case OPC_EQ_B: value_put_bool(d, A->b == B->b); break;
     case OPC_NE_B: value_put_bool(d, A->b != B->b); break;
-    case OPC_ABS_I: value_put_int(d, A->i < 0 ? (int64_t)(0 - (uint64_t)A->i) : A->i); break;
+    case OPC_ABS_I:
+      if (A->i == INT64_MIN) return fail_text(err, errlen, "integer overflow of abs()");
+      value_put_int(d, A->i < 0 ? -A->i : A->i);
+      break;
     case OPC_ABS_D: value_put_double(d, fabs(A->d)); break;
     case OPC_MIN: copy(d, value_compare(B, A) < 0 ? B : A); break;
     case OPC_MAX: copy(d, value_compare(B, A) > 0 ? B : A); break;

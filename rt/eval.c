@@ -57,18 +57,29 @@ static int eval_binary(const Expr *e, const EvalEnv *env, Value *out, char *err,
   if (expr_eval(e->b, env, &y, err, errlen)) return -1;
 
   if (x.type == TYPE_INT) {
-    uint64_t a = (uint64_t)x.i, b = (uint64_t)y.i;
+    int64_t r;
     switch (e->op) {
-    case OP_ADD: value_put_int(out, (int64_t)(a + b)); return 0;
-    case OP_SUB: value_put_int(out, (int64_t)(a - b)); return 0;
-    case OP_MUL: value_put_int(out, (int64_t)(a * b)); return 0;
+    case OP_ADD:
+      if (__builtin_add_overflow(x.i, y.i, &r)) return fail(err, errlen, "integer overflow of '+'");
+      value_put_int(out, r);
+      return 0;
+    case OP_SUB:
+      if (__builtin_sub_overflow(x.i, y.i, &r)) return fail(err, errlen, "integer overflow of '-'");
+      value_put_int(out, r);
+      return 0;
+    case OP_MUL:
+      if (__builtin_mul_overflow(x.i, y.i, &r)) return fail(err, errlen, "integer overflow of '*'");
+      value_put_int(out, r);
+      return 0;
     case OP_DIV:
       if (y.i == 0) return fail(err, errlen, "division by zero");
-      value_put_int(out, y.i == -1 ? (int64_t)(0 - a) : x.i / y.i);
+      if (y.i == -1 && x.i == INT64_MIN) return fail(err, errlen, "integer overflow of '/'");
+      value_put_int(out, x.i / y.i);
       return 0;
     case OP_MOD:
       if (y.i == 0) return fail(err, errlen, "modulo by zero");
-      value_put_int(out, y.i == -1 ? 0 : x.i % y.i);
+      if (y.i == -1 && x.i == INT64_MIN) return fail(err, errlen, "integer overflow of '%%'");
+      value_put_int(out, x.i % y.i);
       return 0;
     case OP_EQ: value_put_bool(out, x.i == y.i); return 0;
     case OP_NE: value_put_bool(out, x.i != y.i); return 0;
@@ -131,8 +142,10 @@ static int eval_call(const Expr *e, const EvalEnv *env, Value *out, char *err, s
   char buf[SF_DOUBLE_CHARS];
   switch (e->func) {
   case FUNC_ABS:
+    if (v[0].type == TYPE_INT && v[0].i == INT64_MIN)
+      return fail(err, errlen, "integer overflow of abs()");
     if (v[0].type == TYPE_INT)
-      value_put_int(out, v[0].i < 0 ? (int64_t)(0 - (uint64_t)v[0].i) : v[0].i);
+      value_put_int(out, v[0].i < 0 ? -v[0].i : v[0].i);
     else
       value_put_double(out, fabs(v[0].d));
     return 0;
@@ -235,7 +248,8 @@ int expr_eval(const Expr *e, const EvalEnv *env, Value *out, char *err, size_t e
   case EXPR_UNARY:
     if (expr_eval(e->a, env, out, err, errlen)) return -1;
     if (e->op == OP_NOT) out->b = !out->b;
-    else if (out->type == TYPE_INT) out->i = (int64_t)(0 - (uint64_t)out->i);
+    else if (out->type == TYPE_INT && out->i == INT64_MIN) return fail(err, errlen, "integer overflow of unary '-'");
+    else if (out->type == TYPE_INT) out->i = -out->i;
     else out->d = -out->d;
     return 0;
   case EXPR_BINARY:

@@ -20,12 +20,14 @@ typedef struct EvalEnv {
 
 /* Evaluates an expression that expr_check accepted. Returns 0 with *out set, or -1 with a lowercase
  * message in err (when err is not NULL): "division by zero", "modulo by zero",
+ * "integer overflow of '+'" (of '-', '*', '/', '%', unary '-', abs()),
  * "cannot convert 'abc' to int", "cannot convert 'x' to double", "cannot convert nan to int",
  * "cannot convert 1e+300 to int".
  *
  * Semantics beyond FORMAT.md:
- *  - int + - * and unary - wrap around in two's complement (computed on uint64_t); INT64_MIN / -1 is
- *    INT64_MIN and INT64_MIN % -1 is 0; abs(INT64_MIN) is INT64_MIN. Never undefined behaviour.
+ *  - int + - * / % unary - and abs() whose exact result is not an int64 fail ("integer overflow of
+ *    '+'"): never a wrapped value. INT64_MIN / -1, INT64_MIN % -1 (whose quotient overflows), -x and
+ *    abs(x) of INT64_MIN fail so. Never undefined behaviour.
  *  - double arithmetic is IEEE: x / 0.0 is inf or nan, not an error; < <= > >= == != on doubles are
  *    the C comparisons (nan == nan is false).
  *  - strings compare bytewise (memcmp, then the shorter first); len and substr count bytes;

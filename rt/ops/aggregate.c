@@ -7,9 +7,10 @@
  * with the attributes of the window's last tuple, which is always the input being processed; the
  * attributes not set (partitionBy attributes, by the checker's rule) are forwarded from it too.
  *
- *  - count() is an int; sum of ints is an int (wrapping around, like `+`), sum of doubles a double;
- *    both are summed in arrival order, starting from the first value (so the sum of a lone -0.0 is
- *    -0.0). avg is the double sum of double(x) in arrival order divided by the count. min and max
+ *  - count() is an int; sum of ints is an int, the exact sum of the window's values (over 128
+ *    bits, so the order does not matter), and an error of the operator when it is no int64, as
+ *    overflow of `+` is; sum of doubles is a double summed in arrival order, starting from the
+ *    first value (so the sum of a lone -0.0 is -0.0). avg is the double sum of double(x) in arrival order divided by the count. min and max
  *    follow value_compare and keep the first of equal values; first and last are the first and the
  *    last argument values.
  *  - Tumbling: a key's window emits when it holds N tuples and starts again empty. It keeps running
@@ -35,7 +36,8 @@ typedef struct Agg {
 
 /* A running aggregate. */
 typedef struct Acc {
-  int64_t isum; /* sum of ints */
+  uint64_t isum; /* sum of ints: the low word of the exact total (wide_add)... */
+  int64_t ihi;   /* ...and the high word */
   double dsum;  /* sum of doubles, or of double(x) for avg */
   Value v;      /* min, max, first, last so far */
   size_t cap;   /* v's held string buffer */
@@ -133,9 +135,10 @@ static void acc_add(const Agg *a, Acc *acc, int64_t seen, const Value *x) {
   bool take = false;
   switch (a->func) {
   case FUNC_SUM:
-    if (x->type == TYPE_INT)
-      acc->isum = seen ? (int64_t)((uint64_t)acc->isum + (uint64_t)x->i) : x->i;
-    else
+    if (x->type == TYPE_INT) {
+      if (!seen) acc->isum = 0, acc->ihi = 0;
+      wide_add(&acc->isum, &acc->ihi, x->i);
+    } else
       acc->dsum = seen ? acc->dsum + x->d : x->d;
     return;
   case FUNC_AVG: {
@@ -153,25 +156,35 @@ static void acc_add(const Agg *a, Acc *acc, int64_t seen, const Value *x) {
   held_store(&acc->v, &acc->cap, x);
 }
 
-/* The value of aggregate a over n >= 1 folded values. */
-static Value acc_value(const Agg *a, const Acc *acc, int64_t n) {
+/* The value of aggregate a over n >= 1 folded values; false when it is a sum of ints that is no
+ * int64. */
+static bool acc_value(const Agg *a, const Acc *acc, int64_t n, Value *v) {
+  int64_t sum;
   switch (a->func) {
-  case FUNC_COUNT: return value_int(n);
-  case FUNC_SUM: return a->arg->type == TYPE_INT ? value_int(acc->isum) : value_double(acc->dsum);
-  case FUNC_AVG: return value_double(acc->dsum / (double)n);
-  case FUNC_AMIN: case FUNC_AMAX: case FUNC_FIRST: case FUNC_LAST: return acc->v;
-  default: return value_int(0); /* a slot no set uses */
+  case FUNC_COUNT: *v = value_int(n); return true;
+  case FUNC_SUM:
+    if (a->arg->type == TYPE_INT) {
+      bool fits = wide_get(acc->isum, acc->ihi, &sum);
+      *v = value_int(sum);
+      return fits;
+    }
+    *v = value_double(acc->dsum);
+    return true;
+  case FUNC_AVG: *v = value_double(acc->dsum / (double)n); return true;
+  case FUNC_AMIN: case FUNC_AMAX: case FUNC_FIRST: case FUNC_LAST: *v = acc->v; return true;
+  default: *v = value_int(0); return true; /* a slot no set uses */
   }
 }
 
-/* Adds this input's arguments to its key's tumbling window; true when the window is complete, with
- * g->results set and the window emptied. */
-static bool tumbling_add(Aggregate *g, Tumbling *w) {
+/* Adds this input's arguments to its key's tumbling window; 1 when the window is complete, with
+ * g->results set and the window emptied, else 0; or -1 - s when slot s's sum is no int64. */
+static int tumbling_add(Aggregate *g, Tumbling *w) {
   for (int s = 0; s < g->naggs; s++) acc_add(&g->aggs[s], &w->acc[s], w->n, &g->args[s]);
-  if (++w->n < g->size) return false;
-  for (int s = 0; s < g->naggs; s++) g->results[s] = acc_value(&g->aggs[s], &w->acc[s], w->n);
+  if (++w->n < g->size) return 0;
   w->n = 0;
-  return true;
+  for (int s = 0; s < g->naggs; s++)
+    if (!acc_value(&g->aggs[s], &w->acc[s], g->size, &g->results[s])) return -1 - s;
+  return 1;
 }
 
 static int aggregate_process(OpInst *op, int port, Tuple *t) {
@@ -184,11 +197,23 @@ static int aggregate_process(OpInst *op, int port, Tuple *t) {
   }
   bool created;
   void *window = keytable_find(&g->keys, t, &created);
-  if (g->sliding)
-    slide_push(window, &g->spec, g->args, g->results);
-  else if (!tumbling_add(g, window)) {
-    tuple_unref(t);
-    return 0;
+  int slot = -1;
+  if (g->sliding) {
+    slot = slide_push(window, &g->spec, g->args, g->results);
+  } else {
+    int done = tumbling_add(g, window);
+    if (done == 0) {
+      tuple_unref(t);
+      return 0;
+    }
+    if (done < 0) slot = -1 - done;
+  }
+  if (slot >= 0) {
+    const Set *set = g->aggs[slot].set;
+    char what[256];
+    snprintf(what, sizeof what, "set '%s'", set->attr);
+    rt_eval_fail(op, what, set->text, t, "integer overflow of sum()");
+    goto fail;
   }
   env.aggs = g->results;
   return outplan_emit(&g->plan, op, &env, t);
@@ -214,7 +239,8 @@ static void put_tumbling(const void *data, Buf *out, void *ctx) {
   snap_i64(out, w->n);
   for (int s = 0; s < g->naggs; s++) {
     const Acc *acc = &w->acc[s];
-    snap_i64(out, acc->isum);
+    snap_u64(out, acc->isum);
+    snap_i64(out, acc->ihi);
     snap_f64(out, acc->dsum);
     snap_bool(out, acc->v.type != TYPE_NONE);
     if (acc->v.type != TYPE_NONE) snap_value(out, &acc->v);
@@ -233,7 +259,10 @@ static int get_tumbling(void *data, SnapIn *in, void *ctx) {
   if (n < 0 || n >= g->size) in->bad = true;
   for (int s = 0; s < g->naggs && !in->bad; s++) {
     Acc *acc = &w->acc[s];
-    acc->isum = snap_get_i64(in);
+    acc->isum = snap_get_u64(in);
+    acc->ihi = snap_get_i64(in);
+    /* a sum of at most N int64s (a complete window's stays until the next one starts) is below N * 2^63 */
+    if (acc->ihi < -g->size || acc->ihi > g->size) in->bad = true;
     acc->dsum = snap_get_f64(in);
     if (!snap_get_bool(in)) continue;
     Value v;

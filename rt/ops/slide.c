@@ -2,8 +2,8 @@
  *
  * A window is a ring of its last N rows of argument values plus, per aggregate, a running state:
  *  - count, first and last read the ring's size, oldest row and newest row;
- *  - a sum of ints is a running total, wrapping around: adding the new row and subtracting the
- *    dropped one gives the fold's exact result, since wrapping addition is associative;
+ *  - a sum of ints is a running exact total over 128 bits (wide_add): adding the new row and
+ *    subtracting the dropped one gives the window's sum, which is an error when it is no int64;
  *  - min and max keep a monotonic deque of row positions (Lemire's ascending minima): a new row
  *    removes the candidates behind it that compare strictly worse, so the front is the best value
  *    and, among equal ones, the oldest, which is what the left fold keeps; each row enters and
@@ -29,7 +29,9 @@
 struct SlideSlot {
   union {
     struct {
-      uint64_t isum;   /* sum of ints: the window's total, wrapping; double fold: its exact terms' */
+      uint64_t isum;   /* sum of ints: the low word of the window's exact total; double fold: the
+                          total of its exact terms, wrapping */
+      int64_t ihi;     /* sum of ints: the high word of the window's exact total */
       uint64_t abs_lo; /* double fold: sum of the magnitudes of its exact terms, low 64 bits... */
       uint64_t abs_hi; /* ...and high (N magnitudes of at most 2^53 can pass 2^64) */
       int64_t inexact; /* double fold: rows whose term is not an integer of magnitude at most 2^53 */
@@ -146,7 +148,7 @@ static void drop_oldest(Slide *w, const SlideSpec *spec) {
       if (is_fold(spec, s))
         fold_count(st, fold_term(spec, s, x), -1);
       else
-        st->isum -= (uint64_t)x->i;
+        wide_sub(&st->isum, &st->ihi, x->i);
       break;
     case FUNC_AMIN:
     case FUNC_AMAX:
@@ -173,7 +175,7 @@ static void add_newest(Slide *w, const SlideSpec *spec) {
       if (is_fold(spec, s))
         fold_count(st, fold_term(spec, s, x), 1);
       else
-        st->isum += (uint64_t)x->i;
+        wide_add(&st->isum, &st->ihi, x->i);
       break;
     case FUNC_AMIN:
     case FUNC_AMAX: {
@@ -192,7 +194,8 @@ static void add_newest(Slide *w, const SlideSpec *spec) {
   }
 }
 
-void slide_push(Slide *w, const SlideSpec *spec, const Value *args, Value *results) {
+int slide_push(Slide *w, const SlideSpec *spec, const Value *args, Value *results) {
+  int overflow = -1;
   size_t naggs = (size_t)spec->naggs;
   if (w->n == spec->size)
     drop_oldest(w, spec);
@@ -207,9 +210,16 @@ void slide_push(Slide *w, const SlideSpec *spec, const Value *args, Value *resul
     const SlideSlot *st = &slots_of(w)[s];
     switch (spec->func[s]) {
     case FUNC_COUNT: results[s] = value_int(w->n); break;
-    case FUNC_SUM:
-      results[s] = is_fold(spec, s) ? value_double(fold_value(w, spec, s)) : value_int((int64_t)st->isum);
+    case FUNC_SUM: {
+      int64_t v = 0;
+      if (is_fold(spec, s))
+        results[s] = value_double(fold_value(w, spec, s));
+      else if (wide_get(st->isum, st->ihi, &v))
+        results[s] = value_int(v);
+      else if (overflow < 0)
+        overflow = s;
       break;
+    }
     case FUNC_AVG: results[s] = value_double(fold_value(w, spec, s) / (double)w->n); break;
     case FUNC_AMIN:
     case FUNC_AMAX: results[s] = *cell(w, spec, st->dq[st->dq_head], s); break;
@@ -218,6 +228,7 @@ void slide_push(Slide *w, const SlideSpec *spec, const Value *args, Value *resul
     default: results[s] = value_int(0); break;
     }
   }
+  return overflow;
 }
 
 /* Whether slot s keeps its rows' values (count and FUNC_NONE ignore theirs). */
@@ -242,7 +253,7 @@ void slide_restore(Slide *w, const SlideSpec *spec, SnapIn *in, Value *row, Valu
       snap_get_value(in, &row[s]); /* a string points into the snapshot: slide_push copies it */
       if (row[s].type != spec->type[s]) in->bad = true;
     }
-    if (!in->bad) slide_push(w, spec, row, results);
+    if (!in->bad) slide_push(w, spec, row, results); /* a prefix of the window need not fit */
   }
 }
 

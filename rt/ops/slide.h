@@ -21,6 +21,26 @@ typedef struct SlideSpec {
 
 typedef struct SlideSlot SlideSlot;
 
+/* An exact sum of ints in two's complement over 128 bits, low word lo and high word hi: no sum of
+ * fewer than 2^63 int64 terms overflows it. A sum of ints that is no int64 is an error, never a
+ * wrapped value. */
+static inline void wide_add(uint64_t *lo, int64_t *hi, int64_t x) {
+  uint64_t sum = *lo + (uint64_t)x;
+  *hi += (x < 0 ? -1 : 0) + (sum < *lo);
+  *lo = sum;
+}
+
+static inline void wide_sub(uint64_t *lo, int64_t *hi, int64_t x) {
+  *hi -= (x < 0 ? -1 : 0) + (*lo < (uint64_t)x);
+  *lo -= (uint64_t)x;
+}
+
+/* Whether the sum is an int64 (then *v is it). */
+static inline bool wide_get(uint64_t lo, int64_t hi, int64_t *v) {
+  *v = (int64_t)lo;
+  return hi == (*v < 0 ? -1 : 0);
+}
+
 /* One key's window, followed in its block by a SlideSlot (the running state of an aggregate) per
  * slot. A zeroed block is an empty window (what a KeyTable data block starts as). */
 typedef struct Slide {
@@ -37,9 +57,10 @@ size_t slide_size(const SlideSpec *spec);
 
 /* Appends a row of argument values (args[slot], copied; a FUNC_NONE or count slot's value is
  * ignored), dropping the oldest row when the window holds N, and writes into results[slot] every
- * aggregate over the window's rows:
+ * aggregate over the window's rows; returns -1, or the first slot whose sum of ints is no int64
+ * (its result is then undefined):
  *  - count: the number of rows (int);
- *  - sum of ints: their sum wrapping around (int); sum of doubles: the left fold x1 + x2 + ... in
+ *  - sum of ints: their exact sum (int); sum of doubles: the left fold x1 + x2 + ... in
  *    arrival order (so a lone -0.0 sums to -0.0); avg: the same fold over double(x), divided by the
  *    count;
  *  - min and max: by value_compare, the oldest of equal values; first and last: the oldest and
@@ -49,7 +70,7 @@ size_t slide_size(const SlideSpec *spec);
  * value that is not an integer of magnitude at most 2^53, or whose magnitudes add up to more than
  * 2^53: those are folded again over the window (O(N)), because floating-point addition is not
  * associative and no running total gives the same bits. Out of memory aborts. */
-void slide_push(Slide *w, const SlideSpec *spec, const Value *args, Value *results);
+int slide_push(Slide *w, const SlideSpec *spec, const Value *args, Value *results);
 /* Checkpoints: appends w's window, its rows oldest first (snap_* values; the argument values of
  * the slots other than count and FUNC_NONE). */
 void slide_snapshot(const Slide *w, const SlideSpec *spec, Buf *out);

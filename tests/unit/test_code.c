@@ -374,6 +374,14 @@ START_TEST(test_folding) {
   ck_assert_str_eq(err, "");
   run(compiled("!flag ? vol : 1 % 0", 5), err);
   ck_assert_str_eq(err, "modulo by zero");
+  /* nor does one that overflows: no wrapped value is folded in */
+  run(compiled("9223372036854775807 + 1", 1), err);
+  ck_assert_str_eq(err, "integer overflow of '+'");
+  run(compiled("vol + abs(-9223372036854775808)", 2), err);
+  ck_assert_str_eq(err, "integer overflow of abs()");
+  ck_assert_int_eq(run(compiled("flag ? vol : -9223372036854775808 / -1", 4), err).i, 10);
+  ck_assert_str_eq(err, "");
+  ck_assert_int_eq(run(compiled("-9223372036854775807 - 1", 0), err).i, INT64_MIN);
 }
 END_TEST
 

@@ -713,15 +713,51 @@ START_TEST(test_eval_int_arithmetic) {
 }
 END_TEST
 
+/* Results at the edges of int64 are exact; the operations whose exact result is no int64 fail,
+ * naming the operator, whether on constants (not folded) or on values (vol = 10). */
 START_TEST(test_eval_int_edges) {
-  ck_assert(ev_int("9223372036854775807 + 1") == INT64_MIN);
-  ck_assert(ev_int("-9223372036854775808 - 1") == INT64_MAX);
-  ck_assert(ev_int("-9223372036854775808 / -1") == INT64_MIN);
-  ck_assert(ev_int("-9223372036854775808 % -1") == 0);
-  ck_assert(ev_int("-(-9223372036854775808)") == INT64_MIN);
-  ck_assert(ev_int("abs(-9223372036854775808)") == INT64_MIN);
-  ck_assert(ev_int("4611686018427387904 * 2") == INT64_MIN);
+  ck_assert(ev_int("9223372036854775807 + 0") == INT64_MAX);
+  ck_assert(ev_int("-9223372036854775807 - 1") == INT64_MIN);
+  ck_assert(ev_int("9223372036854775807 - 9223372036854775807") == 0);
+  ck_assert(ev_int("-9223372036854775808 + 9223372036854775807") == -1);
+  ck_assert(ev_int("-4611686018427387904 * 2") == INT64_MIN);
+  ck_assert(ev_int("-9223372036854775807 * -1") == INT64_MAX);
   ck_assert(ev_int("-9223372036854775808 / 2") == -4611686018427387904LL);
+  ck_assert(ev_int("-9223372036854775808 / 1") == INT64_MIN);
+  ck_assert(ev_int("-9223372036854775807 / -1") == INT64_MAX);
+  ck_assert(ev_int("-9223372036854775808 % 1") == 0);
+  ck_assert(ev_int("-9223372036854775807 % -1") == 0);
+  ck_assert(ev_int("-9223372036854775808 % 3") == -2);
+  ck_assert(ev_int("-(-9223372036854775807)") == INT64_MAX);
+  ck_assert(ev_int("abs(-9223372036854775807)") == INT64_MAX);
+  ck_assert(ev_int("abs(9223372036854775807)") == INT64_MAX);
+  ck_assert(ev_int("922337203685477580 * vol") == INT64_MAX - 7);
+  static const struct { const char *text, *err; } faults[] = {
+    {"9223372036854775807 + 1", "integer overflow of '+'"},
+    {"-9223372036854775808 + -1", "integer overflow of '+'"},
+    {"vol + 9223372036854775800", "integer overflow of '+'"},
+    {"-9223372036854775808 - 1", "integer overflow of '-'"},
+    {"9223372036854775807 - -1", "integer overflow of '-'"},
+    {"-vol - 9223372036854775800", "integer overflow of '-'"},
+    {"4611686018427387904 * 2", "integer overflow of '*'"},
+    {"-9223372036854775808 * -1", "integer overflow of '*'"},
+    {"vol * 922337203685477581", "integer overflow of '*'"},
+    {"-9223372036854775808 / -1", "integer overflow of '/'"},
+    {"(-9223372036854775798 - vol) / -1", "integer overflow of '/'"},
+    {"-9223372036854775808 % -1", "integer overflow of '%'"},
+    {"(-9223372036854775798 - vol) % (vol - 11)", "integer overflow of '%'"},
+    {"-(-9223372036854775808)", "integer overflow of unary '-'"},
+    {"-(vol - 9223372036854775807 - 11)", "integer overflow of unary '-'"},
+    {"abs(-9223372036854775808)", "integer overflow of abs()"},
+    {"abs(vol - 9223372036854775807 - 11)", "integer overflow of abs()"},
+    {"str(9223372036854775807 + vol)", "integer overflow of '+'"},
+  };
+  for (size_t k = 0; k < sizeof faults / sizeof faults[0]; k++)
+    ck_assert_msg(!strcmp(ev_error(faults[k].text), faults[k].err), "'%s': '%s', want '%s'", faults[k].text,
+                  ev_error(faults[k].text), faults[k].err);
+  /* an overflow that is not evaluated is no fault */
+  ck_assert(ev(" false && 9223372036854775807 + 1 > 0").b == false);
+  ck_assert(ev_int("flag ? 1 : -(-9223372036854775808)") == 1);
 }
 END_TEST
 

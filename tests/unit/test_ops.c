@@ -276,24 +276,51 @@ START_TEST(test_aggregate_tumbling_every_function) {
 }
 END_TEST
 
-/* Ties keep the first value (0.0 and -0.0 are equal to value_compare), int sums wrap around, and
- * without partitionBy the whole stream is one key whose fifth tuple is discarded. */
-START_TEST(test_aggregate_tumbling_ties_and_wrap) {
+/* Ties keep the first value (0.0 and -0.0 are equal to value_compare), and without partitionBy the
+ * whole stream is one key whose fifth tuple is discarded. */
+START_TEST(test_aggregate_tumbling_ties) {
   expect_output(
       "<schema name=\"In\"><attr name=\"x\" type=\"int\"/><attr name=\"d\" type=\"double\"/></schema>\n"
       "<schema name=\"Out\"><attr name=\"mn\" type=\"double\"/><attr name=\"mx\" type=\"double\"/>"
       "<attr name=\"f\" type=\"double\"/><attr name=\"l\" type=\"double\"/><attr name=\"sx\" type=\"int\"/>"
       "</schema>\n"
       "<operator name=\"src\" kind=\"Beacon\"><output stream=\"A\" schema=\"In\"/>"
-      "<param name=\"count\">5</param><set attr=\"x\">9223372036854775807</set>"
+      "<param name=\"count\">5</param><set attr=\"x\">seq - 3</set>"
       "<set attr=\"d\">(seq % 2 == 0) == (seq &lt; 2) ? 0.0 : -0.0</set></operator>\n"
       "<operator name=\"agg\" kind=\"Aggregate\"><input stream=\"A\"/><output stream=\"B\" schema=\"Out\"/>"
       "<param name=\"window\">tumbling 2</param>"
       "<set attr=\"mn\">min(d)</set><set attr=\"mx\">max(d)</set><set attr=\"f\">first(d)</set>"
       "<set attr=\"l\">last(d)</set><set attr=\"sx\">sum(x)</set></operator>\n" SINK("B"),
       "mn,mx,f,l,sx\n"
-      "0,0,0,-0,-2\n"
-      "-0,-0,-0,0,-2\n");
+      "0,0,0,-0,-5\n"
+      "-0,-0,-0,0,-1\n");
+}
+END_TEST
+
+/* A sum of ints is the exact sum of the window, whatever the order: INT64_MAX + 1 - 1 is INT64_MAX in
+ * a tumbling window (although INT64_MAX + 1 is no int64); sliding windows of extremes that cancel
+ * out sum exactly too. */
+START_TEST(test_aggregate_int_sum_exact) {
+  const char *head =
+      "<schema name=\"In\"><attr name=\"x\" type=\"int\"/></schema>\n"
+      "<schema name=\"Out\"><attr name=\"sx\" type=\"int\"/></schema>\n"
+      "<operator name=\"src\" kind=\"Beacon\"><output stream=\"A\" schema=\"In\"/>"
+      "<param name=\"count\">6</param>"
+      "<set attr=\"x\">seq % 3 == 0 ? 9223372036854775807 : seq % 3 == 1 ? 1 : -1</set></operator>\n";
+  char body[4096];
+  snprintf(body, sizeof body, "%s%s", head,
+           "<operator name=\"agg\" kind=\"Aggregate\"><input stream=\"A\"/><output stream=\"B\" schema=\"Out\"/>"
+           "<param name=\"window\">tumbling 3</param><set attr=\"sx\">sum(x)</set></operator>\n" SINK("B"));
+  expect_output(body, "sx\n9223372036854775807\n9223372036854775807\n");
+  snprintf(body, sizeof body, "%s",
+           "<schema name=\"In\"><attr name=\"x\" type=\"int\"/></schema>\n"
+           "<schema name=\"Out\"><attr name=\"sx\" type=\"int\"/></schema>\n"
+           "<operator name=\"src\" kind=\"Beacon\"><output stream=\"A\" schema=\"In\"/>"
+           "<param name=\"count\">5</param>"
+           "<set attr=\"x\">seq % 2 == 0 ? 9223372036854775807 - seq : -9223372036854775807</set></operator>\n"
+           "<operator name=\"agg\" kind=\"Aggregate\"><input stream=\"A\"/><output stream=\"B\" schema=\"Out\"/>"
+           "<param name=\"window\">sliding 2</param><set attr=\"sx\">sum(x)</set></operator>\n" SINK("B"));
+  expect_output(body, "sx\n9223372036854775807\n0\n-2\n-2\n-4\n");
 }
 END_TEST
 
@@ -512,6 +539,34 @@ START_TEST(test_error_aggregate_argument) {
 }
 END_TEST
 
+/* Signed overflow is an error of the operator, as division by zero is: in a set, and in a sum of
+ * ints of a tumbling and of a sliding window. */
+START_TEST(test_error_integer_overflow) {
+  expect_error(
+      "<schema name=\"In\"><attr name=\"x\" type=\"int\"/></schema>\n"
+      "<schema name=\"Out\"><attr name=\"x\" type=\"int\"/><attr name=\"y\" type=\"int\"/></schema>\n"
+      "<operator name=\"src\" kind=\"Beacon\"><output stream=\"A\" schema=\"In\"/>"
+      "<param name=\"count\">20</param><set attr=\"x\">seq</set></operator>\n"
+      "<operator name=\"f\" kind=\"Functor\"><input stream=\"A\"/><output stream=\"B\" schema=\"Out\"/>"
+      "<set attr=\"y\">x + 9223372036854775800</set></operator>\n" SINK("B"),
+      "sf-exec: error: operator 'f': set 'y': integer overflow of '+' in 'x + 9223372036854775800' on tuple (x=8)\n");
+  const char *windows[] = {"tumbling 2", "sliding 2"};
+  for (int k = 0; k < 2; k++) {
+    char body[4096];
+    snprintf(body, sizeof body,
+             "<schema name=\"In\"><attr name=\"x\" type=\"int\"/></schema>\n"
+             "<schema name=\"Out\"><attr name=\"n\" type=\"int\"/><attr name=\"sx\" type=\"int\"/></schema>\n"
+             "<operator name=\"src\" kind=\"Beacon\"><output stream=\"A\" schema=\"In\"/>"
+             "<param name=\"count\">5</param><set attr=\"x\">9223372036854775807 - seq</set></operator>\n"
+             "<operator name=\"agg\" kind=\"Aggregate\"><input stream=\"A\"/><output stream=\"B\" schema=\"Out\"/>"
+             "<param name=\"window\">%s</param><set attr=\"n\">count()</set><set attr=\"sx\">sum(x)</set>"
+             "</operator>\n" SINK("B"), windows[k]);
+    expect_error(body, "sf-exec: error: operator 'agg': set 'sx': integer overflow of sum() in 'sum(x)' on tuple "
+                       "(x=9223372036854775806)\n");
+  }
+}
+END_TEST
+
 /* ---- the suite ---- */
 
 static Suite *ops_suite(void) {
@@ -524,7 +579,8 @@ static Suite *ops_suite(void) {
   tcase_add_test(ok, test_filter);
   tcase_add_test(ok, test_flatmap_index_and_zero_count);
   tcase_add_test(ok, test_aggregate_tumbling_every_function);
-  tcase_add_test(ok, test_aggregate_tumbling_ties_and_wrap);
+  tcase_add_test(ok, test_aggregate_tumbling_ties);
+  tcase_add_test(ok, test_aggregate_int_sum_exact);
   tcase_add_test(ok, test_aggregate_sliding_per_key);
   tcase_add_test(ok, test_aggregate_sliding_every_function);
   tcase_add_test(ok, test_dedup_two_attribute_key);
@@ -537,6 +593,7 @@ static Suite *ops_suite(void) {
   tcase_add_test(err, test_error_where);
   tcase_add_test(err, test_error_flatmap_negative_count);
   tcase_add_test(err, test_error_aggregate_argument);
+  tcase_add_test(err, test_error_integer_overflow);
   return s;
 }
 

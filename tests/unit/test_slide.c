@@ -4,7 +4,8 @@
  * folding the window's rows in arrival order gives (written here again, the plain way), bit for
  * bit: doubles by their bits (-0.0 is not 0.0 here), strings by their bytes. Random rows come in
  * stretches of one kind (small integers, integers around 2^53, fractions, zeros of both signs,
- * NaN and infinities, huge values, int extremes that wrap) so that windows go in and out of the
+ * NaN and infinities, huge values, int extremes whose sums are no int64, which slide_push reports,
+ * and go back into range when they leave the window) so that windows go in and out of the
  * exact-integer case of the double sums; strings are short and from a small alphabet, so equal
  * values (ties of min and max) are frequent, and some are longer than a first buffer. */
 #include <check.h>
@@ -23,9 +24,10 @@ static Value naive(ExprFunc f, Type t, Value *const *rows, int64_t n, int s) {
   switch (f) {
   case FUNC_COUNT: return value_int(n);
   case FUNC_SUM:
-    if (t == TYPE_INT) {
-      uint64_t sum = 0;
-      for (int64_t k = 0; k < n; k++) sum += (uint64_t)rows[k][s].i;
+    if (t == TYPE_INT) { /* the exact sum; no int64: a Value of no type */
+      __extension__ __int128 sum = 0;
+      for (int64_t k = 0; k < n; k++) sum += rows[k][s].i;
+      if (sum < INT64_MIN || sum > INT64_MAX) return (Value){.type = TYPE_NONE};
       return value_int((int64_t)sum);
     } else {
       double sum = rows[0][s].d;
@@ -134,6 +136,9 @@ static const Type types[] = {
 };
 enum { NSLOTS = sizeof funcs / sizeof funcs[0] };
 
+/* Windows whose int sum was no int64, which slide_push must report. */
+static int overflows;
+
 /* Pushes `count` random rows into a window of `size` and checks every aggregate after each. */
 static void check_random(int64_t size, int count) {
   SlideSpec spec = {.size = size, .naggs = NSLOTS, .func = funcs, .type = types};
@@ -162,11 +167,17 @@ static void check_random(int64_t size, int count) {
         scratch[s].s.p = scratch_bytes[s];
       }
     }
-    slide_push(w, &spec, scratch, results);
+    int overflow = slide_push(w, &spec, scratch, results);
     memset(scratch_bytes, '#', sizeof scratch_bytes);
     int64_t n = r + 1 < size ? r + 1 : size;
+    int want_overflow = -1;
     for (int s = 0; s < NSLOTS; s++) {
       Value want = naive(funcs[s], types[s], rows + (r + 1 - n), n, s);
+      if (want.type == TYPE_NONE && types[s] != TYPE_NONE) {
+        if (want_overflow < 0) want_overflow = s;
+        overflows++;
+        continue;
+      }
       if (!same(&results[s], &want)) {
         char got_text[96], want_text[96];
         show(&results[s], got_text, sizeof got_text);
@@ -175,6 +186,8 @@ static void check_random(int64_t size, int count) {
                      r, s, (int)funcs[s], (int)types[s], got_text, want_text);
       }
     }
+    ck_assert_msg(overflow == want_overflow, "window %lld, row %d: slide_push says slot %d overflows, want %d",
+                  (long long)size, r, overflow, want_overflow);
   }
   slide_release(w, &spec);
   ck_assert_ptr_null(w->cells);
@@ -197,6 +210,7 @@ START_TEST(test_random_windows) {
     }
   const int64_t large[] = {64, 100, 257, 1000};
   for (int k = 0; k < 4; k++) check_random(large[k], (int)(4 * large[k]));
+  ck_assert_int_gt(overflows, 100);
 }
 END_TEST
 
