@@ -10,8 +10,10 @@
 # run it with tools/sf-launch (three sf-exec processes exchanging tuples over gRPC with mutual TLS,
 # the job's own CA and certificates, on loopback) in a
 # fresh out/, and require the same set of output files, each byte-identical to the original's.
-# When BUILD_DIR/bin/sf-randgraph exists, the same is done at width 3 for SF_DIST_SEEDS random
-# graphs (default: seeds 1 to 15).
+# When BUILD_DIR/bin/sf-randgraph exists, the same is done for SF_DIST_SEEDS random graphs
+# (default: seeds 1 to 15), each at width 2, 3 or 4 (2 + SEED % 3): `sf-randgraph --pin-hosts 3
+# SEED`, graphs with several sources and fan-ins whose serial operators are pinned to h0, h1 or h2
+# at random, so that the inputs of a fan-in and the streams around regions cross executors.
 #
 # After each distributed run no executor of that run may still be alive and no temporary file may
 # be left in out/ (the set of files is compared, dot files included).
@@ -186,13 +188,14 @@ if [[ -n $seeds && -x $build/bin/sf-randgraph ]]; then
   for seed in $seeds; do
     work=$(sf_mktemp "sf-dist-seed$seed") || exit 1
     SF_TMPDIRS+=("$work") # sf_mktemp ran in a $(...) subshell: register it here
-    if ! "$build/bin/sf-randgraph" "$seed" out >"$work/graph.xml" 2>"$work/gen.log"; then
+    if ! "$build/bin/sf-randgraph" --pin-hosts 3 "$seed" out >"$work/graph.xml" 2>"$work/gen.log"; then
       sf_keep "$work"
       fail "$(printf '%-22s FAIL  sf-randgraph failed (work dir %s)' "seed $seed" "$work")"
       continue
     fi
     run_original "seed $seed original" "$work" "$work/graph.xml" || continue
-    xform_and_run "seed $seed width 3" "$work" "$work/graph.xml" 3
+    w=$((2 + seed % 3))
+    xform_and_run "seed $seed width $w" "$work" "$work/graph.xml" "$w"
   done
 elif [[ -n $seeds ]]; then
   echo "(no $build/bin/sf-randgraph: random graphs skipped)"

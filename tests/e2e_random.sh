@@ -2,9 +2,10 @@
 # tests/e2e_random.sh BUILD_DIR SOURCE_DIR [COUNT [FIRST_SEED]]
 #
 # The promise of StreamFission on random graphs: for COUNT seeds (default 200) from FIRST_SEED
-# (default 1), generate a graph with `sf-randgraph SEED`, run it with sf-exec in a scratch
-# directory, then rewrite it with `sf-xform -w W` for W = 1..4, run each rewritten graph in a fresh
-# out/ and require the same output files, byte for byte. Everything runs in one process per graph
+# (default 1), generate a graph with `sf-randgraph SEED` (most have several sources and fan-ins
+# before, between or after regions), run it with sf-exec in a scratch directory, then rewrite it
+# with `sf-xform -w W` for W = 1..4, run each rewritten graph in a fresh out/ and require the same
+# output files, byte for byte. Everything runs in one process per graph
 # (sf-exec without --host); at most SF_JOBS (default 2) seeds run at once.
 #
 # On a failure it prints the seed, the width, what differs and the full original graph, and goes

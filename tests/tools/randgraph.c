@@ -1,5 +1,6 @@
-/* randgraph.c: sf-randgraph SEED [OUTDIR] prints a random, valid StreamFission graph (FORMAT.md) to
- * standard output, the same graph for the same seed on every machine.
+/* randgraph.c: sf-randgraph [--no-fanin] [--pin-hosts N] SEED [OUTDIR] prints a random, valid
+ * StreamFission graph (FORMAT.md) to standard output, the same graph for the same seed and options
+ * on every machine.
  *
  * The graph is a Beacon of 500..6000 tuples (sometimes 20 000..60 000) over the core schema
  *     k1:int (few distinct values), k2:string (few distinct), v:int, d:double, b:bool
@@ -8,6 +9,19 @@
  * with or without `where`), Filter, Aggregate (tumbling/sliding, keyed or not), Dedup, Work and
  * FlatMap, ending in a FileSink writing OUTDIR/main.csv (OUTDIR defaults to "out"). Sometimes a
  * stream fans out to a second branch of 1..3 operators with its own sink (OUTDIR/bN.csv).
+ *
+ * Fan-ins (unless --no-fanin): a chain may fan in right after its start (before any region),
+ * between two of its operators (behind one region, before the next) or into its sink. The fan-in
+ * merges the chain's stream with one or two others: another Beacon (src2, src3, ...; sometimes of
+ * only 1..400 tuples, so the inputs end at different times), maybe behind operators (regions) of its
+ * own, or a side chain of the chain's own stream (a diamond). A Functor adapts a stream whose schema
+ * differs. Sometimes two keyed operators on incompatible keys follow the fan-in (a shuffle). The
+ * decisions about fan-ins are drawn from a third stream: with --no-fanin the graph of a seed is the
+ * one it was before fan-ins were generated.
+ *
+ * --pin-hosts N pins some operators that stay serial (sources, sinks, fan-ins, parallel="no") to
+ * hosts h0..hN-1, drawn from a fourth stream (the graph is otherwise the same); sf-xform then needs
+ * --hosts naming them (tests/e2e_distributed.sh). sf-exec without --host ignores the pins.
  *
  * Every schema holds the five core attributes (in a possibly shuffled order), so any expression
  * over them is valid anywhere. Expressions are built so that they cannot fail at run time: divisors
@@ -33,6 +47,8 @@
 
 static uint64_t rng_state;   /* what the graph is drawn from */
 static uint64_t order_state; /* the order of each operator's children, drawn apart */
+static uint64_t shape_state; /* where fan-ins go and what feeds them, drawn apart (--no-fanin: never) */
+static uint64_t pin_state;   /* which operators are pinned to a host (--pin-hosts only) */
 
 static uint64_t splitmix64(uint64_t *state) {
   uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
@@ -49,6 +65,10 @@ static int rnd(int n) { return n <= 1 ? 0 : (int)(next_u64() % (uint64_t)n); }
 static int range(int lo, int hi) { return lo + rnd(hi - lo + 1); }
 /* True with probability pct %. */
 static bool chance(int pct) { return rnd(100) < pct; }
+/* The same from the shape stream: decisions the graphs of --no-fanin never take, so that leaving
+ * them out leaves the main stream, and so the graph, as it was before fan-ins. */
+static int shape_rnd(int n) { return n <= 1 ? 0 : (int)(splitmix64(&shape_state) % (uint64_t)n); }
+static bool shape_chance(int pct) { return shape_rnd(100) < pct; }
 #define PICK(arr) ((arr)[rnd((int)(sizeof(arr) / sizeof((arr)[0])))])
 
 /* ---- strings ---- */
@@ -113,7 +133,7 @@ static char *xml(const char *s) {
 
 /* ---- schemas ---- */
 
-enum { MAX_ATTRS = 12, MAX_SCHEMAS = 64 };
+enum { MAX_ATTRS = 12, MAX_SCHEMAS = 128 };
 
 typedef struct Schema {
   int n;
@@ -365,6 +385,10 @@ static size_t body_len;
 static char *body_text;
 static const char *outdir = "out";
 static int nops, nstreams, nbranches;
+static bool fanins = true;  /* generate fan-ins and the sources that feed them (--no-fanin: not) */
+static int pin_hosts;       /* --pin-hosts N: serial operators may be pinned to h0..hN-1 */
+static int nsources = 1, nfanins;
+static const char *forced_keys; /* pick_keys returns this when set (a shuffle after a fan-in) */
 static size_t children_at; /* where the current operator's children start in body */
 
 typedef struct Port {
@@ -380,10 +404,18 @@ static const char *new_op_name(const char *kind) {
 static void op_begin(const char *name, const char *kind, const Port *in, const char *out_stream,
                      const Schema *out_schema, bool may_hint) {
   fprintf(body, "\n  <operator name=\"%s\" kind=\"%s\"", name, kind);
+  bool serial = !may_hint || (in && strchr(in->stream, ' ')); /* a source, a sink or a fan-in */
   if (may_hint) {
-    if (chance(7)) fprintf(body, " parallel=\"no\"");
-    else if (chance(8)) fprintf(body, " width=\"%d\"", chance(75) ? 2 : PICK(((int[]){1, 3})));
+    if (chance(7)) {
+      fprintf(body, " parallel=\"no\"");
+      serial = true;
+    } else if (chance(8)) {
+      fprintf(body, " width=\"%d\"", chance(75) ? 2 : PICK(((int[]){1, 3})));
+    }
   }
+  /* only operators that stay serial: a pin on a replicated one is not applied (a warning) */
+  if (pin_hosts > 0 && serial && splitmix64(&pin_state) % 100 < 40)
+    fprintf(body, " host=\"h%d\"", (int)(splitmix64(&pin_state) % (uint64_t)pin_hosts));
   fprintf(body, ">\n");
   fflush(body);
   children_at = body_len;
@@ -463,6 +495,7 @@ static const char *new_stream(void) { return fmt("s%d", ++nstreams); }
 static const char *pick_keys(int many_pct) {
   static const char *const few[] = {"k1", "k2", "k1 k2", "k2 k1", "b", "k1 b"};
   static const char *const many[] = {"v", "d", "v k2", "k1 v", "d b"};
+  if (forced_keys) return forced_keys;
   return chance(many_pct) ? PICK(many) : PICK(few);
 }
 
@@ -763,45 +796,8 @@ static void gen_sink(const Port *in, const char *file) {
   op_end();
 }
 
-/* A chain of n operators from `in`, ending in a sink writing `file`; may fan out on the way. */
-static void gen_chain(Port cur, int n, const char *file) {
-  for (int k = 0; k <= n; k++) {
-    if (nbranches < 2 && chance(k == 0 ? 10 : 12)) {
-      char *bf = fmt("b%d", ++nbranches);
-      gen_chain(cur, range(1, 3), bf);
-    }
-    if (k == n) break;
-    cur = gen_op(&cur);
-  }
-  gen_sink(&cur, file);
-}
-
-int main(int argc, char **argv) {
-  if (argc < 2 || argc > 3 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-    fprintf(stderr, "usage: sf-randgraph SEED [OUTDIR]\n"
-                    "prints a random valid graph (deterministic per SEED) whose sinks write OUTDIR/*.csv "
-                    "(default OUTDIR: out)\n");
-    return 2;
-  }
-  char *end;
-  unsigned long long seed = strtoull(argv[1], &end, 10);
-  if (*end || !*argv[1]) {
-    fprintf(stderr, "sf-randgraph: SEED must be a non-negative integer, got '%s'\n", argv[1]);
-    return 2;
-  }
-  if (argc == 3) outdir = argv[2];
-  rng_state = seed * UINT64_C(0x2545f4914f6cdd1d) + 1;
-  for (int k = 0; k < 4; k++) next_u64();
-  order_state = seed * UINT64_C(0x9e3779b97f4a7c15) + UINT64_C(0x632be59bd9b4e019);
-  for (int k = 0; k < 4; k++) splitmix64(&order_state);
-
-  body = open_memstream(&body_text, &body_len);
-  if (!body) {
-    perror("sf-randgraph");
-    return 1;
-  }
-
-  /* the source */
+/* A Beacon named `name` over the core schema (maybe with an extra attribute, maybe shuffled). */
+static Port gen_source(const char *name) {
   Port src = {new_stream(), {0}};
   schema_add(&src.schema, "k1", 'i');
   schema_add(&src.schema, "k2", 's');
@@ -817,7 +813,8 @@ int main(int argc, char **argv) {
   /* 500..6000 tuples; one graph in 25 gets 20 000..60 000, enough to fill the bounded queues
    * between threads, so that back-pressure (and a region waiting on it) is exercised too */
   int count = chance(4) ? range(20000, 60000) : range(500, 6000);
-  op_begin("src", "Beacon", NULL, src.stream, &src.schema, false);
+  if (nsources > 1 && chance(30)) count = range(1, 400); /* another source: sometimes short */
+  op_begin(name, "Beacon", NULL, src.stream, &src.schema, false);
   param("count", fmt("%d", count));
   if (chance(5)) param("rate", "2000000");
   for (int i = 0; i < src.schema.n; i++) {
@@ -838,12 +835,156 @@ int main(int argc, char **argv) {
     set(a, e);
   }
   op_end();
+  return src;
+}
+
+static bool schema_same(const Schema *a, const Schema *b) {
+  return a->n == b->n && !memcmp(a->type, b->type, (size_t)a->n) &&
+         !memcmp(a->name, b->name, sizeof a->name[0] * (size_t)a->n);
+}
+
+/* A stateless Functor from `in` to the schema `to` (the streams of one fan-in share a schema): the
+ * attributes `in` lacks are set, the others forwarded (names are unique per type), the rest dropped. */
+static Port gen_adapter(const Port *in, const Schema *to) {
+  Port out = {new_stream(), *to};
+  op_begin(new_op_name("Functor"), "Functor", in, out.stream, &out.schema, true);
+  for (int i = 0; i < to->n; i++)
+    if (schema_find(&in->schema, to->name[i]) < 0) set(to->name[i], gen_typed(to->type[i], 2, &no_scope));
+  op_end();
+  return out;
+}
+
+/* The streams to fan in with `cur` (one input port listing them all, in a shuffled order): one or
+ * two others, each either a new source with 0..2 operators of its own (so that a fan-in may follow
+ * regions) or, once, a side chain of 1..2 operators from `cur` itself (a diamond: the branches,
+ * maybe regions, meet again). Returns the port naming them all; its consumer is the fan-in. */
+static Port gen_fanin(Port cur) {
+  nfanins++;
+  const char *names[3];
+  int n = 0;
+  names[n++] = cur.stream;
+  bool diamond = false;
+  for (int others = shape_chance(75) ? 1 : 2; others > 0; others--) {
+    Port o;
+    int len;
+    if (!diamond && shape_chance(35)) {
+      diamond = true;
+      o = cur;
+      len = 1 + shape_rnd(2);
+    } else {
+      nsources++;
+      o = gen_source(fmt("src%d", nsources));
+      len = shape_rnd(3);
+    }
+    for (int k = 0; k < len; k++) o = gen_op(&o);
+    if (!schema_same(&o.schema, &cur.schema)) o = gen_adapter(&o, &cur.schema);
+    names[n++] = o.stream;
+  }
+  for (int i = n - 1; i > 0; i--) { /* ties between the inputs go by this order */
+    int j = shape_rnd(i + 1);
+    const char *t = names[i];
+    names[i] = names[j];
+    names[j] = t;
+  }
+  Port in = {names[0], cur.schema};
+  for (int i = 1; i < n; i++) in.stream = fmt("%s %s", in.stream, names[i]);
+  return in;
+}
+
+/* After a fan-in, sometimes two keyed operators on incompatible keys: two keyed regions joined by
+ * a shuffle right behind the fan-in. */
+static Port gen_shuffled_pair(Port cur) {
+  static const char *const pairs[][2] = {{"k1", "k2"}, {"k2", "k1"}, {"k1 b", "k2"}, {"b", "k1 k2"}, {"k2", "b"}};
+  int p = shape_rnd(5);
+  for (int i = 0; i < 2; i++) {
+    forced_keys = pairs[p][i];
+    cur = shape_chance(50) ? gen_dedup(&cur) : gen_aggregate(&cur);
+  }
+  forced_keys = NULL;
+  return cur;
+}
+
+/* A chain of n operators from `in`, ending in a sink writing `file`; may fan out on the way, and
+ * (unless --no-fanin) fan in: right after its start (before any region), between its operators
+ * (after and before regions), or into the sink. */
+static void gen_chain(Port cur, int n, const char *file) {
+  for (int k = 0; k <= n; k++) {
+    if (nbranches < 2 && chance(k == 0 ? 10 : 12)) {
+      char *bf = fmt("b%d", ++nbranches);
+      gen_chain(cur, range(1, 3), bf);
+    }
+    bool fan = fanins && nfanins < 3 && shape_chance(k == 0 ? 30 : k == n ? 12 : 15);
+    if (fan) cur = gen_fanin(cur);
+    if (k == n) break;
+    cur = gen_op(&cur);
+    if (fan && shape_chance(35)) cur = gen_shuffled_pair(cur);
+  }
+  gen_sink(&cur, file);
+}
+
+static int usage(void) {
+  fprintf(stderr, "usage: sf-randgraph [--no-fanin] [--pin-hosts N] SEED [OUTDIR]\n"
+                  "prints a random valid graph (deterministic per SEED) whose sinks write OUTDIR/*.csv "
+                  "(default OUTDIR: out)\n"
+                  "  --no-fanin     one source and no fan-in: the graphs of before fan-ins were generated\n"
+                  "  --pin-hosts N  pin some serial operators (sources, sinks, fan-ins, parallel=\"no\") to\n"
+                  "                 hosts h0..hN-1 (give sf-xform --hosts naming them); the graph is the\n"
+                  "                 same but for the pins\n");
+  return 2;
+}
+
+int main(int argc, char **argv) {
+  int a = 1;
+  char opts[64] = ""; /* the options, in the graph's first comment (without "--": XML forbids it there) */
+  while (a < argc && !strncmp(argv[a], "--", 2)) {
+    if (!strcmp(argv[a], "--no-fanin")) {
+      fanins = false;
+      strcat(opts, " no-fanin");
+      a++;
+    } else if (!strcmp(argv[a], "--pin-hosts") && a + 1 < argc) {
+      char *e;
+      long h = strtol(argv[a + 1], &e, 10);
+      if (*e || !*argv[a + 1] || h < 1 || h > 64) {
+        fprintf(stderr, "sf-randgraph: --pin-hosts needs a number of hosts from 1 to 64, got '%s'\n", argv[a + 1]);
+        return 2;
+      }
+      pin_hosts = (int)h;
+      snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " pin-hosts %d", pin_hosts);
+      a += 2;
+    } else {
+      return usage();
+    }
+  }
+  if (argc - a < 1 || argc - a > 2 || !strcmp(argv[a], "-h")) return usage();
+  char *end;
+  unsigned long long seed = strtoull(argv[a], &end, 10);
+  if (*end || !*argv[a]) {
+    fprintf(stderr, "sf-randgraph: SEED must be a non-negative integer, got '%s'\n", argv[a]);
+    return 2;
+  }
+  if (argc - a == 2) outdir = argv[a + 1];
+  rng_state = seed * UINT64_C(0x2545f4914f6cdd1d) + 1;
+  for (int k = 0; k < 4; k++) next_u64();
+  order_state = seed * UINT64_C(0x9e3779b97f4a7c15) + UINT64_C(0x632be59bd9b4e019);
+  for (int k = 0; k < 4; k++) splitmix64(&order_state);
+  shape_state = seed * UINT64_C(0xd1342543de82ef95) + UINT64_C(0x2545f4914f6cdd1d);
+  for (int k = 0; k < 4; k++) splitmix64(&shape_state);
+  pin_state = seed * UINT64_C(0xaf251af3b0f025b5) + UINT64_C(0x9e3779b97f4a7c15);
+  for (int k = 0; k < 4; k++) splitmix64(&pin_state);
+
+  body = open_memstream(&body_text, &body_len);
+  if (!body) {
+    perror("sf-randgraph");
+    return 1;
+  }
+
+  Port src = gen_source("src");
 
   gen_chain(src, range(2, 7), "main");
   fclose(body);
 
   printf("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-  printf("<!-- sf-randgraph %llu %s -->\n", seed, outdir);
+  printf("<!-- sf-randgraph %llu %s%s%s -->\n", seed, outdir, *opts ? " options:" : "", opts);
   printf("<graph xmlns=\"urn:streamfission:graph:1\" name=\"rand%llu\">\n", seed);
   for (int s = 0; s < nschemas; s++) {
     printf("  <schema name=\"S%d\">\n", s);
