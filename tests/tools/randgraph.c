@@ -13,11 +13,11 @@
  * Fan-ins (unless --no-fanin): a chain may fan in right after its start (before any region),
  * between two of its operators (behind one region, before the next) or into its sink. The fan-in
  * merges the chain's stream with one or two others: another Beacon (src2, src3, ...; sometimes of
- * only 1..400 tuples, so the inputs end at different times), maybe behind operators (regions) of its
- * own, or a side chain of the chain's own stream (a diamond). A Functor adapts a stream whose schema
- * differs. Sometimes two keyed operators on incompatible keys follow the fan-in (a shuffle). The
- * decisions about fan-ins are drawn from a third stream: with --no-fanin the graph of a seed is the
- * one it was before fan-ins were generated.
+ * only 1..400 tuples, so the inputs end at different times; sometimes paced), maybe behind
+ * operators (regions) of its own, or a side chain of the chain's own stream (a diamond). A Functor
+ * adapts a stream whose schema differs. Sometimes two keyed operators on incompatible keys follow
+ * the fan-in (a shuffle). The decisions about fan-ins are drawn from a third stream: with
+ * --no-fanin the graph of a seed is the one it was before fan-ins were generated.
  *
  * --pin-hosts N pins some operators that stay serial (sources, sinks, fan-ins, parallel="no") to
  * hosts h0..hN-1, drawn from a fourth stream (the graph is otherwise the same); sf-xform then needs
@@ -817,6 +817,9 @@ static Port gen_source(const char *name) {
   op_begin(name, "Beacon", NULL, src.stream, &src.schema, false);
   param("count", fmt("%d", count));
   if (chance(5)) param("rate", "2000000");
+  /* another source, sometimes paced: at 10 000 a second, its fan-in waits for it now and then
+   * (at most 0.2 s), so the progress of an idle input decides what goes first */
+  else if (nsources > 1 && count <= 2000 && chance(12)) param("rate", "10000");
   for (int i = 0; i < src.schema.n; i++) {
     const char *a = src.schema.name[i];
     char *e;
