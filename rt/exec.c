@@ -39,6 +39,7 @@ static Exec *exec_new(Graph *g, const ExecOptions *o) {
     exec_fail(x, "cannot create a pipe: %s", strerror(errno));
   }
   signals_catch(x->stop_pipe[1]);
+  fatal_job_start(x);
   clock_gettime(CLOCK_MONOTONIC, &x->started);
   if (o->graph_path) {
     char tmp[PATH_MAX];
@@ -56,7 +57,10 @@ static int ops_open(Exec *x) {
   int opened = 0;
   for (; opened < x->nnodes; opened++) {
     Node *n = &x->nodes[opened];
-    if (n->local && n->inst.impl->open && n->inst.impl->open(&n->inst) < 0) break;
+    const char *was = fatal_enter(n->label);
+    int rc = n->local && n->inst.impl->open ? n->inst.impl->open(&n->inst) : 0;
+    fatal_leave(was);
+    if (rc < 0) break;
     if (exec_stopping(x)) break;
   }
   return opened;
@@ -90,14 +94,20 @@ static void ops_commit(Exec *x) {
   atomic_store(&x->committing, true);
   for (int i = 0; i < x->nnodes && !atomic_load(&x->failed); i++) {
     Node *n = &x->nodes[i];
-    if (n->local && n->inst.impl->commit) n->inst.impl->commit(&n->inst);
+    if (!n->local || !n->inst.impl->commit) continue;
+    const char *was = fatal_enter(n->label);
+    n->inst.impl->commit(&n->inst);
+    fatal_leave(was);
   }
 }
 
 static void ops_close(Exec *x, int opened, bool ok) {
   for (int i = 0; i < opened && i < x->nnodes; i++) {
     Node *n = &x->nodes[i];
-    if (n->local && n->inst.impl->close) n->inst.impl->close(&n->inst, ok);
+    if (!n->local || !n->inst.impl->close) continue;
+    const char *was = fatal_enter(n->label);
+    n->inst.impl->close(&n->inst, ok);
+    fatal_leave(was);
   }
 }
 
@@ -126,6 +136,7 @@ static void exec_free(Exec *x) {
   }
   for (int i = 0; i < x->nnodes; i++) arena_free(x->nodes[i].inst.scratch);
   signals_release(); /* the last moment: nothing of the job is left to clean up */
+  fatal_job_end();
   for (int i = 0; i < 2; i++)
     if (x->stop_pipe[i] >= 0) close(x->stop_pipe[i]);
   arena_free(x->arena);

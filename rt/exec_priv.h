@@ -42,6 +42,14 @@ typedef struct Batch {
 typedef struct Group Group;
 typedef struct Node Node;
 
+/* Which operator a thread is running, for the fatal paths (fatal.c): the operator's label
+ * (Node.label), NULL between operators. One per thread that runs operators: a group's, and the
+ * main thread's (open, commit, close). Its thread writes it (fatal_enter); a signal handler on any
+ * thread may read it. */
+typedef struct RunSlot {
+  _Atomic(const char *) label; /* (atomic, relaxed) */
+} RunSlot;
+
 /* Latencies from a source to a sink, in log-linear buckets: LATENCY_SUB buckets per power of two
  * of microseconds, so a percentile read from them is within 1/LATENCY_SUB (6 %) of the truth. */
 enum { LATENCY_SUB = 16, LATENCY_BUCKETS = 40 * LATENCY_SUB };
@@ -110,6 +118,8 @@ struct Node {
   uint64_t ck_seen;     /* the last checkpoint request it has dealt with (thread) */
   uint64_t ck_prev;     /* src of its previous tuple + 1 (0: none yet) (thread) */
   uint64_t ck_taking;   /* the checkpoint its snapshot is being taken for (thread) */
+  const char *label;    /* "operator 'NAME'" (a replica's: "operator 'NAME' (from 'ORIGIN')"), as
+                           rt_fail names it: what fatal.c's handlers write (plan) */
 };
 
 struct Group {
@@ -137,6 +147,7 @@ struct Group {
   char fail[256];             /* ordered drivers: why the order cannot be restored (thread) */
   pthread_t thread;           /* its thread (main thread) */
   bool started;               /* its thread was created (main thread) */
+  RunSlot run;                /* the operator its thread is running (fatal.c) */
 };
 
 struct Exec {
@@ -268,6 +279,35 @@ bool exec_stopping(Exec *x);
 /* The main thread, holding no lock, turns a caught stop signal into the job's failure (exec_fail
  * words the message), which wakes every wait. */
 void exec_note_signal(Exec *x);
+
+/* ---- fatal.c: the ends of a process that the job does not reach ---- */
+
+/* The calling thread's RunSlot (NULL: a thread that runs no operator). */
+extern _Thread_local RunSlot *fatal_slot;
+/* The calling thread enters an operator's code: label (Node.label) is what a fatal path names.
+ * Returns what it replaces (an operator calling another directly: fatal_leave puts it back). Two
+ * relaxed memory operations, on the per-tuple path. */
+static inline const char *fatal_enter(const char *label) {
+  RunSlot *s = fatal_slot;
+  if (!s) return NULL;
+  const char *was = atomic_load_explicit(&s->label, memory_order_relaxed);
+  atomic_store_explicit(&s->label, label, memory_order_relaxed);
+  return was;
+}
+static inline void fatal_leave(const char *was) {
+  RunSlot *s = fatal_slot;
+  if (s) atomic_store_explicit(&s->label, was, memory_order_relaxed);
+}
+/* The job starts (exec_new, main thread): from now on a fatal signal (SIGSEGV, SIGABRT, ...)
+ * names the operator its thread was running, removes the temporary files (tempfiles.c) and ends
+ * the process by that signal; exit() ends it with status 1 and a message the same way. */
+void fatal_job_start(Exec *x);
+/* The job is over (exec_free): exit() is an ordinary end again; the dispositions are put back. */
+void fatal_job_end(void);
+/* A group's thread starts: slot is its RunSlot; an alternate signal stack is made for it (a stack
+ * overflow's handler needs one). Returns what fatal_thread_end releases. */
+void *fatal_thread_start(RunSlot *slot);
+void fatal_thread_end(void *alt);
 
 /* ---- stats.c ---- */
 

@@ -237,7 +237,10 @@ void group_idle(Group *g) {
   g->stalled = true; /* what the hooks emit only collects: a hook never waits */
   for (int i = 0; i < g->idlers.n; i++) {
     Node *n = g->idlers.items[i];
-    if (!n->finished) n->inst.impl->idle(&n->inst);
+    if (n->finished) continue;
+    const char *was = fatal_enter(n->label);
+    n->inst.impl->idle(&n->inst);
+    fatal_leave(was);
   }
   g->stalled = was_stalled;
   g->in_idle = false;
@@ -284,7 +287,8 @@ static int forward_all(Node *n, const Item *it) {
 
 /* ---- delivering an item to an operator ---- */
 
-int node_deliver(Node *n, int slot, const Item *it) {
+/* node_deliver's work, with fatal.c's slot naming n. */
+static int deliver(Node *n, int slot, const Item *it) {
   OpInst *op = &n->inst;
   const OpKindImpl *impl = op->impl;
   int port = n->slot_port ? n->slot_port[slot] : 0;
@@ -318,4 +322,11 @@ int node_deliver(Node *n, int slot, const Item *it) {
     return forward_all(n, it);
   }
   return 0;
+}
+
+int node_deliver(Node *n, int slot, const Item *it) {
+  const char *was = fatal_enter(n->label);
+  int rc = deliver(n, slot, it);
+  fatal_leave(was);
+  return rc;
 }

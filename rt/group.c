@@ -48,10 +48,13 @@ static int run_single(Group *g) {
 static void *group_main(void *arg) {
   Group *g = arg;
   Exec *x = g->exec;
+  void *alt = fatal_thread_start(&g->run);
   int rc;
   if (g->source) {
     Node *n = g->source;
+    const char *was = fatal_enter(n->label);
     rc = n->inst.impl->run(&n->inst);
+    fatal_leave(was);
     ckpt_source_ended(x);
     if (rc == 0 && !exec_stopping(x)) {
       n->finals_left = 1;
@@ -64,6 +67,7 @@ static void *group_main(void *arg) {
   }
   if (rc == 0) group_flush(g, NULL);
   if (rc < 0 && !exec_stopping(x)) exec_fail(x, "internal error: a thread stopped without a message");
+  fatal_thread_end(alt);
   atomic_fetch_sub(&x->running, 1);
   return NULL;
 }

@@ -1,7 +1,8 @@
 /* main.c: sf-exec, the executor. Loads a graph (original or rewritten by sf-xform), checks it and
  * runs it: the whole graph in one process, or with --host NAME only that host's operators, talking
  * to the other hosts' executors. Exit status: 0 when everything completed, 1 when the graph is bad
- * or the job failed, 2 for bad usage, 128 + N when signal N stopped it (130: SIGINT); SIGTERM drains
+ * or the job failed, 2 for bad usage, 128 + N when signal N stopped it (130: SIGINT) or crashed it
+ * (fatal.c: 139, 134, after a line naming the operator); SIGTERM drains
  * the job (its sources stop taking input, the rest completes) and the status is then the job's. */
 #include "rt.h"
 
@@ -48,8 +49,10 @@ static const char usage_text[] =
     "  -V, --version             show the version\n"
     "\n"
     "exit status: 0 the graph completed, 1 bad graph or failed job, 2 bad usage,\n"
-    "128+N stopped by signal N (130 SIGINT, 129 SIGHUP); SIGTERM drains the job: its sources\n"
-    "stop taking input, what they read reaches the sinks, and the job completes (0)\n";
+    "128+N stopped by signal N (130 SIGINT, 129 SIGHUP) or crashed by it (139 SIGSEGV, 134\n"
+    "SIGABRT: named, its temporary files removed); an operator calling exit() fails the job (1);\n"
+    "SIGTERM drains the job: its sources stop taking input, what they read reaches the sinks,\n"
+    "and the job completes (0)\n";
 
 static _Noreturn void usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "sf-exec: ");

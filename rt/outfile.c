@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rt.h"
 #include "sf.h"
 
 const char *outfile_state_name(OutFileState s) {
@@ -37,11 +38,21 @@ static void expect(const OutFile *f, const char *what, unsigned from) {
 /* The one place a temporary file (f->tmp) becomes this process's: made or found by this open. */
 static void temp_begin(OutFile *f, OutFileState state) {
   f->state = state;
+  if (state == OUTFILE_WRITING && !f->existed) f->slot = tempfile_track(f->tmp); /* made by this run */
+}
+
+/* A checkpoint names the file from now on: a process that dies leaves it for a restore. */
+static void temp_named(OutFile *f) {
+  f->named = true;
+  tempfile_untrack(f->slot);
+  f->slot = -1;
 }
 
 /* The one place it stops being this process's temporary file: renamed to its target (PUBLISHED),
  * unlinked (DISCARDED) or left for a restore (LEFT). Closes it if open. */
 static void temp_end(OutFile *f, OutFileState state) {
+  tempfile_untrack(f->slot);
+  f->slot = -1;
   if (f->fd >= 0) close(f->fd);
   f->fd = -1;
   if (state == OUTFILE_DISCARDED) unlink(f->tmp);
@@ -68,6 +79,7 @@ static mode_t current_umask(void) {
 void outfile_init(OutFile *f) {
   memset(f, 0, sizeof *f);
   f->fd = -1;
+  f->slot = -1;
 }
 
 /* Forgets the previous file's names and takes target's (and its directory's). */
@@ -169,7 +181,7 @@ int outfile_checkpoint(OutFile *f, uint64_t *len) {
   off_t at = lseek(f->fd, 0, SEEK_CUR);
   if (at < 0 || fdatasync(f->fd) < 0) return -1;
   *len = (uint64_t)at;
-  f->named = true;
+  temp_named(f);
   return 0;
 }
 
@@ -177,7 +189,7 @@ int outfile_resume(OutFile *f, uint64_t len) {
   expect(f, "outfile_resume", FROM(OUTFILE_WRITING));
   if (!f->existed) sf_die("outfile_resume: the output file '%s' was made by this run", f->target);
   f->empty_first = false;
-  f->named = true;
+  temp_named(f);
   if (ftruncate(f->fd, (off_t)len) < 0 || lseek(f->fd, (off_t)len, SEEK_SET) < 0) return -1;
   return 0;
 }
@@ -197,6 +209,8 @@ void outfile_precommit(OutFile *f, uint64_t ckpt) {
   sf_assert(ckpt > 0);
   f->ckpt = ckpt;
   f->state = OUTFILE_PRECOMMITTED;
+  tempfile_untrack(f->slot); /* a restore of that checkpoint publishes it */
+  f->slot = -1;
 }
 
 void outfile_adopt(OutFile *f, const char *target, const char *tmp) {

@@ -21,7 +21,9 @@
  * with checkpoints, the fixed name `DIR/.BASE.sf-part`, so that a restarted job finds it.
  *
  * A temporary file becomes this process's in exactly one place (temp_begin in outfile.c) and stops
- * being its temporary file in exactly one place (temp_end: published, discarded or left). */
+ * being its temporary file in exactly one place (temp_end: published, discarded or left). While it
+ * is this run's and no checkpoint names it, tempfiles.c tracks it, so that a process that dies
+ * without closing it (a crash, exit() in an operator: fatal.c) removes it too. */
 #ifndef SF_OUTFILE_H
 #define SF_OUTFILE_H
 
@@ -58,6 +60,8 @@ typedef struct OutFile {
   bool named;         /* a checkpoint names the file (outfile_checkpoint): a failure leaves it */
   uint64_t ckpt;      /* PRECOMMITTED: the checkpoint that includes it */
   int64_t size;       /* an existing file opened (existed): the size it had */
+  int slot;           /* its tempfile_track slot (rt.h) while a crash must remove it: made by
+                         this run and named by no checkpoint (-1: none) */
 } OutFile;
 
 /* f in state CLOSED. */

@@ -60,6 +60,10 @@ static void plan_nodes(Exec *x) {
     n->inst.out_schema = op_output_schema(op);
     n->inst.graph_dir = x->graph_dir;
     n->inst.scratch = arena_new();
+    if (op->origin && op->channel >= 0 && op->kind != KIND_SPLIT && op->kind != KIND_MERGE) /* as rt_fail */
+      n->label = arena_printf(x->arena, "operator '%s' (from '%s')", op->name, op->origin);
+    else
+      n->label = arena_printf(x->arena, "operator '%s'", op->name);
     if (!n->inst.impl) sf_die("no implementation of kind %s", kind_name(op->kind));
     n->outs = arena_alloc(x->arena, sizeof(PtrVec) * (size_t)(op->noutputs + 1));
     for (int p = 0; p < op->ninputs; p++) n->nslots += op->inputs[p].nstreams;

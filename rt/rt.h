@@ -231,6 +231,18 @@ void signals_release(void);
 /* The signal's name ("SIGINT", "SIGRTMIN+3", else "signal N"), written into buf. */
 const char *signals_name(int sig, char *buf, size_t cap);
 
+/* ---- tempfiles.c: temporary files removed when the process ends abnormally ----
+ * A kind that writes a temporary file (FileSink) tracks it while a failure must remove it: a fatal
+ * signal, or an operator calling exit() or not returning after a stop, ends the process without
+ * closing the operators, and then removes every tracked file (rt/fatal.c). Thread-safe. */
+
+/* Tracks path (copied): its slot, or -1 when the table is full (the file is then not removed). */
+int tempfile_track(const char *path);
+/* Forgets a slot of tempfile_track (renamed, removed, or kept for a restore); -1 is ignored. */
+void tempfile_untrack(int slot);
+/* Unlinks every tracked file, for good. Async-signal-safe: takes no lock, allocates nothing. */
+void tempfiles_unlink_all(void);
+
 /* ---- exec.c: running a graph ---- */
 
 struct ExecOptions {

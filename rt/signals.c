@@ -15,7 +15,8 @@
  * One that was ignored when the job started (nohup, a background job of a shell) stays ignored.
  * SIGPIPE and SIGXFSZ are the results of a write, not requests: they are ignored, so the write
  * fails with EPIPE or EFBIG and the operator reports it. The signals of a fault (SIGSEGV, SIGBUS,
- * SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS) keep their default action.
+ * SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS) are fatal.c's: a line naming the operator, the
+ * temporary files removed, then their default action.
  *
  * SIGTERM is not a stop but a drain (FORMAT.md, "Live streams"): the handler records it apart
  * (signals_draining) and writes nothing to the stop pipe, since every wait would then wake at

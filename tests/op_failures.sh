@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# tests/op_failures.sh BUILD_DIR SOURCE_DIR
+#
+# An operator that takes the process down fails the job: a non-zero exit (never 0 for a job that
+# did not complete), one line of sf-exec's naming the operator, no file left in out/ (the sink's
+# temporary file removed), and under sf-launch the host of that operator named. The graphs: a
+# Beacon `src` feeding a Custom operator `quit` (a test operator of tests/ops/failing.c, failing
+# at its 5000th tuple) feeding a FileSink `out` writing out/x.csv. Cases:
+#   exit:   sf_exit_at calls exit(0): exit 1, "sf-exec: error: operator 'quit': called exit(0)
+#           before the job completed";
+#   segv, abort: sf_segv_at (a store through a null pointer), sf_abort_at (abort()): the process
+#           still ends by that signal (exit 139, 134), after "sf-exec: error: operator 'quit':
+#           crashed with SIGSEGV" (SIGABRT);
+#   launch-exit, launch-segv: the same operator on h1 of two executors (src and out on h0) under
+#           tools/sf-launch: exit 1 within 20 s, the summary names host 'h1' with that line, no file
+#           in out/, no executor left;
+#   launch-blame: stub executors (tools/sf-launch --exec): h0 fails first, naming a broken edge
+#           from host 'h1', and h1 then fails with an error naming no other host: sf-launch names
+#           h1, whichever it reaped first.
+# Sanitizers install their own handlers for the fatal signals: segv and abort are skipped under
+# them. Every case prints one line, OK or FAIL with what was expected; failures keep the work
+# directory. Environment: SF_KEEP=1 keeps the work directory.
+set -uo pipefail
+
+if [[ $# -lt 2 ]]; then
+  echo "usage: $0 BUILD_DIR SOURCE_DIR" >&2
+  exit 2
+fi
+build=$(cd "$1" && pwd) || exit 2
+src=$(cd "$2" && pwd) || exit 2
+source "$src/tests/lib.sh"
+sf_need_bins "$build" sf-xform sf-exec || exit 1
+B=$build/bin
+launch=$src/tools/sf-launch
+
+trap sf_stop_all EXIT
+ulimit -c 0 # the crashes of the cases dump no core
+trap 'exit 130' INT TERM
+
+sf_mktemp work sf-opfail || exit 1
+
+SF_WORK=$work
+SF_CASE_WIDTH=13
+t_start=$(sf_now)
+
+# make_graph FILE SYMBOL [H0 H1]: FILE, src -> quit (SYMBOL of libsf_test_ops.so) -> out; with H0
+# and H1, src and out are placed on host H0, quit on H1 (host attributes, for sf-xform --hosts).
+make_graph() {
+  local file=$1 sym=$2 h0=${3:-} h1=${4:-} at0="" at1=""
+  [[ -n $h0 ]] && at0=" host=\"$h0\"" && at1=" host=\"$h1\""
+  mkdir -p "$(dirname "$file")/out"
+  cat >"$file" <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<graph xmlns="urn:streamfission:graph:1" name="opfail">
+  <schema name="T">
+    <attr name="id" type="int"/>
+    <attr name="v"  type="int"/>
+  </schema>
+  <operator name="src" kind="Beacon"$at0>
+    <output stream="Ticks" schema="T"/>
+    <param name="count">0</param>
+    <set attr="id">seq</set>
+    <set attr="v">seq % 7</set>
+  </operator>
+  <operator name="quit" kind="Custom"$at1>
+    <input stream="Ticks"/>
+    <output stream="Out" schema="T"/>
+    <param name="at">5000</param>
+    <library path="libsf_test_ops.so" symbol="$sym"/>
+  </operator>
+  <operator name="out" kind="FileSink"$at0>
+    <input stream="Out"/>
+    <param name="file">out/x.csv</param>
+  </operator>
+</graph>
+EOF
+}
+
+# out_files DIR: the files in DIR/out, hidden ones included, one line (empty when none)
+out_files() { find "$1/out" -mindepth 1 -printf '%P ' 2>/dev/null; }
+
+# wait_exit PID SECONDS: waits for PID (a child of this shell) to end; sets ST to its exit status,
+# or to "timeout" (and kills it). Not in a $(...) subshell: only this shell can wait for its children.
+wait_exit() {
+  local pid=$1 limit=$2 end
+  end=$(awk -v n="$(sf_now)" -v l="$limit" 'BEGIN { printf "%.3f", n + l }')
+  while kill -0 "$pid" 2>/dev/null; do
+    if awk -v n="$(sf_now)" -v e="$end" 'BEGIN { exit !(n > e) }'; then
+      kill -KILL -- "-$pid" 2>/dev/null
+      kill -KILL "$pid" 2>/dev/null
+      wait "$pid" 2>/dev/null
+      ST=timeout
+      return
+    fi
+    sleep 0.05
+  done
+  wait "$pid" 2>/dev/null
+  ST=$?
+}
+
+# check CASE DIR LOG STATUS TEXT WHAT: the run exited with STATUS, LOG is exactly TEXT, and DIR/out
+# is empty.
+check() {
+  local c=$1 dir=$2 log=$3 want=$4 text=$5 what=$6
+  if [[ $ST == timeout ]]; then
+    sf_bad "$c" "$what: still running when its time ran out" "$log"
+  elif [[ $ST != "$want" ]]; then
+    sf_bad "$c" "$what: exit status $ST, expected $want" "$log"
+  elif [[ $(cat "$log") != "$text" ]]; then
+    sf_bad "$c" "$what: its output is not exactly '$text'" "$log"
+  elif [[ -n $(out_files "$dir") ]]; then
+    sf_bad "$c" "$what: files left in out/: $(out_files "$dir")" "$log"
+  else
+    sf_ok "$c" "$what: exit $ST, '$text'"
+  fi
+}
+
+# run_exec CASE SYMBOL STATUS TEXT WHAT [ARGS...]: sf-exec ARGS on the one-process graph of SYMBOL.
+run_exec() {
+  local c=$1 sym=$2 want=$3 text=$4 what=$5
+  shift 5
+  local d=$work/$c
+  make_graph "$d/g.xml" "$sym"
+  (cd "$d" && exec timeout -k 5 60 "$B/sf-exec" "$@" g.xml) >"$d/exec.log" 2>&1 &
+  wait_exit $! 70
+  check "$c" "$d" "$d/exec.log" "$want" "$text" "$what"
+}
+
+# ---- one process ----
+run_exec exit sf_exit_at 1 "sf-exec: error: operator 'quit': called exit(0) before the job completed" \
+  "exit(0) in process"
+if [[ -n ${SF_SANITIZE:-} ]]; then
+  echo "segv, abort: skipped (sanitizers handle SIGSEGV and SIGABRT themselves)"
+else
+  run_exec segv sf_segv_at 139 "sf-exec: error: operator 'quit': crashed with SIGSEGV" "a null pointer's store"
+  run_exec abort sf_abort_at 134 "sf-exec: error: operator 'quit': crashed with SIGABRT" "abort() in process"
+fi
+
+# ---- under sf-launch ----
+# run_launch CASE SYMBOL TEXT WHAT: the two-host graph of SYMBOL under sf-launch; the summary line
+# must be TEXT, within 20 s (the operator fails at once: without the fix the other host was named,
+# 20 s later).
+run_launch() {
+  local c=$1 sym=$2 text=$3 what=$4
+  local d=$work/$c
+  make_graph "$d/seq.xml" "$sym" h0 h1
+  sf_next_ports 2 || exit 1
+  "$B/sf-xform" --hosts "h0=127.0.0.1:$P0,h1=127.0.0.1:$P1" "$d/seq.xml" -o "$d/g.xml" >"$d/xform.log" 2>&1 || {
+    sf_bad "$c" "sf-xform failed" "$d/xform.log"
+    return
+  }
+  (cd "$d" && exec setsid bash "$launch" --insecure-plaintext --exec "$B/sf-exec" --workdir "$d" "$d/g.xml") \
+    >"$d/launch.log" 2>&1 &
+  local pid=$!
+  SF_GROUPS+=("$pid")
+  wait_exit "$pid" 20
+  local got left
+  got=$(grep '^sf-launch: error:' "$d/launch.log")
+  left=$(pgrep -f -- "sf-exec --host .*$d/g.xml" | tr '\n' ' ')
+  if [[ $ST == timeout ]]; then
+    sf_bad "$c" "$what: sf-launch still ran after 20 s" "$d/launch.log"
+  elif [[ $ST != 1 ]]; then
+    sf_bad "$c" "$what: sf-launch exited $ST, expected 1" "$d/launch.log"
+  elif [[ $got != "$text" ]]; then
+    sf_bad "$c" "$what: its error line is not '$text'" "$d/launch.log"
+  elif [[ -n $left ]]; then
+    sf_bad "$c" "$what: executors still running: $left" "$d/launch.log"
+  elif [[ -n $(out_files "$d") ]]; then
+    sf_bad "$c" "$what: files left in out/: $(out_files "$d")" "$d/launch.log"
+  else
+    sf_ok "$c" "$what: exit 1, '$text'"
+  fi
+}
+run_launch launch-exit sf_exit_at \
+  "sf-launch: error: host 'h1' failed: sf-exec: error: operator 'quit': called exit(0) before the job completed" \
+  "exit(0) on h1"
+if [[ -z ${SF_SANITIZE:-} ]]; then
+  run_launch launch-segv sf_segv_at \
+    "sf-launch: error: host 'h1' failed: sf-exec: error: operator 'quit': crashed with SIGSEGV" "SIGSEGV on h1"
+fi
+
+# ---- launch-blame: the host whose error names the other one is not the cause ----
+d=$work/launch-blame
+make_graph "$d/seq.xml" sf_exit_at h0 h1
+sf_next_ports 2 || exit 1
+"$B/sf-xform" --hosts "h0=127.0.0.1:$P0,h1=127.0.0.1:$P1" "$d/seq.xml" -o "$d/g.xml" >"$d/xform.log" 2>&1
+cat >"$d/stub" <<EOF
+#!/usr/bin/env bash
+# h0 fails at once naming a broken edge from h1; h1 fails once h0 is gone, naming no other host
+[[ \$1 == --list-hosts ]] && exec "$B/sf-exec" "\$@"
+if [[ \$2 == h0 ]]; then
+  echo "sf-exec: error: host 'h0': edge 'Out>out/0' from host 'h1' (ipv4:127.0.0.1:1) failed: the stream broke"
+  echo \$\$ >"$d/h0.pid"
+  exit 1
+fi
+until [[ -s "$d/h0.pid" ]] && ! kill -0 "\$(cat "$d/h0.pid")" 2>/dev/null; do sleep 0.02; done
+sleep 0.2
+echo "sf-exec: error: operator 'quit': called exit(0) before the job completed"
+exit 1
+EOF
+chmod +x "$d/stub"
+(cd "$d" && exec setsid bash "$launch" --insecure-plaintext --exec "$d/stub" --workdir "$d" "$d/g.xml") >"$d/launch.log" 2>&1 &
+pid=$!
+SF_GROUPS+=("$pid")
+wait_exit "$pid" 20
+want="sf-launch: error: host 'h1' failed: sf-exec: error: operator 'quit': called exit(0) before the job completed"
+got=$(grep '^sf-launch: error:' "$d/launch.log")
+if [[ $ST != 1 ]]; then
+  sf_bad launch-blame "sf-launch exited $ST, expected 1" "$d/launch.log"
+elif [[ $got != "$want" ]]; then
+  sf_bad launch-blame "its error line is not '$want'" "$d/launch.log"
+else
+  sf_ok launch-blame "h0 failed first naming h1's edge, h1 then with an error of its own: h1 named"
+fi
+
+echo "op_failures: $SF_PASSED passed, $SF_FAILED failed in $(sf_elapsed "$t_start" "$(sf_now)") s"
+[[ $SF_FAILED == 0 ]]
