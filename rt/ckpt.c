@@ -17,7 +17,11 @@
  * between machines).
  *
  * The files (their layout is ckptdir.c's): per operator a snapshot, per host a done file, and last
- * the MANIFEST. The two newest complete checkpoints are kept; older ones go. A restore takes the newest complete one whose files all match the manifest and their
+ * the MANIFEST. The two newest complete checkpoints are kept; older ones go. DIR is one job's:
+ * ckpt_prepare locks DIR/LOCK before anything else (the executors of a distributed job share it,
+ * by a hash of their job token) and refuses a DIR holding what sf did not write or another graph's
+ * checkpoints; a restore refuses a checkpoint whose operators' fingerprints differ from the
+ * graph's, all before any operator opens. A restore takes the newest complete one whose files all match the manifest and their
  * CRCs, saying so; a damaged one is skipped with a message, never used.
  *
  * Locks: ck->mu guards the per-checkpoint counts only and is taken holding no other lock (from
@@ -31,10 +35,20 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 enum { CK_SLOTS = 16 };
+
+typedef struct NodeSnaps NodeSnaps;
+/* The snapshots of one checkpoint loaded for every local operator (check_ckpt), to restore from. */
+typedef struct Loaded {
+  uint64_t id;
+  NodeSnaps *snaps; /* per node (x->nnodes; NULL: none loaded) */
+  char *manifest;
+  char **names;
+} Loaded;
 
 typedef struct Ckpt {
   char dir[PATH_MAX];       /* the checkpoint directory (plan) */
@@ -63,6 +77,13 @@ typedef struct Ckpt {
   uint64_t margin;          /* how far ahead of the furthest source a position is put */
   uint64_t last_max;        /* the furthest source at the previous tick */
   uint64_t restored;        /* the checkpoint the job started from (0: none) */
+  uint64_t graph;           /* the graph's identity (ckptdir_graph_identity) (plan) */
+  int lock_fd;              /* holds DIR/LOCK while the job runs (-1: not locked) (main thread) */
+  bool made_dir;            /* this job made DIR (main thread) */
+  uint64_t *ids;            /* the checkpoints DIR held at the start, newest first (main thread) */
+  int nids;
+  int chosen;               /* --restore: the index in ids of the one to restore (-1: none) */
+  Loaded loaded;            /* its snapshots, checked (main thread) */
 } Ckpt;
 
 static int ck_path(char *buf, size_t cap, const Ckpt *ck, uint64_t id, const char *name) {
@@ -80,7 +101,7 @@ static void try_manifest(Exec *x, uint64_t id, uint64_t pos) {
     snprintf(name, sizeof name, "host-%s.done", ck->hosts[i]);
     if (ck_path(path, sizeof path, ck, id, name) < 0 || !ckptdir_exists(path)) return;
   }
-  if (ckptdir_write_manifest(ck->dir, id, pos) < 0) {
+  if (ckptdir_write_manifest(ck->dir, id, pos, ck->graph, x->g->name) < 0) {
     ck_path(path, sizeof path, ck, id, "MANIFEST");
     fprintf(x->log, "sf-exec: warning: checkpoint %" PRIu64 ": cannot write '%s': %s\n", id, path, strerror(errno));
   }
@@ -103,8 +124,8 @@ int ckpt_snapshot(Node *n, Item barrier) {
   bool driver = g && g->entry == n && g->driver != DRIVE_SINGLE;
   Buf b;
   buf_init(&b);
-  ckptdir_snap_encode(&b, id, n->op->name, driver ? g->next_seq : 0, driver ? g->taken : 0, barrier.src, state.p,
-                      state.n);
+  CkptSnapHead head = { .id = id, .graph = ck->graph, .name = n->op->name, .fingerprint = ckptdir_op_fingerprint(n->op) };
+  ckptdir_snap_encode(&b, &head, driver ? g->next_seq : 0, driver ? g->taken : 0, barrier.src, state.p, state.n);
   buf_release(&state);
 
   char path[PATH_MAX], file[300];
@@ -277,10 +298,10 @@ static bool same_origin(const char *name, const char *base) {
  * another width, those of every replica of the same original (keyed state goes to the replica
  * that owns each key: rt_owns_key). A Split or Merge that did not exist then starts afresh, as it
  * did at the start; any other operator without a snapshot means the graph changed. */
-typedef struct NodeSnaps {
+struct NodeSnaps {
   CkptSnap *s;
   int n;
-} NodeSnaps;
+};
 
 static bool load_node(const Ckpt *ck, uint64_t id, const Node *n, const char *manifest, char **names, NodeSnaps *ns,
                       char *why, size_t cap) {
@@ -321,105 +342,219 @@ static bool load_node(const Ckpt *ck, uint64_t id, const Node *n, const char *ma
   return true;
 }
 
-/* Checks checkpoint id and, when every local operator's snapshots are sound, restores them all. 1
- * when restored, 0 when the checkpoint is damaged or incomplete (why says how), -1 when a restore
- * failed (the failure recorded). */
-static int restore_from(Exec *x, uint64_t id, char *why, size_t cap) {
+/* Whether n's snapshots belong to this graph and to n's definition as it is now; why otherwise. */
+static bool snaps_belong(const Ckpt *ck, const Node *n, const NodeSnaps *ns, char *why, size_t cap) {
+  uint64_t fp = ckptdir_op_fingerprint(n->op);
+  for (int k = 0; k < ns->n; k++) {
+    if (ns->s[k].graph != ck->graph) return snprintf(why, cap, "operator '%s' is of another graph", n->op->name), false;
+    if (ns->s[k].fingerprint != fp)
+      return snprintf(why, cap, "operator '%s' changed since it was taken (its kind, parameters, expressions or "
+                      "schemas differ)", ckptdir_base_name(n->op)), false;
+  }
+  return true;
+}
+
+
+static void loaded_free(Exec *x, Loaded *l) {
+  for (int i = 0; l->snaps && i < x->nnodes; i++) {
+    for (int k = 0; k < l->snaps[i].n; k++) free(l->snaps[i].s[k].bytes);
+    free(l->snaps[i].s);
+  }
+  free(l->snaps);
+  ckptdir_names_free(l->names);
+  free(l->manifest);
+  memset(l, 0, sizeof *l);
+}
+
+/* Loads checkpoint id's snapshots of every local operator and checks them (files, CRCs, what they
+ * belong to) without touching an operator. 1 when sound (l holds them), 0 when damaged or
+ * incomplete (why says how), -2 when it is of another graph or an operator changed (why says
+ * which). l is freed but when 1. */
+static int check_ckpt(Exec *x, uint64_t id, Loaded *l, char *why, size_t cap) {
   Ckpt *ck = x->ck;
-  char *manifest = ckptdir_read_manifest(ck->dir, id, why, cap);
-  if (!manifest) return 0;
-  int nnames;
-  char **names = ckptdir_manifest_names(manifest, &nnames);
-  NodeSnaps *snaps = calloc((size_t)x->nnodes + 1, sizeof *snaps);
+  memset(l, 0, sizeof *l);
+  l->id = id;
+  l->manifest = ckptdir_read_manifest(ck->dir, id, why, cap);
+  if (!l->manifest) return 0;
+  uint64_t graph;
+  char name[256];
   int rc = 1;
+  if (!ckptdir_manifest_graph(l->manifest, &graph, name, sizeof name))
+    rc = 0, snprintf(why, cap, "its manifest is malformed");
+  else if (graph != ck->graph)
+    rc = -2, snprintf(why, cap, "it is of another graph ('%s')", name);
+  if (rc != 1) {
+    loaded_free(x, l);
+    return rc;
+  }
+  int nnames;
+  l->names = ckptdir_manifest_names(l->manifest, &nnames);
+  l->snaps = calloc((size_t)x->nnodes + 1, sizeof *l->snaps);
   for (int i = 0; i < x->nnodes && rc == 1; i++)
-    if (x->nodes[i].local && !load_node(ck, id, &x->nodes[i], manifest, names, &snaps[i], why, cap)) rc = 0;
-  for (int i = 0; i < x->nnodes && rc == 1; i++) {
-    Node *n = &x->nodes[i];
-    if (!n->local || snaps[i].n == 0) continue;
-    CkptSnap *first = &snaps[i].s[0];
-    Group *g = n->group;
-    if (g && g->entry == n && g->driver != DRIVE_SINGLE) {
-      g->next_seq = first->next_seq;
-      g->taken = first->taken;
-      g->rr_next = (int)(first->taken % (uint64_t)n->nslots);
-    }
-    if (n->nslots == 0) { /* a source: it is at the checkpoint's position */
-      n->ck_seen = id;
-      n->ck_prev = first->pos;
-      atomic_store(&n->ck_pos, first->pos);
-      ck->last_max = first->pos;
-    }
-    for (int k = 0; k < snaps[i].n && rc == 1; k++) {
-      CkptSnap *s = &snaps[i].s[k];
-      if (n->inst.impl->restore) {
-        if (n->inst.impl->restore(&n->inst, &s->state) < 0) rc = -1;
-        else if (!snap_done(&s->state))
-          rc = -1, exec_fail(x, "operator '%s': its snapshot in checkpoint %" PRIu64 " does not fit this sf-exec "
-                             "(%s)", n->op->name, id, s->state.bad ? "truncated" : "bytes left over");
-      } else if (s->state.n > 0) {
-        rc = -1, exec_fail(x, "operator '%s': its snapshot in checkpoint %" PRIu64 " has state this operator "
-                           "kind cannot restore", n->op->name, id);
-      }
-    }
-  }
-  for (int i = 0; i < x->nnodes; i++) {
-    for (int k = 0; k < snaps[i].n; k++) free(snaps[i].s[k].bytes);
-    free(snaps[i].s);
-  }
-  free(snaps);
-  ckptdir_names_free(names);
-  free(manifest);
+    if (x->nodes[i].local && !load_node(ck, id, &x->nodes[i], l->manifest, l->names, &l->snaps[i], why, cap)) rc = 0;
+  /* sound, but not this graph's as it is now: refused, never used, and no older one either (they
+   * are the same job's) */
+  for (int i = 0; i < x->nnodes && rc == 1; i++)
+    if (x->nodes[i].local && !snaps_belong(ck, &x->nodes[i], &l->snaps[i], why, cap)) rc = -2;
+  if (rc != 1) loaded_free(x, l);
   return rc;
 }
 
-static int restore_latest(Exec *x) {
+/* Hands one local node its snapshots. 1, 0 with why when they do not fit its kind, -1 when its
+ * kind refused them (the failure recorded). */
+static int restore_node(Exec *x, Node *n, NodeSnaps *ns, uint64_t id, char *why, size_t cap) {
   Ckpt *ck = x->ck;
-  int n;
-  uint64_t *ids = ckptdir_list(ck->dir, &n);
-  int rc = 0;
-  for (int i = 0; i < n && rc == 0 && !exec_stopping(x); i++) {
-    char why[PATH_MAX + 200] = "";
-    rc = restore_from(x, ids[i], why, sizeof why);
-    if (rc == 1) {
-      fprintf(x->log, "sf-exec: restored checkpoint %" PRIu64 " from '%s'\n", ids[i], ck->dir);
-      ck->restored = ck->complete = ck->last_req = ids[i];
-      atomic_store(&ck->done, ids[i]);
-      publish(ck, ids[i], 0);
-    } else if (rc == 0) {
-      fprintf(x->log, "sf-exec: warning: checkpoint %" PRIu64 " in '%s' cannot be used (%s); trying an older one\n",
-              ids[i], ck->dir, why);
+  CkptSnap *first = &ns->s[0];
+  Group *g = n->group;
+  if (g && g->entry == n && g->driver != DRIVE_SINGLE) {
+    g->next_seq = first->next_seq;
+    g->taken = first->taken;
+    g->rr_next = (int)(first->taken % (uint64_t)n->nslots);
+  }
+  if (n->nslots == 0) { /* a source: it is at the checkpoint's position */
+    n->ck_seen = id;
+    n->ck_prev = first->pos;
+    atomic_store(&n->ck_pos, first->pos);
+    ck->last_max = first->pos;
+  }
+  for (int k = 0; k < ns->n; k++) {
+    CkptSnap *s = &ns->s[k];
+    if (n->inst.impl->restore) {
+      if (n->inst.impl->restore(&n->inst, &s->state) < 0) return -1;
+      if (!snap_done(&s->state))
+        return snprintf(why, cap, "operator '%s': its snapshot does not fit this sf-exec (%s)", n->op->name,
+                        s->state.bad ? "truncated" : "bytes left over"), 0;
+    } else if (s->state.n > 0) {
+      return snprintf(why, cap, "operator '%s': its snapshot has state this operator kind cannot restore",
+                      n->op->name), 0;
     }
   }
-  if (rc == 0 && !exec_stopping(x))
-    fprintf(x->log, "sf-exec: no complete checkpoint in '%s': starting from the beginning\n", ck->dir);
-  free(ids);
-  return rc < 0 ? -1 : 0;
+  return 1;
+}
+
+/* Restores every local operator from l. 1 when restored, -1 with the failure recorded. */
+static int apply_ckpt(Exec *x, Loaded *l, char *why, size_t cap) {
+  for (int i = 0; i < x->nnodes; i++) {
+    Node *n = &x->nodes[i];
+    if (!n->local || l->snaps[i].n == 0) continue;
+    int rc = restore_node(x, n, &l->snaps[i], l->id, why, cap);
+    if (rc == 0) exec_fail(x, "checkpoint %" PRIu64 " in '%s' cannot be restored: %s", l->id, x->ck->dir, why);
+    if (rc != 1) return -1;
+  }
+  return 1;
+}
+
+/* The newest checkpoint, from ids[from] on, that check_ckpt finds sound, into l: its index, or -1
+ * when there is none (said so) and -2 when one is refused (the failure recorded). Each one skipped
+ * is named with why. */
+static int choose_ckpt(Exec *x, const uint64_t *ids, int n, int from, Loaded *l) {
+  Ckpt *ck = x->ck;
+  for (int i = from; i < n && !exec_stopping(x); i++) {
+    char why[PATH_MAX + 200] = "";
+    int rc = check_ckpt(x, ids[i], l, why, sizeof why);
+    if (rc == 1) return i;
+    if (rc == -2) {
+      exec_fail(x, "checkpoint %" PRIu64 " in '%s' cannot be restored: %s; nothing restored or removed (without "
+                "--restore the job starts afresh)", ids[i], ck->dir, why);
+      return -2;
+    }
+    fprintf(x->log, "sf-exec: warning: checkpoint %" PRIu64 " in '%s' cannot be used (%s); trying an older one\n",
+            ids[i], ck->dir, why);
+  }
+  if (!exec_stopping(x)) fprintf(x->log, "sf-exec: no complete checkpoint in '%s': starting from the beginning\n", ck->dir);
+  return -1;
+}
+
+/* Restores the operators from the checkpoint ckpt_prepare chose. 0, or -1 with the failure
+ * recorded. */
+static int restore_chosen(Exec *x) {
+  Ckpt *ck = x->ck;
+  int i = ck->chosen;
+  while (i >= 0) {
+    char why[PATH_MAX + 2000] = "";
+    int rc = apply_ckpt(x, &ck->loaded, why, sizeof why);
+    uint64_t id = ck->loaded.id;
+    loaded_free(x, &ck->loaded);
+    if (rc < 0) return -1;
+    if (rc == 1) {
+      fprintf(x->log, "sf-exec: restored checkpoint %" PRIu64 " from '%s'\n", id, ck->dir);
+      ck->restored = ck->complete = ck->last_req = id;
+      atomic_store(&ck->done, id);
+      publish(ck, id, 0);
+      return 0;
+    }
+    fprintf(x->log, "sf-exec: warning: checkpoint %" PRIu64 " in '%s' cannot be used (%s); trying an older one\n", id,
+            ck->dir, why);
+    i = choose_ckpt(x, ck->ids, ck->nids, i + 1, &ck->loaded);
+    if (i == -2) return -1;
+  }
+  return 0;
 }
 
 /* ---- start and end ---- */
+
+/* The job DIR/LOCK is held for: the executors of one distributed job share their job token (a
+ * hash of it is written, never the token), a job in one process is its own (a random id). */
+static void job_id(const ExecOptions *o, char *buf, size_t cap) {
+  if (o->host) {
+    char *text;
+    if (asprintf(&text, "sf-job\n%s", o->token ? o->token : "") < 0) abort();
+    snprintf(buf, cap, "token-%016" PRIx64, ckptdir_hash(text));
+    free(text);
+    return;
+  }
+  uint64_t r = 0;
+  if (getrandom(&r, sizeof r, 0) != sizeof r) r = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
+  snprintf(buf, cap, "run-%016" PRIx64, r);
+}
+
+/* Who holds the lock, for another job's message: "host 'H', pid P on 'MACHINE'". */
+static void holder_text(const char *host, char *buf, size_t cap) {
+  char machine[256] = "";
+  if (gethostname(machine, sizeof machine - 1) < 0) snprintf(machine, sizeof machine, "?");
+  snprintf(buf, cap, "%s%s%spid %ld on '%s'", host ? "host '" : "", host ? host : "", host ? "', " : "", (long)getpid(),
+           machine);
+}
+
+/* A checkpoint in dir of a graph other than the one whose identity is graph: why names it, 1;
+ * else 0. */
+static int other_graph(const char *dir, uint64_t graph, char *why, size_t cap) {
+  int n;
+  uint64_t *ids = ckptdir_list(dir, &n);
+  int found = 0;
+  for (int i = 0; i < n && !found; i++) {
+    uint64_t of;
+    char name[256];
+    if (ckptdir_graph_of(dir, ids[i], &of, name, sizeof name) && of != graph) {
+      snprintf(why, cap, "it holds checkpoint %" PRIu64 " of another graph%s%s%s", ids[i], name[0] ? " ('" : "", name,
+               name[0] ? "')" : "");
+      found = 1;
+    }
+  }
+  free(ids);
+  return found;
+}
 
 static const char *op_host(const Graph *g, const Op *op) {
   if (op->host) return op->host;
   return g->nhosts > 0 ? g->hosts[0]->name : "all";
 }
 
-int ckpt_start(Exec *x) {
+int ckpt_prepare(Exec *x) {
   const ExecOptions *o = x->o;
   if (!o->checkpoint_dir) return 0;
   Ckpt *ck = arena_alloc(x->arena, sizeof *ck);
   memset(ck, 0, sizeof *ck);
+  ck->lock_fd = -1;
+  ck->chosen = -1;
   x->ck = ck;
   pthread_mutex_init(&ck->mu, NULL);
   snprintf(ck->dir, sizeof ck->dir, "%s", o->checkpoint_dir);
   ck->interval = o->checkpoint_interval > 0 ? o->checkpoint_interval : 1.0;
   ck->margin = 1;
   ck->next_at = ck->interval;
-  if (mkdir(ck->dir, 0755) < 0 && errno != EEXIST) {
-    exec_fail(x, "cannot make the checkpoint directory '%s': %s", ck->dir, strerror(errno));
-    return -1;
-  }
   Graph *g = x->g;
+  ck->graph = ckptdir_graph_identity(g);
   ck->distributed = o->host != NULL;
   ck->host = o->host ? o->host : "all";
   ck->hosts = arena_alloc(x->arena, sizeof(char *) * (size_t)(g->nops + 1));
@@ -434,35 +569,62 @@ int ckpt_start(Exec *x) {
     if (!n->local) continue;
     ck->nlocal++;
     if (n->nslots == 0) ptrvec_push(x->arena, &ck->sources, n);
-    if (n->inst.impl->checkpointable && n->inst.impl->checkpointable(&n->inst) < 0) return -1;
   }
   ck->coordinator = !ck->distributed || (first_source_host && !strcmp(first_source_host, ck->host));
-  /* the numbers an earlier run used: new checkpoints take higher ones (another executor may still
-   * read the last request of that run, and its directories may still hold that run's files) */
+  if (mkdir(ck->dir, 0755) == 0) {
+    ck->made_dir = true;
+  } else if (errno != EEXIST) {
+    exec_fail(x, "cannot make the checkpoint directory '%s': %s", ck->dir, strerror(errno));
+    return -1;
+  }
+  /* one job at a time: another one's lock refuses the directory before anything is read */
+  char why[PATH_MAX + 800], job[64], holder[600];
+  job_id(o, job, sizeof job);
+  holder_text(o->host, holder, sizeof holder);
+  if (ckptdir_lock(ck->dir, job, holder, ck->distributed, &ck->lock_fd, why, sizeof why) < 0) {
+    exec_fail(x, "cannot use the checkpoint directory '%s': %s", ck->dir, why);
+    return -1;
+  }
   /* a directory holding something else under sf's names is refused before anything is touched */
-  char why[PATH_MAX + 200];
   if (ckptdir_check_all(ck->dir, why, sizeof why) < 0) {
     exec_fail(x, "the checkpoint directory '%s' is not only sf-exec's: %s; move it away or use another directory",
               ck->dir, why);
     return -1;
   }
-  int n;
-  uint64_t *ids = ckptdir_list(ck->dir, &n);
-  uint64_t seen = n > 0 ? ids[0] : 0;
+  /* another graph's checkpoints are not this job's to use or remove */
+  if (other_graph(ck->dir, ck->graph, why, sizeof why)) {
+    exec_fail(x, "cannot use the checkpoint directory '%s': %s (nothing restored or removed)", ck->dir, why);
+    return -1;
+  }
+  ck->ids = ckptdir_list(ck->dir, &ck->nids);
+  /* the checkpoint to restore, checked before any operator opens (a refused one changes nothing) */
+  if (o->restore && (ck->chosen = choose_ckpt(x, ck->ids, ck->nids, 0, &ck->loaded)) == -2) return -1;
+  return 0;
+}
+
+int ckpt_start(Exec *x) {
+  Ckpt *ck = x->ck;
+  if (!ck) return 0;
+  for (int i = 0; i < x->nnodes; i++) {
+    Node *n = &x->nodes[i];
+    if (n->local && n->inst.impl->checkpointable && n->inst.impl->checkpointable(&n->inst) < 0) return -1;
+  }
+  /* the numbers an earlier run used: new checkpoints take higher ones (another executor may still
+   * read the last request of that run, and its directories may still hold that run's files) */
+  uint64_t seen = ck->nids > 0 ? ck->ids[0] : 0;
   char path[PATH_MAX];
   size_t len;
   char *text = ck_path(path, sizeof path, ck, 0, "REQUEST") == 0 ? (char *)ckptdir_read_all(path, &len) : NULL;
   uint64_t req;
   if (text && sscanf(text, "%" SCNu64, &req) == 1 && req > seen) seen = req;
   free(text);
-  int rc = o->restore ? restore_latest(x) : 0;
+  int rc = restore_chosen(x);
   if (rc == 0 && ck->coordinator) {
     /* what is newer than the checkpoint restored (everything, on a fresh start) is not this run's */
-    for (int i = 0; i < n; i++)
-      if (ids[i] > ck->restored) remove_warn(x, ids[i]);
+    for (int i = 0; i < ck->nids; i++)
+      if (ck->ids[i] > ck->restored) remove_warn(x, ck->ids[i]);
     if (seen > ck->last_req) ck->last_req = seen;
   }
-  free(ids);
   return rc;
 }
 
@@ -474,20 +636,34 @@ void ckpt_finish(Exec *x, bool ok) {
   Ckpt *ck = x->ck;
   if (!ck) return;
   char why[PATH_MAX + 200];
-  /* the job's output is committed: its checkpoints are obsolete */
-  if (ok && !ck->distributed && ckptdir_remove_all(ck->dir, why, sizeof why) < 0)
-    fprintf(x->log, "sf-exec: warning: checkpoints in '%s' not removed: %s\n", ck->dir, why);
+  /* the job's output is committed: its checkpoints are obsolete, and the lock with them */
+  bool removed = false;
+  if (ok && !ck->distributed && ck->lock_fd >= 0) {
+    removed = ckptdir_remove_all(ck->dir, why, sizeof why) == 0;
+    if (!removed) fprintf(x->log, "sf-exec: warning: checkpoints in '%s' not removed: %s\n", ck->dir, why);
+  }
+  loaded_free(x, &ck->loaded);
+  free(ck->ids);
+  ckptdir_unlock(ck->dir, ck->lock_fd, removed);
   pthread_mutex_destroy(&ck->mu);
   x->ck = NULL;
 }
 
 int ckpt_remove_job(const Graph *g, const ExecOptions *o) {
-  (void)g;
-  char why[PATH_MAX + 200];
+  char why[PATH_MAX + 800], job[64], holder[600];
   FILE *log = o->log ? o->log : stderr;
-  if (ckptdir_remove_all(o->checkpoint_dir, why, sizeof why) < 0) {
-    fprintf(log, "sf-exec: error: the checkpoints in '%s' were not removed: %s\n", o->checkpoint_dir, why);
-    return 1;
-  }
-  return 0;
+  const char *dir = o->checkpoint_dir;
+  ExecOptions alone = *o;
+  alone.host = NULL; /* a job of its own: it never shares the lock */
+  job_id(&alone, job, sizeof job);
+  holder_text(NULL, holder, sizeof holder);
+  int fd = -1;
+  struct stat st;
+  if (stat(dir, &st) < 0 && errno == ENOENT) return 0; /* nothing there */
+  int rc = ckptdir_lock(dir, job, holder, false, &fd, why, sizeof why) < 0 ? -1 : 0;
+  if (rc == 0 && other_graph(dir, ckptdir_graph_identity(g), why, sizeof why)) rc = -1;
+  if (rc == 0) rc = ckptdir_remove_all(dir, why, sizeof why);
+  ckptdir_unlock(dir, fd, rc == 0);
+  if (rc < 0) fprintf(log, "sf-exec: error: the checkpoints in '%s' were not removed: %s\n", dir, why);
+  return rc < 0 ? 1 : 0;
 }

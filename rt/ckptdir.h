@@ -38,19 +38,55 @@ int ckptdir_check_all(const char *dir, char *why, size_t cap);
  * (nothing goes otherwise); what else DIR holds stays. 0, or -1 with why. */
 int ckptdir_remove_all(const char *dir, char *why, size_t cap);
 
+/* ---- the lock ---- */
+
+/* Locks DIR/LOCK (made if missing, never through a link) for job `job`, writing job and holder
+ * (who holds it, for another job's message) into it: exclusively, or when shared together with
+ * the executors of the same job (those of one distributed job, which all lock DIR). *fd holds it
+ * until ckptdir_unlock. Never waits for another job. 0, or -1 with why: "it is in use by another
+ * job (HOLDER)", or what failed. */
+int ckptdir_lock(const char *dir, const char *job, const char *holder, bool shared, int *fd, char *why, size_t cap);
+/* Releases the lock fd (-1: none); with remove, DIR/LOCK goes first, still held. */
+void ckptdir_unlock(const char *dir, int fd, bool remove);
+/* A 64-bit hash of text (FNV-1a). */
+uint64_t ckptdir_hash(const char *text);
+
+/* ---- what a checkpoint belongs to ---- */
+
+/* The name an operator has at every width: a replica's original's (NAME[K] is NAME's), else its
+ * own. */
+const char *ckptdir_base_name(const Op *op);
+/* A fingerprint of everything op's snapshot depends on: its kind, parameters (but a Split's pulse
+ * period), set and state expressions, its ports' schemas, library and declared model (keys
+ * included); not its name, host, region, channel or how many streams a Merge or Split has, so that
+ * it is the same at every width and placement and on every host. */
+uint64_t ckptdir_op_fingerprint(const Op *op);
+/* The graph's identity: its name and its operators' base names and kinds, sf-xform's Splits and
+ * Merges left out: the same at every width and placement. */
+uint64_t ckptdir_graph_identity(const Graph *g);
+
 /* ---- snapshot files ---- */
+
+/* What a snapshot file says it belongs to. */
+typedef struct CkptSnapHead {
+  uint64_t id;          /* the checkpoint */
+  uint64_t graph;       /* the graph's identity (ckptdir_graph_identity) */
+  const char *name;     /* the operator */
+  uint64_t fingerprint; /* its definition (ckptdir_op_fingerprint) */
+} CkptSnapHead;
 
 /* A snapshot file's contents, decoded. */
 typedef struct CkptSnap {
   unsigned char *bytes;          /* the file (malloc'd; the SnapIn below points into it) */
   size_t n;
+  uint64_t graph, fingerprint;   /* what it belongs to (CkptSnapHead) */
   uint64_t next_seq, taken, pos; /* the ordered driver's counters, the barrier's position */
   SnapIn state;                  /* the kind's own snapshot */
 } CkptSnap;
 
-/* The bytes of operator `name`'s snapshot file in checkpoint id: the driver's counters, the
- * barrier's position and the kind's snapshot (state, nstate bytes), appended to out. */
-void ckptdir_snap_encode(Buf *out, uint64_t id, const char *name, uint64_t next_seq, uint64_t taken, uint64_t pos,
+/* The bytes of a snapshot file (head says whose): the driver's counters, the barrier's position
+ * and the kind's snapshot (state, nstate bytes), appended to out. */
+void ckptdir_snap_encode(Buf *out, const CkptSnapHead *head, uint64_t next_seq, uint64_t taken, uint64_t pos,
                          const void *state, size_t nstate);
 /* Reads DIR/ckpt-id/NAME.snap and checks it against its CRC and the size manifest lists, into s
  * (s->bytes to be freed by the caller, also on failure). false with why. */
@@ -59,12 +95,18 @@ bool ckptdir_snap_load(const char *dir, uint64_t id, const char *name, const cha
 
 /* ---- manifests ---- */
 
-/* Writes DIR/ckpt-id/MANIFEST (synced) listing every NAME.snap of the checkpoint with its size,
- * unless it holds none. 0, or -1 (errno) when it cannot be written. */
-int ckptdir_write_manifest(const char *dir, uint64_t id, uint64_t pos);
+/* Writes DIR/ckpt-id/MANIFEST (synced) for the graph whose identity and name are given, listing
+ * every NAME.snap of the checkpoint with its size, unless it holds none. 0, or -1 (errno) when it
+ * cannot be written. */
+int ckptdir_write_manifest(const char *dir, uint64_t id, uint64_t pos, uint64_t graph, const char *graph_name);
 /* The manifest of checkpoint id (malloc'd, NUL-terminated), NULL with why when there is none or its
- * head is not this checkpoint's. */
+ * head is not this checkpoint's (or of another version). */
 char *ckptdir_read_manifest(const char *dir, uint64_t id, char *why, size_t cap);
+/* The graph a manifest names: its identity and name (into name); false when malformed. */
+bool ckptdir_manifest_graph(const char *manifest, uint64_t *graph, char *name, size_t cap);
+/* The graph checkpoint id belongs to: its manifest's, else (incomplete) any snapshot's, whose name
+ * is then "". 1, or 0 when nothing in it says. */
+int ckptdir_graph_of(const char *dir, uint64_t id, uint64_t *graph, char *name, size_t cap);
 /* The snapshots a manifest lists ("file NAME.snap SIZE" lines): their NAMEs, NULL-terminated, each
  * and the array malloc'd (ckptdir_names_free). */
 char **ckptdir_manifest_names(const char *manifest, int *count);

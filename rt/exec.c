@@ -151,7 +151,7 @@ int exec_run(Graph *g, const ExecOptions *o) {
     stats_json = NULL;
   }
   int opened = 0;
-  if (!exec_stopping(x) && plan_build(x) == 0) opened = ops_open(x);
+  if (!exec_stopping(x) && plan_build(x) == 0 && ckpt_prepare(x) == 0) opened = ops_open(x);
   if (!exec_stopping(x)) ckpt_start(x);
   if (!exec_stopping(x) && x->remote && remote_connect(x->remote) < 0 && !exec_stopping(x))
     exec_fail(x, "cannot connect to the other hosts");

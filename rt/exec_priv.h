@@ -177,10 +177,16 @@ struct Exec {
 
 /* ---- ckpt.c: checkpoints ---- */
 
-/* With --checkpoint-dir: the checkpoint state, after plan_build and ops_open (every operator must
- * be checkpointable), and with --restore the operators' state from the latest complete checkpoint
- * (an older one when the latest is damaged, with a message; none: a fresh start, said so). Main
+/* With --checkpoint-dir, after plan_build and before ops_open: the checkpoint state; DIR made if
+ * missing and locked for this job; refused (nothing in it touched, no operator opened yet) when
+ * another job holds it, it holds what sf-exec did not write or checkpoints of another graph; with
+ * --restore the newest sound checkpoint chosen and checked (an older one when the latest is
+ * damaged, with a message), refused when it is of another graph or an operator changed. Main
  * thread. 0, or -1 with the failure recorded. */
+int ckpt_prepare(Exec *x);
+/* After ops_open: every operator must be checkpointable; with --restore the operators' state from
+ * the chosen checkpoint (an older one when an operator refuses its snapshot, with a message;
+ * none: a fresh start, said so). Main thread. 0, or -1 with the failure recorded. */
 int ckpt_start(Exec *x);
 /* The main thread's periodic step while the groups run (every 20 ms): requests the next checkpoint
  * when it is time, notices the completed ones (and removes older ones). */

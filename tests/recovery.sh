@@ -20,6 +20,12 @@
 #               removed; once they are gone the job runs and removes only its own (ckpt-backup/
 #               and ckpt-list.txt stay); --remove-checkpoints refuses a checkpoint holding another
 #               file, naming it.
+#   job:        a checkpoint directory is one job's: killed at width 1, the job's checkpoints are
+#               refused by name to the same graph with an operator changed (peruser's max(v) made
+#               min(v), firsts' partitionBy "user item" made "user") and to another graph (the
+#               graph renamed), with or without --restore, nothing removed; the real job restores
+#               at width 2 and, while it runs, a second job given the same directory is refused,
+#               naming the first's pid; the first then completes with the sequential output.
 #   no-dir:     --restore without --checkpoint-dir is a usage error.
 #
 # SF_RECOVERY_RUNS (default 24; 8 under sanitizers) and SF_RECOVERY_DIST_RUNS (default 20; 3) set how
@@ -294,6 +300,79 @@ else
         sf_ok "$c" "another tool's files and links under sf's names refused and kept; only sf's files removed"
       fi
     fi
+  fi
+fi
+
+# job: a directory is one job's
+c=job
+d=$work/$c
+mkdir -p "$d" "$d/second"
+sed 's|<set attr="peak">max(v)</set>|<set attr="peak">min(v)</set>|' "$work/w1.xml" >"$work/changed-agg.xml"
+sed 's|<param name="partitionBy">user item</param>|<param name="partitionBy">user</param>|' "$work/w1.xml" >"$work/changed-key.xml"
+sed 's|<graph xmlns="urn:streamfission:graph:1" name="ckpt">|<graph xmlns="urn:streamfission:graph:1" name="other">|' \
+  "$work/w1.xml" >"$work/other.xml"
+job_bad() { sf_bad "$c" "$1" "$d/run.log" "$d/try.log"; }
+try() { # GRAPH ARGS...: sf-exec on $work/GRAPH in $d with ARGS and ck; its status in ST, stderr in $d/try.log
+  local graph=$1
+  shift
+  (cd "$d" && timeout -k 5 120 "$B/sf-exec" --checkpoint-dir ck "$@" "../$graph") >"$d/try.log" 2>&1
+  ST=$?
+}
+# the refusal (the newest checkpoints, still being written at the kill, are named and skipped first)
+refusal() { grep -vE "^sf-exec: warning: checkpoint [0-9]+ in 'ck' cannot be used \(no manifest: it never completed\); trying an older one$" "$d/try.log"; }
+(cd "$d" && exec "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.1 ../w1.xml) >>"$d/run.log" 2>&1 &
+pid=$!
+for ((i = 0; i < 1000; i++)); do
+  [[ $(complete | wc -l) -ge 2 ]] && break
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.01
+done
+kill -KILL "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+newest=$(complete | tail -n 1)
+before=$(cd "$d/ck" && find . | sort | md5sum)
+# the newest checkpoint directory of all (complete or not) and what it says of its graph
+top=$(cd "$d/ck" && ls -d ckpt-* | sed 's/ckpt-//' | sort -n | tail -n 1)
+named=""
+[[ -f $d/ck/ckpt-$top/MANIFEST ]] && named=" ('ckpt')"
+want_agg="sf-exec: error: checkpoint $newest in 'ck' cannot be restored: operator 'peruser' changed since it was taken (its kind, parameters, expressions or schemas differ); nothing restored or removed (without --restore the job starts afresh)"
+want_other="sf-exec: error: cannot use the checkpoint directory 'ck': it holds checkpoint $top of another graph$named (nothing restored or removed)"
+if [[ -z $newest ]]; then
+  job_bad "no checkpoint was complete before the job ended or 10 s passed"
+elif try changed-agg.xml --restore; [[ $ST != 1 || $(refusal) != "$want_agg" ]]; then
+  job_bad "max(v) made min(v): exit status $ST, expected 1 and '$want_agg'"
+elif try changed-key.xml --restore; [[ $ST != 1 || $(refusal) != "${want_agg/\'peruser\'/\'firsts\'}" ]]; then
+  job_bad "firsts' partitionBy changed: exit status $ST, expected 1 and '${want_agg/\'peruser\'/\'firsts\'}'"
+elif try other.xml; [[ $ST != 1 || $(cat "$d/try.log") != "$want_other" ]]; then
+  job_bad "another graph, fresh: exit status $ST, expected 1 and '$want_other'"
+elif try other.xml --restore; [[ $ST != 1 || $(cat "$d/try.log") != "$want_other" ]]; then
+  job_bad "another graph, --restore: exit status $ST, expected 1 and '$want_other'"
+elif [[ $(cd "$d/ck" && find . | sort | md5sum) != "$before" ]]; then
+  job_bad "the refused runs changed the checkpoint directory"
+else
+  # the job itself restores (at width 2); a second job given its directory meanwhile is refused
+  (cd "$d" && exec "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.1 --restore ../w2.xml) >"$d/restore.log" 2>&1 &
+  pid=$!
+  for ((i = 0; i < 1000; i++)); do
+    grep -q "^sf-exec: restored checkpoint" "$d/restore.log" && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.01
+  done
+  (cd "$d/second" && timeout -k 5 120 "$B/sf-exec" --checkpoint-dir "$d/ck" ../../w1.xml) >"$d/try.log" 2>&1
+  ST=$?
+  running=no
+  kill -0 "$pid" 2>/dev/null && running=yes
+  want_lock="sf-exec: error: cannot use the checkpoint directory '$d/ck': it is in use by another job (pid $pid on '$(hostname)')"
+  wait "$pid"
+  ST2=$?
+  if [[ $running == no ]]; then
+    job_bad "the restored job ended before the second one was tried"
+  elif [[ $ST != 1 || $(cat "$d/try.log") != "$want_lock" ]]; then
+    job_bad "a second job on a directory in use: exit status $ST, expected 1 and '$want_lock'"
+  elif [[ $ST2 != 0 ]]; then
+    job_bad "the restored job: exit status $ST2"
+  else
+    check_output "$c" "$d" "refused to a changed operator and another graph by name, locked against a second job"
   fi
 fi
 

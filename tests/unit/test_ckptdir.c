@@ -62,7 +62,8 @@ static char *names_in(const char *rel) {
 static void write_snap(uint64_t id, const char *name, uint64_t pos, const char *state) {
   Buf b;
   buf_init(&b);
-  ckptdir_snap_encode(&b, id, name, 7, 8, pos, state, strlen(state));
+  CkptSnapHead head = { .id = id, .graph = 0x1234, .name = name, .fingerprint = 0x99 };
+  ckptdir_snap_encode(&b, &head, 7, 8, pos, state, strlen(state));
   char path[PATH_MAX], file[300];
   snprintf(file, sizeof file, "%s.snap", name);
   ck_assert_int_eq(ckptdir_path(path, sizeof path, dir, id, file), 0);
@@ -105,7 +106,7 @@ START_TEST(test_snapshot_files) {
   make("ckpt-4");
   write_snap(4, "agg[1]", 99, "state bytes");
   write_snap(4, "out", 99, "");
-  ck_assert_int_eq(ckptdir_write_manifest(dir, 4, 99), 0);
+  ck_assert_int_eq(ckptdir_write_manifest(dir, 4, 99, 0x1234, "t"), 0);
   char why[512] = "";
   char *manifest = ckptdir_read_manifest(dir, 4, why, sizeof why);
   ck_assert_msg(manifest != NULL, "%s", why);
@@ -120,6 +121,13 @@ START_TEST(test_snapshot_files) {
   ck_assert_uint_eq(s.next_seq, 7);
   ck_assert_uint_eq(s.taken, 8);
   ck_assert_uint_eq(s.pos, 99);
+  ck_assert_uint_eq(s.graph, 0x1234);
+  ck_assert_uint_eq(s.fingerprint, 0x99);
+  uint64_t graph = 0;
+  char gname[64];
+  ck_assert(ckptdir_manifest_graph(manifest, &graph, gname, sizeof gname));
+  ck_assert_uint_eq(graph, 0x1234);
+  ck_assert_str_eq(gname, "t");
   ck_assert_uint_eq(s.state.n, strlen("state bytes"));
   ck_assert_int_eq(memcmp(s.state.p, "state bytes", s.state.n), 0);
   free(s.bytes);
@@ -145,7 +153,7 @@ START_TEST(test_snapshot_files) {
   snprintf(from, sizeof from, "%s", at("ckpt-4/other.snap"));
   ck_assert_int_eq(rename(from, at("ckpt-4/out.snap")), 0);
   free(manifest);
-  ck_assert_int_eq(ckptdir_write_manifest(dir, 4, 99), 0);
+  ck_assert_int_eq(ckptdir_write_manifest(dir, 4, 99, 0x1234, "t"), 0);
   manifest = ckptdir_read_manifest(dir, 4, why, sizeof why);
   memset(&s, 0, sizeof s);
   ck_assert(!ckptdir_snap_load(dir, 4, "out", manifest, &s, why, sizeof why));
@@ -160,9 +168,12 @@ START_TEST(test_manifest_missing_or_malformed) {
   char why[512];
   ck_assert_ptr_null(ckptdir_read_manifest(dir, 2, why, sizeof why));
   ck_assert_str_eq(why, "no manifest: it never completed");
-  put("ckpt-2/MANIFEST", "sf-checkpoint 1\nid 3\n");
+  put("ckpt-2/MANIFEST", "sf-checkpoint 2\nid 3\ngraph 0000000000001234 t\n");
   ck_assert_ptr_null(ckptdir_read_manifest(dir, 2, why, sizeof why));
   ck_assert_str_eq(why, "its manifest is malformed");
+  put("ckpt-2/MANIFEST", "sf-checkpoint 1\nid 2\nposition 5\n");
+  ck_assert_ptr_null(ckptdir_read_manifest(dir, 2, why, sizeof why));
+  ck_assert_str_eq(why, "another version of sf-exec wrote it");
 }
 END_TEST
 
@@ -175,7 +186,7 @@ static void make_ckpt(uint64_t id) {
   write_snap(id, "b[1]", 1, "");
   snprintf(rel, sizeof rel, "ckpt-%llu/host-all.done", (unsigned long long)id);
   put(rel, "");
-  ck_assert_int_eq(ckptdir_write_manifest(dir, id, 1), 0);
+  ck_assert_int_eq(ckptdir_write_manifest(dir, id, 1, 0x1234, "t"), 0);
 }
 
 static void remove_refused(uint64_t id, const char *want) {
@@ -255,6 +266,83 @@ START_TEST(test_remove_only_sfs) {
 }
 END_TEST
 
+/* ---- identities ---- */
+
+#define SCHEMAS                                                                                      \
+  "<schema name=\"E\"><attr name=\"k\" type=\"int\"/><attr name=\"j\" type=\"int\"/>"              \
+  "<attr name=\"v\" type=\"int\"/></schema>\n"                                                      \
+  "<schema name=\"S\"><attr name=\"k\" type=\"int\"/><attr name=\"m\" type=\"int\"/></schema>\n"
+#define SOURCE                                                                                       \
+  "<operator name=\"src\" kind=\"Beacon\"><output stream=\"A\" schema=\"E\"/>"                       \
+  "<param name=\"count\">10</param><set attr=\"k\">seq % 3</set><set attr=\"j\">seq % 2</set>"      \
+  "<set attr=\"v\">seq</set></operator>\n"
+#define SINK "<operator name=\"out\" kind=\"FileSink\"><input stream=\"B\"/><param name=\"file\">o.csv</param></operator>\n"
+
+/* The graph named name holding SOURCE, the Aggregate agg (its attributes and children given) and SINK. */
+static Graph *agg_graph(const char *name, const char *agg_attrs, const char *agg_body) {
+  char *text;
+  ck_assert_int_ge(asprintf(&text, "<?xml version=\"1.0\"?>\n<graph xmlns=\"urn:streamfission:graph:1\" name=\"%s\">\n"
+                                   "%s%s<operator name=\"agg\" kind=\"Aggregate\"%s><input stream=\"A\"/>"
+                                   "<output stream=\"B\" schema=\"S\"/>%s</operator>\n%s</graph>\n",
+                            name, SCHEMAS, SOURCE, agg_attrs, agg_body, SINK), 0);
+  Graph *g = unit_graph_text(text);
+  free(text);
+  return g;
+}
+
+static uint64_t agg_fingerprint(const char *attrs, const char *body) {
+  Graph *g = agg_graph("t", attrs, body);
+  uint64_t fp = ckptdir_op_fingerprint(graph_find_op(g, "agg"));
+  graph_free(g);
+  return fp;
+}
+
+static uint64_t identity(const char *name, const char *attrs, const char *body) {
+  Graph *g = agg_graph(name, attrs, body);
+  uint64_t id = ckptdir_graph_identity(g);
+  graph_free(g);
+  return id;
+}
+
+#define AGG_BODY(PART, FN, WINDOW)                                                                   \
+  "<param name=\"partitionBy\">" PART "</param><param name=\"window\">" WINDOW "</param>"           \
+  "<set attr=\"m\">" FN "(v)</set>"
+
+/* what a snapshot depends on changes the fingerprint; where the operator runs and how its
+ * parameters are ordered do not */
+START_TEST(test_fingerprints) {
+  uint64_t base = agg_fingerprint("", AGG_BODY("k", "max", "tumbling 4"));
+  ck_assert_uint_eq(agg_fingerprint("", AGG_BODY("k", "max", "tumbling 4")), base);
+  ck_assert_uint_ne(agg_fingerprint("", AGG_BODY("k j", "max", "tumbling 4")), base);
+  ck_assert_uint_ne(agg_fingerprint("", AGG_BODY("k", "min", "tumbling 4")), base);
+  ck_assert_uint_ne(agg_fingerprint("", AGG_BODY("k", "max", "tumbling 5")), base);
+  ck_assert_uint_eq(agg_fingerprint("", "<param name=\"window\">tumbling 4</param><param name=\"partitionBy\">k</param>"
+                                        "<set attr=\"m\">max(v)</set>"), base);
+  ck_assert_uint_eq(agg_fingerprint(" width=\"3\"", AGG_BODY("k", "max", "tumbling 4")), base);
+  /* the graph: its name and operators, not their definitions (those are the fingerprints') */
+  uint64_t id = identity("t", "", AGG_BODY("k", "max", "tumbling 4"));
+  ck_assert_uint_eq(identity("t", "", AGG_BODY("k j", "min", "tumbling 5")), id);
+  ck_assert_uint_ne(identity("other", "", AGG_BODY("k", "max", "tumbling 4")), id);
+}
+END_TEST
+
+/* the graph of an incomplete checkpoint is in its snapshots */
+START_TEST(test_graph_of) {
+  make("ckpt-9");
+  uint64_t graph = 0;
+  char name[64] = "x";
+  ck_assert_int_eq(ckptdir_graph_of(dir, 9, &graph, name, sizeof name), 0);
+  write_snap(9, "a", 1, "");
+  ck_assert_int_eq(ckptdir_graph_of(dir, 9, &graph, name, sizeof name), 1);
+  ck_assert_uint_eq(graph, 0x1234);
+  ck_assert_str_eq(name, "");
+  ck_assert_int_eq(ckptdir_write_manifest(dir, 9, 1, 0x5678, "named"), 0);
+  ck_assert_int_eq(ckptdir_graph_of(dir, 9, &graph, name, sizeof name), 1);
+  ck_assert_uint_eq(graph, 0x5678);
+  ck_assert_str_eq(name, "named");
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("ckptdir");
   UNIT_ADD(s, test_paths, setup, teardown);
@@ -263,5 +351,7 @@ int main(void) {
   UNIT_ADD(s, test_manifest_missing_or_malformed, setup, teardown);
   UNIT_ADD(s, test_remove, setup, teardown);
   UNIT_ADD(s, test_remove_only_sfs, setup, teardown);
+  UNIT_ADD(s, test_fingerprints, NULL, NULL);
+  UNIT_ADD(s, test_graph_of, setup, teardown);
   return unit_run(s);
 }
