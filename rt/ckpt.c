@@ -21,8 +21,9 @@
  * ckpt_prepare locks DIR/LOCK before anything else (the executors of a distributed job share it,
  * by a hash of their job token) and refuses a DIR holding what sf did not write or another graph's
  * checkpoints; a restore refuses a checkpoint whose operators' fingerprints differ from the
- * graph's, all before any operator opens. A restore takes the newest complete one whose files all match the manifest and their
- * CRCs, saying so; a damaged one is skipped with a message, never used.
+ * graph's, all before any operator opens. A restore takes the newest complete checkpoint whose
+ * files all match the manifest and their CRCs, saying so; a damaged one is skipped with a message,
+ * never used, and so is one an operator refuses to restore from (it starts again from its open).
  *
  * Locks: ck->mu guards the per-checkpoint counts only and is taken holding no other lock (from
  * node_deliver, which holds none); nothing is called while it is held. */
@@ -400,8 +401,14 @@ static int check_ckpt(Exec *x, uint64_t id, Loaded *l, char *why, size_t cap) {
   return rc;
 }
 
-/* Hands one local node its snapshots. 1, 0 with why when they do not fit its kind, -1 when its
- * kind refused them (the failure recorded). */
+/* Whether a failed restore of n's kind leaves something outside the process changed (a sink's
+ * files): then it cannot be undone, and an older checkpoint cannot be tried instead. */
+static bool restore_touches_files(const Node *n) {
+  return n->op->kind == KIND_FILESINK || n->op->kind == KIND_SOCKETSINK;
+}
+
+/* Hands one local node its snapshots. 1, or 0 with why when its kind refused them (the failure
+ * not recorded: x->restore_why catches rt_fail). */
 static int restore_node(Exec *x, Node *n, NodeSnaps *ns, uint64_t id, char *why, size_t cap) {
   Ckpt *ck = x->ck;
   CkptSnap *first = &ns->s[0];
@@ -420,7 +427,12 @@ static int restore_node(Exec *x, Node *n, NodeSnaps *ns, uint64_t id, char *why,
   for (int k = 0; k < ns->n; k++) {
     CkptSnap *s = &ns->s[k];
     if (n->inst.impl->restore) {
-      if (n->inst.impl->restore(&n->inst, &s->state) < 0) return -1;
+      char msg[1600] = "";
+      x->restore_why = msg;
+      x->restore_why_cap = sizeof msg;
+      int r = n->inst.impl->restore(&n->inst, &s->state);
+      x->restore_why = NULL;
+      if (r < 0) return snprintf(why, cap, "operator '%s' cannot restore its snapshot: %s", n->op->name, msg), 0;
       if (!snap_done(&s->state))
         return snprintf(why, cap, "operator '%s': its snapshot does not fit this sf-exec (%s)", n->op->name,
                         s->state.bad ? "truncated" : "bytes left over"), 0;
@@ -432,15 +444,37 @@ static int restore_node(Exec *x, Node *n, NodeSnaps *ns, uint64_t id, char *why,
   return 1;
 }
 
-/* Restores every local operator from l. 1 when restored, -1 with the failure recorded. */
+/* An operator that took in part of a checkpoint it then could not use starts again from its open
+ * (its state is what open makes). 0, or -1 with the failure recorded. */
+static int reset_node(Exec *x, Node *n) {
+  if (n->inst.impl->close) n->inst.impl->close(&n->inst, false);
+  n->inst.state = NULL;
+  n->ck_seen = n->ck_prev = 0;
+  atomic_store(&n->ck_pos, 0);
+  Group *g = n->group;
+  if (g && g->entry == n) g->next_seq = g->taken = 0, g->rr_next = 0;
+  return n->inst.impl->open && n->inst.impl->open(&n->inst) < 0 ? -1 : 0;
+}
+
+/* Restores every local operator from l. 1 when restored; 0 with why when an operator refused its
+ * snapshots before any file was touched (every operator restored so far reset: an older
+ * checkpoint can be tried); -1 with the failure recorded. Operators whose restore touches files
+ * go last. */
 static int apply_ckpt(Exec *x, Loaded *l, char *why, size_t cap) {
-  for (int i = 0; i < x->nnodes; i++) {
-    Node *n = &x->nodes[i];
-    if (!n->local || l->snaps[i].n == 0) continue;
-    int rc = restore_node(x, n, &l->snaps[i], l->id, why, cap);
-    if (rc == 0) exec_fail(x, "checkpoint %" PRIu64 " in '%s' cannot be restored: %s", l->id, x->ck->dir, why);
-    if (rc != 1) return -1;
-  }
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < x->nnodes; i++) {
+      Node *n = &x->nodes[i];
+      if (!n->local || l->snaps[i].n == 0 || restore_touches_files(n) != (pass == 1)) continue;
+      if (restore_node(x, n, &l->snaps[i], l->id, why, cap) == 1) continue;
+      if (pass == 1) {
+        exec_fail(x, "checkpoint %" PRIu64 " in '%s' cannot be restored: %s", l->id, x->ck->dir, why);
+        return -1;
+      }
+      for (int j = 0; j <= i; j++) /* those that took some of it (and n) start again */
+        if (x->nodes[j].local && l->snaps[j].n > 0 && !restore_touches_files(&x->nodes[j]) && reset_node(x, &x->nodes[j]) < 0)
+          return -1;
+      return 0;
+    }
   return 1;
 }
 
@@ -465,8 +499,8 @@ static int choose_ckpt(Exec *x, const uint64_t *ids, int n, int from, Loaded *l)
   return -1;
 }
 
-/* Restores the operators from the checkpoint ckpt_prepare chose. 0, or -1 with the failure
- * recorded. */
+/* Restores the operators from the checkpoint ckpt_prepare chose, or an older one when an operator
+ * refuses its snapshots. 0, or -1 with the failure recorded. */
 static int restore_chosen(Exec *x) {
   Ckpt *ck = x->ck;
   int i = ck->chosen;

@@ -173,6 +173,9 @@ struct Exec {
   atomic_bool committing;   /* the job completed and its sinks commit: a stop signal is too late (atomic) */
   int stop_signal;          /* the signal that stopped the job (0: none) (fail_mu) */
   struct Ckpt *ck;          /* checkpoints (NULL: off) (plan; its own rules in ckpt.c) */
+  char *restore_why;        /* while ckpt.c restores an operator: rt_fail writes its message here
+                               instead of failing the job (NULL: not restoring) (main thread) */
+  size_t restore_why_cap;
 };
 
 /* ---- ckpt.c: checkpoints ---- */

@@ -66,6 +66,10 @@ int rt_fail(OpInst *op, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   const Op *o = op->op;
+  if (op->exec && op->exec->restore_why) { /* a restore tries a checkpoint: it may try an older one */
+    snprintf(op->exec->restore_why, op->exec->restore_why_cap, "%s", msg);
+    return -1;
+  }
   if (o->origin && o->channel >= 0 && o->kind != KIND_SPLIT && o->kind != KIND_MERGE)
     exec_fail(op->exec, "operator '%s' (from '%s'): %s", o->name, o->origin, msg); /* a replica */
   else

@@ -14,6 +14,10 @@
 #   twice:      killed twice, restored twice.
 #   damaged:    the newest checkpoint's snapshot is corrupted: the restore says it skips it, uses the
 #               one before, and the output is still the sequential one.
+#   unusable:   the newest complete checkpoint is sound to its CRC but cannot be used (sf-snapedit
+#               rewrites one field and the CRC): each EDIT, on a copy of the killed job's directory,
+#               is named in a warning, the one before is restored, and the output is the sequential
+#               one.
 #   fresh:      a run without --restore ignores and removes what an earlier run left.
 #   foreign:    a directory holding another tool's files under sf's names (ckpt-1000/model.bin, a
 #               symbolic link ckpt-7 to another directory) is refused, naming them, and nothing is
@@ -36,7 +40,7 @@ src=${2:?usage: recovery.sh BUILD_DIR SOURCE_DIR}
 build=$(cd "$build" && pwd)
 src=$(cd "$src" && pwd)
 source "$src/tests/lib.sh"
-sf_need_bins "$build" sf-xform sf-exec || exit 1
+sf_need_bins "$build" sf-xform sf-exec sf-snapedit || exit 1
 B=$build/bin
 
 trap sf_stop_all EXIT
@@ -241,6 +245,48 @@ else
   else
     check_output "$c" "$d" "a corrupted snapshot in checkpoint $newest: skipped, named, $older used"
   fi
+fi
+
+# unusable: a checkpoint sound to its CRC that a restore cannot use: named, the one before restored
+c=unusable
+d=$work/$c
+mkdir -p "$d"
+(cd "$d" && exec "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.1 ../w2.xml) >>"$d/run.log" 2>&1 &
+pid=$!
+for ((i = 0; i < 1000; i++)); do
+  [[ $(complete | wc -l) -ge 2 ]] && break
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.01
+done
+kill -KILL "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+newest=$(complete | tail -n 1)
+older=$(complete | tail -n 2 | head -n 1)
+# unusable_case NAME OP EDIT VALUE WHY: OP's snapshot in the newest checkpoint edited; the restore
+# names it with WHY and restores the one before
+unusable_case() {
+  local name=$1 op=$2 edit=$3 value=$4 why=$5 e=$work/$c-$1
+  rm -rf "$e"
+  cp -a "$d" "$e"
+  if ! "$B/sf-snapedit" "$e/ck" "$newest" "$op" "$edit" "$value" 2>"$e/restore.log"; then
+    sf_bad "$c-$name" "sf-snapedit failed" "$e/restore.log"
+    return
+  fi
+  restore "$e" 2
+  local want1="sf-exec: warning: checkpoint $newest in 'ck' cannot be used ($why); trying an older one"
+  local want2="sf-exec: restored checkpoint $older from 'ck'"
+  if [[ $ST != 0 ]]; then
+    sf_bad "$c-$name" "exit status $ST" "$e/restore.log"
+  elif [[ $(grep -vE "^sf-exec: warning: checkpoint [0-9]+ in 'ck' cannot be used \(no manifest: it never completed\); trying an older one$" "$e/restore.log" | head -n 2) != "$want1"$'\n'"$want2" ]]; then
+    sf_bad "$c-$name" "expected the lines '$want1' and '$want2'" "$e/restore.log"
+  else
+    check_output "$c-$name" "$e" "$op's $edit $value in checkpoint $newest: named, $older restored"
+  fi
+}
+if [[ -z $newest || $newest == "$older" ]]; then
+  sf_bad "$c" "the job ended, or 10 s passed, before two checkpoints were complete" "$d/run.log"
+else
+  unusable_case cut 'peruser[1]' state-cut 5 "operator 'peruser[1]' cannot restore its snapshot: snapshot truncated or malformed"
 fi
 
 # fresh: without --restore, an earlier run's checkpoints are not used, and go
