@@ -14,6 +14,10 @@
 #              a row appended in two writes 0.3 s apart comes out whole, SIGINT ends it (130);
 #   follow-drain: the same job ended by SIGTERM while a row is half written: exit 0, nothing on
 #              standard error, every whole row out, the half row dropped;
+#   follow-truncate, follow-copytruncate, follow-rename: the followed file truncated (`: >`, or
+#              logrotate's copytruncate) or replaced by a rename: every row written before and after
+#              comes out in order (tail -F: the old file read to its end first), a repeated header
+#              and a row cut by the truncation dropped, and standard error is exactly the warning;
 #   roll-drain: roll="tuples 3" from a followed file, SIGTERM: exit 0, the last part committed
 #              whole (rows 4 and 5) beside part 0;
 #   follow-fifo: follow="yes" on a FIFO: the job ends when its writer closes it, exit 0, every row;
@@ -283,6 +287,84 @@ for width in 1 2; do
   follow "follow-w$width" "$width"
   follow "follow-drain-w$width" "$width" TERM
 done
+
+# follow_moved CASE MODE: the job follows in.csv (header and rows 1, 2) to standard output; then
+# MODE: truncate (`: > in.csv`, then rows 3, 4 without a header), copytruncate (row 3, half a row,
+# then cp + truncate -s 0 as logrotate does, then the header again and row 4: the header is
+# dropped, the half row lost), rename (mv in.csv in.csv.1, row 3 appended to the old file, then a
+# new in.csv with the header and row 4). Rows written after the truncation are written only once
+# its warning is out (a file truncated and grown past the old size within one poll is
+# indistinguishable from one that grew). Expects rows 1-4 in order, then SIGTERM: exit 0 and
+# standard error exactly the warning.
+follow_moved() {
+  local c=$1 mode=$2 d=$work/$1 line fail="" i
+  make_graph "$d" 1 '<param name="file">in.csv</param><param name="follow">yes</param>' "$STDOUT"
+  printf 'id,v\n1,10\n2,20\n' >"$d/in.csv"
+  cd "$d" || return
+  coproc SF { exec timeout -k 5 30 "$B/sf-exec" g.xml 2>exec.log </dev/null; }
+  local out=${SF[0]} pid=$SF_PID warning
+  expect_line() { # EXPECTED
+    [[ -n $fail ]] && return
+    read -r -t 5 -u "$out" line || line="(nothing in 5 s)"
+    [[ $line == "$1" ]] || fail="got '$line', expected '$1'"
+  }
+  wait_warning() { # waits up to 5 s for exec.log to hold a line
+    for ((i = 0; i < 100; i++)); do
+      [[ -s exec.log ]] && return
+      sleep 0.05
+    done
+    fail="no warning in 5 s"
+  }
+  expect_line id,v
+  expect_line 1,21
+  expect_line 2,41
+  case $mode in
+    truncate)
+      : >in.csv
+      warning="sf-exec: warning: operator 'src': 'in.csv' was truncated to 0 bytes (15 were read): reading it again from its start"
+      wait_warning
+      printf '3,30\n4,40\n' >>in.csv
+      ;;
+    copytruncate)
+      printf '3,30\n' >>in.csv
+      expect_line 3,61
+      printf '9,9' >>in.csv # being written: lost with the truncation
+      sleep 0.1
+      cp in.csv in.csv.1
+      truncate -s 0 in.csv
+      warning="sf-exec: warning: operator 'src': 'in.csv' was truncated to 0 bytes (23 were read): reading it again from its start"
+      wait_warning
+      printf 'id,v\n4,40\n' >>in.csv
+      ;;
+    rename)
+      mv in.csv in.csv.1
+      printf '3,30\n' >>in.csv.1 # the writer, before it reopens its log
+      printf 'id,v\n4,40\n' >in.csv.new
+      mv in.csv.new in.csv
+      warning="sf-exec: warning: operator 'src': 'in.csv' was replaced (a new file at its path): the old one read to its end, reading the new one from its start"
+      ;;
+  esac
+  [[ $mode == copytruncate ]] || expect_line 3,61
+  expect_line 4,81
+  kill -TERM "$pid"
+  if [[ -z $fail ]] && read -r -t 10 -u "$out" line; then fail="after SIGTERM: unexpected '$line'"; fi
+  wait "$pid"
+  local st=$?
+  cd - >/dev/null || return
+  if [[ -n $fail ]]; then
+    bad "$c" "$fail" "$d/exec.log"
+  elif [[ $st != 0 ]]; then
+    bad "$c" "exit status $st after SIGTERM, expected 0" "$d/exec.log"
+  elif [[ $(cat "$d/exec.log") != "$warning" ]]; then
+    bad "$c" "standard error is not exactly '$warning'" "$d/exec.log"
+  else
+    ok "$c" "every row out in order, the exact warning, SIGTERM: exit 0"
+  fi
+}
+
+follow_moved follow-truncate truncate
+follow_moved follow-copytruncate copytruncate
+follow_moved follow-rename rename
 
 for width in 1 2; do
   c=roll-drain-w$width d=$work/$c

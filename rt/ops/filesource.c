@@ -4,7 +4,9 @@
  * stays blocking; it is read only once poll says it has something) and never closed. Anything else
  * is opened non-blocking, so a FIFO without a writer yet does not hold up the open. The header is
  * read in open, so its errors come before any tuple flows. A FIFO or a pipe ends when its writer
- * closes it, with or without `follow`. */
+ * closes it, with or without `follow`. A followed file is watched at its path (rows.h: truncated,
+ * it is read again from its start; replaced, the new file is read after the old one's end), so
+ * the descriptor is the reader's (rr.fd) once it runs. */
 #include "rows.h"
 
 #include <errno.h>
@@ -46,6 +48,7 @@ static int setup(OpInst *op, FileSource *fs) {
   rows_init(&fs->rr, op, fs->fd, fs->path, fstat(fs->fd, &st) == 0 && S_ISREG(st.st_mode));
   fs->reading = true;
   fs->rr.follow = follow && !strcmp(follow, "yes");
+  fs->rr.path = fs->std_in ? NULL : fs->path; /* tail -F: a new file at the path is read next */
   fs->rr.skip = skip;
   fs->rr.r.max_row = max_row;
   fs->rr.r.max_fields = max_fields;
@@ -77,7 +80,7 @@ static int filesource_final(OpInst *op) {
 }
 
 /* Checkpoints: the position of the row about to be emitted (rows_snapshot); a restore seeks the
- * file there, a followed file too. Standard input and FIFOs cannot be read again: taking their
+ * file there, a followed file too (one truncated or replaced since is read from its start). Standard input and FIFOs cannot be read again: taking their
  * checkpoints is warned about at the start, and restoring one fails. */
 static int filesource_checkpointable(OpInst *op) {
   FileSource *fs = op->state;
@@ -106,6 +109,7 @@ static int filesource_restore(OpInst *op, SnapIn *in) {
 static void filesource_close(OpInst *op, bool ok) {
   FileSource *fs = op->state;
   if (!fs) return;
+  if (fs->reading) fs->fd = fs->rr.fd; /* follow may have replaced it */
   if (fs->reading) rows_release(&fs->rr);
   if (fs->fd >= 0 && !fs->std_in) close(fs->fd);
   free(fs);

@@ -2,6 +2,7 @@
 #include "rows.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -42,9 +43,45 @@ static int follow_wait(RowReader *fs) {
   return rt_stopping(fs->op) ? -1 : 0;
 }
 
+/* Follow, at the end of the file: was it truncated (its size is below what was read: tail -f) or
+ * replaced (another file at rr->path: tail -F)? Truncated: warns and moves the input to the start
+ * of the file. Replaced: the first time, 2 (read the old file once more: what its writer wrote
+ * before the new file appeared is read); the next time, warns, opens the new file and closes the
+ * old one. Either way 1 then: the caller abandons the record being read and starts again
+ * (fs->restart). 0 when neither. */
+static int follow_moved(RowReader *fs) {
+  struct stat st, at_path;
+  off_t pos = lseek(fs->fd, 0, SEEK_CUR);
+  if (fstat(fs->fd, &st) != 0) return 0;
+  if (pos > 0 && st.st_size < pos) {
+    rt_warn(fs->op, "'%s' was truncated to %lld bytes (%lld were read): reading it again from its start", fs->name,
+            (long long)st.st_size, (long long)pos);
+    lseek(fs->fd, 0, SEEK_SET);
+    fs->restart = true;
+    return 1;
+  }
+  if (!fs->path || stat(fs->path, &at_path) != 0 || !S_ISREG(at_path.st_mode) ||
+      (at_path.st_dev == st.st_dev && at_path.st_ino == st.st_ino))
+    return 0; /* gone (rm, or a rename not yet followed by a new file): the old one may grow yet */
+  if (!fs->finishing) {
+    fs->finishing = true;
+    return 2;
+  }
+  int fd = open(fs->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return 0; /* looked at again at the next poll */
+  rt_warn(fs->op, "'%s' was replaced (a new file at its path): the old one read to its end, reading the new one "
+                  "from its start", fs->name);
+  close(fs->fd);
+  fs->fd = fd;
+  fs->finishing = false;
+  fs->restart = true;
+  return 1;
+}
+
 /* CsvReadFn of the file: what one read(2) gives. A pipe or FIFO is polled first (a FIFO whose
  * writer has not come yet would read as its end), and the wait ends when the job stops (-1,
- * ECANCELED). */
+ * ECANCELED). A followed file that was truncated or replaced fails the read (-1, ESTALE) with
+ * fs->restart set. */
 static ssize_t read_file(void *ctx, char *buf, size_t cap) {
   RowReader *fs = ctx;
   for (;;) {
@@ -67,6 +104,12 @@ static ssize_t read_file(void *ctx, char *buf, size_t cap) {
     }
     ssize_t n = read(fs->fd, buf, cap);
     if (n == 0 && fs->follow && fs->regular) { /* tail -f: the end of the file is not the end */
+      int moved = follow_moved(fs);
+      if (moved == 1) {
+        errno = ESTALE;
+        return -1;
+      }
+      if (moved == 2) continue;
       int w = follow_wait(fs);
       if (w < 0) {
         errno = ECANCELED;
@@ -94,9 +137,20 @@ static void skipped(OpInst *op, RowReader *fs, int64_t line, const char *what) {
  * error unless the job accepts it: 1 with the record, 0 at the end, -1 after rt_fail. */
 static int next_record(OpInst *op, RowReader *fs) {
   int rc;
-  while ((rc = csv_read(&fs->r)) < 0 && fs->skip && !fs->r.failed && fs->ncols > 0) {
-    skipped(op, fs, fs->r.err_line, fs->r.err);
-    if ((rc = csv_skip_line(&fs->r)) <= 0) break;
+  for (;;) {
+    rc = csv_read(&fs->r);
+    if (rc < 0 && fs->skip && !fs->r.failed && fs->ncols > 0) {
+      skipped(op, fs, fs->r.err_line, fs->r.err);
+      rc = csv_skip_line(&fs->r);
+      if (rc > 0) continue;
+    }
+    if (rc >= 0 || !fs->restart) break;
+    /* follow_moved: the file starts again; a row it cut is dropped, a header it repeats too */
+    fs->restart = false;
+    csv_reader_seek(&fs->r, 0, 1);
+    fs->at_offset = 0;
+    fs->at_line = 1;
+    fs->repeat_header = fs->header && fs->ncols > 0;
   }
   if (fs->drained && (rc < 0 ? !fs->r.failed : rc == 1 && fs->r.unterminated)) return 0; /* cut by the drain */
   if (rc < 0) return reader_fail(op, fs);
@@ -122,6 +176,7 @@ static int check_header(OpInst *op, RowReader *fs) {
   if (rc == 0) return rt_fail(op, "%s:1: error: the file is empty (expected a header row)", fs->name);
   int64_t line = fs->r.record_line;
   fs->ncols = fs->r.nfields;
+  buf_append(&fs->header_row, fs->r.data.p, fs->r.data.n); /* a file that starts again may repeat it */
   fs->attr_of = sf_xmalloc(sizeof *fs->attr_of * (size_t)fs->ncols);
   int *col_of = sf_xmalloc(sizeof *col_of * ((size_t)s->nattrs + 1));
   for (int a = 0; a < s->nattrs; a++) col_of[a] = -1;
@@ -180,6 +235,12 @@ int rows_run(RowReader *fs) {
     int rc = next_record(op, fs);
     if (rc <= 0) return rc;
     if (fs->r.blank) continue;
+    if (fs->repeat_header) { /* the first row of a file that started again: its header? */
+      fs->repeat_header = false;
+      if (fs->r.nfields == fs->ncols && fs->r.data.n == fs->header_row.n &&
+          !memcmp(fs->r.data.p, fs->header_row.p, fs->header_row.n))
+        continue;
+    }
     char why[256];
     if (parse_row(op, fs, why, sizeof why) < 0) {
       if (!fs->skip) return rt_fail(op, "%s:%" PRId64 ": error: %s", fs->name, fs->r.record_line, why);
@@ -207,6 +268,7 @@ void rows_init(RowReader *rr, OpInst *op, int fd, const char *name, bool regular
   rr->header = true;
   rr->nvals = op->out_schema->nattrs;
   rr->vals = sf_xmalloc(sizeof *rr->vals * ((size_t)rr->nvals + 1));
+  buf_init(&rr->header_row);
   csv_reader_init_fn(&rr->r, read_file, rr);
 }
 
@@ -223,6 +285,16 @@ void rows_snapshot(const RowReader *rr, Buf *out) {
   snap_u64(out, rr->next_src);
   snap_u64(out, atomic_load(&rr->op->n_skipped));
   snap_bytes(out, rr->first_skip, strlen(rr->first_skip));
+  char before[ROWS_CHECK_BYTES];
+  size_t k = rr->at_offset < sizeof before ? (size_t)rr->at_offset : sizeof before;
+  ssize_t got = rr->regular && k ? pread(rr->fd, before, k, (off_t)(rr->at_offset - k)) : 0;
+  snap_bytes(out, before, got == (ssize_t)k ? k : 0); /* none: not checked */
+}
+
+/* True when the k bytes of rr's file before offset are those at p. */
+static bool same_bytes_before(const RowReader *rr, uint64_t offset, const char *p, size_t k) {
+  char here[ROWS_CHECK_BYTES];
+  return k <= sizeof here && pread(rr->fd, here, k, (off_t)(offset - k)) == (ssize_t)k && !memcmp(here, p, k);
 }
 
 int rows_restore(RowReader *rr, SnapIn *in) {
@@ -230,14 +302,34 @@ int rows_restore(RowReader *rr, SnapIn *in) {
   uint64_t offset = snap_get_u64(in);
   int64_t line = snap_get_i64(in);
   uint64_t src = snap_get_u64(in), skips = snap_get_u64(in);
-  size_t n;
+  size_t n, nbefore;
   const char *first = snap_get_bytes(in, &n);
-  if (in->bad || in->off != in->n || line < 1 || offset > INT64_MAX || n >= sizeof rr->first_skip)
+  const char *before = snap_get_bytes(in, &nbefore);
+  if (in->bad || in->off != in->n || line < 1 || offset > INT64_MAX || n >= sizeof rr->first_skip ||
+      nbefore > ROWS_CHECK_BYTES || nbefore > offset)
     return rt_fail(op, "snapshot truncated or malformed");
   struct stat st;
-  if (fstat(rr->fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size < offset)
-    return rt_fail(op, "cannot restore: '%s' has %lld bytes, the checkpoint was taken at byte %llu (not the same file?)",
-                   rr->name, (long long)st.st_size, (unsigned long long)offset);
+  bool regular = fstat(rr->fd, &st) == 0 && S_ISREG(st.st_mode);
+  const char *other = NULL; /* how the file is not the checkpoint's */
+  char why[128];
+  if (regular && (uint64_t)st.st_size < offset) {
+    snprintf(why, sizeof why, "has %lld bytes, the checkpoint was taken at byte %llu", (long long)st.st_size,
+             (unsigned long long)offset);
+    other = why;
+  } else if (regular && nbefore && !same_bytes_before(rr, offset, before, nbefore)) {
+    snprintf(why, sizeof why, "holds other bytes before byte %llu, where the checkpoint was taken",
+             (unsigned long long)offset);
+    other = why;
+  }
+  if (other && rr->follow) { /* truncated or replaced while the job was down: as tail -F would */
+    rt_warn(op, "'%s' %s: it was truncated or replaced since; reading it from its start", rr->name, other);
+    rr->next_src = src;
+    atomic_store(&op->n_skipped, skips);
+    memcpy(rr->first_skip, first, n);
+    rr->first_skip[n] = 0;
+    return 0;
+  }
+  if (other) return rt_fail(op, "cannot restore: '%s' %s (not the same file?)", rr->name, other);
   if (lseek(rr->fd, (off_t)offset, SEEK_SET) < 0)
     return rt_fail(op, "cannot restore: cannot seek '%s' back to byte %llu, where the checkpoint was taken: %s",
                    rr->name, (unsigned long long)offset,
@@ -259,6 +351,7 @@ void rows_release(RowReader *rr) {
     rt_warn(rr->op, "skipped %llu malformed row%s of '%s' (the first: %s:%s)", skips, skips == 1 ? "" : "s",
             rr->name, rr->name, rr->first_skip);
   csv_reader_release(&rr->r);
+  buf_release(&rr->header_row);
   free(rr->attr_of);
   free(rr->vals);
   rr->op = NULL;

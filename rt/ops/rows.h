@@ -25,7 +25,14 @@
  * read error, a bad header and a last row without its line end still stop the job.
  *
  * With follow, the end of a regular file is not the end of the input: the reader looks again
- * every FOLLOW_POLL_NS for rows appended to it (like tail -f) until the job stops or drains.
+ * every FOLLOW_POLL_NS for rows appended to it (like tail -f) until the job stops or drains. At
+ * its end it also looks whether the file was truncated (its size below what was read: logrotate's
+ * copytruncate, `: > log`) or, with RowReader.path, replaced (another file at the path: a rotation
+ * by rename), like tail -F: it warns, naming the file, and reads from the start of the file (the
+ * new one, the old one having been read to its end), where a first row equal to the header row is
+ * dropped. A row being written when that happens (cut by the truncation, or left without its line
+ * end at the end of the old file) is dropped. Offsets and lines of messages and checkpoints are
+ * the new content's from then on.
  *
  * Anything but a regular file is read only once poll says it has something (a FIFO whose writer
  * has not come yet would read as its end), through rt_wait_fd_for, which a stop of the job ends;
@@ -41,7 +48,9 @@
 typedef struct RowReader {
   OpInst *op;       /* the source */
   const char *name; /* how messages name the input (not owned) */
-  int fd;           /* the input (not owned: the kind opens and closes it) */
+  int fd;           /* the input (the kind opens and closes it; follow with path replaces it when
+                       the path names another file, closing the old one: the kind closes rr.fd) */
+  const char *path; /* follow: the path to watch for another file (NULL: none; not owned) */
   bool regular;     /* it is a regular file: a read never waits */
   bool header;      /* the first row is a header naming the columns */
   bool follow;      /* the end of a regular file is waited past */
@@ -49,6 +58,10 @@ typedef struct RowReader {
   bool running;     /* rows_run has started: waits hand on what was emitted (not while a kind's
                        open reads the header, before any thread runs) */
   bool drained;     /* a drain ended the input: a row it cut is dropped, not an error */
+  bool restart;     /* follow: the file was truncated or replaced; the reader starts again at 0 */
+  bool finishing;   /* follow: another file is at the path; the old one is read once more first */
+  bool repeat_header; /* the first row after a restart is dropped if it is header_row */
+  Buf header_row;   /* the header's fields as the reader held them (csv.h: each followed by NUL) */
   CsvReader r;      /* the CSV reader */
   int ncols;        /* columns of a row */
   int *attr_of;     /* per column: output attribute index */
@@ -71,13 +84,19 @@ int rows_run(RowReader *rr);
 /* Prints the warning about skipped rows, if any, and frees what rr holds (not fd). */
 void rows_release(RowReader *rr);
 /* Checkpoints (rt.h: a source's snapshot is taken inside rt_emit, as if the row being emitted had
- * not been read): appends the position of the next row to emit (its byte offset, line and src)
- * and the skipped rows' count and first message. */
+ * not been read): appends the position of the next row to emit (its byte offset, line and src),
+ * the skipped rows' count and first message, and the ROWS_CHECK_BYTES bytes of the file before
+ * that position (fewer near its start; none when it cannot be read again), which a restore
+ * compares with the file it is given. */
+enum { ROWS_CHECK_BYTES = 256 };
 void rows_snapshot(const RowReader *rr, Buf *out);
-/* Reads what rows_snapshot wrote (the whole snapshot) and moves the input there (lseek of rr->fd, after rows_start):
- * the next tuple rows_run emits is that row, with the same src, and messages name the same lines.
- * 0, or -1 after rt_fail: a snapshot truncated or malformed, an input that cannot seek (a pipe,
- * a FIFO, a socket) or a file shorter than the position. */
+/* Reads what rows_snapshot wrote (the whole snapshot) and moves the input there (lseek of rr->fd,
+ * after rows_start): the next tuple rows_run emits is that row, with the same src, and messages
+ * name the same lines. 0, or -1 after rt_fail: a snapshot truncated or malformed, an input that
+ * cannot seek (a pipe, a FIFO, a socket), or a file that is not the one of the checkpoint (shorter
+ * than the position, or other bytes before it). With follow, that last case is a file truncated
+ * or replaced since: a warning, and the input stays where rows_start left it (after the header),
+ * the src and skipped rows going on from the snapshot's. */
 int rows_restore(RowReader *rr, SnapIn *in);
 /* The `onerror` parameter of op: 0 with *skip set, or rt_fail when it is neither stop nor skip. */
 int rows_onerror(OpInst *op, bool *skip);

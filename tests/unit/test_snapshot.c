@@ -935,6 +935,63 @@ START_TEST(test_filesource_shorter) {
 }
 END_TEST
 
+/* A file holding other bytes before the checkpoint's position is not the file it was; a followed
+ * one was truncated or replaced since: a warning, and it is read from its start (after its
+ * header), the src going on. */
+START_TEST(test_filesource_changed) {
+  make_dir(ROWS);
+  use_filesource("<param name=\"onerror\">skip</param>");
+  Buf snap;
+  buf_init(&snap);
+  free(run_source("fs", 8, &snap, NULL));
+  SnapIn in = {.p = (const unsigned char *)snap.p, .n = snap.n};
+  uint64_t offset = snap_get_u64(&in);
+  char *same_size = strdup(ROWS);
+  *strstr(same_size, "seven") = 'S'; /* before row 9, the position */
+  write_file(csv_path, same_size);
+  OpInst a;
+  reset_output();
+  inst_open(&a, "fs");
+  ck_assert_int_eq(restore_bytes(&a, snap.p, snap.n), -1);
+  char want[512];
+  snprintf(want, sizeof want,
+           "cannot restore: '%s' holds other bytes before byte %llu, where the checkpoint was taken (not the same file?)",
+           csv_path, (unsigned long long)offset);
+  ck_assert_str_eq(failure, want);
+  inst_close(&a, false);
+
+  use_filesource("<param name=\"onerror\">skip</param><param name=\"follow\">yes</param>");
+  for (int shorter = 0; shorter < 2; shorter++) {
+    const char *now = shorter ? "k,s,d\n10,x,1\n" : same_size;
+    write_file(csv_path, now);
+    reset_output();
+    drain_after = shorter ? 1 : 9;
+    inst_open(&a, "fs");
+    restore_ok(&a, &snap);
+    if (shorter)
+      snprintf(want, sizeof want,
+               "fs: '%s' has 13 bytes, the checkpoint was taken at byte %llu: it was truncated or replaced since; "
+               "reading it from its start\n", csv_path, (unsigned long long)offset);
+    else
+      snprintf(want, sizeof want,
+               "fs: '%s' holds other bytes before byte %llu, where the checkpoint was taken: it was truncated or "
+               "replaced since; reading it from its start\n", csv_path, (unsigned long long)offset);
+    ck_assert_str_eq(warnings.p, want);
+    ck_assert_msg(a.impl->run(&a) == 0, "run failed: %s", failure);
+    inst_close(&a, true);
+    if (shorter)
+      ck_assert_str_eq(emitted.p, "000008 000008: 10,x,1\n");
+    else /* the whole file again: its 9 rows, numbered on */
+      ck_assert_msg(strstr(emitted.p, "000008 000008: 1,one,0.5\n") == emitted.p &&
+                    strstr(emitted.p, "000016 000016: 9,,5\n"), "emitted: %s", emitted.p);
+  }
+  drain_after = -1;
+  free(same_size);
+  buf_release(&snap);
+  remove_dir();
+}
+END_TEST
+
 /* A source restored past line 2^31 (an endless input) counts on from there: its messages, its
  * skipped rows' warning and its next checkpoints name lines above INT32_MAX. */
 START_TEST(test_filesource_line_64bit) {
@@ -947,6 +1004,7 @@ START_TEST(test_filesource_line_64bit) {
   snap_u64(&snap, 0);
   snap_u64(&snap, 0);
   snap_bytes(&snap, "", 0);
+  snap_bytes(&snap, "", 0); /* no bytes before the position to compare */
   char want[512];
   OpInst a;
   use_filesource("");
@@ -1103,6 +1161,7 @@ int main(void) {
   UNIT_ADD_TIMEOUT(s, test_filesource_follow, setup, teardown, 60);
   UNIT_ADD(s, test_filesource_shorter, setup, teardown);
   UNIT_ADD(s, test_filesource_line_64bit, setup, teardown);
+  UNIT_ADD(s, test_filesource_changed, setup, teardown);
   UNIT_ADD(s, test_filesource_stdin, setup, teardown);
   UNIT_ADD(s, test_filesource_fifo, setup, teardown);
   UNIT_ADD(s, test_socketsource_checkpointable, setup, teardown);
