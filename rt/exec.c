@@ -67,10 +67,13 @@ static int ops_open(Exec *x) {
 }
 
 /* The main thread while the groups run, until the last one ends: turns a caught stop signal into
- * the failure at once (the stop pipe wakes it) and prints the periodic stats. */
+ * the failure at once (the stop pipe wakes it), prints the periodic stats, and ends the process
+ * when an operator has not returned --stop-grace seconds after the job stopped (fatal.c). */
 static void exec_watch(Exec *x) {
   double interval = x->o->stats_interval > 0 ? x->o->stats_interval : 2.0;
   double next = interval;
+  double grace = x->o->stop_grace > 0 ? x->o->stop_grace : DEFAULT_STOP_GRACE;
+  double stopped_at = -1; /* when the job was first seen stopping */
   while (atomic_load(&x->running) > 0) {
     struct timespec ts = { 0, 20 * 1000000L };
     struct pollfd stop = { .fd = x->stop_pipe[0], .events = POLLIN };
@@ -79,6 +82,11 @@ static void exec_watch(Exec *x) {
     else
       poll(&stop, 1, 20); /* a signal's byte ends it at once */
     exec_note_signal(x);
+    if (exec_stopping(x)) { /* every operator returns soon, or the process ends without it */
+      double now = stats_seconds(x);
+      if (stopped_at < 0) stopped_at = now;
+      else if (now - stopped_at >= grace) fatal_stuck(x);
+    }
     if (!exec_stopping(x)) ckpt_tick(x);
     if (x->o->stats && stats_seconds(x) >= next) {
       stats_print(x, false);
@@ -157,6 +165,7 @@ int exec_run(Graph *g, const ExecOptions *o) {
     exec_fail(x, "cannot connect to the other hosts");
   if (!exec_stopping(x)) {
     groups_start(x);
+    fatal_groups_started(x);
     exec_watch(x);
     groups_join(x);
   }

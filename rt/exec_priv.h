@@ -28,6 +28,7 @@ enum {
   WAIT_SLICE_MS = 100,         /* waits wake up this often to look at the job's state */
   BATCH_DELAY_NS = 2000000,    /* a batch older than this goes out with the next item (live streams:
                                   a tuple waits for its batch to fill at most about this long) */
+  DEFAULT_STOP_GRACE = 5,      /* seconds the operators get to return once the job stopped (--stop-grace) */
 };
 
 /* A batch belongs to one holder at a time: the producer's Edge.pending, a Queue's ring, or the
@@ -313,6 +314,17 @@ static inline void fatal_leave(const char *was) {
 void fatal_job_start(Exec *x);
 /* The job is over (exec_free): exit() is an ordinary end again; the dispositions are put back. */
 void fatal_job_end(void);
+/* The groups' threads run: their slots are read from now on (x->groups is the plan's). */
+void fatal_groups_started(Exec *x);
+/* The main thread, when the job has been stopping for --stop-grace seconds and some group still
+ * runs: writes the job's failure and the operators still running ("...; operator 'x' did not
+ * return within 5 s: stopped"), removes the temporary files and ends the process (_exit) with the
+ * job's status. */
+_Noreturn void fatal_stuck(Exec *x);
+/* A stop signal came while the first one (first, caught at CLOCK_MONOTONIC first_ns) is being
+ * handled: once the grace is over, the same as fatal_stuck, from the signal handler (the main
+ * thread may be the one that does not return). Async-signal-safe. */
+void fatal_signal_again(int first, int64_t first_ns);
 /* A group's thread starts: slot is its RunSlot; an alternate signal stack is made for it (a stack
  * overflow's handler needs one). Returns what fatal_thread_end releases. */
 void *fatal_thread_start(RunSlot *slot);

@@ -1,8 +1,8 @@
 /* fatal.c: how the process ends when its job cannot end the usual way (see exec_priv.h).
  *
- * Two ways an operator's code can take the process down before the job completes, each of which
- * used to end sf-exec without a word of its own (and exit() with status 0) and leave the sinks'
- * temporary files behind:
+ * Three ways an operator's code can keep the job from ending the usual way, each of which used to
+ * end sf-exec without a word of its own (exit() with status 0), or not at all, and leave the
+ * sinks' temporary files behind:
  *   - a fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS): the handler writes
  *     one line naming the operator the faulting thread was running, removes the temporary files
  *     (tempfiles.c), then restores the default action and raises the signal again, so the process
@@ -10,6 +10,13 @@
  *   - exit() (or quick_exit()) called while the job runs: an on_exit hook writes a line naming the
  *     operator the calling thread was running and the status it gave, removes the temporary files
  *     and ends the process with status 1 (a failed job: never 0 for a job that did not complete);
+ *   - an operator that does not return after the job stopped (a failure or a stop signal): the
+ *     main thread gives the operators --stop-grace seconds (5) to return (exec_watch), then names
+ *     those still running, removes the temporary files and ends the process with the job's status
+ *     (128 + N after stop signal N, else 1); a stop signal that comes after that grace does the
+ *     same from its handler (signals.c), for when the main thread itself is the one that does not
+ *     return (an operator's open or close). SIGTERM drains, with no time limit: a stop signal
+ *     after it starts the grace.
  * Checkpoints are left as they are: what a failure keeps stays for a restore.
  *
  * Which operator a thread runs is a RunSlot per thread (a group's, the main thread's), set by
@@ -46,6 +53,9 @@ enum { NFATAL = sizeof fatal_signals / sizeof fatal_signals[0], ALT_STACK_SIZE =
 _Thread_local RunSlot *fatal_slot;
 static RunSlot main_slot;                /* the main thread's */
 static atomic_bool running;              /* a job runs: exit() now is a failure */
+static Exec *_Atomic job;                /* its groups, once their threads started (for their slots) */
+static atomic_llong grace_ns;            /* --stop-grace */
+static char grace_text[32];              /* "5 s" */
 static char sig_names[NSIG][24];         /* "SIGINT", ... (signals_name, made before any handler runs) */
 static struct sigaction saved[NFATAL];   /* the dispositions fatal_job_start replaced */
 static bool replaced;
@@ -146,11 +156,75 @@ static void on_quick_exit(void) {
   exited("quick_exit", -1);
 }
 
+/* ---- an operator that does not return ---- */
+
+/* The lines naming the operators still running, the first after `first` (the job's failure):
+ * "sf-exec: error: FIRST; operator 'x' did not return within 5 s: stopped". Async-signal-safe. */
+static void write_stuck(const char *first) {
+  Exec *x = atomic_load(&job);
+  int ngroups = x ? x->groups.n : 0, named = 0;
+  for (int i = -1; i < ngroups; i++) { /* the main thread's slot, then each group's */
+    const char *label = label_of(i < 0 ? &main_slot : &((Group *)x->groups.items[i])->run);
+    if (!label) continue;
+    Line l = { .n = 0 };
+    put(&l, "sf-exec: error: ");
+    if (named++ == 0) {
+      put(&l, first);
+      put(&l, "; ");
+      put(&l, label);
+      put(&l, " did not return within ");
+      put(&l, grace_text);
+      put(&l, ": stopped");
+    } else {
+      put(&l, label);
+      put(&l, " did not return either");
+    }
+    put_end(&l);
+  }
+  if (named == 0) { /* no operator: something else of the job (its transport) did not end */
+    Line l = { .n = 0 };
+    put(&l, "sf-exec: error: ");
+    put(&l, first);
+    put(&l, "; the job did not stop within ");
+    put(&l, grace_text);
+    put(&l, ": stopped");
+    put_end(&l);
+  }
+}
+
+_Noreturn void fatal_stuck(Exec *x) {
+  char first[sizeof x->message];
+  pthread_mutex_lock(&x->fail_mu);
+  memcpy(first, x->message, sizeof first);
+  int sig = x->stop_signal;
+  pthread_mutex_unlock(&x->fail_mu);
+  write_stuck(first); /* not through x->log: a thread that does not return may hold its lock */
+  tempfiles_unlink_all();
+  _exit(sig > 0 ? 128 + sig : 1);
+}
+
+void fatal_signal_again(int first, int64_t first_ns) {
+  if (!atomic_load(&running) || first <= 0 || first >= NSIG) return;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+  if (now - first_ns < atomic_load(&grace_ns)) return; /* the job is still stopping: let it */
+  char first_text[64] = "interrupted by ";
+  size_t k = strlen(first_text);
+  for (const char *p = sig_names[first]; *p && k < sizeof first_text - 1; p++) first_text[k++] = *p;
+  first_text[k] = 0;
+  write_stuck(first_text);
+  tempfiles_unlink_all();
+  _exit(128 + first);
+}
+
 /* ---- the job ---- */
 
 void fatal_job_start(Exec *x) {
   static bool hooked;
-  (void)x;
+  double grace = x->o->stop_grace > 0 ? x->o->stop_grace : DEFAULT_STOP_GRACE;
+  atomic_store(&grace_ns, (long long)(grace * 1e9));
+  snprintf(grace_text, sizeof grace_text, "%g s", grace);
   for (int sig = 1; sig < NSIG; sig++) signals_name(sig, sig_names[sig], sizeof sig_names[sig]);
   if (!hooked) { /* exit hooks cannot be removed: registered once, they look at `running` */
     on_exit(on_process_exit, NULL);
@@ -173,8 +247,13 @@ void fatal_job_start(Exec *x) {
   atomic_store(&running, true);
 }
 
+void fatal_groups_started(Exec *x) {
+  atomic_store(&job, x);
+}
+
 void fatal_job_end(void) {
   atomic_store(&running, false);
+  atomic_store(&job, NULL);
   if (replaced) {
     for (int i = 0; i < NFATAL; i++) sigaction(fatal_signals[i], &saved[i], NULL);
     sigaltstack(&main_alt_saved, NULL);

@@ -48,6 +48,10 @@ static const char usage_text[] =
     "      --remove-checkpoints  remove the checkpoints in --checkpoint-dir and exit (tools/sf-launch\n"
     "                            does this once a job completed): only what sf-exec wrote there, and\n"
     "                            nothing when something else is under its names (ckpt-N, REQUEST)\n"
+    "      --stop-grace S        once the job stopped (a failure, Ctrl-C), its operators get S\n"
+    "                            seconds (5; decimals allowed) to return; then the process ends\n"
+    "                            without them, naming them, its temporary files removed (a stop\n"
+    "                            signal after those S seconds does the same)\n"
     "  -h, --help                show this help\n"
     "  -V, --version             show the version\n"
     "\n"
@@ -129,6 +133,7 @@ int main(int argc, char **argv) {
     {"accept-unterminated", no_argument, 0, 'U'}, {"checkpoint-dir", required_argument, 0, 'K'},
     {"checkpoint-interval", required_argument, 0, 'I'}, {"restore", no_argument, 0, 'R'},
     {"hosts", required_argument, 0, 'A'},      {"remove-checkpoints", no_argument, 0, 'X'},
+    {"stop-grace", required_argument, 0, 'G'},
     {0, 0, 0, 0},
   };
   ExecOptions o = {0};
@@ -164,6 +169,13 @@ int main(int argc, char **argv) {
       break;
     }
     case 'R': o.restore = true; break;
+    case 'G': {
+      char *end;
+      o.stop_grace = strtod(optarg, &end);
+      if (*end || !(o.stop_grace >= 0.01 && o.stop_grace <= 86400))
+        usage_error("--stop-grace must be a number of seconds from 0.01 to 86400, got '%s'", optarg);
+      break;
+    }
     case 'A': hosts_spec = optarg; break;
     case 'X': remove_checkpoints = true; break;
     case 'h': fputs(usage_text, stdout); return 0;

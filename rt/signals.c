@@ -18,6 +18,10 @@
  * SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS) are fatal.c's: a line naming the operator, the
  * temporary files removed, then their default action.
  *
+ * A stop signal that comes --stop-grace seconds after the first, while the job still has not
+ * stopped, ends the process without it (fatal.c: an operator that does not return); one sooner
+ * is only the same request again (sf-launch's Ctrl-C reaches an executor twice).
+ *
  * SIGTERM is not a stop but a drain (FORMAT.md, "Live streams"): the handler records it apart
  * (signals_draining) and writes nothing to the stop pipe, since every wait would then wake at
  * once for good; sources look at it between reads (at least every 50 ms while they wait) and end
@@ -25,7 +29,7 @@
  * still stops the job.
  *
  * Dispositions belong to the process, so this state is the process's too: one job at a time. */
-#include "rt.h"
+#include "exec_priv.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -44,6 +48,7 @@ static const int named_signals[] = {
 };
 
 static atomic_int caught;                 /* the first stop signal since signals_catch (0: none) */
+static atomic_llong caught_ns;            /* when it came (CLOCK_MONOTONIC) */
 static atomic_bool draining;              /* SIGTERM came since signals_catch */
 static atomic_int wake_fd = -1;           /* written to when one comes (-1: none) */
 static struct sigaction saved[NSIG];      /* dispositions signals_catch replaced */
@@ -56,7 +61,13 @@ static void on_signal(int sig) {
     return;
   }
   int none = 0;
-  atomic_compare_exchange_strong(&caught, &none, sig);
+  if (atomic_compare_exchange_strong(&caught, &none, sig)) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    atomic_store(&caught_ns, (long long)ts.tv_sec * 1000000000 + ts.tv_nsec);
+  } else {
+    fatal_signal_again(none, atomic_load(&caught_ns)); /* after the grace: the process ends */
+  }
   int fd = atomic_load(&wake_fd);
   if (fd >= 0) (void)!write(fd, "", 1); /* non-blocking: a full pipe is readable anyway */
   errno = saved_errno;

@@ -11,12 +11,21 @@
 #   segv, abort: sf_segv_at (a store through a null pointer), sf_abort_at (abort()): the process
 #           still ends by that signal (exit 139, 134), after "sf-exec: error: operator 'quit':
 #           crashed with SIGSEGV" (SIGABRT);
+#   spin:   sf_spin_at loops forever in process; SIGINT (sf-exec --stop-grace 1): exit 130 once
+#           the grace is over, "sf-exec: error: interrupted by SIGINT; operator 'quit' did not
+#           return within 1 s: stopped", no file in out/;
+#   spin-open: the same loop in open (the main thread): SIGINT, then SIGINT every 0.2 s until it
+#           ends: the same line and status (a signal after the grace ends it from the handler);
 #   launch-exit, launch-segv: the same operator on h1 of two executors (src and out on h0) under
 #           tools/sf-launch: exit 1 within 20 s, the summary names host 'h1' with that line, no file
 #           in out/, no executor left;
 #   launch-blame: stub executors (tools/sf-launch --exec): h0 fails first, naming a broken edge
 #           from host 'h1', and h1 then fails with an error naming no other host: sf-launch names
-#           h1, whichever it reaped first.
+#           h1, whichever it reaped first;
+#   launch-spin: sf_spin_at on h1, SIGINT to sf-launch: h1 names the operator once its default
+#           grace (5 s) is over and exits 130, before sf-launch would kill it (10 s): sf-launch exits
+#           130 within 9 s, no "killed it" line, no file in out/, no executor left.
+# sf-launch runs with TMPDIR in the work directory (its logs there, out of other jobs' reach).
 # Sanitizers install their own handlers for the fatal signals: segv and abort are skipped under
 # them. Every case prints one line, OK or FAIL with what was expected; failures keep the work
 # directory. Environment: SF_KEEP=1 keeps the work directory.
@@ -45,10 +54,18 @@ t_start=$(sf_now)
 
 # make_graph FILE SYMBOL [H0 H1]: FILE, src -> quit (SYMBOL of libsf_test_ops.so) -> out; with H0
 # and H1, src and out are placed on host H0, quit on H1 (host attributes, for sf-xform --hosts).
+# quit gets the parameters in $OP_PARAMS too (XML); with SINK_FIRST=1 out is declared (so opened)
+# before quit.
+OP_PARAMS=""
+SINK_FIRST=0
 make_graph() {
-  local file=$1 sym=$2 h0=${3:-} h1=${4:-} at0="" at1=""
+  local file=$1 sym=$2 h0=${3:-} h1=${4:-} at0="" at1="" sink
   [[ -n $h0 ]] && at0=" host=\"$h0\"" && at1=" host=\"$h1\""
   mkdir -p "$(dirname "$file")/out"
+  sink="<operator name=\"out\" kind=\"FileSink\"$at0>
+    <input stream=\"Out\"/>
+    <param name=\"file\">out/x.csv</param>
+  </operator>"
   cat >"$file" <<EOF
 <?xml version="1.0" encoding="UTF-8"?>
 <graph xmlns="urn:streamfission:graph:1" name="opfail">
@@ -62,16 +79,14 @@ make_graph() {
     <set attr="id">seq</set>
     <set attr="v">seq % 7</set>
   </operator>
+  $( ((SINK_FIRST)) && echo "$sink")
   <operator name="quit" kind="Custom"$at1>
     <input stream="Ticks"/>
     <output stream="Out" schema="T"/>
-    <param name="at">5000</param>
+    <param name="at">5000</param>$OP_PARAMS
     <library path="libsf_test_ops.so" symbol="$sym"/>
   </operator>
-  <operator name="out" kind="FileSink"$at0>
-    <input stream="Out"/>
-    <param name="file">out/x.csv</param>
-  </operator>
+  $( ((SINK_FIRST)) || echo "$sink")
 </graph>
 EOF
 }
@@ -136,6 +151,45 @@ else
   run_exec abort sf_abort_at 134 "sf-exec: error: operator 'quit': crashed with SIGABRT" "abort() in process"
 fi
 
+# ---- an operator that does not return ----
+# wait_file FILE SECONDS: waits until FILE exists; 1 when it did not within SECONDS
+wait_file() {
+  local i
+  for ((i = 0; i < $2 * 20; i++)); do
+    [[ -e $1 ]] && return 0
+    sleep 0.05
+  done
+  return 1
+}
+# run_spin CASE IN AGAIN WHAT: sf-exec --stop-grace 1 on the graph of sf_spin_at (spinning in IN:
+# process or open), SIGINT once it spins; with AGAIN=1 SIGINT again every 0.2 s until it ends (the
+# main thread spins: only a signal after the grace ends it). Exit 130 within 10 s, naming quit.
+run_spin() {
+  local c=$1 in=$2 again=$3 what=$4
+  local d=$work/$c
+  OP_PARAMS="
+    <param name=\"in\">$in</param>
+    <param name=\"mark\">$d/spinning</param>"
+  SINK_FIRST=1 make_graph "$d/g.xml" sf_spin_at
+  OP_PARAMS=""
+  (cd "$d" && exec env --default-signal=INT "$B/sf-exec" --stop-grace 1 g.xml) >"$d/exec.log" 2>&1 &
+  local pid=$!
+  wait_file "$d/spinning" 30 || { kill -KILL "$pid"; wait "$pid"; sf_bad "$c" "$what: it never spun" "$d/exec.log"; return; }
+  kill -INT "$pid"
+  if ((again)); then
+    local i
+    for ((i = 0; i < 50; i++)); do
+      sleep 0.2
+      kill -INT "$pid" 2>/dev/null || break
+    done
+  fi
+  wait_exit "$pid" 10
+  check "$c" "$d" "$d/exec.log" 130 \
+    "sf-exec: error: interrupted by SIGINT; operator 'quit' did not return within 1 s: stopped" "$what"
+}
+run_spin spin process 0 "Ctrl-C, process spinning"
+run_spin spin-open open 1 "Ctrl-C twice, open spinning"
+
 # ---- under sf-launch ----
 # run_launch CASE SYMBOL TEXT WHAT: the two-host graph of SYMBOL under sf-launch; the summary line
 # must be TEXT, within 20 s (the operator fails at once: without the fix the other host was named,
@@ -149,7 +203,7 @@ run_launch() {
     sf_bad "$c" "sf-xform failed" "$d/xform.log"
     return
   }
-  (cd "$d" && exec setsid bash "$launch" --insecure-plaintext --exec "$B/sf-exec" --workdir "$d" "$d/g.xml") \
+  (cd "$d" && export TMPDIR=$work && exec setsid bash "$launch" --insecure-plaintext --exec "$B/sf-exec" --workdir "$d" "$d/g.xml") \
     >"$d/launch.log" 2>&1 &
   local pid=$!
   SF_GROUPS+=("$pid")
@@ -199,7 +253,7 @@ echo "sf-exec: error: operator 'quit': called exit(0) before the job completed"
 exit 1
 EOF
 chmod +x "$d/stub"
-(cd "$d" && exec setsid bash "$launch" --insecure-plaintext --exec "$d/stub" --workdir "$d" "$d/g.xml") >"$d/launch.log" 2>&1 &
+(cd "$d" && export TMPDIR=$work && exec setsid bash "$launch" --insecure-plaintext --exec "$d/stub" --workdir "$d" "$d/g.xml") >"$d/launch.log" 2>&1 &
 pid=$!
 SF_GROUPS+=("$pid")
 wait_exit "$pid" 20
@@ -211,6 +265,43 @@ elif [[ $got != "$want" ]]; then
   sf_bad launch-blame "its error line is not '$want'" "$d/launch.log"
 else
   sf_ok launch-blame "h0 failed first naming h1's edge, h1 then with an error of its own: h1 named"
+fi
+
+# ---- launch-spin: SIGINT to sf-launch while h1's operator spins: h1 ends itself after its grace
+# (5 s), before sf-launch would kill it (10 s) ----
+d=$work/launch-spin
+OP_PARAMS="
+    <param name=\"mark\">$d/spinning</param>"
+make_graph "$d/seq.xml" sf_spin_at h0 h1
+OP_PARAMS=""
+sf_next_ports 2 || exit 1
+"$B/sf-xform" --hosts "h0=127.0.0.1:$P0,h1=127.0.0.1:$P1" "$d/seq.xml" -o "$d/g.xml" >"$d/xform.log" 2>&1
+(cd "$d" && export TMPDIR=$work && exec setsid env --default-signal=INT bash "$launch" --insecure-plaintext --exec "$B/sf-exec" --workdir "$d" \
+  "$d/g.xml") >"$d/launch.log" 2>&1 &
+pid=$!
+SF_GROUPS+=("$pid")
+if ! wait_file "$d/spinning" 30; then
+  sf_bad launch-spin "h1's operator never spun" "$d/launch.log"
+else
+  kill -INT "$pid" # sf-launch alone (a Ctrl-C to the group would stop the seds prefixing the lines)
+  wait_exit "$pid" 9 # sf-launch kills what still runs 10 s after its SIGINT
+  want="[h1] sf-exec: error: interrupted by SIGINT; operator 'quit' did not return within 5 s: stopped"
+  left=$(pgrep -f -- "sf-exec --host .*$d/g.xml" | tr '\n' ' ')
+  if [[ $ST == timeout ]]; then
+    sf_bad launch-spin "sf-launch still ran 9 s after its SIGINT" "$d/launch.log"
+  elif [[ $ST != 130 ]]; then
+    sf_bad launch-spin "sf-launch exited $ST, expected 130" "$d/launch.log"
+  elif ! grep -qxF -- "$want" "$d/launch.log"; then
+    sf_bad launch-spin "no line '$want'" "$d/launch.log"
+  elif grep -q "killed it" "$d/launch.log"; then
+    sf_bad launch-spin "sf-launch had to kill an executor" "$d/launch.log"
+  elif [[ -n $left ]]; then
+    sf_bad launch-spin "executors still running: $left" "$d/launch.log"
+  elif [[ -n $(out_files "$d") ]]; then
+    sf_bad launch-spin "files left in out/: $(out_files "$d")" "$d/launch.log"
+  else
+    sf_ok launch-spin "SIGINT, h1's operator spinning: h1 names it after 5 s, exit 130"
+  fi
 fi
 
 echo "op_failures: $SF_PASSED passed, $SF_FAILED failed in $(sf_elapsed "$t_start" "$(sf_now)") s"

@@ -6,10 +6,13 @@
  *   sf_segv_at   stores through a null pointer (SIGSEGV);
  *   sf_abort_at  calls abort() (SIGABRT);
  *   sf_spin_at   loops forever, never returning from process (nor calling back into sf).
+ * With param in = "open" each fails in its open callback instead (on the executor's main thread);
+ * with param mark = PATH it first creates the file PATH (what a test waits for).
  * A malformed parameter fails the job, naming the operator. */
 #include "op.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +23,7 @@ typedef struct Failing {
   long long at;   /* the tuple (1-based) that fails */
   long long seen; /* tuples so far */
   int status;     /* HOW_EXIT: exit's argument */
+  char mark[4096]; /* a file made just before failing ("": none) */
 } Failing;
 
 /* Param `name` as an integer from min to max (absent: def). 0, or sf_error. */
@@ -36,6 +40,25 @@ static int int_param(sf_op *op, const char *name, long long min, long long max, 
   return 0;
 }
 
+/* Fails as f says. */
+static void fail_now(const Failing *f) {
+  FILE *m = *f->mark ? fopen(f->mark, "w") : NULL;
+  if (m) fclose(m);
+  switch (f->how) {
+  case HOW_EXIT: exit(f->status);
+  case HOW_SEGV: {
+    volatile int *volatile p = NULL; /* volatile: the compiler can neither know it is null nor drop the store */
+    *p = 1;
+    break;
+  }
+  case HOW_ABORT: abort();
+  case HOW_SPIN: {
+    volatile unsigned long long n = 0;
+    for (;;) n++;
+  }
+  }
+}
+
 static int open_how(sf_op *op, void **state, How how) {
   Failing *f = calloc(1, sizeof *f);
   if (!f) return sf_error(op, "out of memory");
@@ -44,6 +67,12 @@ static int open_how(sf_op *op, void **state, How how) {
   long long status;
   if (int_param(op, "at", 1, 1LL << 62, 1, &f->at) < 0 || int_param(op, "status", 0, 255, 0, &status) < 0) return -1;
   f->status = (int)status;
+  const char *mark = sf_param(op, "mark");
+  if (mark) snprintf(f->mark, sizeof f->mark, "%s", mark);
+  const char *where = sf_param(op, "in");
+  if (where && strcmp(where, "open") && strcmp(where, "process"))
+    return sf_error(op, "parameter 'in' must be 'open' or 'process', got '%s'", where);
+  if (where && !strcmp(where, "open")) fail_now(f);
   return 0;
 }
 
@@ -54,21 +83,7 @@ static int spin_open(sf_op *op, void **state) { return open_how(op, state, HOW_S
 
 static int failing_process(sf_op *op, void *state, int port, const sf_tuple *in) {
   Failing *f = state;
-  if (++f->seen == f->at) {
-    switch (f->how) {
-    case HOW_EXIT: exit(f->status);
-    case HOW_SEGV: {
-      int *volatile p = NULL; /* volatile: the compiler cannot know it is null */
-      *p = 1;
-      break;
-    }
-    case HOW_ABORT: abort();
-    case HOW_SPIN: {
-      volatile unsigned long long n = 0;
-      for (;;) n++;
-    }
-    }
-  }
+  if (++f->seen == f->at) fail_now(f);
   sf_tuple *out = sf_tuple_new(op);
   if (!out) return -1;
   sf_copy(out, in);
