@@ -22,6 +22,8 @@
 #   launch-blame: stub executors (tools/sf-launch --exec): h0 fails first, naming a broken edge
 #           from host 'h1', and h1 then fails with an error naming no other host: sf-launch names
 #           h1, whichever it reaped first;
+#   launch-late: a stub h1 exits 1 while a child of it still holds its output and writes the error
+#           line 0.5 s later: sf-launch's reason for h1 is that line;
 #   launch-spin: sf_spin_at on h1, SIGINT to sf-launch: h1 names the operator once its default
 #           grace (5 s) is over and exits 130, before sf-launch would kill it (10 s): sf-launch exits
 #           130 within 9 s, no "killed it" line, no file in out/, no executor left.
@@ -265,6 +267,35 @@ elif [[ $got != "$want" ]]; then
   sf_bad launch-blame "its error line is not '$want'" "$d/launch.log"
 else
   sf_ok launch-blame "h0 failed first naming h1's edge, h1 then with an error of its own: h1 named"
+fi
+
+# ---- launch-late: an executor's last line reaches its log after it ended ----
+# (its output goes through a sed and a tee, which a child of the stub keeps open a moment longer:
+# sf-launch must read the reason once they are done, not "exit status 1")
+d=$work/launch-late
+mkdir -p "$d"
+cp "$work/launch-blame/g.xml" "$d/g.xml"
+cat >"$d/stub" <<EOF
+#!/usr/bin/env bash
+[[ \$1 == --list-hosts ]] && exec "$B/sf-exec" "\$@"
+[[ \$2 == h0 ]] && exit 0
+( sleep 0.5; echo "sf-exec: error: operator 'quit': late" ) &
+exit 1
+EOF
+chmod +x "$d/stub"
+(cd "$d" && export TMPDIR=$work && exec setsid bash "$launch" --insecure-plaintext --exec "$d/stub" --workdir "$d" "$d/g.xml") \
+  >"$d/launch.log" 2>&1 &
+pid=$!
+SF_GROUPS+=("$pid")
+wait_exit "$pid" 20
+want="sf-launch: error: host 'h1' failed: sf-exec: error: operator 'quit': late"
+got=$(grep '^sf-launch: error:' "$d/launch.log")
+if [[ $ST != 1 ]]; then
+  sf_bad launch-late "sf-launch exited $ST, expected 1" "$d/launch.log"
+elif [[ $got != "$want" ]]; then
+  sf_bad launch-late "its error line is not '$want'" "$d/launch.log"
+else
+  sf_ok launch-late "h1's error line came 0.5 s after it exited: named as its reason"
 fi
 
 # ---- launch-spin: SIGINT to sf-launch while h1's operator spins: h1 ends itself after its grace
