@@ -156,6 +156,15 @@ static void emit_model(Emitter *e, const Model *m) {
   end(e);
 }
 
+static void emit_state(Emitter *e, const StateVar *v) {
+  start(e, "state");
+  attr(e, "name", v->name);
+  attr(e, "type", type_name(v->type));
+  attr(e, "init", v->init_text ? v->init_text : ""); /* required by the XSD */
+  text(e, v->text);
+  end(e);
+}
+
 static void emit_op(Emitter *e, const Op *op) {
   start(e, "operator");
   attr(e, "name", op->name);
@@ -185,19 +194,13 @@ static void emit_op(Emitter *e, const Op *op) {
     text(e, op->params[i].text);
     end(e);
   }
-  for (int i = 0; i < op->nsets; i++) {
+  /* sets and states in their written order, which is their evaluation order */
+  for (int i = 0, k = 0; i <= op->nsets; i++) {
+    for (; k < op->nstates && (i == op->nsets || k < op->sets[i].states_before); k++) emit_state(e, op->states[k]);
+    if (i == op->nsets) break;
     start(e, "set");
     attr(e, "attr", op->sets[i].attr);
     text(e, op->sets[i].text);
-    end(e);
-  }
-  for (int i = 0; i < op->nstates; i++) {
-    const StateVar *v = op->states[i];
-    start(e, "state");
-    attr(e, "name", v->name);
-    attr(e, "type", type_name(v->type));
-    attr(e, "init", v->init_text ? v->init_text : ""); /* required by the XSD */
-    text(e, v->text);
     end(e);
   }
   if (op->model.declared) emit_model(e, &op->model);

@@ -422,6 +422,7 @@ static Op *build_op(Graph *g, xmlNodePtr n, Diag *d, RawText *raw) {
       find_origin(g, raw, "set", 1, line, &s->origin);
       s->text = text_of(g, c, &s->line);
       s->slot = -1;
+      s->states_before = op->nstates; /* set and state keep their relative order: evaluation order */
     } else if (kind == CHILD_STATE) {
       StateVar *v = arena_alloc(a, sizeof *v);
       v->line = line;

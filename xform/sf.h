@@ -337,6 +337,7 @@ typedef struct Set {
   const char *text;     /* expression text */
   Expr *expr;           /* parsed and checked */
   int slot;             /* output attribute index */
+  int states_before;    /* <state>s written before it: it sees their updates, not the later ones' */
   int line;             /* where written */
   TextOrigin origin;    /* where the text starts in the file */
 } Set;

@@ -5,7 +5,11 @@
  * State lives per key of partitionBy; without partitionBy every tuple shares one state. A key's
  * variables start from their `init` expressions the first time the key is seen, then each update
  * runs in declaration order and sees the variables updated before it (sequential semantics). `where`
- * and the sets see the updated state; a tuple that `where` drops has still updated it. State
+ * sees the updated state; a tuple that `where` drops has still updated it. `set` and `state` keep
+ * their written order, which is evaluation order: a set sees the variables written before it
+ * updated and the later ones as they were before this tuple (the updates run first, then `where`,
+ * then the sets, each with that view of the state: OutPlan.before, a copy taken before the updates
+ * when some set is written before some state). State
  * strings are held in buffers owned by the key, reused from update to update. Without sets, with
  * the input's schema, the input tuple itself is emitted (no copy). */
 #include "keyed.h"
@@ -19,6 +23,8 @@ typedef struct Functor {
   Code **update; /* per state variable: its update, compiled */
   Code *where;   /* `where`, compiled (NULL without one) */
   int nstates;   /* state variables */
+  Value *before; /* the key's variables before this tuple's updates, when a set is written before
+                    a state (strings copied into op->scratch) */
   KeyTable keys; /* per key: Value vals[nstates] then size_t caps[nstates] (held strings) */
 } Functor;
 
@@ -31,6 +37,7 @@ static int functor_open(OpInst *op) {
   if (f->nstates == 0) return 0;
   f->init = arena_alloc(f->arena, sizeof *f->init * (size_t)f->nstates);
   f->update = arena_alloc(f->arena, sizeof *f->update * (size_t)f->nstates);
+  if (f->plan.staged) f->before = arena_alloc(f->arena, sizeof *f->before * (size_t)f->nstates);
   for (int k = 0; k < f->nstates; k++) {
     f->init[k] = code_compile(op->op->states[k]->init, f->arena);
     f->update[k] = code_compile(op->op->states[k]->update, f->arena);
@@ -54,6 +61,11 @@ static int functor_update(OpInst *op, Functor *f, const Tuple *t, EvalEnv *env) 
     }
   }
   env->states = vals;
+  if (f->before) {
+    for (int k = 0; k < f->nstates; k++)
+      f->before[k] = vals[k].type == TYPE_STRING ? eval_concat(op->scratch, vals[k].s.p, vals[k].s.n, NULL, 0) : vals[k];
+    f->plan.before = f->before;
+  }
   for (int k = 0; k < f->nstates; k++) {
     const StateVar *s = op->op->states[k];
     if (keyed_eval(op, f->update[k], env, &v, "update of state", s->name, s->text, t)) return -1;

@@ -238,6 +238,16 @@ int outplan_init(OutPlan *p, OpInst *op, Arena *a) {
     p->set[s->slot] = s;
     p->code[s->slot] = code_compile(s->expr, a);
   }
+  p->nstates = op->op->nstates;
+  if (p->nstates) {
+    p->seen = arena_alloc(a, sizeof *p->seen * (size_t)(p->n + 1));
+    p->view = arena_alloc(a, sizeof *p->view * (size_t)p->nstates);
+    for (int i = 0; i < op->op->nsets; i++) {
+      const Set *s = &op->op->sets[i];
+      p->seen[s->slot] = s->states_before;
+      if (s->states_before < p->nstates) p->staged = true;
+    }
+  }
   p->identity = op->op->nsets == 0 && in && in->nattrs == p->n;
   for (int k = 0; k < p->n; k++) {
     if (p->set[k]) continue;
@@ -252,10 +262,19 @@ int outplan_init(OutPlan *p, OpInst *op, Arena *a) {
 Tuple *outplan_build(OutPlan *p, OpInst *op, const EvalEnv *env, const Tuple *t) {
   for (int k = 0; k < p->n; k++) {
     const Set *s = p->set[k];
-    if (!s)
+    if (!s) {
       p->vals[k] = t->v[p->from[k]];
-    else if (keyed_eval(op, p->code[k], env, &p->vals[k], "set", s->attr, s->text, t))
-      return NULL;
+      continue;
+    }
+    EvalEnv staged;
+    const EvalEnv *sees = env;
+    if (p->staged && p->seen[k] < p->nstates) {
+      for (int j = 0; j < p->nstates; j++) p->view[j] = j < p->seen[k] ? env->states[j] : p->before[j];
+      staged = *env;
+      staged.states = p->view;
+      sees = &staged;
+    }
+    if (keyed_eval(op, p->code[k], sees, &p->vals[k], "set", s->attr, s->text, t)) return NULL;
   }
   return tuple_new(p->vals, p->n);
 }

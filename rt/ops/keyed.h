@@ -89,14 +89,23 @@ typedef struct OutPlan {
   int *from;         /* per output attribute without a set: the input attribute with its name */
   Value *vals;       /* the output values being built (reused for every tuple) */
   bool identity;     /* no sets and output schema = input schema: the input tuple is the output */
+  /* A Functor's sets see the state variables written before them updated, the later ones as they
+   * were before the tuple's updates (Set.states_before; `set` and `state` keep their written order,
+   * which is evaluation order). */
+  int nstates;          /* state variables of the operator */
+  int *seen;            /* per output attribute with a set: the variables it sees updated */
+  bool staged;          /* some set sees fewer than all: the caller must set `before` */
+  const Value *before;  /* the caller's, per tuple: the variables before its updates */
+  Value *view;          /* scratch: the variables one set sees (nstates) */
 } OutPlan;
 
 /* Plans op's output (op->out_schema) from op->op->sets (compiled) and forwarding by name from
  * op->in_schema, allocating in a. Returns 0, or rt_fail when an output attribute is neither set nor in the input
  * (the checker prevents that). */
 int outplan_init(OutPlan *p, OpInst *op, Arena *a);
-/* Evaluates every set with env (env->attrs should be t's values) and forwards the other attributes
- * from t. Returns a new tuple (strings copied, refs 1), or NULL after rt_eval_fail naming the set
+/* Evaluates every set with env (env->attrs should be t's values, env->states the updated state
+ * variables; a set written before some of them sees those from p->before) and forwards the other
+ * attributes from t. Returns a new tuple (strings copied, refs 1), or NULL after rt_eval_fail naming the set
  * ("set 'x'"), t and the message. t stays the caller's. */
 Tuple *outplan_build(OutPlan *p, OpInst *op, const EvalEnv *env, const Tuple *t);
 /* The one output of input t: t itself when the plan is the identity, else outplan_build's tuple.

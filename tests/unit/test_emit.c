@@ -275,6 +275,32 @@ START_TEST(test_emit_small_exact) {
 }
 END_TEST
 
+/* A Functor's sets and states are written in their order, which is their evaluation order. */
+START_TEST(test_emit_keeps_set_state_order) {
+  Graph *g = unit_graph_text(
+      "<graph xmlns=\"urn:streamfission:graph:1\" name=\"g\">\n"
+      "<schema name=\"S\"><attr name=\"x\" type=\"int\"/><attr name=\"y\" type=\"int\"/></schema>\n"
+      "<operator name=\"src\" kind=\"Beacon\"><output stream=\"A\" schema=\"S\"/><param name=\"count\">3</param>"
+      "<set attr=\"x\">seq</set><set attr=\"y\">seq</set></operator>\n"
+      "<operator name=\"f\" kind=\"Functor\"><input stream=\"A\"/><output stream=\"B\" schema=\"S\"/>"
+      "<set attr=\"x\">a</set><state name=\"a\" type=\"int\" init=\"0\">a + x</state>"
+      "<state name=\"b\" type=\"int\" init=\"0\">b + a</state><set attr=\"y\">b</set>"
+      "<state name=\"c\" type=\"int\" init=\"0\">c</state></operator>\n"
+      "<operator name=\"out\" kind=\"FileSink\"><input stream=\"B\"/><param name=\"file\">o.csv</param></operator>\n"
+      "</graph>\n");
+  char *xml = emit(g);
+  assert_contains(xml, "    <output stream=\"B\" schema=\"S\"/>\n"
+                       "    <set attr=\"x\">a</set>\n"
+                       "    <state name=\"a\" type=\"int\" init=\"0\">a + x</state>\n"
+                       "    <state name=\"b\" type=\"int\" init=\"0\">b + a</state>\n"
+                       "    <set attr=\"y\">b</set>\n"
+                       "    <state name=\"c\" type=\"int\" init=\"0\">c</state>\n"
+                       "  </operator>\n");
+  free(xml);
+  graph_free(g);
+}
+END_TEST
+
 START_TEST(test_emit_is_deterministic) {
   Graph *g = unit_graph_text(SMALL);
   char *a = emit(g), *b = emit(g);
@@ -829,6 +855,7 @@ static Suite *emit_suite(void) {
   TCase *xml = unit_case(s, "xml", NULL, NULL, 0);
   tcase_add_test(xml, test_emit_small_exact);
   tcase_add_test(xml, test_emit_is_deterministic);
+  tcase_add_test(xml, test_emit_keeps_set_state_order);
   tcase_add_test(xml, test_emit_escapes_texts_and_attributes);
   tcase_add_test(xml, test_emit_escapes_as_libxml2);
   tcase_add_test(xml, test_emit_round_trip_small);

@@ -244,8 +244,8 @@ static char *expect_t(int n, Pred keep) {
 /* COUNT_BY_KEY(x): Functor "cnt" partitioned on x, n = how many tuples of its key so far. */
 #define COUNT_BY_KEY(x, in, out)                                                                                  \
   "<operator name=\"cnt@C@\" kind=\"Functor\"@R@><input stream=\"" in "\"/><output stream=\"" out                 \
-  "\" schema=\"TN\"/><param name=\"partitionBy\">" x "</param><set attr=\"n\">c</set>"                            \
-  "<state name=\"c\" type=\"int\" init=\"0\">c + 1</state></operator>\n"
+  "\" schema=\"TN\"/><param name=\"partitionBy\">" x "</param><state name=\"c\" type=\"int\" init=\"0\">"         \
+  "c + 1</state><set attr=\"n\">c</set></operator>\n"
 
 static char *expect_count_by(int n, int64_t (*key)(int64_t)) {
   Text t;
@@ -265,11 +265,11 @@ static char *expect_count_by(int n, int64_t (*key)(int64_t)) {
 #define FUNCTOR_A(in, out)                                                                                        \
   "<operator name=\"a@C@\" kind=\"Functor\"@R@><input stream=\"" in "\"/><output stream=\"" out                   \
   "\" schema=\"TN\"/><param name=\"partitionBy\">k</param><param name=\"where\">c % 3 != 1</param>"                \
-  "<set attr=\"n\">c</set><state name=\"c\" type=\"int\" init=\"0\">c + 1</state></operator>\n"
+  "<state name=\"c\" type=\"int\" init=\"0\">c + 1</state><set attr=\"n\">c</set></operator>\n"
 #define FUNCTOR_B(in, out)                                                                                        \
   "<operator name=\"b@C@\" kind=\"Functor\"@R@><input stream=\"" in "\"/><output stream=\"" out                   \
   "\" schema=\"TS\"/><param name=\"partitionBy\">w</param><param name=\"where\">m % 4 != 1</param>"                \
-  "<set attr=\"s\">m</set><state name=\"m\" type=\"int\" init=\"0\">m + n</state></operator>\n"
+  "<state name=\"m\" type=\"int\" init=\"0\">m + n</state><set attr=\"s\">m</set></operator>\n"
 
 static char *expect_ab(int n) {
   Text t;

@@ -180,17 +180,58 @@ START_TEST(test_functor_state_per_key) {
       "<param name=\"count\">6</param><set attr=\"k\">seq % 2</set><set attr=\"x\">seq</set></operator>\n"
       "<operator name=\"f\" kind=\"Functor\"><input stream=\"A\"/><output stream=\"B\" schema=\"Out\"/>"
       "<param name=\"partitionBy\">k</param><param name=\"where\">n &gt;= 2</param>"
-      "<set attr=\"n\">n</set><set attr=\"tot\">tot</set><set attr=\"seen\">seen</set><set attr=\"r\">r</set>"
       "<state name=\"n\" type=\"int\" init=\"0\">n + 1</state>"
       "<state name=\"tot\" type=\"int\" init=\"100\">tot + x</state>"
       "<state name=\"seen\" type=\"string\" init=\"&quot;&quot;\">seen + str(x)</state>"
       "<state name=\"r\" type=\"int\" init=\"-1\">tot * 10 + n</state>"
+      "<set attr=\"n\">n</set><set attr=\"tot\">tot</set><set attr=\"seen\">seen</set><set attr=\"r\">r</set>"
       "</operator>\n" SINK("B"),
       "k,x,n,tot,seen,r\n"
       "0,2,2,102,02,1022\n"
       "1,3,2,104,13,1042\n"
       "0,4,3,106,024,1063\n"
       "1,5,3,109,135,1093\n");
+}
+END_TEST
+
+/* `set` and `state` keep their written order, which is evaluation order: a set sees the states
+ * written before it updated by this tuple and the later ones as they were before it, per key, with
+ * a string state too. The expected rows are computed here by that rule, step by step. */
+START_TEST(test_functor_set_state_order) {
+  const char *graph =
+      "<schema name=\"In\"><attr name=\"k\" type=\"int\"/><attr name=\"x\" type=\"int\"/></schema>\n"
+      "<schema name=\"Out\"><attr name=\"k\" type=\"int\"/><attr name=\"x\" type=\"int\"/>"
+      "<attr name=\"first\" type=\"int\"/><attr name=\"mid\" type=\"int\"/><attr name=\"last\" type=\"int\"/>"
+      "<attr name=\"tag\" type=\"string\"/></schema>\n"
+      "<operator name=\"src\" kind=\"Beacon\"><output stream=\"A\" schema=\"In\"/>"
+      "<param name=\"count\">12</param><set attr=\"k\">seq % 3 % 2</set><set attr=\"x\">seq * 7 % 5</set></operator>\n"
+      "<operator name=\"f\" kind=\"Functor\"><input stream=\"A\"/><output stream=\"B\" schema=\"Out\"/>"
+      "<param name=\"partitionBy\">k</param>"
+      "<set attr=\"first\">s * 1000 + t</set>"
+      "<state name=\"s\" type=\"int\" init=\"0\">s + x</state>"
+      "<set attr=\"tag\">w + \"/\" + str(s)</set>"
+      "<set attr=\"mid\">s * 1000 + t</set>"
+      "<state name=\"t\" type=\"int\" init=\"1\">(t * 3 + s) % 1000</state>"
+      "<state name=\"w\" type=\"string\" init=\"&quot;&quot;\">w + str(x)</state>"
+      "<set attr=\"last\">s * 1000 + t</set>"
+      "</operator>\n" SINK("B");
+  char want[4096];
+  int n = snprintf(want, sizeof want, "k,x,first,mid,last,tag\n");
+  long long s[2] = {0, 0}, t[2] = {1, 1};
+  char w[2][64] = {"", ""};
+  for (int seq = 0; seq < 12; seq++) {
+    int k = seq % 3 % 2, x = seq * 7 % 5;
+    long long first = s[k] * 1000 + t[k];
+    s[k] += x;
+    char tag[96];
+    snprintf(tag, sizeof tag, "%s/%lld", w[k], s[k]); /* w not yet updated */
+    long long mid = s[k] * 1000 + t[k];
+    t[k] = (t[k] * 3 + s[k]) % 1000;
+    snprintf(w[k] + strlen(w[k]), sizeof w[k] - strlen(w[k]), "%d", x);
+    long long last = s[k] * 1000 + t[k];
+    n += snprintf(want + n, sizeof want - (size_t)n, "%d,%d,%lld,%lld,%lld,%s\n", k, x, first, mid, last, tag);
+  }
+  expect_output(graph, want);
 }
 END_TEST
 
@@ -204,10 +245,10 @@ START_TEST(test_functor_state_without_partition) {
       "<operator name=\"src\" kind=\"Beacon\"><output stream=\"A\" schema=\"In\"/>"
       "<param name=\"count\">4</param><set attr=\"k\">seq % 2</set><set attr=\"x\">seq</set></operator>\n"
       "<operator name=\"f\" kind=\"Functor\"><input stream=\"A\"/><output stream=\"B\" schema=\"Out\"/>"
-      "<set attr=\"total\">sum</set><set attr=\"glen\">len(grow)</set><set attr=\"tail\">rest</set>"
       "<state name=\"sum\" type=\"int\" init=\"0\">sum + x</state>"
       "<state name=\"grow\" type=\"string\" init=\"&quot;&quot;\">grow + \"0123456789\"</state>"
       "<state name=\"rest\" type=\"string\" init=\"&quot;abcdef&quot;\">substr(rest, 1, 100)</state>"
+      "<set attr=\"total\">sum</set><set attr=\"glen\">len(grow)</set><set attr=\"tail\">rest</set>"
       "</operator>\n" SINK("B"),
       "x,total,glen,tail\n"
       "0,0,10,bcdef\n"
@@ -428,7 +469,7 @@ START_TEST(test_parallel_equals_sequential) {
       "<param name=\"iterations\">50</param></operator>\n"
       "<operator name=\"acc\" kind=\"Functor\"><input stream=\"C\"/><output stream=\"D\" schema=\"Mid\"/>"
       "<param name=\"partitionBy\">k</param><param name=\"where\">run % 3 != 0</param>"
-      "<set attr=\"run\">run</set><state name=\"run\" type=\"int\" init=\"0\">run + x</state></operator>\n"
+      "<state name=\"run\" type=\"int\" init=\"0\">run + x</state><set attr=\"run\">run</set></operator>\n"
       "<operator name=\"win\" kind=\"Aggregate\"><input stream=\"D\"/><output stream=\"E\" schema=\"Out\"/>"
       "<param name=\"partitionBy\">k</param><param name=\"window\">tumbling 4</param>"
       "<set attr=\"n\">count()</set><set attr=\"top\">max(run)</set><set attr=\"mean\">avg(x)</set>"
@@ -576,6 +617,7 @@ static Suite *ops_suite(void) {
   tcase_add_test(ok, test_functor_where_without_sets);
   tcase_add_test(ok, test_functor_state_per_key);
   tcase_add_test(ok, test_functor_state_without_partition);
+  tcase_add_test(ok, test_functor_set_state_order);
   tcase_add_test(ok, test_filter);
   tcase_add_test(ok, test_flatmap_index_and_zero_count);
   tcase_add_test(ok, test_aggregate_tumbling_every_function);
