@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# tools/fuzz.sh TARGET SECONDS: fuzzes one libFuzzer target of tests/fuzz/ (xform, expr, csv, wire)
-# for SECONDS seconds with ASan and UBSan.
+# tools/fuzz.sh TARGET SECONDS: fuzzes one libFuzzer target of tests/fuzz/ (xform, expr, csv, wire,
+# number) for SECONDS seconds with ASan and UBSan.
 #
 # It configures and builds $SF_FUZZ_BUILD (default build-fuzz/) with clang, -DSF_SANITIZE=
 # address,undefined and coverage instrumentation of the libraries (-fsanitize=fuzzer-no-link), then
 # runs build-fuzz/bin/sf-fuzz-TARGET on two corpus directories: build-fuzz/fuzz-corpus/TARGET
 # (what this and earlier runs found, kept between runs) and the seeds of the tree
-# (build-fuzz/fuzz-seeds/TARGET, tests/fuzz/corpus/TARGET). A crash, leak or timeout stops the run
-# and leaves the input in build-fuzz/fuzz-crashes/TARGET/; reproduce it with
+# (build-fuzz/fuzz-seeds/TARGET, tests/fuzz/corpus/TARGET, those that exist: number has neither and
+# starts from nothing). A crash, leak or timeout stops the run and leaves the input in
+# build-fuzz/fuzz-crashes/TARGET/; reproduce it with
 #     build-fuzz/bin/sf-fuzz-TARGET FILE
 # and, once fixed, copy it into tests/fuzz/corpus/TARGET/ so that ctest's fuzz.TARGET replays it.
 # Extra arguments go to libFuzzer (e.g. -jobs=2 -workers=2, -max_len=8192).
@@ -38,8 +39,10 @@ cmake --build "$build" -j"$(nproc)" --target "sf-fuzz-$target" sf-fuzz-wire-seed
 corpus=$build/fuzz-corpus/$target
 crashes=$build/fuzz-crashes/$target
 mkdir -p "$corpus" "$crashes"
-seeds=("$build/fuzz-seeds/$target")
-[[ -d $top/tests/fuzz/corpus/$target ]] && seeds+=("$top/tests/fuzz/corpus/$target")
+seeds=() # libFuzzer stops at a corpus directory that does not exist
+for dir in "$build/fuzz-seeds/$target" "$top/tests/fuzz/corpus/$target"; do
+  [[ -d $dir ]] && seeds+=("$dir")
+done
 echo "fuzz: $target for ${seconds}s; corpus $corpus, crashes in $crashes/"
 exec "$build/bin/sf-fuzz-$target" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048 \
-  -artifact_prefix="$crashes/" -print_final_stats=1 "$@" "$corpus" "${seeds[@]}"
+  -artifact_prefix="$crashes/" -print_final_stats=1 "$@" "$corpus" ${seeds[@]+"${seeds[@]}"}
