@@ -1,0 +1,520 @@
+#!/usr/bin/env bash
+# tests/kill_restore.sh BUILD_DIR SOURCE_DIR: kill -9 and --restore over random graphs and widths.
+#
+# Each run takes a random graph (`sf-randgraph GSEED`, its Beacon made SF_KILL_ROWS tuples long so
+# that a kill lands mid-stream), rewrites it with `sf-xform -w W1`, runs it with sf-exec (one
+# process) with --checkpoint-dir and a short --checkpoint-interval, kills it with SIGKILL at a random
+# moment, then runs `sf-exec --restore` on the graph rewritten at width W2 (W1 and W2 drawn apart
+# from 1..4: narrower, wider or the same) to the end. The restore must exit 0, say exactly which
+# checkpoint it took (the newest complete one when the job was killed: "sf-exec: restored checkpoint
+# K from 'ck'", or "sf-exec: no complete checkpoint in 'ck': starting from the beginning"), write
+# every output file byte for byte as the sequential run of the graph (computed once per graph,
+# without checkpoints) did, leave no temporary file and no checkpoint. Checkpoints are taken every
+# 0.02 s; a graph's calibration run (uninterrupted, width 2, its outputs checked too) counts how many
+# complete (KMAX; they come as fast as barriers get through the queues, and stop when the sources
+# end) and how far apart (GAP). The moment of a kill is counted in completed checkpoints (the MANIFEST
+# files under ck/), not in seconds, so that it means the same on a fast and a slow machine: once
+# checkpoint k is complete, plus a random delay below GAP; and whatever was planned, at once when the
+# sinks' temporary files reach 90 % of the sequential output (when that is 256 KiB or more), so that
+# the kill lands before the end. The kinds of run, by the run's number modulo 10:
+#   0-5 kill:     killed a random delay after checkpoint k (1..KMAX) is complete;
+#   6   early:    killed a random delay (below GAP) after the start: mostly before any checkpoint
+#                 completed, so the restore starts from the beginning;
+#   7   nockpt:   checkpoints every 60 s (none completes), killed at a random point of the
+#                 sequential run's length: mid-stream, the sinks' temporary files half written;
+#   8-9 twice:    killed after checkpoint k1, restored at W2 and killed again after k2 (0..KMAX)
+#                 more checkpoints, restored at W3 to the end (the first restore must say it took
+#                 k1, and lose nothing: the newest complete one at the second kill is k1 or newer).
+# A run whose job ended before the kill is checked as a plain run (its outputs, nothing left) and
+# counted apart. The counts at the end: how many were killed after a complete checkpoint (by the
+# checkpoint's number), before any, after the commit (below), twice, finished before the kill, the
+# directions of the width change, and how many restored correctly.
+#
+# KNOWN BUGS, left out of the default run on purpose, not silently: a run that meets one prints a
+# KNOWN line (not OK, not FAIL) and is counted apart; SF_KILL_STRICT=1 makes them failures. Both
+# are to be fixed in the checkpoint coordinator (rt/ckpt.c), where others work now.
+#  1. A job killed after it committed its outputs (renamed its sinks' files into place), while it
+#     removes its checkpoints, leaves complete-looking checkpoints whose sinks' temporary files are
+#     gone: `--restore` takes one and fails, exit 1, although the outputs are complete, with
+#     "sf-exec: error: operator 'sink_main': cannot restore: its file 'out/.main.csv.sf-part' from
+#     the checkpoint: No such file or directory". (A checkpoint's files are also removed in
+#     directory order, MANIFEST not first, so one half removed still looks complete; the restore
+#     then names it unusable and starts from the beginning, which is right.) Recognised by an
+#     output file in out/ that is not hidden at the kill. Retiring the checkpoints (MANIFEST first)
+#     before the sinks commit would fix it.
+#  2. Splits and Merges are restored by name (rN.split, rN.merge), and regions are numbered: with
+#     width hints in the graph, which regions exist depends on the width (at -w 1 only the hinted
+#     ones), so one name can be another region's Split at the other width. Restored counters of
+#     the wrong Split (and its Merge afresh) fail the job ("sf-exec: error: merge 'r2.merge': tuple 0
+#     never arrived; ..."; sf-randgraph 20261201019 with 200000 rows, killed at -w 4 after
+#     checkpoint 1, restored at -w 1, every time). Recognised by comparing the names and origins of
+#     the Splits and Merges of the two rewritten graphs (clash).
+#
+# Randomness: SF_KILL_SEED (default: today's UTC date as YYYYMMDD, printed at the start) seeds
+# everything: graph G of the run is `sf-randgraph SEED*1000+G`, run I's widths and kill moment come
+# from bash's RANDOM seeded with SEED*1000+I. SF_KILL_ONLY="I ..." does only those runs (to repeat a
+# failure; the moment of a kill depends on timing too, so a repeat lands near, not at, it).
+# SF_KILL_RUNS (default 100; 20 under sanitizers), SF_KILL_PER_GRAPH (runs per graph, default 4),
+# SF_KILL_ROWS (the Beacons' length, default 200000; 50000 under sanitizers), SF_KEEP=1 keeps every
+# work directory; a failing run's is always kept.
+set -uo pipefail
+if [[ $# -lt 2 ]]; then
+  echo "usage: $0 BUILD_DIR SOURCE_DIR" >&2
+  exit 2
+fi
+build=$(cd "$1" && pwd) || exit 2
+src=$(cd "$2" && pwd) || exit 2
+source "$src/tests/lib.sh"
+sf_need_bins "$build" sf-randgraph sf-xform sf-exec || exit 1
+B=$build/bin
+
+trap sf_stop_all EXIT
+trap 'exit 130' INT TERM
+sf_mktemp work sf-kill-restore || exit 1
+SF_WORK=$work
+SF_CASE_WIDTH=9
+
+seed=${SF_KILL_SEED:-$(date -u +%Y%m%d)}
+runs=${SF_KILL_RUNS:-100}
+per_graph=${SF_KILL_PER_GRAPH:-4}
+rows=${SF_KILL_ROWS:-200000}
+iv=0.02 # the checkpoint interval (the coordinator looks every 20 ms: no use going below)
+IV=$iv
+if [[ -n ${SF_SANITIZE:-} ]]; then # several times slower: fewer and shorter runs
+  runs=${SF_KILL_RUNS:-20}
+  rows=${SF_KILL_ROWS:-50000}
+fi
+for v in seed runs per_graph rows; do
+  if ! [[ ${!v} =~ ^[0-9]+$ ]] || [[ $v != seed && ${!v} == 0 ]]; then
+    echo "error: SF_KILL_${v^^} must be a positive integer, got '${!v}'" >&2
+    exit 2
+  fi
+done
+only=${SF_KILL_ONLY:-}
+strict=${SF_KILL_STRICT:-}
+echo "kill_restore: seed $seed, $runs runs, $per_graph per graph, $rows rows; repeat with" \
+  "SF_KILL_SEED=$seed bash $src/tests/kill_restore.sh $build $src"
+t_start=$(sf_now)
+
+# ---- graphs ----
+
+# graph G (1, 2, ...) in $work/gG: seq.xml (the random graph with every Beacon SF_KILL_ROWS long),
+# ref/out (its sequential run's outputs), secs (that run's seconds), wW.xml made on demand. A graph
+# is prepared once; GRAPH_OK says whether it could be (else its runs are skipped, after a FAIL line).
+declare -A prepared=()
+prepare_graph() { # G
+  local g=$1 gd=$work/g$1 gseed=$((seed * 1000 + $1)) t0 t1
+  GD=$gd
+  GSEED=$gseed
+  if [[ -n ${prepared[$g]:-} ]]; then
+    GRAPH_OK=${prepared[$g]}
+    return
+  fi
+  GRAPH_OK=0
+  prepared[$g]=0
+  mkdir -p "$gd/ref/out"
+  if ! "$B/sf-randgraph" "$gseed" out >"$gd/graph.xml" 2>"$gd/gen.log"; then
+    sf_bad "graph-$g" "sf-randgraph $gseed failed" "$gd/gen.log"
+    return
+  fi
+  # only the Beacons' count changes (a FlatMap's count is an expression, and stays)
+  awk -v rows="$rows" '
+    /<operator / { beacon = /kind="Beacon"/ }
+    beacon && /<param name="count">/ { sub(/>[0-9]+</, ">" rows "<") }
+    { print }' "$gd/graph.xml" >"$gd/seq.xml"
+  t0=$(sf_now)
+  if ! (cd "$gd/ref" && timeout -k 5 300 "$B/sf-exec" ../seq.xml) >"$gd/ref.log" 2>&1; then
+    sf_bad "graph-$g" "the sequential run of sf-randgraph $gseed (rows $rows) failed" "$gd/ref.log"
+    return
+  fi
+  t1=$(sf_now)
+  sf_elapsed "$t0" "$t1" >"$gd/secs"
+  # how many checkpoints a whole run at width 2 completes (they come as fast as the barriers get
+  # through the queues, and stop when the sources end): the kills are spread over that many
+  calibrate "$g" || return
+  GRAPH_OK=1
+  prepared[$g]=1
+}
+
+# calibrate G: $GD/kmax, the newest checkpoint seen complete in an uninterrupted run at width 2 with
+# checkpoints every IV s, and $GD/gap_ms, the milliseconds until it was seen over kmax (the time between two
+# completions); its outputs must be the sequential run's (a plain run with checkpoints)
+calibrate() {
+  local g=$1 d=$GD/calibrate t0 t1 pid
+  xformed 2 || return 1
+  mkdir -p "$d/out"
+  t0=$(sf_now)
+  (cd "$d" && exec timeout -k 5 300 "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval "$IV" "$GD/w2.xml") \
+    >"$d/run.log" 2>&1 &
+  pid=$!
+  local seen=0 t_seen=""
+  while running "$pid"; do
+    newest_complete "$d"
+    ((NEWEST > seen)) && seen=$NEWEST && t_seen=$(sf_now)
+    sleep 0.005
+  done
+  wait "$pid"
+  ST=$?
+  t1=$(sf_now)
+  if [[ $ST != 0 ]]; then
+    sf_bad "graph-$g" "sf-randgraph $GSEED at width 2 with checkpoints every $IV s exited $ST" "$d/run.log"
+    return 1
+  elif [[ -s $d/run.log ]]; then
+    sf_bad "graph-$g" "sf-randgraph $GSEED at width 2 with checkpoints every $IV s said something" "$d/run.log"
+    return 1
+  elif ! outputs_ok "$d"; then
+    sf_bad "graph-$g" "sf-randgraph $GSEED at width 2 with checkpoints every $IV s: $WHY" "$d/run.log"
+    return 1
+  fi
+  echo "$seen" >"$GD/kmax"
+  awk -v a="$t0" -v b="${t_seen:-$t1}" -v k="$seen" 'BEGIN { printf "%d\n", (b - a) * 1000 / (k > 0 ? k : 1) }' >"$GD/gap_ms"
+  # near_end's limit: 90 % of the output, when it is big enough to tell (else 0: never)
+  local bytes
+  bytes=$(cat "$GD"/ref/out/* | wc -c)
+  echo $((bytes >= 262144 ? bytes * 9 / 10 : 0)) >"$GD/cap"
+  sf_ok "graph-$g" "sf-randgraph $GSEED: sequential run $(cat "$GD/secs") s; at width 2 with checkpoints every $IV s $(sf_elapsed "$t0" "$t1") s, newest complete checkpoint seen $seen, outputs right"
+  rm -rf "$d"
+}
+
+# xformed W: $GD/wW.xml, sf-xform -w W of the graph (1 when it could be made)
+xformed() {
+  local w=$1
+  [[ -f $GD/w$w.xml ]] && return 0
+  "$B/sf-xform" -w "$w" "$GD/seq.xml" -o "$GD/w$w.xml" 2>"$GD/xform-w$w.log" && return 0
+  sf_bad "run-$I" "sf-xform -w $w of sf-randgraph $GSEED failed" "$GD/xform-w$w.log"
+  return 1
+}
+
+# clash WA WB: the graphs at widths WA and WB give one name of a Split or Merge (rN.split, rN.merge,
+# rN.split[K]: regions are numbered, and which regions exist depends on the width when operators
+# carry width hints) to different operators (their origin): the known bug 2 (the top of this file)
+regions() { # W: the lines NAME=ORIGIN of wW.xml's Splits and Merges, cached
+  [[ -f $GD/regions-w$1 ]] ||
+    grep -o '<operator name="r[0-9]*\.\(split\|merge\)\(\[[0-9]*\]\)\?" kind="[A-Za-z]*"[^>]* origin="[^"]*"' "$GD/w$1.xml" |
+    sed 's/^<operator name="\([^"]*\)".* origin="\([^"]*\)"$/\1=\2/' | LC_ALL=C sort >"$GD/regions-w$1"
+  cat "$GD/regions-w$1"
+}
+clash() { # WA WB
+  [[ $1 != "$2" ]] && [[ -n $(LC_ALL=C join -t = <(regions "$1") <(regions "$2") | awk -F = '$2 != $3') ]]
+}
+
+# ---- one sf-exec, killed ----
+
+# newest_complete DIR: NEWEST is the highest K with DIR/ck/ckpt-K/MANIFEST (a complete
+# checkpoint), or 0 (no subshell: it is polled)
+newest_complete() {
+  local m k
+  NEWEST=0
+  for m in "$1"/ck/ckpt-*/MANIFEST; do
+    [[ -f $m ]] || continue
+    k=${m%/MANIFEST}
+    k=${k##*/ckpt-}
+    [[ $k =~ ^[0-9]+$ ]] && ((k > NEWEST)) && NEWEST=$k
+  done
+}
+
+# running PID: the process exists and has not ended (kill -0 also succeeds on a zombie)
+running() {
+  local st
+  read -r _ _ st _ 2>/dev/null <"/proc/$1/stat" && [[ $st != Z ]]
+}
+
+# ms_sleep MS
+ms_sleep() { sleep "$(awk -v m="$1" 'BEGIN { printf "%.3f", m / 1000 }')"; }
+
+# near_end DIR: the sinks' temporary files in DIR/out hold CAP bytes or more (CAP 0: never), i.e.
+# 90 % of the sequential run's output: the job is about to complete
+near_end() {
+  ((CAP > 0)) || return 1
+  local n sum=0
+  for n in $(stat -c %s -- "$1"/out/.*.sf-part 2>/dev/null); do sum=$((sum + n)); done
+  ((sum >= CAP))
+}
+
+# killed_run DIR W INTERVAL AFTER DELAY_MS LOG [--restore]: sf-exec on wW.xml in DIR with checkpoints
+# every INTERVAL s; once a checkpoint numbered AFTER or higher is complete (AFTER 0: at once), it
+# waits DELAY_MS ms more and sends SIGKILL; but as soon as the output is near its end (near_end), it
+# kills at once: the kill lands mid-stream even when the job goes faster than its calibration said.
+# Sets ST (the exit status: 137 when the kill ended it), AT_KILL (the newest complete checkpoint
+# when it died) and the moment in WHEN.
+killed_run() {
+  local d=$1 w=$2 iv=$3 after=$4 ms=$5 log=$6 pid end=0 deadline
+  NEWEST=0
+  (cd "$d" && exec "$B/sf-exec" ${7:-} --checkpoint-dir ck --checkpoint-interval "$iv" "$GD/w$w.xml") >"$log" 2>&1 &
+  pid=$!
+  # a checkpoint takes some ms: 5 ms polls see each one (a slow machine only makes them later)
+  while ((after > 0)); do
+    newest_complete "$d"
+    ((NEWEST >= after)) && break
+    near_end "$d" && end=1 && break
+    running "$pid" || break
+    sleep 0.005
+  done
+  NEWEST_SEEN=$NEWEST
+  if ((!end)); then
+    deadline=$((${EPOCHREALTIME//[.,]/} + ms * 1000))
+    while ((${EPOCHREALTIME//[.,]/} < deadline)); do
+      near_end "$d" && end=1 && break
+      running "$pid" || break
+      sleep 0.003
+    done
+  fi
+  kill -KILL "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  ST=$?
+  newest_complete "$d"
+  AT_KILL=$NEWEST
+  if ((after == 0)); then
+    WHEN="$ms ms after the start"
+  else
+    WHEN="$ms ms after checkpoint $after was complete"
+  fi
+  if ((end)); then
+    WHEN="killed as its output reached 90 % (planned: $WHEN)"
+  elif [[ $ST == 0 ]] || ((after > 0 && NEWEST_SEEN < after)); then
+    WHEN="to be killed $WHEN"
+  else
+    WHEN="killed $WHEN"
+  fi
+}
+
+# expect_line AT_KILL: the line a restore must print
+expect_line() {
+  if (($1 > 0)); then
+    echo "sf-exec: restored checkpoint $1 from 'ck'"
+  else
+    echo "sf-exec: no complete checkpoint in 'ck': starting from the beginning"
+  fi
+}
+
+# restore_log_ok LOG AT_KILL [PARTIAL [CLEANUP]]: LOG has the line saying what was restored, and
+# besides it only warnings about checkpoints newer than the restored one that never completed (a
+# kill while they were written). PARTIAL: the run was killed, and may have died before it said
+# anything. CLEANUP: the kill came while the completed job removed its checkpoints, which may be
+# half removed: any checkpoint up to AT_KILL may be named as unusable, and any one (or none) used.
+restore_log_ok() {
+  local log=$1 k=$2 partial=${3:-} cleanup=${4:-} want line ok=0
+  local skip="^sf-exec: warning: checkpoint ([0-9]+) in 'ck' cannot be used \\((.*)\\); trying an older one$"
+  local took="^sf-exec: restored checkpoint ([0-9]+) from 'ck'$"
+  want=$(expect_line "$k")
+  while IFS= read -r line; do
+    if [[ $line == "$want" ]]; then
+      ok=1
+    elif [[ $line =~ $skip ]] && ((BASH_REMATCH[1] > k)) && [[ ${BASH_REMATCH[2]} == "no manifest: it never completed" ]]; then
+      :
+    elif [[ -n $cleanup ]] && [[ $line =~ $skip || $line =~ $took ]] && ((BASH_REMATCH[1] <= k)); then
+      [[ $line =~ $took ]] && ok=1
+    elif [[ -n $cleanup && $line == "$(expect_line 0)" ]]; then
+      ok=1
+    else
+      WHY="unexpected line '$line' (expected '$want')"
+      return 1
+    fi
+  done <"$log"
+  if [[ $ok == 0 && -z $partial ]]; then
+    WHY="no line '$want'"
+    return 1
+  fi
+  return 0
+}
+
+# committed DIR: DIR/out holds a file that is not hidden: the job had committed (renamed) its
+# outputs, which with checkpoints happens only once it completed
+committed() { [[ -n $(cd "$1/out" && find . -maxdepth 1 -type f ! -name '.*' -print -quit) ]]; }
+
+# outputs_ok DIR: DIR/out equals the sequential run's (every file, byte for byte; no temporary file
+# left), and no checkpoint is left in DIR/ck (the completed job removed them)
+outputs_ok() {
+  local d=$1 report left
+  if ! report=$(sf_compare_dirs "$GD/ref/out" "$d/out"); then
+    WHY="the outputs differ from the sequential run's:"$'\n'"$report"
+    return 1
+  fi
+  left=$(cd "$d" && ls -d ck/ckpt-* 2>/dev/null | tr '\n' ' ')
+  if [[ -n $left ]]; then
+    WHY="the completed job left checkpoints: $left"
+    return 1
+  fi
+  return 0
+}
+
+# before_restore K CKW W: what may go wrong, the known bugs (the top of this file), when a restore
+# at width W starts from checkpoints up to K written at width CKW: PRE_COMMITTED (1: the outputs
+# were committed before the kill: bug 1), CLASH (1: bug 2), LENIENT (restore_log_ok's CLEANUP:
+# "cleanup" when a bug may be met: the restore may then name checkpoints as unusable, fall back, or
+# start from the beginning; never with SF_KILL_STRICT)
+before_restore() {
+  PRE_COMMITTED=0 CLASH=0 LENIENT=""
+  committed "$D" && PRE_COMMITTED=1
+  (($1 > 0)) && clash "$2" "$3" && CLASH=1
+  [[ -z $strict && ($PRE_COMMITTED == 1 || $CLASH == 1) ]] && LENIENT=cleanup
+  return 0
+}
+
+# known_failure LOG ST W: the restore at width W (before_restore called) exited ST, not 0, the way
+# one of the known bugs makes it: then it prints the KNOWN line and counts it (never with
+# SF_KILL_STRICT)
+known_failure() {
+  local log=$1 st=$2 w=$3 bug="" last
+  [[ -n $strict || $st != 1 ]] && return 1
+  last=$(tail -n 1 "$log")
+  if [[ $PRE_COMMITTED == 1 ]] &&
+    [[ $last =~ ^sf-exec:\ error:\ operator\ \'[^\']*\':\ cannot\ restore:\ its\ file\ \'[^\']*\'\ from\ the\ checkpoint:\ No\ such\ file\ or\ directory$ ]]; then
+    bug="1 (a kill after the commit)"
+  elif [[ $CLASH == 1 && $last == "sf-exec: error: "* ]]; then
+    bug="2 (Split and Merge names differ between the widths)"
+  fi
+  [[ -n $bug ]] || return 1
+  bump "known bug $bug"
+  printf '%-*s KNOWN %s\n' "$SF_CASE_WIDTH" "run-$I" "$DESC: the restore at width $w exited $st, known bug $bug: $last"
+  [[ ${SF_KEEP:-0} == 1 ]] || rm -rf "$D"
+  return 0
+}
+
+# ---- the runs ----
+
+declare -A count=()
+bump() { count[$1]=$((${count[$1]:-0} + 1)); }
+widths=(1 2 3 4)
+
+# fail_run WHAT LOG...: the FAIL line with everything needed to repeat the run
+fail_run() {
+  local what=$1
+  shift
+  sf_bad "run-$I" "$DESC: $what"$'\n'"    repeat: SF_KILL_SEED=$seed SF_KILL_ONLY=$I bash $src/tests/kill_restore.sh $build $src"$'\n'"    by hand: $B/sf-randgraph $GSEED out | (set rows to $rows in the Beacon's count) > seq.xml; $B/sf-xform -w W seq.xml -o wW.xml; mkdir out; $B/sf-exec --checkpoint-dir ck --checkpoint-interval $IV w$W1.xml, kill -9, then sf-exec --restore ... (run dir $D)" "$@"
+  sf_keep "$D"
+  bump failed
+}
+
+# classify AT_KILL: the bucket of a first kill
+classify() {
+  if (($1 == 0)); then bump "killed before any checkpoint"
+  elif (($1 <= 2)); then bump "killed after checkpoint 1-2"
+  elif (($1 <= 5)); then bump "killed after checkpoint 3-5"
+  else bump "killed after checkpoint 6+"
+  fi
+}
+
+for ((I = 1; I <= runs; I++)); do
+  [[ -n $only && " $only " != *" $I "* ]] && continue
+  G=$(((I - 1) / per_graph + 1))
+  prepare_graph "$G"
+  if [[ $GRAPH_OK != 1 ]]; then
+    bump failed
+    continue
+  fi
+  RANDOM=$(((seed * 1000 + I) % 2147483647))
+  W1=${widths[RANDOM % 4]}
+  W2=${widths[RANDOM % 4]}
+  W3=${widths[RANDOM % 4]}
+  secs=$(cat "$GD/secs")
+  kmax=$(cat "$GD/kmax")
+  ((kmax < 1)) && kmax=1
+  gap=$(cat "$GD/gap_ms")
+  CAP=$(cat "$GD/cap")
+  IV=$iv
+  D=$work/run-$I
+  mkdir -p "$D/out"
+  for w in "$W1" "$W2" "$W3"; do xformed "$w" || continue 2; done
+  kind=$((I % 10))
+  case $kind in
+  [0-5]) what=kill after=$((1 + RANDOM % kmax)) ms=$((RANDOM % (gap + 1))) ;;
+  6) what=early after=0 ms=$((RANDOM % (gap + 1))) ;;
+  7) what=nockpt after=0 IV=60
+     ms=$(awk -v s="$secs" -v r=$((RANDOM % 1000)) 'BEGIN { printf "%d", s * 1000 * (0.05 + 0.85 * r / 1000) }') ;;
+  *) what=twice after=$((1 + RANDOM % kmax)) ms=$((RANDOM % (gap + 1))) ;;
+  esac
+  DESC="$what, graph sf-randgraph $GSEED (rows $rows), width $W1 -> $W2$([[ $what == twice ]] && echo " -> $W3"), interval $IV s"
+  if ((W2 < W1)); then bump "restored narrower"; elif ((W2 > W1)); then bump "restored wider"; else bump "restored at the same width"; fi
+
+  killed_run "$D" "$W1" "$IV" "$after" "$ms" "$D/run1.log"
+  DESC+=", $WHEN (newest complete: $AT_KILL)"
+  if [[ $ST == 0 ]]; then
+    # the job ended before the kill: a plain run with checkpoints
+    if ! outputs_ok "$D"; then fail_run "finished before the kill, but $WHY" "$D/run1.log"; continue; fi
+    bump "finished before the kill"
+    sf_ok "run-$I" "$DESC: finished before the kill, outputs right"
+    [[ ${SF_KEEP:-0} == 1 ]] || rm -rf "$D"
+    continue
+  elif [[ $ST != 137 ]]; then
+    fail_run "the run to be killed exited $ST on its own" "$D/run1.log"
+    continue
+  fi
+  if committed "$D"; then
+    bump "killed after the commit"
+    DESC+=" after it had committed its outputs"
+  else
+    classify "$AT_KILL"
+  fi
+  ckw=$W1 # the width of the run that wrote the newest checkpoint
+  last=$W2
+  if [[ $what == twice ]] && ! committed "$D"; then
+    k1=$AT_KILL
+    after2=$((RANDOM % (kmax + 1)))
+    ms2=$((RANDOM % (gap + 1)))
+    before_restore "$k1" "$W1" "$W2"
+    killed_run "$D" "$W2" "$IV" $((after2 > 0 ? k1 + after2 : 0)) "$ms2" "$D/run2.log" --restore
+    DESC+=", restored and $WHEN again (newest complete: $AT_KILL)"
+    if [[ $ST != 0 && $ST != 137 ]] && known_failure "$D/run2.log" "$ST" "$W2"; then
+      continue
+    elif [[ $ST == 0 ]]; then
+      if ! restore_log_ok "$D/run2.log" "$k1" "" "$LENIENT"; then fail_run "the first restore (it finished): $WHY" "$D/run2.log"; continue; fi
+      if ! outputs_ok "$D"; then fail_run "the first restore finished before the second kill, but $WHY" "$D/run2.log"; continue; fi
+      bump "restored ok"
+      bump "second kill too late"
+      sf_ok "run-$I" "$DESC: the first restore finished first, outputs right"
+      [[ ${SF_KEEP:-0} == 1 ]] || rm -rf "$D"
+      continue
+    elif [[ $ST != 137 ]]; then
+      fail_run "the first restore exited $ST on its own" "$D/run2.log"
+      continue
+    elif ! restore_log_ok "$D/run2.log" "$k1" partial "$LENIENT"; then
+      fail_run "the first restore: $WHY" "$D/run2.log"
+      continue
+    elif ((AT_KILL < k1)) && [[ -z $LENIENT ]]; then
+      fail_run "the first restore lost checkpoint $k1 (newest complete now $AT_KILL)" "$D/run2.log"
+      continue
+    fi
+    bump "killed twice"
+    if committed "$D"; then
+      bump "killed after the commit"
+      DESC+=" after it had committed its outputs"
+    fi
+    ((AT_KILL > k1)) && ckw=$W2
+    last=$W3
+  fi
+  before_restore "$AT_KILL" "$ckw" "$last"
+  (cd "$D" && timeout -k 5 300 "$B/sf-exec" --restore --checkpoint-dir ck --checkpoint-interval "$IV" "$GD/w$last.xml") \
+    >"$D/restore.log" 2>&1
+  ST=$?
+  if [[ $ST != 0 ]] && known_failure "$D/restore.log" "$ST" "$last"; then
+    continue
+  elif [[ $ST != 0 ]]; then
+    fail_run "the restore at width $last exited $ST$([[ $ST == 124 ]] && echo " (timed out)")" "$D/restore.log"
+  elif ! restore_log_ok "$D/restore.log" "$AT_KILL" "" "$LENIENT"; then
+    fail_run "the restore at width $last: $WHY" "$D/restore.log"
+  elif ! outputs_ok "$D"; then
+    fail_run "the restore at width $last: $WHY" "$D/restore.log"
+  else
+    bump "restored ok"
+    sf_ok "run-$I" "$DESC: restored, outputs right"
+    [[ ${SF_KEEP:-0} == 1 ]] || rm -rf "$D"
+  fi
+done
+
+total=$(sf_elapsed "$t_start" "$(sf_now)")
+echo "kill_restore: counts (seed $seed):"
+b1="known bug 1 (a kill after the commit)"
+b2="known bug 2 (Split and Merge names differ between the widths)"
+for k in "killed after checkpoint 1-2" "killed after checkpoint 3-5" "killed after checkpoint 6+" \
+  "killed before any checkpoint" "killed after the commit" "killed twice" "finished before the kill" \
+  "second kill too late" "restored narrower" "restored wider" "restored at the same width" \
+  "restored ok" "$b1" "$b2" failed; do
+  printf '  %-62s %d\n' "$k" "${count[$k]:-0}"
+done
+if ((${count[$b1]:-0} + ${count[$b2]:-0} > 0)); then
+  echo "kill_restore: $((${count[$b1]:-0} + ${count[$b2]:-0})) runs met known bugs, not counted as failures" \
+    "(see the top of tests/kill_restore.sh; SF_KILL_STRICT=1 makes them failures)"
+fi
+echo "kill_restore: $SF_PASSED passed, $SF_FAILED failed, ${total}s (seed $seed)"
+[[ $SF_FAILED == 0 ]]
