@@ -25,6 +25,13 @@
 #   8-9 twice:    killed after checkpoint k1, restored at W2 and killed again after k2 (0..KMAX)
 #                 more checkpoints, restored at W3 to the end (the first restore must say it took
 #                 k1, and lose nothing: the newest complete one at the second kill is k1 or newer).
+# Runs 3, 23, 43, ... (a kill) run on three executors instead: sf-launch (loopback ports, plaintext,
+# no --restart) of the graph rewritten with --hosts h0,h1,h2, one executor drawn at random killed
+# with SIGKILL once the sinks' temporary files hold a random 5 to 50 % of the sequential output (or,
+# when that is too small to tell, once checkpoint 1 is complete: three executors place checkpoints
+# further ahead and complete the first ones late); sf-launch must fail naming it ("sf-launch: error:
+# host 'h1' failed: killed by SIGKILL"), and `sf-launch --restore` at W2 must complete with every
+# executor saying what it restored, as above, and the same outputs.
 # A run whose job ended before the kill is checked as a plain run (its outputs, nothing left) and
 # counted apart. The counts at the end: how many were killed after a complete checkpoint (by the
 # checkpoint's number), before any, after the commit (below), twice, finished before the kill, the
@@ -80,6 +87,7 @@ per_graph=${SF_KILL_PER_GRAPH:-4}
 rows=${SF_KILL_ROWS:-200000}
 iv=0.02 # the checkpoint interval (the coordinator looks every 20 ms: no use going below)
 IV=$iv
+DIST=0 AT_BYTES=0 # per run: on three executors; killed at this many bytes of output
 if [[ -n ${SF_SANITIZE:-} ]]; then # several times slower: fewer and shorter runs
   runs=${SF_KILL_RUNS:-20}
   rows=${SF_KILL_ROWS:-50000}
@@ -222,13 +230,19 @@ running() {
 # ms_sleep MS
 ms_sleep() { sleep "$(awk -v m="$1" 'BEGIN { printf "%.3f", m / 1000 }')"; }
 
+# written DIR: WRITTEN, the bytes in the sinks' temporary files in DIR/out
+written() {
+  local n
+  WRITTEN=0
+  for n in $(stat -c %s -- "$1"/out/.*.sf-part 2>/dev/null); do WRITTEN=$((WRITTEN + n)); done
+}
+
 # near_end DIR: the sinks' temporary files in DIR/out hold CAP bytes or more (CAP 0: never), i.e.
 # 90 % of the sequential run's output: the job is about to complete
 near_end() {
   ((CAP > 0)) || return 1
-  local n sum=0
-  for n in $(stat -c %s -- "$1"/out/.*.sf-part 2>/dev/null); do sum=$((sum + n)); done
-  ((sum >= CAP))
+  written "$1"
+  ((WRITTEN >= CAP))
 }
 
 # killed_run DIR W INTERVAL AFTER DELAY_MS LOG [--restore]: sf-exec on wW.xml in DIR with checkpoints
@@ -238,10 +252,17 @@ near_end() {
 # Sets ST (the exit status: 137 when the kill ended it), AT_KILL (the newest complete checkpoint
 # when it died) and the moment in WHEN.
 killed_run() {
-  local d=$1 w=$2 iv=$3 after=$4 ms=$5 log=$6 pid end=0 deadline
+  local d=$1 w=$2 iv=$3 after=$4 ms=$5 log=$6 pid end=0 deadline victim="" vpid=""
   NEWEST=0
-  (cd "$d" && exec "$B/sf-exec" ${7:-} --checkpoint-dir ck --checkpoint-interval "$iv" "$GD/w$w.xml") >"$log" 2>&1 &
-  pid=$!
+  if [[ $DIST == 1 ]]; then
+    (cd "$d" && exec setsid timeout -k 5 300 bash "$src/tools/sf-launch" --exec "$B/sf-exec" --insecure-plaintext \
+      ${7:-} --checkpoint-dir ck --checkpoint-interval "$iv" "$d/par-w$w.xml") >"$log" 2>&1 &
+    pid=$!
+    SF_GROUPS+=("$pid")
+  else
+    (cd "$d" && exec "$B/sf-exec" ${7:-} --checkpoint-dir ck --checkpoint-interval "$iv" "$GD/w$w.xml") >"$log" 2>&1 &
+    pid=$!
+  fi
   # a checkpoint takes some ms: 5 ms polls see each one (a slow machine only makes them later)
   while ((after > 0)); do
     newest_complete "$d"
@@ -251,7 +272,14 @@ killed_run() {
     sleep 0.005
   done
   NEWEST_SEEN=$NEWEST
-  if ((!end)); then
+  if ((!end && AT_BYTES > 0)); then
+    # (three executors) at a point of the output rather than after a delay
+    while running "$pid"; do
+      written "$d"
+      ((WRITTEN >= AT_BYTES)) && break
+      sleep 0.003
+    done
+  elif ((!end)); then
     deadline=$((${EPOCHREALTIME//[.,]/} + ms * 1000))
     while ((${EPOCHREALTIME//[.,]/} < deadline)); do
       near_end "$d" && end=1 && break
@@ -259,23 +287,40 @@ killed_run() {
       sleep 0.003
     done
   fi
-  kill -KILL "$pid" 2>/dev/null
-  wait "$pid" 2>/dev/null
-  ST=$?
+  if [[ $DIST == 1 ]]; then
+    # one executor, drawn at random, is killed; sf-launch (no --restart) then fails the job
+    victim=h$((RANDOM % 3))
+    vpid=$(pgrep -f -- "sf-exec --host $victim .*$d/par-w$w.xml" | head -n 1)
+    [[ -n $vpid ]] && kill -KILL "$vpid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    ST=$?
+    if [[ $ST == 1 && -n $vpid ]] &&
+      [[ $(grep -m 1 '^sf-launch:' "$log") == "sf-launch: error: host '$victim' failed: killed by SIGKILL" ]]; then
+      ST=137 # killed as planned, and said so
+    fi
+  else
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    ST=$?
+  fi
   newest_complete "$d"
   AT_KILL=$NEWEST
-  if ((after == 0)); then
+  if ((AT_BYTES > 0)); then
+    WHEN="when the output held $AT_BYTES bytes"
+  elif ((after == 0)); then
     WHEN="$ms ms after the start"
   else
     WHEN="$ms ms after checkpoint $after was complete"
   fi
-  if ((end)); then
-    WHEN="killed as its output reached 90 % (planned: $WHEN)"
-  elif [[ $ST == 0 ]] || ((after > 0 && NEWEST_SEEN < after)); then
+  if [[ $ST == 0 ]] || ((!end && after > 0 && NEWEST_SEEN < after)); then
     WHEN="to be killed $WHEN"
+  elif ((end)); then
+    WHEN="killed as its output reached 90 % (planned: $WHEN)"
   else
     WHEN="killed $WHEN"
   fi
+  [[ -n $victim ]] && WHEN="$victim $WHEN"
+  return 0
 }
 
 # expect_line AT_KILL: the line a restore must print
@@ -357,11 +402,12 @@ before_restore() {
 known_failure() {
   local log=$1 st=$2 w=$3 bug="" last
   [[ -n $strict || $st != 1 ]] && return 1
-  last=$(tail -n 1 "$log")
+  # (on three executors the executor's error comes before sf-launch's lines)
+  last=$(grep -m 1 '^sf-exec: error: ' "$log")
   if [[ $PRE_COMMITTED == 1 ]] &&
     [[ $last =~ ^sf-exec:\ error:\ operator\ \'[^\']*\':\ cannot\ restore:\ its\ file\ \'[^\']*\'\ from\ the\ checkpoint:\ No\ such\ file\ or\ directory$ ]]; then
     bug="1 (a kill after the commit)"
-  elif [[ $CLASH == 1 && $last == "sf-exec: error: "* ]]; then
+  elif [[ $CLASH == 1 && -n $last ]]; then
     bug="2 (Split and Merge names differ between the widths)"
   fi
   [[ -n $bug ]] || return 1
@@ -381,7 +427,9 @@ widths=(1 2 3 4)
 fail_run() {
   local what=$1
   shift
-  sf_bad "run-$I" "$DESC: $what"$'\n'"    repeat: SF_KILL_SEED=$seed SF_KILL_ONLY=$I bash $src/tests/kill_restore.sh $build $src"$'\n'"    by hand: $B/sf-randgraph $GSEED out | (set rows to $rows in the Beacon's count) > seq.xml; $B/sf-xform -w W seq.xml -o wW.xml; mkdir out; $B/sf-exec --checkpoint-dir ck --checkpoint-interval $IV w$W1.xml, kill -9, then sf-exec --restore ... (run dir $D)" "$@"
+  local how="$B/sf-exec --checkpoint-dir ck --checkpoint-interval $IV w$W1.xml, kill -9, then sf-exec --restore ..."
+  ((DIST)) && how="bash $src/tools/sf-launch --exec $B/sf-exec --insecure-plaintext --checkpoint-dir ck --checkpoint-interval $IV par-w$W1.xml (sf-xform with --hosts), kill -9 of one executor, then sf-launch --restore ..."
+  sf_bad "run-$I" "$DESC: $what"$'\n'"    repeat: SF_KILL_SEED=$seed SF_KILL_ONLY=$I bash $src/tests/kill_restore.sh $build $src"$'\n'"    by hand: $B/sf-randgraph $GSEED out | (set rows to $rows in the Beacon's count) > seq.xml; $B/sf-xform -w W seq.xml -o wW.xml; mkdir out; $how (run dir $D)" "$@"
   sf_keep "$D"
   bump failed
 }
@@ -417,6 +465,20 @@ for ((I = 1; I <= runs; I++)); do
   mkdir -p "$D/out"
   for w in "$W1" "$W2" "$W3"; do xformed "$w" || continue 2; done
   kind=$((I % 10))
+  DIST=0
+  if ((I % 20 == 3)); then
+    # on three executors (sf-launch, loopback, plaintext), both graphs on the same ports
+    DIST=1
+    bump "on 3 executors"
+    sf_next_ports 3 || exit 1
+    for w in "$W1" "$W2"; do
+      if ! "$B/sf-xform" -w "$w" --hosts "h0=127.0.0.1:$P0,h1=127.0.0.1:$P1,h2=127.0.0.1:$P2" "$GD/seq.xml" \
+        -o "$D/par-w$w.xml" 2>"$D/xform.log"; then
+        sf_bad "run-$I" "sf-xform -w $w --hosts ... of sf-randgraph $GSEED failed" "$D/xform.log"
+        continue 2
+      fi
+    done
+  fi
   case $kind in
   [0-5]) what=kill after=$((1 + RANDOM % kmax)) ms=$((RANDOM % (gap + 1))) ;;
   6) what=early after=0 ms=$((RANDOM % (gap + 1))) ;;
@@ -424,7 +486,15 @@ for ((I = 1; I <= runs; I++)); do
      ms=$(awk -v s="$secs" -v r=$((RANDOM % 1000)) 'BEGIN { printf "%d", s * 1000 * (0.05 + 0.85 * r / 1000) }') ;;
   *) what=twice after=$((1 + RANDOM % kmax)) ms=$((RANDOM % (gap + 1))) ;;
   esac
-  DESC="$what, graph sf-randgraph $GSEED (rows $rows), width $W1 -> $W2$([[ $what == twice ]] && echo " -> $W3"), interval $IV s"
+  # three executors complete their first checkpoints later (further ahead, through REQUEST), often
+  # near the end: killed at a random point of the output (5 to 50 % of the sequential run's)
+  # instead, when it is big enough to tell, else after the first checkpoint
+  AT_BYTES=0
+  if ((DIST)); then
+    after=1 ms=0
+    ((CAP > 0)) && after=0 AT_BYTES=$((CAP * (5 + RANDOM % 46) / 90))
+  fi
+  DESC="$what$( ((DIST)) && echo " on 3 executors"), graph sf-randgraph $GSEED (rows $rows), width $W1 -> $W2$([[ $what == twice ]] && echo " -> $W3"), interval $IV s"
   if ((W2 < W1)); then bump "restored narrower"; elif ((W2 > W1)); then bump "restored wider"; else bump "restored at the same width"; fi
 
   killed_run "$D" "$W1" "$IV" "$after" "$ms" "$D/run1.log"
@@ -484,9 +554,20 @@ for ((I = 1; I <= runs; I++)); do
     last=$W3
   fi
   before_restore "$AT_KILL" "$ckw" "$last"
-  (cd "$D" && timeout -k 5 300 "$B/sf-exec" --restore --checkpoint-dir ck --checkpoint-interval "$IV" "$GD/w$last.xml") \
-    >"$D/restore.log" 2>&1
-  ST=$?
+  if ((DIST)); then
+    (cd "$D" && exec setsid timeout -k 5 300 bash "$src/tools/sf-launch" --exec "$B/sf-exec" --insecure-plaintext \
+      --restore --checkpoint-dir ck --checkpoint-interval "$IV" "$D/par-w$last.xml") >"$D/launch.log" 2>&1 &
+    lpid=$!
+    SF_GROUPS+=("$lpid")
+    wait "$lpid"
+    ST=$?
+    # every executor says what it restored, as one sf-exec does (without its [hN] and the absolute DIR)
+    sed -e 's/^\[h[0-9]\] //' -e "s|'$D/ck'|'ck'|g" "$D/launch.log" >"$D/restore.log"
+  else
+    (cd "$D" && timeout -k 5 300 "$B/sf-exec" --restore --checkpoint-dir ck --checkpoint-interval "$IV" "$GD/w$last.xml") \
+      >"$D/restore.log" 2>&1
+    ST=$?
+  fi
   if [[ $ST != 0 ]] && known_failure "$D/restore.log" "$ST" "$last"; then
     continue
   elif [[ $ST != 0 ]]; then
@@ -507,7 +588,7 @@ echo "kill_restore: counts (seed $seed):"
 b1="known bug 1 (a kill after the commit)"
 b2="known bug 2 (Split and Merge names differ between the widths)"
 for k in "killed after checkpoint 1-2" "killed after checkpoint 3-5" "killed after checkpoint 6+" \
-  "killed before any checkpoint" "killed after the commit" "killed twice" "finished before the kill" \
+  "killed before any checkpoint" "killed after the commit" "killed twice" "on 3 executors" "finished before the kill" \
   "second kill too late" "restored narrower" "restored wider" "restored at the same width" \
   "restored ok" "$b1" "$b2" failed; do
   printf '  %-62s %d\n' "$k" "${count[$k]:-0}"
