@@ -98,6 +98,7 @@ for v in seed runs per_graph rows; do
     exit 2
   fi
 done
+seed=$((10#$seed)) # (a date or number with leading zeros is decimal all the same)
 only=${SF_KILL_ONLY:-}
 strict=${SF_KILL_STRICT:-}
 echo "kill_restore: seed $seed, $runs runs, $per_graph per graph, $rows rows; repeat with" \
@@ -445,6 +446,7 @@ classify() {
 
 for ((I = 1; I <= runs; I++)); do
   [[ -n $only && " $only " != *" $I "* ]] && continue
+  bump runs
   G=$(((I - 1) / per_graph + 1))
   prepare_graph "$G"
   if [[ $GRAPH_OK != 1 ]]; then
@@ -597,5 +599,9 @@ if ((${count[$b1]:-0} + ${count[$b2]:-0} > 0)); then
   echo "kill_restore: $((${count[$b1]:-0} + ${count[$b2]:-0})) runs met known bugs, not counted as failures" \
     "(see the top of tests/kill_restore.sh; SF_KILL_STRICT=1 makes them failures)"
 fi
-echo "kill_restore: $SF_PASSED passed, $SF_FAILED failed, ${total}s (seed $seed)"
+echo "kill_restore: ${count[runs]:-0} runs, $SF_PASSED passed, $SF_FAILED failed, ${total}s (seed $seed)"
+if [[ -z ${count[runs]:-} ]]; then
+  echo "error: no run was done (SF_KILL_ONLY='$only' names none of runs 1 to $runs)" >&2
+  exit 1
+fi
 [[ $SF_FAILED == 0 ]]
