@@ -424,6 +424,7 @@ static int restore_node(Exec *x, Node *n, NodeSnaps *ns, uint64_t id, char *why,
     atomic_store(&n->ck_pos, first->pos);
     ck->last_max = first->pos;
   }
+  n->ck_taking = id; /* rt_checkpoint_taking: the checkpoint being restored */
   for (int k = 0; k < ns->n; k++) {
     CkptSnap *s = &ns->s[k];
     if (n->inst.impl->restore) {

@@ -118,7 +118,7 @@ struct Node {
   atomic_ullong ck_pos; /* src of the tuple being emitted (atomic: the coordinator reads it) */
   uint64_t ck_seen;     /* the last checkpoint request it has dealt with (thread) */
   uint64_t ck_prev;     /* src of its previous tuple + 1 (0: none yet) (thread) */
-  uint64_t ck_taking;   /* the checkpoint its snapshot is being taken for (thread) */
+  uint64_t ck_taking;   /* the checkpoint its snapshot is being taken for, or restored from (thread) */
   const char *label;    /* "operator 'NAME'" (a replica's: "operator 'NAME' (from 'ORIGIN')"), as
                            rt_fail names it: what fatal.c's handlers write (plan) */
 };

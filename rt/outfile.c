@@ -87,7 +87,8 @@ static void set_target(OutFile *f, const char *target) {
   free(f->target);
   free(f->dir);
   free(f->tmp);
-  f->tmp = NULL;
+  free(f->why);
+  f->tmp = f->why = NULL;
   f->target = strdup(target);
   const char *slash = strrchr(target, '/');
   size_t dirlen = slash ? (size_t)(slash - target) : 0;
@@ -99,57 +100,90 @@ static void set_target(OutFile *f, const char *target) {
   f->size = 0;
 }
 
-int outfile_open(OutFile *f, const char *target, OutFileHow how) {
-  expect(f, "outfile_open", FROM_START);
-  set_target(f, target);
-  const char *slash = strrchr(target, '/');
-  const char *base = slash ? slash + 1 : target;
-  if (asprintf(&f->tmp, how == OUTFILE_UNIQUE ? "%s/.%s.tmp.XXXXXX" : "%s/.%s.sf-part", f->dir, base) < 0)
-    sf_die("out of memory");
-  int fd;
-  if (how == OUTFILE_UNIQUE) {
-    fd = mkostemp(f->tmp, O_CLOEXEC);
-  } else {
-    fd = how == OUTFILE_REUSE ? open(f->tmp, O_WRONLY | O_CLOEXEC) : -1;
-    f->existed = fd >= 0;
-    if (fd < 0 && (how == OUTFILE_FIXED || errno == ENOENT))
-      fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  }
-  if (fd < 0) {
+/* The fixed temporary name of f->target: DIR/.BASE.sf-part (or the unique one's template). */
+static void name_temp(OutFile *f, bool unique) {
+  const char *slash = strrchr(f->target, '/');
+  const char *base = slash ? slash + 1 : f->target;
+  if (asprintf(&f->tmp, unique ? "%s/.%s.tmp.XXXXXX" : "%s/.%s.sf-part", f->dir, base) < 0) sf_die("out of memory");
+}
+
+/* -1 with f->why saying what is wrong with f->tmp (errno 0). */
+static int refuse(OutFile *f, const char *what) {
+  free(f->why);
+  if (asprintf(&f->why, "'%s' %s", f->tmp, what) < 0) sf_die("out of memory");
+  errno = 0;
+  return -1;
+}
+
+/* Opens the file at f->tmp that is there already (flags: O_RDONLY or O_WRONLY): never through a
+ * symbolic link, never blocking (a FIFO), and only a regular file with no other link, so that
+ * nothing planted at the name is written through. Its size in f->size. The descriptor, or -1 (ENOENT
+ * when nothing is there; errno 0 with f->why when something else is). */
+static int open_existing(OutFile *f, int flags) {
+  int fd = open(f->tmp, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0 && errno == ELOOP) return refuse(f, "is a symbolic link");
+  if (fd < 0 && errno == ENXIO) return refuse(f, "is not a regular file"); /* a FIFO without a reader */
+  if (fd < 0) return -1;
+  struct stat st;
+  if (fstat(fd, &st) < 0 || fcntl(fd, F_SETFL, flags) < 0) {
     int e = errno;
-    free(f->tmp);
-    f->tmp = NULL;
-    f->existed = false;
-    f->state = OUTFILE_CLOSED;
+    close(fd);
     errno = e;
     return -1;
   }
-  struct stat st;
-  if (f->existed && fstat(fd, &st) == 0) f->size = (int64_t)st.st_size;
+  if (!S_ISREG(st.st_mode) || st.st_nlink != 1) {
+    close(fd);
+    return refuse(f, S_ISREG(st.st_mode) ? "has another link" : "is not a regular file");
+  }
+  f->size = (int64_t)st.st_size;
+  return fd;
+}
+
+/* A failed open: CLOSED, nothing held but the names, errno kept. */
+static int open_failed(OutFile *f, int fd) {
+  int e = errno;
+  if (fd >= 0) close(fd);
+  free(f->tmp);
+  f->tmp = NULL;
+  f->existed = false;
+  f->state = OUTFILE_CLOSED;
+  errno = e;
+  return -1;
+}
+
+int outfile_open(OutFile *f, const char *target, OutFileHow how) {
+  expect(f, "outfile_open", FROM_START);
+  set_target(f, target);
+  name_temp(f, how == OUTFILE_UNIQUE);
+  int fd;
+  if (how == OUTFILE_UNIQUE) {
+    fd = mkostemp(f->tmp, O_CLOEXEC);
+  } else { /* the fixed name: what is there is taken only if it is a file of its own */
+    fd = open_existing(f, O_WRONLY);
+    f->existed = fd >= 0;
+    if (fd < 0 && errno == ENOENT) fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0 && f->existed && how == OUTFILE_FIXED && ftruncate(fd, 0) < 0) return open_failed(f, fd);
+    if (how == OUTFILE_FIXED) f->existed = false, f->size = 0;
+  }
+  if (fd < 0) return open_failed(f, fd);
   f->fd = fd;
-  f->empty_first = f->existed;
+  f->empty_first = f->named = f->existed; /* it may be a checkpoint's: a failure leaves it */
   temp_begin(f, OUTFILE_WRITING);
   return fchmod(f->fd, 0666 & ~current_umask());
 }
 
-int outfile_reopen(OutFile *f, const char *target, const char *tmp, bool take_back) {
+int outfile_reopen(OutFile *f, const char *target, bool take_back) {
   expect(f, "outfile_reopen", FROM_START);
   set_target(f, target);
-  f->tmp = strdup(tmp);
-  if (!f->tmp) sf_die("out of memory");
-  int fd = open(f->tmp, O_WRONLY | O_CLOEXEC);
-  if (fd < 0 && errno == ENOENT && take_back && rename(f->target, f->tmp) == 0) fd = open(f->tmp, O_WRONLY | O_CLOEXEC);
+  name_temp(f, false);
+  int fd = open_existing(f, O_WRONLY);
   struct stat st;
-  if (fd < 0 || fstat(fd, &st) < 0) {
-    int e = errno;
-    if (fd >= 0) close(fd);
-    f->state = OUTFILE_CLOSED;
-    errno = e;
-    return -1;
-  }
+  if (fd < 0 && errno == ENOENT && take_back && lstat(f->target, &st) == 0 && S_ISREG(st.st_mode) &&
+      rename(f->target, f->tmp) == 0)
+    fd = open_existing(f, O_WRONLY);
+  if (fd < 0) return open_failed(f, fd);
   f->fd = fd;
   f->existed = f->named = true; /* a failure leaves it: it is the checkpoint's */
-  f->size = (int64_t)st.st_size;
   temp_begin(f, OUTFILE_WRITING);
   return 0;
 }
@@ -157,7 +191,8 @@ int outfile_reopen(OutFile *f, const char *target, const char *tmp, bool take_ba
 /* An existing file opened to be reused goes empty before anything is written to it. */
 static int empty_first(OutFile *f) {
   if (!f->empty_first) return 0;
-  f->empty_first = false;
+  f->empty_first = f->named = false; /* this run's file now */
+  if (f->slot < 0) f->slot = tempfile_track(f->tmp);
   return ftruncate(f->fd, 0);
 }
 
@@ -196,7 +231,9 @@ int outfile_resume(OutFile *f, uint64_t len) {
 
 int outfile_sync(OutFile *f) {
   expect(f, "outfile_sync", FROM(OUTFILE_WRITING));
-  if (empty_first(f) < 0 || fsync(f->fd) < 0) return -1;
+  off_t len = empty_first(f) < 0 ? -1 : lseek(f->fd, 0, SEEK_CUR);
+  if (len < 0 || fsync(f->fd) < 0) return -1;
+  f->size = (int64_t)len;
   int fd = f->fd;
   f->fd = -1; /* closed even when close fails: what it reports stays unknown */
   if (close(fd) < 0) return -1;
@@ -213,12 +250,30 @@ void outfile_precommit(OutFile *f, uint64_t ckpt) {
   f->slot = -1;
 }
 
-void outfile_adopt(OutFile *f, const char *target, const char *tmp) {
+int outfile_adopt(OutFile *f, const char *target) {
   expect(f, "outfile_adopt", FROM_START);
   set_target(f, target);
-  f->tmp = strdup(tmp);
-  if (!f->tmp) sf_die("out of memory");
-  temp_begin(f, OUTFILE_PRECOMMITTED);
+  name_temp(f, false);
+  int fd = open_existing(f, O_RDONLY);
+  if (fd >= 0) {
+    close(fd);
+    temp_begin(f, OUTFILE_PRECOMMITTED);
+    return 0;
+  }
+  struct stat st;
+  int rc = -1;
+  if (errno == ENOENT && lstat(f->target, &st) == 0) { /* a run before a restart renamed it */
+    if (S_ISREG(st.st_mode)) {
+      f->size = (int64_t)st.st_size;
+      f->state = OUTFILE_PUBLISHED;
+      return 0;
+    }
+    rc = refuse(f, "is gone, and its target is not a regular file");
+  }
+  int e = errno;
+  f->state = OUTFILE_CLOSED;
+  errno = e;
+  return rc;
 }
 
 void outfile_sync_dir(const OutFile *f) {
@@ -231,9 +286,7 @@ void outfile_sync_dir(const OutFile *f) {
 
 int outfile_publish(OutFile *f, bool sync_dir) {
   expect(f, "outfile_publish", FROM(OUTFILE_SYNCED) | FROM(OUTFILE_PRECOMMITTED));
-  if (rename(f->tmp, f->target) < 0 &&
-      !(f->state == OUTFILE_PRECOMMITTED && errno == ENOENT && access(f->target, F_OK) == 0))
-    return -1;
+  if (rename(f->tmp, f->target) < 0) return -1;
   temp_end(f, OUTFILE_PUBLISHED);
   if (sync_dir) outfile_sync_dir(f);
   return 0;
@@ -250,5 +303,10 @@ void outfile_release(OutFile *f, bool failed) {
   free(f->target);
   free(f->dir);
   free(f->tmp);
-  f->target = f->dir = f->tmp = NULL;
+  free(f->why);
+  f->target = f->dir = f->tmp = f->why = NULL;
+}
+
+const char *outfile_why(const OutFile *f) {
+  return f->why ? f->why : strerror(errno);
 }

@@ -11,14 +11,19 @@
  *                               +-- outfile_discard (from WRITING, SYNCED, PRECOMMITTED) -> DISCARDED
  *                               +-- outfile_release after a failure when a checkpoint names the file
  *                                   (from WRITING, SYNCED, PRECOMMITTED) -> LEFT (for a restore)
- *   CLOSED --outfile_adopt--> PRECOMMITTED (a part an earlier run's checkpoint pre-committed)
+ *   CLOSED --outfile_adopt--> PRECOMMITTED (a part an earlier run's checkpoint pre-committed), or
+ *                             PUBLISHED (that run renamed it already)
  *
  * PUBLISHED, DISCARDED and LEFT are final: the next outfile_open (of the next part) starts again.
  * Every transition asserts its legal from-states (sf_die: a caller's bug, never bad input); a
  * failure of the file system returns -1 with errno and leaves the state as it was.
  *
  * The temporary file of target `DIR/BASE` is `DIR/.BASE.tmp.XXXXXX` (a unique name, mkostemp) or,
- * with checkpoints, the fixed name `DIR/.BASE.sf-part`, so that a restarted job finds it.
+ * with checkpoints, the fixed name `DIR/.BASE.sf-part`, so that a restarted job finds it: every
+ * path is derived from the target, never given. What is at a fixed name already is opened without
+ * following a symbolic link or blocking (a FIFO), and taken only when it is a regular file with no
+ * other link, so that nothing planted there is written through; otherwise the call fails with
+ * errno 0 and f->why saying what is there (outfile_why gives either).
  *
  * A temporary file becomes this process's in exactly one place (temp_begin in outfile.c) and stops
  * being its temporary file in exactly one place (temp_end: published, discarded or left). While it
@@ -45,8 +50,8 @@ typedef enum OutFileHow {
   OUTFILE_UNIQUE, /* a new file with a unique name (no checkpoints) */
   OUTFILE_FIXED,  /* the fixed name: created, or emptied when it is there */
   OUTFILE_REUSE,  /* the fixed name, opened as it is when it is there (`existed`), for a restore to
-                     go on with (outfile_resume); else emptied at the first write. Created when
-                     it is not there */
+                     go on with (outfile_resume; until the first write empties it, a failure
+                     leaves it: it may be a checkpoint's). Created when it is not there */
 } OutFileHow;
 
 typedef struct OutFile {
@@ -59,7 +64,8 @@ typedef struct OutFile {
   bool empty_first;   /* the existing file is emptied at the next write (OUTFILE_REUSE) */
   bool named;         /* a checkpoint names the file (outfile_checkpoint): a failure leaves it */
   uint64_t ckpt;      /* PRECOMMITTED: the checkpoint that includes it */
-  int64_t size;       /* an existing file opened (existed): the size it had */
+  int64_t size;       /* an existing file opened or adopted: the size it had; SYNCED: its length */
+  char *why;          /* the last failure, when it was not the system's (errno 0; owned) */
   int slot;           /* its tempfile_track slot (rt.h) while a crash must remove it: made by
                          this run and named by no checkpoint (-1: none) */
 } OutFile;
@@ -70,11 +76,11 @@ void outfile_init(OutFile *f);
  * under the process's umask. 0, or -1 with errno: CLOSED when it could not be made (f->dir names
  * the directory), WRITING when it was but its permissions could not be set. */
 int outfile_open(OutFile *f, const char *target, OutFileHow how);
-/* CLOSED or final -> WRITING: the temporary file tmp of target that a checkpoint names, which must
- * be there; when it is not but the target is and take_back, the target is renamed back to tmp
- * first (a later checkpoint had it published). Its size in f->size; a failure leaves it (named).
- * 0, or -1 with errno (then CLOSED). */
-int outfile_reopen(OutFile *f, const char *target, const char *tmp, bool take_back);
+/* CLOSED or final -> WRITING: the fixed-name temporary file of target that a checkpoint names,
+ * which must be there; when it is not but the target is (a regular file) and take_back, the
+ * target is renamed back first (a later checkpoint had it published). Its size in f->size; a
+ * failure leaves it (named). 0, or -1 (then CLOSED; outfile_why says why). */
+int outfile_reopen(OutFile *f, const char *target, bool take_back);
 /* WRITING: appends the n bytes at p (all of them, else -1 with errno). */
 int outfile_write(OutFile *f, const void *p, size_t n);
 /* WRITING: a checkpoint names the file as it is: synced (fdatasync), its length in *len; from now
@@ -83,17 +89,19 @@ int outfile_checkpoint(OutFile *f, uint64_t *len);
 /* WRITING, with an existing file (existed; its size in f->size) of at least len bytes: a restore goes on writing it
  * from byte len (cut there); a checkpoint names it. 0 or -1 with errno. */
 int outfile_resume(OutFile *f, uint64_t len);
-/* WRITING -> SYNCED: fsynced and closed. 0, or -1 with errno (still WRITING). */
+/* WRITING -> SYNCED: fsynced and closed, its length in f->size. 0, or -1 with errno (still
+ * WRITING). */
 int outfile_sync(OutFile *f);
 /* SYNCED -> PRECOMMITTED: checkpoint ckpt (> 0) includes the file. */
 void outfile_precommit(OutFile *f, uint64_t ckpt);
-/* CLOSED or final -> PRECOMMITTED: the temporary file tmp of target that the checkpoint being
- * restored pre-committed, as an earlier run left it. */
-void outfile_adopt(OutFile *f, const char *target, const char *tmp);
-/* SYNCED or PRECOMMITTED -> PUBLISHED: renamed to its target (PRECOMMITTED: done already when
- * the temporary file is gone and the target is there: a run before a restart renamed it); with
- * sync_dir the directory is fsynced (a caller publishing several syncs once: outfile_sync_dir).
- * 0, or -1 with errno (the state unchanged). */
+/* CLOSED or final -> PRECOMMITTED: the fixed-name temporary file of target that the checkpoint
+ * being restored pre-committed, as an earlier run left it (its size in f->size); or PUBLISHED
+ * when it is gone and the target is there, a regular file (an earlier run renamed it; its size in
+ * f->size). 0, or -1 (then CLOSED; outfile_why says why). */
+int outfile_adopt(OutFile *f, const char *target);
+/* SYNCED or PRECOMMITTED -> PUBLISHED: renamed to its target; with sync_dir the directory is
+ * fsynced (a caller publishing several syncs once: outfile_sync_dir). 0, or -1 with errno (the
+ * state unchanged). */
 int outfile_publish(OutFile *f, bool sync_dir);
 /* Makes the renames in f's directory durable (some file systems refuse, which is harmless). */
 void outfile_sync_dir(const OutFile *f);
@@ -102,6 +110,8 @@ void outfile_discard(OutFile *f);
 /* The end of f, in any state: a file not published is discarded, unless failed and a checkpoint
  * names it (named, or PRECOMMITTED): then it is LEFT for a restore. Frees what f holds. */
 void outfile_release(OutFile *f, bool failed);
+/* Why the last call failed: f->why, else strerror(errno) (call it at once). */
+const char *outfile_why(const OutFile *f);
 /* "closed", "writing", ...: for messages. */
 const char *outfile_state_name(OutFileState s);
 

@@ -201,7 +201,8 @@ bool rt_owns_key(const OpInst *op, const Value *vals, const int *slots, int nval
 /* With checkpoints on: the newest checkpoint known complete (0: none yet, or checkpoints off). A
  * sink makes what it pre-committed at a barrier visible once that checkpoint is complete. */
 uint64_t rt_checkpoint_complete(const OpInst *op);
-/* Inside a snapshot callback: the number of the checkpoint being taken. */
+/* Inside a snapshot callback: the number of the checkpoint being taken; inside a restore
+ * callback, of the one being restored (for messages). */
 uint64_t rt_checkpoint_taking(const OpInst *op);
 /* The op's parameter text or NULL. */
 const char *rt_param(const OpInst *op, const char *name);

@@ -18,6 +18,8 @@
 #               rewrites one field and the CRC): each EDIT, on a copy of the killed job's directory,
 #               is named in a warning, the one before is restored, and the output is the sequential
 #               one.
+#   planted:    a symbolic link planted at a sink's temporary name after the kill is never written
+#               through: the restore fails naming it, and the file it leads to keeps its bytes.
 #   fresh:      a run without --restore ignores and removes what an earlier run left.
 #   foreign:    a directory holding another tool's files under sf's names (ckpt-1000/model.bin, a
 #               symbolic link ckpt-7 to another directory) is refused, naming them, and nothing is
@@ -287,6 +289,43 @@ if [[ -z $newest || $newest == "$older" ]]; then
   sf_bad "$c" "the job ended, or 10 s passed, before two checkpoints were complete" "$d/run.log"
 else
   unusable_case cut 'peruser[1]' state-cut 5 "operator 'peruser[1]' cannot restore its snapshot: snapshot truncated or malformed"
+fi
+
+# planted: killed once a checkpoint is complete; the sink's temporary file is replaced by a link
+# to another file, bigger than the checkpoint's length (a restore that followed it would cut it)
+c=planted
+d=$work/$c
+mkdir -p "$d"
+(cd "$d" && exec "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.1 ../w2.xml) >>"$d/run.log" 2>&1 &
+pid=$!
+for ((i = 0; i < 1000; i++)); do
+  [[ $(complete | wc -l) -ge 1 ]] && break
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.01
+done
+kill -KILL "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+if [[ -z $(complete) || ! -f $d/.out.csv.sf-part ]]; then
+  sf_bad "$c" "the job ended, or 10 s passed, before a checkpoint was complete" "$d/run.log"
+else
+  mv "$d/.out.csv.sf-part" "$d/aside"
+  head -c $(($(stat -c %s "$d/aside") + 100000)) /dev/zero | tr '\0' v >"$d/victim.txt"
+  cp "$d/victim.txt" "$work/planted-victim.ref"
+  ln -s victim.txt "$d/.out.csv.sf-part"
+  restore "$d" 2
+  want="sf-exec: error: operator 'out': cannot create a temporary file in '.' for 'out.csv': './.out.csv.sf-part' is a symbolic link"
+  if [[ $ST != 1 ]]; then
+    sf_bad "$c" "exit status $ST, expected 1" "$d/restore.log"
+  elif ! grep -qxF -- "$want" "$d/restore.log"; then
+    sf_bad "$c" "no line '$want'" "$d/restore.log"
+  elif ! cmp -s "$d/victim.txt" "$work/planted-victim.ref"; then
+    sf_bad "$c" "the file the link leads to was written through it" "$d/restore.log"
+  elif [[ -e $d/out.csv ]]; then
+    sf_bad "$c" "out.csv was written" "$d/restore.log"
+  else
+    sf_ok "$c" "a link planted at the sink's temporary name: refused, its file untouched"
+  fi
+  rm -f "$d/victim.txt" "$work/planted-victim.ref"
 fi
 
 # fresh: without --restore, an earlier run's checkpoints are not used, and go

@@ -70,7 +70,10 @@ typedef struct FileSink {
   int64_t part_opened; /* rolling: when the open part's first row came (coarse monotonic ns) */
   /* rolling with checkpoints: closed parts waiting to become visible (two-phase commit), SYNCED
    * until a barrier pre-commits them */
-  OutFile *pending;
+  struct Pending {
+    OutFile file; /* the part */
+    int part;     /* its number */
+  } *pending;
   int npending, cap_pending;
   bool restoring;   /* --restore: the first temporary file may be the checkpoint's (OUTFILE_REUSE) */
   /* a device, a pipe or standard output: written in place */
@@ -190,7 +193,7 @@ static int open_temp(OpInst *op, FileSink *s, const char *name) {
   s->restoring = false;
   if (outfile_open(&s->file, name, how) == 0) return 0;
   if (s->file.state == OUTFILE_WRITING) return write_fail(op, s);
-  return rt_fail(op, "cannot create a temporary file in '%s' for '%s': %s", s->file.dir, name, strerror(errno));
+  return rt_fail(op, "cannot create a temporary file in '%s' for '%s': %s", s->file.dir, name, outfile_why(&s->file));
 }
 
 /* The name of part number n (the number before the last extension of `file`; malloc'd). */
@@ -225,7 +228,8 @@ static int finish_temp(OpInst *op, FileSink *s) {
 
 /* Whether pending part i is due: pre-committed at a checkpoint now complete, or the job is (all). */
 static bool part_due(const FileSink *s, int i, uint64_t done, bool all) {
-  return s->pending[i].state == OUTFILE_PRECOMMITTED ? s->pending[i].ckpt <= done : all;
+  const OutFile *f = &s->pending[i].file;
+  return f->state == OUTFILE_PRECOMMITTED ? f->ckpt <= done : all;
 }
 
 /* Makes visible the parts pre-committed at a checkpoint that is now complete (every part at the
@@ -237,8 +241,9 @@ static int publish_parts(OpInst *op, FileSink *s, bool all) {
   while (last < s->npending && !part_due(s, last, done, all)) last++;
   for (int i = s->npending - 1; i >= last; i--) {
     if (!part_due(s, i, done, all)) continue;
-    if (outfile_publish(&s->pending[i], i == last) < 0) return rename_fail(op, &s->pending[i]);
-    outfile_release(&s->pending[i], false);
+    OutFile *f = &s->pending[i].file;
+    if (outfile_publish(f, i == last) < 0) return rename_fail(op, f);
+    outfile_release(f, false);
     s->pending[i] = s->pending[--s->npending];
   }
   return 0;
@@ -253,7 +258,8 @@ static int close_part(OpInst *op, FileSink *s) {
       s->cap_pending = s->cap_pending ? 2 * s->cap_pending : 4;
       s->pending = sf_xrealloc(s->pending, sizeof *s->pending * (size_t)s->cap_pending);
     }
-    s->pending[s->npending++] = s->file; /* the pending list owns it now */
+    /* the pending list owns it now */
+    s->pending[s->npending++] = (struct Pending){ .file = s->file, .part = s->nparts - 1 };
     outfile_init(&s->file);
     return 0;
   }
@@ -399,7 +405,7 @@ static void filesink_close(OpInst *op, bool ok) {
   if (s->fd >= 0 && !s->std_out) close(s->fd);
   /* after a failure, a restore goes on writing the files a checkpoint names */
   outfile_release(&s->file, !ok);
-  for (int i = 0; i < s->npending; i++) outfile_release(&s->pending[i], !ok);
+  for (int i = 0; i < s->npending; i++) outfile_release(&s->pending[i].file, !ok);
   free(s->pending);
   buf_release(&s->buf);
   free(s);
@@ -408,8 +414,8 @@ static void filesink_close(OpInst *op, bool ok) {
 
 /* ---- checkpoints ----
  * At a barrier the sink writes out what it buffered and syncs it; its snapshot is the temporary
- * file's name and length (and, rolling, which part it is and how full). A restored sink opens that
- * file again, cuts it back to that length and goes on appending: the rows after the checkpoint are
+ * file's length (and, rolling, which part it is and how full). A restored sink opens that file
+ * again, cuts it back to that length and goes on appending: the rows after the checkpoint are
  * written again, once, and the file becomes visible only at the commit, as always. So a job's
  * temporary file outlives a failure while checkpoints are on (hidden, never looking complete).
  * The temporary files have fixed names then (.NAME.sf-part), so a restarted job finds them. Parts
@@ -418,7 +424,17 @@ static void filesink_close(OpInst *op, bool ok) {
  * complete (rt_checkpoint_complete, looked at on every row and idle), then it is renamed; a restore
  * renames the parts its checkpoint pre-committed. Parts rolled by time are not repeatable, and
  * refuse checkpoints. A device, a pipe or standard output cannot take rows back: what was written after
- * the last checkpoint comes again after a restore (at-least-once), which the sink says at start. */
+ * the last checkpoint comes again after a restore (at-least-once), which the sink says at start.
+ *
+ * A snapshot names no path: every file a restore touches is derived from `file` (the target, its
+ * parts' names and their fixed temporary names), and the snapshot only says which part numbers
+ * and how many bytes; a snapshot that does not fit the sink (another `file`, parts that cannot
+ * be, sizes the files do not have) is refused before any file is touched. Its layout (format 2):
+ * u64 2, the `file` it was taken for (bytes), bool direct; then, for a regular file: u64 parts
+ * opened, u64 pre-committed parts with u64 number and u64 size each (ascending, the last closed
+ * ones), i64 tuples and i64 bytes of the open part, bool a file open, and its u64 length. */
+
+enum { SNAP_FORMAT = 2 }; /* 1 (before): paths */
 
 static int filesink_checkpointable(OpInst *op) {
   FileSink *s = op->state;
@@ -431,23 +447,28 @@ static int filesink_checkpointable(OpInst *op) {
   return 0;
 }
 
+static int by_part(const void *a, const void *b) {
+  const struct Pending *x = a, *y = b;
+  return (x->part > y->part) - (x->part < y->part);
+}
+
 static int filesink_snapshot(OpInst *op, Buf *out) {
   FileSink *s = op->state;
-  if (s->direct) { /* nothing to take back: only that the header went out */
-    snap_bool(out, true);
-    return 0;
-  }
-  snap_bool(out, false);
+  snap_u64(out, SNAP_FORMAT);
+  snap_bytes(out, s->path, strlen(s->path));
+  snap_bool(out, s->direct);
+  if (s->direct) return 0; /* nothing to take back: only that the header went out */
   /* the closed parts not yet visible: pre-committed at this checkpoint if not already */
   uint64_t id = rt_checkpoint_taking(op);
+  qsort(s->pending, (size_t)s->npending, sizeof *s->pending, by_part);
+  snap_u64(out, (uint64_t)s->nparts);
   snap_u64(out, (uint64_t)s->npending);
   for (int i = 0; i < s->npending; i++) {
-    OutFile *p = &s->pending[i];
+    OutFile *p = &s->pending[i].file;
     if (p->state == OUTFILE_SYNCED) outfile_precommit(p, id);
-    snap_bytes(out, p->tmp, strlen(p->tmp));
-    snap_bytes(out, p->target, strlen(p->target));
+    snap_u64(out, (uint64_t)s->pending[i].part);
+    snap_u64(out, (uint64_t)p->size);
   }
-  snap_u64(out, (uint64_t)s->nparts);
   snap_i64(out, s->part_tuples);
   snap_i64(out, s->part_bytes);
   bool open_file = s->file.state == OUTFILE_WRITING;
@@ -456,77 +477,143 @@ static int filesink_snapshot(OpInst *op, Buf *out) {
   if (flush(op, s) < 0) return -1;
   uint64_t len;
   if (outfile_checkpoint(&s->file, &len) < 0) return write_fail(op, s);
-  snap_bytes(out, s->file.tmp, strlen(s->file.tmp));
   snap_u64(out, len);
   return 0;
 }
 
+/* What a restore reads from a snapshot, before it touches anything. */
+typedef struct SinkSnap {
+  bool direct;
+  uint64_t nparts, npend;
+  uint64_t *pend; /* npend pairs: number, size (malloc'd) */
+  int64_t part_tuples, part_bytes;
+  bool open_file;
+  uint64_t len;
+} SinkSnap;
+
+/* Why snapshot t cannot be this sink's (NULL: it can). */
+static const char *snap_misfit(const FileSink *s, const SinkSnap *t) {
+  if (!s->roll) {
+    if (t->nparts || t->npend || t->part_tuples || t->part_bytes) return "it has parts, and 'roll' is not set";
+    if (!t->open_file) return "it has no file being written";
+    return NULL;
+  }
+  if (t->nparts < 1 || t->nparts > INT_MAX) return "it has no part, or too many";
+  uint64_t closed = t->nparts - (t->open_file ? 1 : 0); /* parts closed before it */
+  if (t->npend > closed) return "it pre-committed parts that were never closed";
+  for (uint64_t i = 0; i < t->npend; i++)
+    if (t->pend[2 * i] != closed - t->npend + i) return "its pre-committed parts are not the last ones closed";
+  if (t->part_tuples < 0 || t->part_bytes < 0) return "its open part has a negative size";
+  if (t->open_file && t->len != (uint64_t)t->part_bytes) return "its open part's length is not its size";
+  return NULL;
+}
+
+/* Reads snapshot in into t and checks it fits s. 0, or rt_fail (t->pend freed). */
+static int sink_snap_read(OpInst *op, const FileSink *s, SnapIn *in, unsigned long long id, SinkSnap *t) {
+  uint64_t format = snap_get_u64(in);
+  if (!in->bad && format != SNAP_FORMAT)
+    return rt_fail(op, "its snapshot in checkpoint %llu does not fit this sf-exec (not FileSink snapshot format %d)",
+                   id, SNAP_FORMAT);
+  size_t flen;
+  const char *file = snap_get_bytes(in, &flen);
+  t->direct = snap_get_bool(in);
+  if (!t->direct) {
+    t->nparts = snap_get_u64(in);
+    t->npend = snap_get_u64(in);
+    if (t->npend > (in->n - in->off) / 16) in->bad = true; /* more than the bytes left can hold */
+    t->pend = sf_xmalloc(sizeof *t->pend * 2 * (size_t)(in->bad ? 1 : t->npend + 1));
+    for (uint64_t i = 0; i < t->npend && !in->bad; i++) {
+      t->pend[2 * i] = snap_get_u64(in);
+      t->pend[2 * i + 1] = snap_get_u64(in);
+    }
+    t->part_tuples = snap_get_i64(in);
+    t->part_bytes = snap_get_i64(in);
+    t->open_file = snap_get_bool(in);
+    if (t->open_file) t->len = snap_get_u64(in);
+  }
+  int rc = 0;
+  const char *misfit;
+  if (in->bad || !snap_done(in))
+    rc = rt_fail(op, "its snapshot in checkpoint %llu does not fit this sf-exec (%s)", id,
+                 in->bad ? "truncated" : "bytes left over");
+  else if (flen != strlen(s->path) || memcmp(file, s->path, flen) != 0)
+    rc = rt_fail(op, "its snapshot in checkpoint %llu was taken for another file than '%s'", id, s->path);
+  else if (t->direct != s->direct)
+    rc = rt_fail(op, "its snapshot in checkpoint %llu was taken while '%s' was %s", id, s->path,
+                 t->direct ? "a device or pipe" : "a regular file");
+  else if (!t->direct && (misfit = snap_misfit(s, t)))
+    rc = rt_fail(op, "its snapshot in checkpoint %llu does not fit this sink (%s)", id, misfit);
+  if (rc < 0) free(t->pend);
+  return rc;
+}
+
 static int filesink_restore(OpInst *op, SnapIn *in) {
   FileSink *s = op->state;
-  bool direct = snap_get_bool(in);
-  if (direct != s->direct)
-    return rt_fail(op, "the checkpoint was taken while '%s' was %s", s->path,
-                   direct ? "a device or pipe" : "a regular file");
-  if (direct) {
-    buf_reset(&s->buf); /* the header went out before the checkpoint */
-    s->sent = 0;
-    return 0;
-  }
-  /* made here, empty: no checkpoint's file, and it must not pass for one */
-  if (s->file.state == OUTFILE_WRITING && !s->file.existed) outfile_discard(&s->file);
-  /* parts pre-committed at this checkpoint or before: it is complete, so they become visible */
-  uint64_t npend = snap_get_u64(in);
-  for (uint64_t i = 0; i < npend && !in->bad; i++) {
-    size_t tn, pn;
-    const char *t = snap_get_bytes(in, &tn), *pt = snap_get_bytes(in, &pn);
-    if (in->bad) break;
-    char *tmp = strndup(t, tn), *part = strndup(pt, pn);
-    if (!tmp || !part) sf_die("out of memory");
-    OutFile p;
-    outfile_init(&p);
-    outfile_adopt(&p, part, tmp);
-    int rc = 0;
-    if (outfile_publish(&p, false) < 0)
-      rc = rt_fail(op, "cannot restore: cannot rename '%s' to '%s': %s", tmp, part, strerror(errno));
-    outfile_release(&p, true);
-    free(tmp);
-    free(part);
-    if (rc < 0) return -1;
-  }
-  uint64_t nparts = snap_get_u64(in);
-  int64_t part_tuples = snap_get_i64(in), part_bytes = snap_get_i64(in);
-  bool open_file = snap_get_bool(in);
-  size_t n = 0;
-  const char *tmp = open_file ? snap_get_bytes(in, &n) : NULL;
-  uint64_t len = open_file ? snap_get_u64(in) : 0;
-  if (in->bad) return 0; /* the executor reports the truncated snapshot */
-  char *stored = open_file ? strndup(tmp, n) : NULL;
-  if (open_file && !stored) sf_die("out of memory");
-  /* what open made goes, unless it is the checkpoint's file (the names are fixed with checkpoints) */
-  bool same = open_file && s->file.state == OUTFILE_WRITING && !strcmp(s->file.tmp, stored);
-  if (s->file.state == OUTFILE_WRITING && !same) outfile_discard(&s->file);
-  buf_reset(&s->buf);
+  unsigned long long id = (unsigned long long)rt_checkpoint_taking(op);
+  SinkSnap t = { 0 };
+  if (sink_snap_read(op, s, in, id, &t) < 0) return -1;
+  buf_reset(&s->buf); /* the header went out before the checkpoint, or is in the file */
   s->sent = 0;
-  s->nparts = (int)nparts;
-  if (s->roll) {
-    s->part_tuples = part_tuples;
-    s->part_bytes = part_bytes;
-  }
-  if (!open_file) return 0;
+  if (t.direct) return 0;
+  /* made by open, empty: no checkpoint's file, and it must not pass for one */
+  if (s->file.state == OUTFILE_WRITING && !s->file.existed) outfile_discard(&s->file);
   int rc = 0;
-  if (!same) { /* the open part's name; its file is the checkpoint's */
-    char *name = s->roll ? part_name(s, s->nparts - 1) : NULL;
-    /* a later checkpoint, damaged now, may have made the part visible: it is written again */
-    if (outfile_reopen(&s->file, name ? name : s->path, stored, s->roll) < 0)
-      rc = rt_fail(op, "cannot restore: its file '%s' from the checkpoint: %s", stored, strerror(errno));
+  /* the files, all named after `file`, checked before anything changes: the parts pre-committed
+   * at this checkpoint or before (it is complete, so they become visible), then the open one */
+  OutFile *parts = sf_xmalloc(sizeof *parts * (size_t)(t.npend + 1));
+  uint64_t adopted = 0;
+  for (; adopted < t.npend && rc == 0; adopted++) {
+    OutFile *p = &parts[adopted];
+    outfile_init(p);
+    char *name = part_name(s, (int)t.pend[2 * adopted]);
+    if (outfile_adopt(p, name) < 0)
+      rc = rt_fail(op, "cannot restore checkpoint %llu: its part '%s': %s", id, name, outfile_why(p));
+    else if ((uint64_t)p->size != t.pend[2 * adopted + 1])
+      rc = rt_fail(op, "cannot restore checkpoint %llu: its part '%s' holds %lld bytes, the checkpoint says %llu", id,
+                   p->state == OUTFILE_PUBLISHED ? name : p->tmp, (long long)p->size,
+                   (unsigned long long)t.pend[2 * adopted + 1]);
     free(name);
   }
-  if (rc == 0 && (uint64_t)s->file.size < len)
-    rc = rt_fail(op, "cannot restore: its file '%s' holds %lld bytes, the checkpoint needs %llu", stored,
-                 (long long)s->file.size, (unsigned long long)len);
-  if (rc == 0 && outfile_resume(&s->file, len) < 0) rc = write_fail(op, s);
-  free(stored);
-  return rc;
+  char *name = !t.open_file ? NULL : s->roll ? part_name(s, (int)t.nparts - 1) : strdup(s->path);
+  if (t.open_file && !name) sf_die("out of memory");
+  /* the file open made is the checkpoint's when it was there already under the same name */
+  bool same = name && s->file.state == OUTFILE_WRITING && s->file.existed && !strcmp(s->file.target, name);
+  OutFile cp;
+  outfile_init(&cp);
+  OutFile *open_file = same ? &s->file : &cp;
+  /* a later checkpoint, damaged now, may have made the part visible: it is taken back */
+  if (rc == 0 && name && !same && outfile_reopen(&cp, name, s->roll) < 0)
+    rc = rt_fail(op, "cannot restore checkpoint %llu: its file for '%s': %s", id, name, outfile_why(&cp));
+  if (rc == 0 && name && (uint64_t)open_file->size < t.len)
+    rc = rt_fail(op, "cannot restore checkpoint %llu: its file '%s' holds %lld bytes, the checkpoint needs %llu", id,
+                 open_file->tmp, (long long)open_file->size, (unsigned long long)t.len);
+  for (uint64_t i = 0; i < adopted && rc == 0; i++)
+    if (parts[i].state == OUTFILE_PRECOMMITTED && outfile_publish(&parts[i], false) < 0)
+      rc = rt_fail(op, "cannot restore checkpoint %llu: cannot rename '%s' to '%s': %s", id, parts[i].tmp,
+                   parts[i].target, strerror(errno));
+  if (rc == 0 && adopted) outfile_sync_dir(&parts[0]);
+  for (uint64_t i = 0; i < adopted; i++) outfile_release(&parts[i], true);
+  free(parts);
+  free(t.pend);
+  free(name);
+  if (rc < 0) {
+    outfile_release(&cp, true);
+    return rc;
+  }
+  /* what open made goes, unless it is the checkpoint's file (the names are fixed with checkpoints);
+   * a pre-committed part's was renamed just now */
+  if (!same && s->file.state == OUTFILE_WRITING) outfile_discard(&s->file);
+  if (!same) {
+    outfile_release(&s->file, false);
+    s->file = cp;
+  }
+  s->nparts = (int)t.nparts;
+  if (s->roll) {
+    s->part_tuples = t.part_tuples;
+    s->part_bytes = t.part_bytes;
+  }
+  if (t.open_file && outfile_resume(&s->file, t.len) < 0) return write_fail(op, s);
+  return 0;
 }
 
 const OpKindImpl op_filesink = {

@@ -1,6 +1,6 @@
 /* test_outfile.c: rt/outfile.c on its own: a file written under a temporary name and published by
  * rename. Every legal transition of its state machine (outfile.h), with the files on disk after
- * each (names, bytes, permissions), and every illegal one refused: the process aborts with the
+ * each (names, bytes, permissions); nothing planted at a fixed name taken; and every illegal one refused: the process aborts with the
  * internal error naming the transition, the file and its state (each run in a child process). */
 #include <check.h>
 #include <dirent.h>
@@ -183,13 +183,13 @@ START_TEST(test_reopen) {
   outfile_init(&f);
   /* the checkpoint's file, missing: refused, nothing made */
   errno = 0;
-  ck_assert_int_eq(outfile_reopen(&f, target, fixed, false), -1);
+  ck_assert_int_eq(outfile_reopen(&f, target, false), -1);
   ck_assert_int_eq(errno, ENOENT);
   ck_assert_int_eq(f.state, OUTFILE_CLOSED);
   ck_assert_str_eq(listing(), "");
   /* there: opened as it is, its size known */
   put(fixed, "0123456789");
-  ck_assert_int_eq(outfile_reopen(&f, target, fixed, false), 0);
+  ck_assert_int_eq(outfile_reopen(&f, target, false), 0);
   ck_assert_int_eq(f.state, OUTFILE_WRITING);
   ck_assert_int_eq(f.size, 10);
   ck_assert_int_eq(outfile_resume(&f, 3), 0);
@@ -200,9 +200,9 @@ START_TEST(test_reopen) {
   ck_assert_str_eq(listing(), ".x.csv.sf-part");
   /* gone, but published: taken back (a part a later, damaged, checkpoint published) */
   ck_assert_int_eq(rename(fixed, target), 0);
-  ck_assert_int_eq(outfile_reopen(&f, target, fixed, false), -1); /* not without take_back */
+  ck_assert_int_eq(outfile_reopen(&f, target, false), -1); /* not without take_back */
   ck_assert_str_eq(listing(), "x.csv");
-  ck_assert_int_eq(outfile_reopen(&f, target, fixed, true), 0);
+  ck_assert_int_eq(outfile_reopen(&f, target, true), 0);
   ck_assert_str_eq(listing(), ".x.csv.sf-part");
   ck_assert_int_eq(f.size, 6);
   outfile_release(&f, false);
@@ -214,26 +214,77 @@ START_TEST(test_adopt) {
   OutFile f;
   outfile_init(&f);
   put(fixed, "part\n");
-  outfile_adopt(&f, target, fixed);
+  ck_assert_int_eq(outfile_adopt(&f, target), 0);
   ck_assert_int_eq(f.state, OUTFILE_PRECOMMITTED);
+  ck_assert_str_eq(f.tmp, fixed);
+  ck_assert_int_eq(f.size, 5);
   ck_assert_int_eq(outfile_publish(&f, true), 0);
   ck_assert_str_eq(listing(), "x.csv");
   outfile_release(&f, false);
-  /* an earlier run renamed it already: done */
-  outfile_adopt(&f, target, fixed);
-  ck_assert_int_eq(outfile_publish(&f, false), 0);
+  /* an earlier run renamed it already: published */
+  ck_assert_int_eq(outfile_adopt(&f, target), 0);
   ck_assert_int_eq(f.state, OUTFILE_PUBLISHED);
+  ck_assert_int_eq(f.size, 5);
   ck_assert_str_eq(contents(target), "part\n");
-  outfile_release(&f, false);
-  /* neither there: the rename's error */
-  ck_assert_int_eq(unlink(target), 0);
-  outfile_adopt(&f, target, fixed);
-  errno = 0;
-  ck_assert_int_eq(outfile_publish(&f, false), -1);
-  ck_assert_int_eq(errno, ENOENT);
-  ck_assert_int_eq(f.state, OUTFILE_PRECOMMITTED);
   outfile_release(&f, true);
-  ck_assert_int_eq(f.state, OUTFILE_LEFT);
+  ck_assert_str_eq(listing(), "x.csv");
+  /* neither there */
+  ck_assert_int_eq(unlink(target), 0);
+  errno = 0;
+  ck_assert_int_eq(outfile_adopt(&f, target), -1);
+  ck_assert_int_eq(errno, ENOENT);
+  ck_assert_int_eq(f.state, OUTFILE_CLOSED);
+  outfile_release(&f, true);
+}
+END_TEST
+
+/* What is planted at the fixed name (a symbolic link, another hard link, a FIFO, a directory) is
+ * refused by every way of taking it, and the file it leads to keeps its bytes. */
+START_TEST(test_planted) {
+  char victim[160], want[400];
+  snprintf(victim, sizeof victim, "%s/victim", dir);
+  static const char *kinds[] = {"symlink", "hardlink", "fifo", "dir"};
+  static const char *whys[] = {"is a symbolic link", "has another link", "is not a regular file", NULL};
+  for (int k = 0; k < 4; k++) {
+    for (int way = 0; way < 4; way++) { /* FIXED, REUSE, reopen, adopt */
+      put(victim, "the victim\n");
+      if (k == 0) ck_assert_int_eq(symlink(victim, fixed), 0);
+      if (k == 1) ck_assert_int_eq(link(victim, fixed), 0);
+      if (k == 2) ck_assert_int_eq(mkfifo(fixed, 0600), 0);
+      if (k == 3) ck_assert_int_eq(mkdir(fixed, 0700), 0);
+      OutFile f;
+      outfile_init(&f);
+      int rc = way == 0 ? outfile_open(&f, target, OUTFILE_FIXED)
+               : way == 1 ? outfile_open(&f, target, OUTFILE_REUSE)
+               : way == 2 ? outfile_reopen(&f, target, true)
+                          : outfile_adopt(&f, target);
+      ck_assert_msg(rc == -1, "%s, way %d: taken", kinds[k], way);
+      ck_assert_int_eq(f.state, OUTFILE_CLOSED);
+      if (whys[k]) {
+        snprintf(want, sizeof want, "'%s' %s", fixed, whys[k]);
+        ck_assert_str_eq(outfile_why(&f), want);
+      } else {
+        ck_assert_int_eq(errno, way == 3 ? 0 : EISDIR); /* adopt opens it for reading: not a regular file */
+      }
+      outfile_release(&f, false);
+      ck_assert_str_eq(contents(victim), "the victim\n");
+      ck_assert_int_eq(k == 3 ? rmdir(fixed) : unlink(fixed), 0);
+    }
+  }
+  /* taken back only when the target is a regular file */
+  put(victim, "the victim\n");
+  ck_assert_int_eq(symlink(victim, target), 0);
+  OutFile f;
+  outfile_init(&f);
+  errno = 0;
+  ck_assert_int_eq(outfile_reopen(&f, target, true), -1);
+  ck_assert_int_eq(errno, ENOENT);
+  ck_assert_str_eq(listing(), "victim x.csv");
+  ck_assert_int_eq(outfile_adopt(&f, target), -1);
+  snprintf(want, sizeof want, "'%s' is gone, and its target is not a regular file", fixed);
+  ck_assert_str_eq(outfile_why(&f), want);
+  outfile_release(&f, false);
+  ck_assert_str_eq(contents(victim), "the victim\n");
 }
 END_TEST
 
@@ -400,8 +451,8 @@ static void try_illegal(size_t i) {
   else if (!strcmp(w, "outfile_publish")) outfile_publish(&f, false);
   else if (!strcmp(w, "outfile_discard")) outfile_discard(&f);
   else if (!strcmp(w, "outfile_open")) outfile_open(&f, target, OUTFILE_FIXED);
-  else if (!strcmp(w, "outfile_reopen")) outfile_reopen(&f, target, fixed, false);
-  else if (!strcmp(w, "outfile_adopt")) outfile_adopt(&f, target, fixed);
+  else if (!strcmp(w, "outfile_reopen")) outfile_reopen(&f, target, false);
+  else if (!strcmp(w, "outfile_adopt")) outfile_adopt(&f, target);
   else if (!strcmp(w, "outfile_resume")) outfile_resume(&f, 0);
 }
 
@@ -450,6 +501,7 @@ int main(void) {
   UNIT_ADD(s, test_reuse_and_resume, setup, teardown);
   UNIT_ADD(s, test_reopen, setup, teardown);
   UNIT_ADD(s, test_adopt, setup, teardown);
+  UNIT_ADD(s, test_planted, setup, teardown);
   UNIT_ADD(s, test_discard, setup, teardown);
   UNIT_ADD(s, test_release, setup, teardown);
   UNIT_ADD(s, test_open_fails_and_next_part, setup, teardown);

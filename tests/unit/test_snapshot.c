@@ -1,12 +1,14 @@
 /* test_snapshot.c: checkpoints of the built-in operator kinds: OpKindImpl.snapshot and .restore of
- * rt/ops/ (Functor, Aggregate tumbling and sliding, Dedup, Beacon, FileSource), keyed.c's KeyTable
- * snapshots with rt_owns_key, and the checkpointable calls of FileSource and SocketSource.
+ * rt/ops/ (Functor, Aggregate tumbling and sliding, Dedup, Beacon, FileSource, FileSink), keyed.c's
+ * KeyTable snapshots with rt_owns_key, and the checkpointable calls of FileSource and SocketSource.
+ * A FileSink's restore must touch no file but its own, whatever its snapshot says.
  *
  * An operator instance runs alone here, without an executor: this suite is linked with the
  * linker's --wrap for every call an operator makes into the executor (tests/CMakeLists.txt names
  * them), so __wrap_rt_emit records what the instance emits (a line "SRC SEQ: csv row" per tuple),
- * __wrap_rt_fail the failure, __wrap_rt_warn the warnings, and __wrap_rt_owns_key decides which
- * keys a replica owns when a test says so (else the runtime's rt_owns_key answers).
+ * __wrap_rt_fail the failure, __wrap_rt_warn the warnings, __wrap_rt_owns_key decides which keys a
+ * replica owns when a test says so (else the runtime's rt_owns_key answers), and the checkpoint
+ * taken or restored and the newest complete one are the test's (ckpt_taking, ckpt_complete).
  *
  * The promise tested: an instance run over a prefix of its input, snapshotted, and a fresh
  * instance (opened the same way) restored from that snapshot and fed the rest emit together
@@ -16,8 +18,10 @@
  * no crash, nothing leaked: run it under ASan), and a restore at another width keeps exactly the
  * keys its replica owns, adding them from several old replicas' snapshots. */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,6 +51,8 @@ static Buf *snap_into;         /* ...into this buffer */
 static bool snapped;           /* it was taken */
 static int own_width;          /* > 0: rt_owns_key is true for keys hashing to own_channel mod own_width */
 static int own_channel;
+static uint64_t ckpt_taking;   /* what rt_checkpoint_taking says (the checkpoint taken or restored) */
+static uint64_t ckpt_complete; /* what rt_checkpoint_complete says */
 
 bool __real_rt_owns_key(const OpInst *op, const Value *vals, const int *slots, int nvals);
 
@@ -138,6 +144,16 @@ const ExecOptions *__wrap_rt_options(const OpInst *op) {
   return &options;
 }
 
+uint64_t __wrap_rt_checkpoint_taking(const OpInst *op) {
+  (void)op;
+  return ckpt_taking;
+}
+
+uint64_t __wrap_rt_checkpoint_complete(const OpInst *op) {
+  (void)op;
+  return ckpt_complete;
+}
+
 void __wrap_rt_idle(OpInst *op) {
   (void)op;
 }
@@ -177,10 +193,21 @@ static void setup(void) {
   snap_op = NULL;
   snapped = false;
   own_width = 0;
+  ckpt_taking = 1;
+  ckpt_complete = 0;
   graph = NULL;
 }
 
+static char sink_dir[64]; /* the FileSink tests' directory ("" when none) */
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st, (void)flag, (void)ftw;
+  return remove(path);
+}
+
 static void teardown(void) {
+  if (sink_dir[0]) nftw(sink_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+  sink_dir[0] = 0;
   if (graph) graph_free(graph);
   buf_release(&emitted);
   buf_release(&warnings);
@@ -1108,6 +1135,385 @@ START_TEST(test_filesource_fifo) {
 }
 END_TEST
 
+/* ---- FileSink ----
+ * A FileSink writing sink_dir/out/x.csv with checkpoints on: what it writes, what its snapshot
+ * restores, and that a restore touches no file but the sink's own, whatever the snapshot says. */
+
+/* sink_dir/rel (one of a few static buffers: valid for the next 7 calls). */
+static const char *in_dir(const char *rel) {
+  static char bufs[8][384];
+  static int next;
+  char *b = bufs[next++ % 8];
+  snprintf(b, sizeof bufs[0], "%s%s%s", sink_dir, *rel ? "/" : "", rel);
+  return b;
+}
+
+static void put_text(const char *rel, const char *text) {
+  FILE *f = fopen(in_dir(rel), "w");
+  ck_assert_msg(f != NULL, "cannot write %s", rel);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* The bytes of sink_dir/rel ("(none)" when it cannot be read; a static buffer, like in_dir's). */
+static const char *text_of(const char *rel) {
+  static char bufs[4][4096];
+  static int next;
+  char *b = bufs[next++ % 4];
+  int fd = open(in_dir(rel), O_RDONLY | O_NOFOLLOW);
+  if (fd < 0) return strcpy(b, "(none)");
+  ssize_t n = read(fd, b, sizeof bufs[0] - 1);
+  close(fd);
+  b[n < 0 ? 0 : n] = 0;
+  return b;
+}
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names in sink_dir/rel, hidden ones too, sorted, separated by spaces (static). */
+static const char *listing_of(const char *rel) {
+  static char out[4096];
+  char *names[64];
+  int n = 0;
+  DIR *d = opendir(in_dir(rel));
+  ck_assert_ptr_nonnull(d);
+  struct dirent *e;
+  while ((e = readdir(d)) && n < 64)
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) names[n++] = strdup(e->d_name);
+  closedir(d);
+  qsort(names, (size_t)n, sizeof names[0], by_name);
+  out[0] = 0;
+  for (int i = 0; i < n; i++) {
+    if (i) strcat(out, " ");
+    strcat(out, names[i]);
+    free(names[i]);
+  }
+  return out;
+}
+
+/* A graph whose FileSink 'out' (with params) writes sink_dir/out/x.csv, with checkpoints on. */
+static void use_sink(const char *params) {
+  snprintf(sink_dir, sizeof sink_dir, "/tmp/sf-snapsink-XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(sink_dir));
+  ck_assert_int_eq(mkdir(in_dir("out"), 0755), 0);
+  char body[4096];
+  snprintf(body, sizeof body,
+           IN_SCHEMA IN_SOURCE "<operator name=\"out\" kind=\"FileSink\"><input stream=\"A\"/>"
+           "<param name=\"file\">%s</param>%s</operator>\n",
+           in_dir("out/x.csv"), params);
+  use_graph(body);
+  options.checkpoint_dir = "ck";
+}
+
+/* Opens i for operator `name`: open's result (failure says why when -1). */
+static int inst_try_open(OpInst *i, const char *name) {
+  memset(i, 0, sizeof *i);
+  i->op = graph_find_op(graph, name);
+  ck_assert_ptr_nonnull(i->op);
+  i->impl = rt_kind_impl(i->op->kind);
+  i->in_schema = op_input_schema(i->op);
+  i->graph_dir = ".";
+  i->scratch = arena_new();
+  int rc = i->impl->open(i);
+  if (rc < 0) {
+    arena_free(i->scratch);
+    memset(i, 0, sizeof *i);
+  }
+  return rc;
+}
+
+static void sink_commit(OpInst *i) {
+  finish(i);
+  ck_assert_msg(i->impl->commit(i) == 0, "commit failed: %s", failure);
+}
+
+/* The files the other tools own, beside the sink's: their bytes must never change. */
+static void put_bystanders(void) {
+  put_text("evil.txt", "evil\n");
+  put_text("victim.txt", "the victim's bytes\n");
+  put_text("other.txt", "another tool's file\n");
+}
+
+static void expect_bystanders(void) {
+  ck_assert_str_eq(text_of("evil.txt"), "evil\n");
+  ck_assert_str_eq(text_of("victim.txt"), "the victim's bytes\n");
+  ck_assert_str_eq(text_of("other.txt"), "another tool's file\n");
+  ck_assert_str_eq(listing_of(""), "evil.txt other.txt out victim.txt");
+}
+
+/* Killed after a snapshot with two parts pre-committed and one open, restored: the parts are the
+ * uninterrupted run's, byte for byte; whether the killed run had published the pre-committed
+ * parts (their checkpoint had completed) or not. */
+START_TEST(test_filesink_restore) {
+  use_sink("<param name=\"roll\">tuples 3</param>");
+  OpInst a, b;
+  inst_open(&a, "out");
+  feed(&a, 0, 11);
+  sink_commit(&a);
+  inst_close(&a, true);
+  const char *parts = "x-000000.csv x-000001.csv x-000002.csv x-000003.csv";
+  ck_assert_str_eq(listing_of("out"), parts);
+  char *want[4];
+  for (int k = 0; k < 4; k++) {
+    char rel[64];
+    snprintf(rel, sizeof rel, "out/x-%06d.csv", k);
+    want[k] = strdup(text_of(rel));
+    unlink(in_dir(rel));
+  }
+  ck_assert_int_eq(strncmp(want[0], "k,g,x,d\n", 8), 0);
+
+  for (int published = 0; published <= 1; published++) {
+    Buf snap;
+    buf_init(&snap);
+    options.restore = false;
+    ckpt_complete = 0;
+    inst_open(&a, "out");
+    feed(&a, 0, 8); /* parts 0 and 1 closed, part 2 holds rows 6 and 7 */
+    ckpt_taking = 4;
+    take_snapshot(&a, &snap);
+    if (published) ckpt_complete = 4; /* the next row publishes parts 0 and 1 */
+    feed(&a, 8, 9);                   /* part 2 closes after the checkpoint */
+    inst_close(&a, false);            /* the job fails: what checkpoint 4 names stays, hidden */
+    ck_assert_str_eq(listing_of("out"), published ? ".x-000002.csv.sf-part x-000000.csv x-000001.csv"
+                                                  : ".x-000000.csv.sf-part .x-000001.csv.sf-part .x-000002.csv.sf-part");
+    options.restore = true;
+    ckpt_complete = 0;
+    inst_open(&b, "out");
+    restore_ok(&b, &snap);
+    ck_assert_str_eq(listing_of("out"), ".x-000002.csv.sf-part x-000000.csv x-000001.csv");
+    feed(&b, 8, 11);
+    sink_commit(&b);
+    inst_close(&b, true);
+    ck_assert_str_eq(listing_of("out"), parts);
+    for (int k = 0; k < 4; k++) {
+      char rel[64];
+      snprintf(rel, sizeof rel, "out/x-%06d.csv", k);
+      ck_assert_msg(!strcmp(text_of(rel), want[k]), "published %d: part %d differs", published, k);
+      unlink(in_dir(rel));
+    }
+    buf_release(&snap);
+  }
+  for (int k = 0; k < 4; k++) free(want[k]);
+}
+END_TEST
+
+/* The snapshot layout that named files by path (before format 2), with a recomputed CRC as an
+ * attacker would write it: a pre-committed part 'evil.txt' to rename over 'victim.txt', and
+ * 'other.txt' as the temporary file to cut to 0 bytes and rename onto the target at the commit. */
+START_TEST(test_filesink_snapshot_paths_refused) {
+  use_sink("");
+  put_bystanders();
+  put_text("out/x.csv", "the previous run's output\n");
+  Buf b;
+  buf_init(&b);
+  snap_bool(&b, false);
+  snap_u64(&b, 1); /* one pre-committed part: its temporary file, its name */
+  snap_bytes(&b, in_dir("evil.txt"), strlen(in_dir("evil.txt")));
+  snap_bytes(&b, in_dir("victim.txt"), strlen(in_dir("victim.txt")));
+  snap_u64(&b, 0);
+  snap_i64(&b, 0);
+  snap_i64(&b, 0);
+  snap_bool(&b, true); /* the file being written, cut to 0 bytes */
+  snap_bytes(&b, in_dir("other.txt"), strlen(in_dir("other.txt")));
+  snap_u64(&b, 0);
+  options.restore = true;
+  ckpt_taking = 6;
+  OpInst a;
+  inst_open(&a, "out");
+  int rc = restore_bytes(&a, b.p, b.n);
+  if (rc == 0) { /* the job goes on, and completes */
+    feed(&a, 0, 3);
+    sink_commit(&a);
+  }
+  inst_close(&a, rc == 0);
+  expect_bystanders();
+  ck_assert_str_eq(text_of("out/x.csv"), "the previous run's output\n");
+  ck_assert_str_eq(listing_of("out"), "x.csv");
+  ck_assert_int_eq(rc, -1);
+  ck_assert_str_eq(failure, "its snapshot in checkpoint 6 does not fit this sf-exec (not FileSink snapshot format 2)");
+  buf_release(&b);
+}
+END_TEST
+
+/* A symbolic link or another hard link planted at the sink's fixed temporary name is never written
+ * through, on a fresh start or a restore: the open fails and the file it leads to keeps its bytes. */
+START_TEST(test_filesink_planted_links) {
+  use_sink("");
+  put_bystanders();
+  for (int restore = 0; restore <= 1; restore++) {
+    for (int hard = 0; hard <= 1; hard++) {
+      options.restore = restore;
+      reset_output();
+      ck_assert_int_eq((hard ? link : symlink)(in_dir("victim.txt"), in_dir("out/.x.csv.sf-part")), 0);
+      OpInst a;
+      int rc = inst_try_open(&a, "out");
+      if (rc == 0) { /* the job runs and fails */
+        feed(&a, 0, 3);
+        finish(&a);
+        inst_close(&a, false);
+      }
+      ck_assert_str_eq(text_of("victim.txt"), "the victim's bytes\n");
+      ck_assert_int_eq(rc, -1);
+      char want[1024];
+      snprintf(want, sizeof want, "cannot create a temporary file in '%s' for '%s': '%s' %s", in_dir("out"),
+               in_dir("out/x.csv"), in_dir("out/.x.csv.sf-part"),
+               hard ? "has another link" : "is a symbolic link");
+      ck_assert_str_eq(failure, want);
+      ck_assert_int_eq(unlink(in_dir("out/.x.csv.sf-part")), 0);
+      expect_bystanders();
+      ck_assert_str_eq(listing_of("out"), "");
+    }
+  }
+}
+END_TEST
+
+/* A FileSink's snapshot, format 2 (filesink.c), as an attacker with a recomputed CRC may write it:
+ * pend holds npend pairs of a part number and its size. */
+static void sink_snapshot(Buf *b, const char *file, bool direct, uint64_t nparts, int npend, const uint64_t *pend,
+                          int64_t tuples, int64_t bytes, bool open_file, uint64_t len) {
+  buf_reset(b);
+  snap_u64(b, 2);
+  snap_bytes(b, file, strlen(file));
+  snap_bool(b, direct);
+  if (direct) return;
+  snap_u64(b, nparts);
+  snap_u64(b, (uint64_t)npend);
+  for (int i = 0; i < 2 * npend; i++) snap_u64(b, pend[i]);
+  snap_i64(b, tuples);
+  snap_i64(b, bytes);
+  snap_bool(b, open_file);
+  if (open_file) snap_u64(b, len);
+}
+
+static uint64_t size_of(const char *rel) {
+  struct stat st;
+  ck_assert_int_eq(lstat(in_dir(rel), &st), 0);
+  return (uint64_t)st.st_size;
+}
+
+/* A snapshot that does not fit the sink (another file, parts that cannot be, sizes its files do
+ * not have, a link planted at its file's name) is refused, naming the checkpoint, before any
+ * file is touched; the sink's own files stay as the checkpoint left them, and the genuine
+ * snapshot restores afterwards. */
+START_TEST(test_filesink_snapshot_misfits_refused) {
+  use_sink("<param name=\"roll\">tuples 3</param>");
+  put_bystanders();
+  OpInst a;
+  Buf genuine, b;
+  buf_init(&genuine);
+  buf_init(&b);
+  inst_open(&a, "out");
+  feed(&a, 0, 8); /* parts 0 and 1 closed, part 2 holds rows 6 and 7 */
+  ckpt_taking = 6;
+  take_snapshot(&a, &genuine);
+  inst_close(&a, false);
+  const char *left = ".x-000000.csv.sf-part .x-000001.csv.sf-part .x-000002.csv.sf-part";
+  ck_assert_str_eq(listing_of("out"), left);
+  char *was[3];
+  uint64_t size[3];
+  for (int k = 0; k < 3; k++) {
+    char rel[64];
+    snprintf(rel, sizeof rel, "out/.x-%06d.csv.sf-part", k);
+    was[k] = strdup(text_of(rel));
+    size[k] = size_of(rel);
+  }
+  uint64_t pend[] = {0, size[0], 1, size[1]};
+  const char *target = strdup(in_dir("out/x.csv"));
+  sink_snapshot(&b, target, false, 3, 2, pend, 2, (int64_t)size[2], true, size[2]);
+  ck_assert_msg(b.n == genuine.n && !memcmp(b.p, genuine.p, b.n), "the test's layout is not the sink's");
+
+  char other_link[256];
+  snprintf(other_link, sizeof other_link, "out/.x-000002.csv.sf-part");
+  static const struct {
+    const char *what; /* the change */
+    const char *want; /* the failure, with %1$s for the target and %2$s for the directory */
+  } cases[] = {
+    {"file", "its snapshot in checkpoint 6 was taken for another file than '%1$s'"},
+    {"direct", "its snapshot in checkpoint 6 was taken while '%1$s' was a device or pipe"},
+    {"no part", "its snapshot in checkpoint 6 does not fit this sink (it has no part, or too many)"},
+    {"never closed", "its snapshot in checkpoint 6 does not fit this sink (it pre-committed parts that were never closed)"},
+    {"not the last", "its snapshot in checkpoint 6 does not fit this sink (its pre-committed parts are not the last ones closed)"},
+    {"length", "its snapshot in checkpoint 6 does not fit this sink (its open part's length is not its size)"},
+    {"part size", "cannot restore checkpoint 6: its part '%2$s/out/.x-000001.csv.sf-part' holds %3$llu bytes, the checkpoint says %4$llu"},
+    {"file size", "cannot restore checkpoint 6: its file '%2$s/out/.x-000002.csv.sf-part' holds %5$llu bytes, the "
+                  "checkpoint needs %6$llu"},
+    {"symlink", "cannot restore checkpoint 6: its file for '%2$s/out/x-000002.csv': '%2$s/out/.x-000002.csv.sf-part' is a "
+                "symbolic link"},
+  };
+  options.restore = true;
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    const char *w = cases[c].what;
+    uint64_t big_pend[] = {0, size[0], 1, size[1] + 1};
+    if (!strcmp(w, "file")) sink_snapshot(&b, in_dir("other.txt"), false, 3, 2, pend, 2, (int64_t)size[2], true, size[2]);
+    if (!strcmp(w, "direct")) sink_snapshot(&b, target, true, 0, 0, NULL, 0, 0, false, 0);
+    if (!strcmp(w, "no part")) sink_snapshot(&b, target, false, 0, 0, NULL, 0, 0, false, 0);
+    if (!strcmp(w, "never closed")) sink_snapshot(&b, target, false, 2, 2, pend, 2, (int64_t)size[2], true, size[2]);
+    if (!strcmp(w, "not the last")) sink_snapshot(&b, target, false, 4, 2, pend, 2, (int64_t)size[2], true, size[2]);
+    if (!strcmp(w, "length")) sink_snapshot(&b, target, false, 3, 2, pend, 2, (int64_t)size[2], true, size[2] - 1);
+    if (!strcmp(w, "part size")) sink_snapshot(&b, target, false, 3, 2, big_pend, 2, (int64_t)size[2], true, size[2]);
+    if (!strcmp(w, "file size"))
+      sink_snapshot(&b, target, false, 3, 2, pend, 2, (int64_t)size[2] + 10, true, size[2] + 10);
+    if (!strcmp(w, "symlink")) { /* the part's file moved aside, a link to the victim in its place */
+      sink_snapshot(&b, target, false, 3, 2, pend, 2, (int64_t)size[2], true, size[2]);
+      ck_assert_int_eq(rename(in_dir(other_link), in_dir("aside")), 0);
+      ck_assert_int_eq(symlink(in_dir("victim.txt"), in_dir(other_link)), 0);
+    }
+    reset_output();
+    inst_open(&a, "out");
+    int rc = restore_bytes(&a, b.p, b.n);
+    inst_close(&a, false);
+    if (!strcmp(w, "symlink")) {
+      ck_assert_int_eq(unlink(in_dir(other_link)), 0);
+      ck_assert_int_eq(rename(in_dir("aside"), in_dir(other_link)), 0);
+    }
+    char want[1024];
+    snprintf(want, sizeof want, cases[c].want, target, sink_dir, (unsigned long long)size[1],
+             (unsigned long long)size[1] + 1, (unsigned long long)size[2], (unsigned long long)size[2] + 10);
+    ck_assert_msg(rc == -1, "%s: restored", w);
+    ck_assert_msg(!strcmp(failure, want), "%s: the message is\n  %s\nnot\n  %s", w, failure, want);
+    expect_bystanders();
+    ck_assert_msg(!strcmp(listing_of("out"), left), "%s: out/ holds %s", w, listing_of("out"));
+    for (int k = 0; k < 3; k++) {
+      char rel[64];
+      snprintf(rel, sizeof rel, "out/.x-%06d.csv.sf-part", k);
+      ck_assert_msg(!strcmp(text_of(rel), was[k]), "%s: %s changed", w, rel);
+    }
+  }
+  /* the genuine one still restores, and the job completes */
+  reset_output();
+  inst_open(&a, "out");
+  restore_ok(&a, &genuine);
+  feed(&a, 8, 11);
+  sink_commit(&a);
+  inst_close(&a, true);
+  ck_assert_str_eq(listing_of("out"), "x-000000.csv x-000001.csv x-000002.csv x-000003.csv");
+  expect_bystanders();
+  for (int k = 0; k < 3; k++) free(was[k]);
+  free((char *)target);
+  buf_release(&b);
+  buf_release(&genuine);
+}
+END_TEST
+
+/* The generic checks: a cut or extended snapshot fails with a message about it, a flipped byte
+ * restores or fails, never crashes. */
+START_TEST(test_filesink_bad_snapshots) {
+  use_sink("<param name=\"roll\">tuples 3</param>");
+  OpInst a;
+  Buf snap;
+  buf_init(&snap);
+  inst_open(&a, "out");
+  feed(&a, 0, 8);
+  take_snapshot(&a, &snap);
+  inst_close(&a, false);
+  options.restore = true;
+  check_bad_snapshots("out", &snap);
+  buf_release(&snap);
+}
+END_TEST
+
 /* ---- SocketSource ---- */
 
 START_TEST(test_socketsource_checkpointable) {
@@ -1164,6 +1570,11 @@ int main(void) {
   UNIT_ADD(s, test_filesource_changed, setup, teardown);
   UNIT_ADD(s, test_filesource_stdin, setup, teardown);
   UNIT_ADD(s, test_filesource_fifo, setup, teardown);
+  UNIT_ADD(s, test_filesink_restore, setup, teardown);
+  UNIT_ADD(s, test_filesink_snapshot_paths_refused, setup, teardown);
+  UNIT_ADD(s, test_filesink_planted_links, setup, teardown);
+  UNIT_ADD(s, test_filesink_snapshot_misfits_refused, setup, teardown);
+  UNIT_ADD(s, test_filesink_bad_snapshots, setup, teardown);
   UNIT_ADD(s, test_socketsource_checkpointable, setup, teardown);
   UNIT_ADD(s, test_stateless_kinds, setup, teardown);
   return unit_run(s);
