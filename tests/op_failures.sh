@@ -24,6 +24,8 @@
 #           h1, whichever it reaped first;
 #   launch-late: a stub h1 exits 1 while a child of it still holds its output and writes the error
 #           line 0.5 s later: sf-launch's reason for h1 is that line;
+#   launch-both: stub executors h0 and h1 both fail at the same moment, ten times: each time the
+#           summary gives their error lines as reasons (not "exit status 1");
 #   launch-spin: sf_spin_at on h1, SIGINT to sf-launch: h1 names the operator once its default
 #           grace (5 s) is over and exits 130, before sf-launch would kill it (10 s): sf-launch exits
 #           130 within 9 s, no "killed it" line, no file in out/, no executor left.
@@ -296,6 +298,37 @@ elif [[ $got != "$want" ]]; then
   sf_bad launch-late "its error line is not '$want'" "$d/launch.log"
 else
   sf_ok launch-late "h1's error line came 0.5 s after it exited: named as its reason"
+fi
+
+# ---- launch-both: two executors failing at the same moment both keep their reasons ----
+# (ten times: the first failure starts a `sleep` that the second one's end kills at once, and a
+# child killed before its exec used to run sf-launch's EXIT trap, which removed the logs)
+d=$work/launch-both
+mkdir -p "$d"
+cp "$work/launch-blame/g.xml" "$d/g.xml"
+cat >"$d/stub" <<EOF
+#!/usr/bin/env bash
+[[ \$1 == --list-hosts ]] && exec "$B/sf-exec" "\$@"
+: >"$d/ready.\$2"
+until [[ -e "$d/ready.h0" && -e "$d/ready.h1" ]]; do sleep 0.01; done
+echo "sf-exec: error: operator 'x' on \$2: failed"
+exit 1
+EOF
+chmod +x "$d/stub"
+lost=0
+for ((k = 0; k < 10; k++)); do
+  rm -f "$d"/ready.*
+  (cd "$d" && export TMPDIR=$work && exec setsid bash "$launch" --insecure-plaintext --exec "$d/stub" --workdir "$d" "$d/g.xml") \
+    >"$d/launch.log" 2>&1 &
+  pid=$!
+  SF_GROUPS+=("$pid")
+  wait_exit "$pid" 20
+  grep -q "exit status" "$d/launch.log" && lost=$((lost + 1))
+done
+if ((lost)); then
+  sf_bad launch-both "$lost of 10 runs gave 'exit status 1' instead of the executors' error lines" "$d/launch.log"
+else
+  sf_ok launch-both "both executors failing at once: their reasons named, 10 runs of 10"
 fi
 
 # ---- launch-spin: SIGINT to sf-launch while h1's operator spins: h1 ends itself after its grace
