@@ -10,10 +10,13 @@
  * The sf_* functions are called by the library, so the executable must export them (sf-exec and the
  * tests are linked with ENABLE_EXPORTS).
  *
- * A replica (a channel of a parallel region) is checked against its model as it runs (DESIGN.md,
- * "A model is a promise"): more than one tuple for one input under selectivity one or atmostone,
- * none under one, or any tuple while handling punctuation stops the job, naming the operator and
- * the model attribute it broke, before the offending tuple leaves the operator.
+ * An operator with a declared model is checked against it as it runs (DESIGN.md, "A model is a
+ * promise"), in a parallel region or not: more than one tuple for one input under selectivity one
+ * or atmostone, none under one, a tuple on window punctuation without punct="consumes" or on the
+ * final punctuation without final="emits" stops the job, naming the operator and the model
+ * attribute it broke, before the offending tuple leaves the operator. A replica (a channel of a
+ * parallel region) emits on no punctuation at all. So a lying model fails the sequential run too,
+ * with the message its replicas would give, not only the parallel one.
  *
  * Checkpoints (op.h ABI version 2): the kind's snapshot is the source's next sequence number, then
  * whether the library has a snapshot callback and, if so, the bytes it wrote (snap_bytes); restore
@@ -71,7 +74,8 @@ struct sf_op {
   bool failed;                   /* the job failed through this operator, or emitting failed */
   bool final_done;               /* SF_PUNCT_FINAL was delivered */
   uint64_t emitted;              /* operators without input: tuples emitted (their seq) */
-  bool replica;                  /* a channel of a parallel region: its emissions are checked */
+  bool replica;                  /* a channel of a parallel region: it never emits on punctuation */
+  bool checked;                  /* a replica, or its model is declared: its emissions are checked */
   Handling handling;             /* the callback running now */
   const Tuple *input;            /* HANDLING_TUPLE: the input tuple (for messages) */
   int emitted_now;               /* tuples emitted by the running callback */
@@ -263,22 +267,23 @@ void sf_tuple_free(sf_tuple *t) {
   free(t);
 }
 
-/* ---- the model of a replica ---- */
+/* ---- the declared model ---- */
 
 static const char *selectivity_name(Selectivity s) {
   return s == SEL_ONE ? "one" : s == SEL_ATMOSTONE ? "atmostone" : "many";
 }
 
-/* The selectivity a replica's declared model promises, SEL_MANY when it promises nothing. */
+/* The selectivity the declared model promises, SEL_MANY when it promises nothing. */
 static Selectivity promised_selectivity(const sf_op *op) {
   const Model *m = &op->inst->op->model;
   return m->declared ? m->sel : SEL_MANY;
 }
 
-/* Checks the emission just counted in op->emitted_now against the replica's model: 0, or fails the
- * job naming the attribute broken. Output emitted on a punctuation has no input tuple whose place
- * in the sequential order it could take, so a replica never emits there (DESIGN.md, rule 5). */
-static int replica_may_emit(sf_op *op) {
+/* Checks the emission just counted in op->emitted_now against the model: 0, or fails the job naming
+ * the attribute broken. Output emitted on a punctuation has no input tuple whose place in the
+ * sequential order it could take, so a replica never emits there (DESIGN.md, rule 5); an operator
+ * outside parallel regions may when its model says so. */
+static int model_may_emit(sf_op *op) {
   const Model *m = &op->inst->op->model;
   switch (op->handling) {
   case HANDLING_TUPLE: {
@@ -290,12 +295,14 @@ static int replica_may_emit(sf_op *op) {
                    op->emitted_now, tuple, selectivity_name(sel));
   }
   case HANDLING_WINDOW:
+    if (m->punct == PUNCT_CONSUMES && !op->replica) return 0;
     if (m->punct == PUNCT_CONSUMES)
       return op_fail(op, "emitted a tuple on window punctuation in a parallel region, but its model declares "
                          "punct=\"consumes\": it must not be replicated");
     return op_fail(op, "emitted a tuple on window punctuation, but its model does not declare "
                        "punct=\"consumes\" (which would keep it out of parallel regions)");
   case HANDLING_FINAL:
+    if (m->final == FINAL_EMITS && !op->replica) return 0;
     if (m->final == FINAL_EMITS)
       return op_fail(op, "emitted a tuple on the final punctuation in a parallel region, but its model declares "
                          "final=\"emits\": it must not be replicated");
@@ -308,9 +315,9 @@ static int replica_may_emit(sf_op *op) {
   return 0;
 }
 
-/* After process returned without failing: a replica whose model says selectivity one must have
- * emitted exactly one tuple (the region's merge counts on it). 0, or fails the job. */
-static int replica_processed(sf_op *op, const Tuple *t) {
+/* After process returned without failing: an operator whose model says selectivity one must have
+ * emitted exactly one tuple (a region's merge counts on it). 0, or fails the job. */
+static int model_processed(sf_op *op, const Tuple *t) {
   if (op->emitted_now > 0 || promised_selectivity(op) != SEL_ONE) return 0;
   char tuple[512];
   tuple_describe(t, op->inst->in_schema, tuple, sizeof tuple);
@@ -338,7 +345,7 @@ int sf_emit(sf_op *op, sf_tuple *t) {
                    op->handling == HANDLING_SNAPSHOT ? "snapshot" : "restore");
   }
   op->emitted_now++;
-  if (op->replica && replica_may_emit(op) < 0) {
+  if (op->checked && model_may_emit(op) < 0) {
     sf_tuple_free(t);
     return -1;
   }
@@ -608,6 +615,7 @@ static int open_library(sf_op *op) {
 static int custom_open(OpInst *inst) {
   sf_op *op = sf_xmalloc(sizeof *op);
   *op = (sf_op){ .inst = inst, .replica = inst->op->region && inst->op->channel >= 0 };
+  op->checked = op->replica || inst->op->model.declared;
   op->snap.op = op;
   buf_init(&op->snap.buf);
   inst->state = op;
@@ -655,7 +663,7 @@ static int custom_process(OpInst *inst, int port, Tuple *t) {
   op->handling = HANDLING_NOTHING;
   op->input = NULL;
   rc = callback_result(op, rc, "process");
-  if (rc == 0 && op->replica) rc = replica_processed(op, t);
+  if (rc == 0 && op->checked) rc = model_processed(op, t);
   tuple_unref(t);
   return rc;
 }

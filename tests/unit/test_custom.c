@@ -178,6 +178,8 @@ static char *run_close(Run *r) {
   model "<library path='libsf_test_ops.so' symbol='" symbol "'/></operator>\n" OUT("B") TAIL
 #define MODEL_NONE "<model state='none' selectivity='one' forwards='*'/>"
 #define MODEL_KEYED "<model state='partitioned' keys='k' selectivity='one' forwards='*'/>"
+/* sf_copies emits two copies of one input: its model must say so (a declared model is checked) */
+#define MODEL_COPIES "<model state='none' selectivity='many' forwards='*'/>"
 
 /* a Custom source `gen` emitting schema U (v int) */
 #define U_SCHEMA "  <schema name='U'><attr name='v' type='int'/></schema>\n"
@@ -237,7 +239,7 @@ static char *sessions_uninterrupted(int k, size_t *at_k) {
  * the library's and restores into a fresh instance). */
 START_TEST(version_1_loads) {
   Run r;
-  ck_assert(run_open(&r, T_GRAPH(MODEL_NONE "<param name='at'>2</param>", "sf_copies"), "c"));
+  ck_assert(run_open(&r, T_GRAPH(MODEL_COPIES "<param name='at'>2</param>", "sf_copies"), "c"));
   ck_assert_int_eq(op_custom.checkpointable(&r.node.inst), 0);
   for (int i = 0; i < 4; i++) {
     Value v[2] = { value_int(i), value_string("k", 1) };
@@ -252,7 +254,7 @@ START_TEST(version_1_loads) {
                         "src=3 (v=3, k=\"k\")\n");
   free(got);
 
-  ck_assert(run_open(&r, T_GRAPH(MODEL_NONE "<param name='at'>2</param>", "sf_copies"), "c"));
+  ck_assert(run_open(&r, T_GRAPH(MODEL_COPIES "<param name='at'>2</param>", "sf_copies"), "c"));
   ck_assert_int_eq(run_restore(&r, &snap), 0);
   r.seq = 4;
   Value v[2] = { value_int(2), value_string("z", 1) };
