@@ -367,6 +367,57 @@ static void loaded_free(Exec *x, Loaded *l) {
   memset(l, 0, sizeof *l);
 }
 
+/* The assigning Split whose sequence numbers reach n (up its first inputs, through channels and
+ * their Splits and Merges), NULL when none. */
+static const Op *assigning_split(const Op *op) {
+  for (int hops = 0; op && hops < 1000; hops++) {
+    if (op->ninputs == 0 || op->inputs[0].nstreams == 0 || !op->inputs[0].streams[0]) return NULL;
+    const Op *up = op->inputs[0].streams[0]->producer;
+    if (up && up->kind == KIND_SPLIT) {
+      const char *seq = op_param(up, "sequence");
+      if (!seq || !strcmp(seq, "assign")) return up;
+    }
+    op = up;
+  }
+  return NULL;
+}
+
+/* Whether the counters of n's snapshot can be, next to those of the Split numbering its input (in
+ * checkpoint l, also when that Split runs on another host): an ordered driver never expects a
+ * sequence number its Split did not assign, nor takes more tuples than it dealt. why otherwise. */
+static bool counters_agree(Exec *x, const Loaded *l, const Node *n, char *why, size_t cap) {
+  const Group *g = n->group;
+  if (!g || g->entry != n || g->driver == DRIVE_SINGLE || g->driver == DRIVE_SRC || l->snaps[n->op->index].n == 0)
+    return true;
+  const CkptSnap *m = &l->snaps[n->op->index].s[0];
+  const Op *split = assigning_split(n->op);
+  if (!split) return true;
+  CkptSnap own = { 0 };
+  const CkptSnap *ss = NULL;
+  if (x->nodes[split->index].local) {
+    if (l->snaps[split->index].n > 0) ss = &l->snaps[split->index].s[0];
+  } else {
+    for (char **p = l->names; *p && !ss; p++)
+      if (!strcmp(*p, split->name)) {
+        char ignored[PATH_MAX + 200];
+        if (ckptdir_snap_load(x->ck->dir, l->id, split->name, l->manifest, &own, ignored, sizeof ignored)) ss = &own;
+      }
+  }
+  bool ok = true;
+  uint64_t next, rr;
+  if (ss && split_snapshot_counters(ss->state.p, ss->state.n, &next, &rr)) {
+    bool hash = op_param(split, "strategy") && !strcmp(op_param(split, "strategy"), "hash");
+    if (g->driver == DRIVE_SEQ ? m->next_seq != next : m->next_seq > next)
+      ok = false, snprintf(why, cap, "'%s.snap' cannot be: it expects sequence number %" PRIu64 ", its Split '%s' "
+                          "assigns %" PRIu64 " next", n->op->name, m->next_seq, split->name, next);
+    else if (!hash && m->taken > rr)
+      ok = false, snprintf(why, cap, "'%s.snap' cannot be: it took %" PRIu64 " tuples, its Split '%s' dealt %" PRIu64,
+                          n->op->name, m->taken, split->name, rr);
+  }
+  free(own.bytes);
+  return ok;
+}
+
 /* Loads checkpoint id's snapshots of every local operator and checks them (files, CRCs, what they
  * belong to) without touching an operator. 1 when sound (l holds them), 0 when damaged or
  * incomplete (why says how), -2 when it is of another graph or an operator changed (why says
@@ -393,6 +444,17 @@ static int check_ckpt(Exec *x, uint64_t id, Loaded *l, char *why, size_t cap) {
   l->snaps = calloc((size_t)x->nnodes + 1, sizeof *l->snaps);
   for (int i = 0; i < x->nnodes && rc == 1; i++)
     if (x->nodes[i].local && !load_node(ck, id, &x->nodes[i], l->manifest, l->names, &l->snaps[i], why, cap)) rc = 0;
+  /* every snapshot was taken at the checkpoint's position, and the counters agree with each other */
+  const char *at = strstr(l->manifest, "\nposition ");
+  uint64_t pos = at ? strtoull(at + 10, NULL, 10) : 0;
+  if (rc == 1 && !at) rc = 0, snprintf(why, cap, "its manifest is malformed");
+  for (int i = 0; i < x->nnodes && rc == 1; i++)
+    for (int k = 0; k < l->snaps[i].n && rc == 1; k++)
+      if (l->snaps[i].s[k].pos != pos)
+        rc = 0, snprintf(why, cap, "'%s.snap' is at position %" PRIu64 ", its checkpoint at %" PRIu64,
+                         x->nodes[i].op->name, l->snaps[i].s[k].pos, pos);
+  for (int i = 0; i < x->nnodes && rc == 1; i++)
+    if (x->nodes[i].local && !counters_agree(x, l, &x->nodes[i], why, cap)) rc = 0;
   /* sound, but not this graph's as it is now: refused, never used, and no older one either (they
    * are the same job's) */
   for (int i = 0; i < x->nnodes && rc == 1; i++)

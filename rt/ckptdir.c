@@ -42,6 +42,12 @@
 static const char MAGIC[8] = "SFCKPT2\n";
 static const char MAGIC_ANY[6] = "SFCKPT"; /* a snapshot of any version (removable as sf's) */
 
+const char *ckptdir_strerror(int e) {
+  if (e == CKPTDIR_NOT_REGULAR) return "not a regular file";
+  if (e == ELOOP) return "a symbolic link";
+  return strerror(e);
+}
+
 int ckptdir_path(char *buf, size_t cap, const char *dir, uint64_t id, const char *name) {
   int n = id ? snprintf(buf, cap, "%s/ckpt-%" PRIu64 "%s%s", dir, id, name ? "/" : "", name ? name : "")
              : snprintf(buf, cap, "%s/%s", dir, name);
@@ -77,11 +83,14 @@ int ckptdir_write_file(const char *path, const void *p, size_t n, bool sync) {
 }
 
 unsigned char *ckptdir_read_all(const char *path, size_t *n) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* never through a link, and never waiting in open(2) for a FIFO's writer */
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return NULL;
   struct stat st;
-  if (fstat(fd, &st) < 0 || st.st_size > (off_t)1 << 40) {
+  int bad = fstat(fd, &st) < 0 ? errno : !S_ISREG(st.st_mode) ? CKPTDIR_NOT_REGULAR : st.st_size > (off_t)1 << 40 ? EFBIG : 0;
+  if (bad) {
     close(fd);
+    errno = bad;
     return NULL;
   }
   unsigned char *p = malloc((size_t)st.st_size + 1);
@@ -493,7 +502,7 @@ bool ckptdir_snap_load(const char *dir, uint64_t id, const char *name, const cha
   snprintf(file, sizeof file, "%s.snap", name);
   if (ckptdir_path(path, sizeof path, dir, id, file) < 0) return snprintf(why, cap, "path too long"), false;
   s->bytes = ckptdir_read_all(path, &s->n);
-  if (!s->bytes) return snprintf(why, cap, "cannot read '%s': %s", file, strerror(errno)), false;
+  if (!s->bytes) return snprintf(why, cap, "cannot read '%s': %s", file, ckptdir_strerror(errno)), false;
   snprintf(want, sizeof want, "\nfile %s %zu\n", file, s->n);
   if (!strstr(manifest, want)) return snprintf(why, cap, "'%s' is not the file its manifest lists", file), false;
   if (s->n < sizeof MAGIC + 4 || memcmp(s->bytes, MAGIC, sizeof MAGIC) != 0)
@@ -564,7 +573,8 @@ char *ckptdir_read_manifest(const char *dir, uint64_t id, char *why, size_t cap)
   size_t mlen;
   if (ckptdir_path(path, sizeof path, dir, id, "MANIFEST") < 0) return snprintf(why, cap, "path too long"), NULL;
   char *manifest = (char *)ckptdir_read_all(path, &mlen);
-  if (!manifest) return snprintf(why, cap, "no manifest: it never completed"), NULL;
+  if (!manifest && errno == ENOENT) return snprintf(why, cap, "no manifest: it never completed"), NULL;
+  if (!manifest) return snprintf(why, cap, "cannot read 'MANIFEST': %s", ckptdir_strerror(errno)), NULL;
   char head[64];
   snprintf(head, sizeof head, "sf-checkpoint 2\nid %" PRIu64 "\ngraph ", id);
   if (strncmp(manifest, head, strlen(head)) != 0) {

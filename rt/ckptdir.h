@@ -7,6 +7,7 @@
 
 #include "rt.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,8 +18,13 @@ int ckptdir_path(char *buf, size_t cap, const char *dir, uint64_t id, const char
 /* Writes n bytes to path through a temporary file (path.tmp), renamed into place; synced first
  * when sync. 0 or -1 (errno). */
 int ckptdir_write_file(const char *path, const void *p, size_t n, bool sync);
+/* errno of ckptdir_read_all for a file that is not a regular one. */
+#define CKPTDIR_NOT_REGULAR EMEDIUMTYPE
+/* strerror, but "not a regular file" and "a symbolic link" for what ckptdir_read_all refuses. */
+const char *ckptdir_strerror(int e);
 /* The whole file in a malloc'd buffer (*n bytes, NUL-terminated), NULL (errno) when it cannot be
- * read. */
+ * read: opened never through a symbolic link (ELOOP) nor waiting (a FIFO), and only a regular file
+ * (else CKPTDIR_NOT_REGULAR). */
 unsigned char *ckptdir_read_all(const char *path, size_t *n);
 /* Whether path exists. */
 bool ckptdir_exists(const char *path);

@@ -198,6 +198,10 @@ int rt_wait_fd_for(const OpInst *op, int fd, short events, int ms);
  * a partitioned region. A restore keeps the keys it owns and drops the others (another replica
  * restores them from the same snapshots). */
 bool rt_owns_key(const OpInst *op, const Value *vals, const int *slots, int nvals);
+/* ops/split.c: a Split's snapshot (the n bytes at p) read for the counters a restore checks others
+ * against: the next sequence number it assigns and the tuples it dealt round-robin. false when
+ * it is not a Split's snapshot. */
+bool split_snapshot_counters(const void *p, size_t n, uint64_t *next_seq, uint64_t *rr);
 /* With checkpoints on: the newest checkpoint known complete (0: none yet, or checkpoints off). A
  * sink makes what it pre-committed at a barrier visible once that checkpoint is complete. */
 uint64_t rt_checkpoint_complete(const OpInst *op);

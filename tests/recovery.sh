@@ -15,9 +15,10 @@
 #   damaged:    the newest checkpoint's snapshot is corrupted: the restore says it skips it, uses the
 #               one before, and the output is still the sequential one.
 #   unusable:   the newest complete checkpoint is sound to its CRC but cannot be used (sf-snapedit
-#               rewrites one field and the CRC): each EDIT, on a copy of the killed job's directory,
-#               is named in a warning, the one before is restored, and the output is the sequential
-#               one.
+#               rewrites one field and the CRC): an operator's snapshot cut short, a source's position
+#               not the checkpoint's, a Split's counter near 2^64, a Merge expecting a sequence number
+#               its Split never assigned; each, on a copy of the killed job's directory, is named in a
+#               warning, the one before is restored, and the output is the sequential one.
 #   planted:    a symbolic link planted at a sink's temporary name after the kill is never written
 #               through: the restore fails naming it, and the file it leads to keeps its bytes.
 #   fresh:      a run without --restore ignores and removes what an earlier run left.
@@ -289,6 +290,16 @@ if [[ -z $newest || $newest == "$older" ]]; then
   sf_bad "$c" "the job ended, or 10 s passed, before two checkpoints were complete" "$d/run.log"
 else
   unusable_case cut 'peruser[1]' state-cut 5 "operator 'peruser[1]' cannot restore its snapshot: snapshot truncated or malformed"
+  # a source's position is not its checkpoint's
+  at=$(sed -n 's/^position //p' "$d/ck/ckpt-$newest/MANIFEST")
+  unusable_case position left pos 12345 "'left.snap' is at position 12345, its checkpoint at $at"
+  # a Split's counter near 2^64 (it would wrap: every Merge below would wait for good)
+  unusable_case split-wrap r1.split state-u64 0:0xfffffffffffffffb \
+    "operator 'r1.split' cannot restore its snapshot: its counters cannot be: a counter is past 2^62"
+  # a Merge expecting a sequence number its region's Split never assigned
+  next=$("$B/sf-snapedit" "$d/ck" "$newest" r1.split get-state-u64 0)
+  unusable_case merge-ahead 'r2.merge[0]' next-seq $((next + 1000)) \
+    "'r2.merge[0].snap' cannot be: it expects sequence number $((next + 1000)), its Split 'r1.split' assigns $next next"
 fi
 
 # planted: killed once a checkpoint is complete; the sink's temporary file is replaced by a link

@@ -110,7 +110,8 @@ static int split_barrier(OpInst *op, Item b) {
   return 0;
 }
 
-/* Its counters; the round-robin position as a count, so that another width goes on from it. */
+/* Its counters; the round-robin position as a count, so that another width goes on from it.
+ * split_snapshot_counters reads this layout back. */
 static int split_snapshot(OpInst *op, Buf *out) {
   Split *s = op->state;
   snap_u64(out, s->next_seq);
@@ -121,6 +122,9 @@ static int split_snapshot(OpInst *op, Buf *out) {
   return 0;
 }
 
+/* Its counters, which must be ones a Split can reach: a number past SPLIT_MAX_COUNT (no job sends
+ * that many tuples) would wrap and leave every Merge below waiting for good. */
+#define SPLIT_MAX_COUNT (UINT64_C(1) << 62)
 static int split_restore(OpInst *op, SnapIn *in) {
   Split *s = op->state;
   s->next_seq = snap_get_u64(in);
@@ -128,7 +132,19 @@ static int split_restore(OpInst *op, SnapIn *in) {
   s->since = snap_get_u64(in);
   s->pulsed = snap_get_u64(in);
   s->rr = snap_get_u64(in);
-  return 0;
+  if (in->bad) return 0; /* the executor says it is truncated */
+  const char *bad = NULL;
+  if (s->next_seq >= SPLIT_MAX_COUNT || s->high >= SPLIT_MAX_COUNT || s->rr >= SPLIT_MAX_COUNT)
+    bad = "a counter is past 2^62";
+  else if (s->assign && s->high > s->next_seq)
+    bad = "the highest sequence number sent is past the next one";
+  else if (!s->assign && s->next_seq != 0)
+    bad = "a Split keeping sequence numbers has assigned some";
+  else if (s->pulsed > s->high)
+    bad = "the last pulse is past the highest sequence number sent";
+  else if (s->hash ? s->rr != 0 : s->assign && s->rr != s->next_seq)
+    bad = "its round-robin position disagrees with the tuples it sent";
+  return bad ? rt_fail(op, "its counters cannot be: %s", bad) : 0;
 }
 
 static void split_close(OpInst *op, bool ok) {
@@ -136,6 +152,14 @@ static void split_close(OpInst *op, bool ok) {
   if (s) free(s->keys);
   free(s);
   op->state = NULL;
+}
+
+bool split_snapshot_counters(const void *p, size_t n, uint64_t *next_seq, uint64_t *rr) {
+  SnapIn in = { .p = p, .n = n };
+  *next_seq = snap_get_u64(&in);
+  for (int i = 0; i < 3; i++) snap_get_u64(&in);
+  *rr = snap_get_u64(&in);
+  return snap_done(&in);
 }
 
 /* ---- which keys a replica owns ---- */

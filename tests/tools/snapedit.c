@@ -3,7 +3,8 @@
  * would (tests/recovery.sh: a checkpoint that is sound to the CRC but that a restore must refuse).
  * EDIT: pos (the barrier's position), next-seq and taken (the ordered driver's counters), state-u64
  * OFFSET:VALUE (the u64 at that byte offset of the kind's own snapshot), state-cut N (the kind's
- * snapshot cut to N bytes). Exit 0, or 1 with a message. */
+ * snapshot cut to N bytes); get-next-seq and get-state-u64 OFFSET print the value instead (VALUE
+ * is then ignored, or the offset) and change nothing. Exit 0, or 1 with a message. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,16 @@ int main(int argc, char **argv) {
   memcpy(state, s.state.p, s.state.n);
   size_t nstate = s.state.n;
   uint64_t v = strtoull(value, NULL, 0);
+  if (!strcmp(edit, "get-next-seq") || !strcmp(edit, "get-state-u64")) {
+    uint64_t got = s.next_seq;
+    if (edit[4] == 's') {
+      if (v + 8 > nstate) return fprintf(stderr, "sf-snapedit: bad OFFSET '%s'\n", value), 1;
+      got = 0;
+      for (int i = 0; i < 8; i++) got |= (uint64_t)state[v + (uint64_t)i] << (8 * i);
+    }
+    printf("%" PRIu64 "\n", got);
+    return 0;
+  }
   if (!strcmp(edit, "pos")) {
     s.pos = v;
   } else if (!strcmp(edit, "next-seq")) {

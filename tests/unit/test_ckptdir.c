@@ -266,6 +266,33 @@ START_TEST(test_remove_only_sfs) {
 }
 END_TEST
 
+/* a FIFO or a link where a checkpoint's file should be is refused at once: never waited on in
+ * open(2), never followed */
+START_TEST(test_read_only_regular_files) {
+  make("ckpt-2");
+  ck_assert_int_eq(mkfifo(at("ckpt-2/MANIFEST"), 0644), 0);
+  char why[512];
+  ck_assert_ptr_null(ckptdir_read_manifest(dir, 2, why, sizeof why));
+  ck_assert_str_eq(why, "cannot read 'MANIFEST': not a regular file");
+  ck_assert_int_eq(unlink(at("ckpt-2/MANIFEST")), 0);
+  write_snap(2, "a", 1, "");
+  ck_assert_int_eq(ckptdir_write_manifest(dir, 2, 1, 0x1234, "t"), 0);
+  char *manifest = ckptdir_read_manifest(dir, 2, why, sizeof why);
+  ck_assert_ptr_nonnull(manifest);
+  ck_assert_int_eq(unlink(at("ckpt-2/a.snap")), 0);
+  ck_assert_int_eq(mkfifo(at("ckpt-2/a.snap"), 0644), 0);
+  CkptSnap s = { 0 };
+  ck_assert(!ckptdir_snap_load(dir, 2, "a", manifest, &s, why, sizeof why));
+  ck_assert_str_eq(why, "cannot read 'a.snap': not a regular file");
+  ck_assert_int_eq(unlink(at("ckpt-2/a.snap")), 0);
+  put("target", "x");
+  ck_assert_int_eq(symlink("../target", at("ckpt-2/a.snap")), 0);
+  ck_assert(!ckptdir_snap_load(dir, 2, "a", manifest, &s, why, sizeof why));
+  ck_assert_str_eq(why, "cannot read 'a.snap': a symbolic link");
+  free(manifest);
+}
+END_TEST
+
 /* ---- identities ---- */
 
 #define SCHEMAS                                                                                      \
@@ -351,6 +378,7 @@ int main(void) {
   UNIT_ADD(s, test_manifest_missing_or_malformed, setup, teardown);
   UNIT_ADD(s, test_remove, setup, teardown);
   UNIT_ADD(s, test_remove_only_sfs, setup, teardown);
+  UNIT_ADD(s, test_read_only_regular_files, setup, teardown);
   UNIT_ADD(s, test_fingerprints, NULL, NULL);
   UNIT_ADD(s, test_graph_of, setup, teardown);
   return unit_run(s);
