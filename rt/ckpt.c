@@ -741,7 +741,16 @@ void ckpt_finish(Exec *x, bool ok) {
   }
   loaded_free(x, &ck->loaded);
   free(ck->ids);
-  ckptdir_unlock(ck->dir, ck->lock_fd, removed);
+  /* a job that failed in a directory it made and left nothing in (refused before its first
+   * checkpoint) leaves no directory either */
+  int n = 0;
+  uint64_t *ids = !ok && ck->made_dir ? ckptdir_list(ck->dir, &n) : NULL;
+  char request[PATH_MAX];
+  bool empty = ids && n == 0 && ck_path(request, sizeof request, ck, 0, "REQUEST") == 0 && !ckptdir_exists(request);
+  free(ids);
+  ckptdir_unlock(ck->dir, ck->lock_fd, removed || empty);
+  if (empty && rmdir(ck->dir) < 0 && errno != ENOENT && errno != ENOTEMPTY && errno != EEXIST)
+    fprintf(x->log, "sf-exec: warning: cannot remove '%s': %s\n", ck->dir, strerror(errno));
   pthread_mutex_destroy(&ck->mu);
   x->ck = NULL;
 }

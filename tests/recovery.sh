@@ -33,6 +33,8 @@
 #               graph renamed), with or without --restore, nothing removed; the real job restores
 #               at width 2 and, while it runs, a second job given the same directory is refused,
 #               naming the first's pid; the first then completes with the sequential output.
+#   refused:    a job refusing checkpoints at start-up (a FileSink rolling by seconds) leaves no
+#               checkpoint directory behind when it made it.
 #   no-dir:     --restore without --checkpoint-dir is a usage error.
 #
 # SF_RECOVERY_RUNS (default 24; 8 under sanitizers) and SF_RECOVERY_DIST_RUNS (default 20; 3) set how
@@ -470,6 +472,23 @@ else
   else
     check_output "$c" "$d" "refused to a changed operator and another graph by name, locked against a second job"
   fi
+fi
+
+# refused: a job that refuses checkpoints leaves no directory it made
+c=refused
+d=$work/$c
+mkdir -p "$d"
+sed -e "s/COUNT/2000/" -e 's|<param name="roll">tuples 500</param>|<param name="roll">seconds 5</param>|' \
+  "$src/tests/recovery/ckpt.xml" >"$d/g.xml"
+(cd "$d" && timeout -k 5 120 "$B/sf-exec" --checkpoint-dir newck g.xml) >"$d/run.log" 2>&1
+ST=$?
+want="sf-exec: error: operator 'parts': parameter 'roll' = 'seconds' closes parts at times a restarted job cannot repeat: with checkpoints, roll by 'tuples N' or 'bytes N'"
+if [[ $ST != 1 || $(cat "$d/run.log") != "$want" ]]; then
+  sf_bad "$c" "exit status $ST, expected 1 and '$want'" "$d/run.log"
+elif [[ -e $d/newck ]]; then
+  sf_bad "$c" "the refused job left its checkpoint directory: $(ls -A "$d/newck" | tr '\n' ' ')" "$d/run.log"
+else
+  sf_ok "$c" "checkpoints refused at start-up: exit 1, the message, no directory left"
 fi
 
 # no-dir: usage
