@@ -460,7 +460,7 @@ static int filesink_snapshot(OpInst *op, Buf *out) {
   if (s->direct) return 0; /* nothing to take back: only that the header went out */
   /* the closed parts not yet visible: pre-committed at this checkpoint if not already */
   uint64_t id = rt_checkpoint_taking(op);
-  qsort(s->pending, (size_t)s->npending, sizeof *s->pending, by_part);
+  if (s->npending > 1) qsort(s->pending, (size_t)s->npending, sizeof *s->pending, by_part);
   snap_u64(out, (uint64_t)s->nparts);
   snap_u64(out, (uint64_t)s->npending);
   for (int i = 0; i < s->npending; i++) {

@@ -1299,6 +1299,38 @@ START_TEST(test_filesink_restore) {
 }
 END_TEST
 
+/* One file (no roll, so no part is ever pending): killed after a snapshot, restored, the same
+ * bytes as an uninterrupted run. */
+START_TEST(test_filesink_restore_one_file) {
+  use_sink("");
+  OpInst a, b;
+  inst_open(&a, "out");
+  feed(&a, 0, 9);
+  sink_commit(&a);
+  inst_close(&a, true);
+  char *want = strdup(text_of("out/x.csv"));
+  unlink(in_dir("out/x.csv"));
+  Buf snap;
+  buf_init(&snap);
+  inst_open(&a, "out");
+  feed(&a, 0, 5);
+  take_snapshot(&a, &snap);
+  feed(&a, 5, 7);
+  inst_close(&a, false);
+  ck_assert_str_eq(listing_of("out"), ".x.csv.sf-part");
+  options.restore = true;
+  inst_open(&b, "out");
+  restore_ok(&b, &snap);
+  feed(&b, 5, 9);
+  sink_commit(&b);
+  inst_close(&b, true);
+  ck_assert_str_eq(listing_of("out"), "x.csv");
+  ck_assert_str_eq(text_of("out/x.csv"), want);
+  free(want);
+  buf_release(&snap);
+}
+END_TEST
+
 /* The snapshot layout that named files by path (before format 2), with a recomputed CRC as an
  * attacker would write it: a pre-committed part 'evil.txt' to rename over 'victim.txt', and
  * 'other.txt' as the temporary file to cut to 0 bytes and rename onto the target at the commit. */
@@ -1571,6 +1603,7 @@ int main(void) {
   UNIT_ADD(s, test_filesource_stdin, setup, teardown);
   UNIT_ADD(s, test_filesource_fifo, setup, teardown);
   UNIT_ADD(s, test_filesink_restore, setup, teardown);
+  UNIT_ADD(s, test_filesink_restore_one_file, setup, teardown);
   UNIT_ADD(s, test_filesink_snapshot_paths_refused, setup, teardown);
   UNIT_ADD(s, test_filesink_planted_links, setup, teardown);
   UNIT_ADD(s, test_filesink_snapshot_misfits_refused, setup, teardown);
