@@ -164,6 +164,20 @@ START_TEST(test_reuse_and_resume) {
   write_text(&f, "ab");
   ck_assert_str_eq(contents(fixed), "ab");
   outfile_release(&f, false);
+  /* there, and the job fails before writing it: it may be a checkpoint's, so it stays */
+  put(fixed, "hello world\n");
+  ck_assert_int_eq(outfile_open(&f, target, OUTFILE_REUSE), 0);
+  ck_assert(f.named);
+  outfile_release(&f, true);
+  ck_assert_int_eq(f.state, OUTFILE_LEFT);
+  ck_assert_str_eq(contents(fixed), "hello world\n");
+  /* written (emptied first): this run's, so a failure removes it */
+  ck_assert_int_eq(outfile_open(&f, target, OUTFILE_REUSE), 0);
+  write_text(&f, "new");
+  ck_assert(!f.named);
+  outfile_release(&f, true);
+  ck_assert_int_eq(f.state, OUTFILE_DISCARDED);
+  ck_assert_str_eq(listing(), "");
   /* there, and a restore goes on with it from byte 5 */
   put(fixed, "hello world\n");
   ck_assert_int_eq(outfile_open(&f, target, OUTFILE_REUSE), 0);
