@@ -48,6 +48,9 @@ static const char usage_text[] =
     "      --remove-checkpoints  remove the checkpoints in --checkpoint-dir and exit (tools/sf-launch\n"
     "                            does this once a job completed): only what sf-exec wrote there, and\n"
     "                            nothing when something else is under its names (ckpt-N, REQUEST)\n"
+    "      --max-state-memory BYTES  the keyed state of Functor, Aggregate and Dedup operators (their\n"
+    "                            tables of keys) may take at most BYTES on this executor (K, M, G:\n"
+    "                            times 2^10, 2^20, 2^30); a key beyond it fails the job: out of memory\n"
     "      --stop-grace S        once the job stopped (a failure, Ctrl-C), its operators get S\n"
     "                            seconds (5; decimals allowed) to return; then the process ends\n"
     "                            without them, naming them, its temporary files removed (a stop\n"
@@ -77,6 +80,27 @@ static long int_arg(const char *text, long min, long max, const char *what) {
     exit(2);
   }
   return v;
+}
+
+/* --max-state-memory: BYTES, or a number with K, M or G (powers of 1024), from 1 to 2^62. */
+static uint64_t bytes_arg(const char *text, const char *what) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(text, &end, 10);
+  int shift = 0;
+  if (*end && !end[1]) {
+    const char *units = "KMG", *u = strchr(units, *end >= 'a' ? *end - 'a' + 'A' : *end);
+    if (u && *u) {
+      shift = 10 * (int)(u - units + 1);
+      end++;
+    }
+  }
+  if (errno || end == text || *end || *text < '0' || *text > '9' || v == 0 || v > (1ULL << 62) >> shift) {
+    fprintf(stderr, "sf-exec: %s must be a number of bytes from 1 to 2^62, with K, M or G for 2^10, 2^20, 2^30, "
+                    "got '%s'\n", what, text);
+    exit(2);
+  }
+  return (uint64_t)v << shift;
 }
 
 /* The token: first line of FILE, or $SF_TOKEN. Never taken from the command line. */
@@ -134,6 +158,7 @@ int main(int argc, char **argv) {
     {"checkpoint-interval", required_argument, 0, 'I'}, {"restore", no_argument, 0, 'R'},
     {"hosts", required_argument, 0, 'A'},      {"remove-checkpoints", no_argument, 0, 'X'},
     {"stop-grace", required_argument, 0, 'G'},
+    {"max-state-memory", required_argument, 0, 'M'},
     {0, 0, 0, 0},
   };
   ExecOptions o = {0};
@@ -169,6 +194,7 @@ int main(int argc, char **argv) {
       break;
     }
     case 'R': o.restore = true; break;
+    case 'M': o.max_state_memory = bytes_arg(optarg, "--max-state-memory"); break;
     case 'G': {
       char *end;
       o.stop_grace = strtod(optarg, &end);

@@ -270,6 +270,8 @@ struct ExecOptions {
   const char *checkpoint_dir; /* take checkpoints into this directory (NULL: none) */
   double checkpoint_interval; /* seconds between checkpoints (0: default 1) */
   bool restore;            /* continue from the latest complete checkpoint in checkpoint_dir */
+  uint64_t max_state_memory; /* bytes of keyed state (Functor, Aggregate, Dedup tables) this
+                              executor may hold: a key beyond it fails the job (0: no limit) */
   double stop_grace;       /* seconds operators get to return once the job stopped, after which the
                               process ends without them (0: default 5) */
   FILE *log;               /* where errors and stats go (NULL: stderr) */

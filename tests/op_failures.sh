@@ -29,6 +29,15 @@
 #   launch-spin: sf_spin_at on h1, SIGINT to sf-launch: h1 names the operator once its default
 #           grace (5 s) is over and exits 130, before sf-launch would kill it (10 s): sf-launch exits
 #           130 within 9 s, no "killed it" line, no file in out/, no executor left.
+#   budget: a Dedup of 1000000 keys with sf-exec --max-state-memory 1M fails when its table of
+#           12288 keys would double: exit 1, "sf-exec: error: operator 'd': out of memory (keyed
+#           state over --max-state-memory 1048576 bytes; this operator holds 12288 keys)", no file
+#           in out/; budget-ok: 20000 keys within 1G complete; budget-usage: "12X" is a usage error
+#           (exit 2, exact message); budget-launch: sf-launch --max-state-memory 1M passes it on, and
+#           the Dedup on h1 fails the same way, h1 named;
+#   oom:    no budget, but ulimit -v at the executor's measured size plus 224 MiB: the table's
+#           growth to 8 Mi buckets cannot be allocated: exit 1, "sf-exec: error: operator 'd': out
+#           of memory (8388608 buckets)", no file in out/ (skipped under sanitizers).
 # sf-launch runs with TMPDIR in the work directory (its logs there, out of other jobs' reach).
 # Sanitizers install their own handlers for the fatal signals: segv and abort are skipped under
 # them. Every case prints one line, OK or FAIL with what was expected; failures keep the work
@@ -365,6 +374,126 @@ else
     sf_bad launch-spin "files left in out/: $(out_files "$d")" "$d/launch.log"
   else
     sf_ok launch-spin "SIGINT, h1's operator spinning: h1 names it after 5 s, exit 130"
+  fi
+fi
+
+# ---- keyed state out of memory ----
+# make_dedup FILE COUNT KEY [H0 H1]: FILE, a Beacon of COUNT tuples (0: unbounded) -> Dedup `d` by
+# KEY -> FileSink out/x.csv; with H0 and H1, d is placed on H1 (not replicated), the others on H0.
+make_dedup() {
+  local file=$1 count=$2 key=$3 at0="" at1=""
+  [[ -n ${4:-} ]] && at0=" host=\"$4\"" && at1=" host=\"$5\" parallel=\"no\""
+  mkdir -p "$(dirname "$file")/out"
+  cat >"$file" <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<graph xmlns="urn:streamfission:graph:1" name="budget">
+  <schema name="T">
+    <attr name="id" type="int"/>
+    <attr name="v"  type="int"/>
+  </schema>
+  <operator name="src" kind="Beacon"$at0>
+    <output stream="Ticks" schema="T"/>
+    <param name="count">$count</param>
+    <set attr="id">seq</set>
+    <set attr="v">seq % 7</set>
+  </operator>
+  <operator name="d" kind="Dedup"$at1>
+    <input stream="Ticks"/>
+    <output stream="Out" schema="T"/>
+    <param name="partitionBy">$key</param>
+  </operator>
+  <operator name="out" kind="FileSink"$at0>
+    <input stream="Out"/>
+    <param name="file">out/x.csv</param>
+  </operator>
+</graph>
+EOF
+}
+
+# budget: 1 MiB of keyed state; the table of 12288 keys (a quarter of its 16384 buckets free)
+# cannot double: the job fails there, naming d
+d=$work/budget
+make_dedup "$d/g.xml" 1000000 id
+(cd "$d" && exec timeout -k 5 60 "$B/sf-exec" --max-state-memory 1M g.xml) >"$d/exec.log" 2>&1 &
+wait_exit $! 70
+check budget "$d" "$d/exec.log" 1 \
+  "sf-exec: error: operator 'd': out of memory (keyed state over --max-state-memory 1048576 bytes; this operator holds 12288 keys)" \
+  "Dedup of 1000000 keys, --max-state-memory 1M"
+
+# budget-ok: the same job with a budget it stays within completes
+d=$work/budget-ok
+make_dedup "$d/g.xml" 20000 id
+(cd "$d" && exec timeout -k 5 60 "$B/sf-exec" --max-state-memory 1G g.xml) >"$d/exec.log" 2>&1 &
+wait_exit $! 70
+if [[ $ST != 0 || -s $d/exec.log ]]; then
+  sf_bad budget-ok "--max-state-memory 1G, 20000 keys: exit status $ST, expected 0 and no output" "$d/exec.log"
+elif ! cmp -s "$d/out/x.csv" <(echo id,v; seq 0 19999 | awk '{ print $1 "," $1 % 7 }'); then
+  sf_bad budget-ok "--max-state-memory 1G, 20000 keys: out/x.csv is not every tuple" "$d/exec.log"
+else
+  sf_ok budget-ok "--max-state-memory 1G, 20000 keys: completes, every tuple written"
+fi
+
+# budget-usage: a malformed size is a usage error
+d=$work/budget-usage
+mkdir -p "$d"
+"$B/sf-exec" --max-state-memory 12X "$work/budget/g.xml" >"$d/exec.log" 2>&1
+ST=$?
+check budget-usage "$d" "$d/exec.log" 2 \
+  "sf-exec: --max-state-memory must be a number of bytes from 1 to 2^62, with K, M or G for 2^10, 2^20, 2^30, got '12X'" \
+  "--max-state-memory 12X"
+
+# budget-launch: sf-launch passes it to every executor; d is on h1
+d=$work/budget-launch
+make_dedup "$d/seq.xml" 0 id h0 h1
+sf_next_ports 2 || exit 1
+"$B/sf-xform" --hosts "h0=127.0.0.1:$P0,h1=127.0.0.1:$P1" "$d/seq.xml" -o "$d/g.xml" >"$d/xform.log" 2>&1
+(cd "$d" && export TMPDIR=$work && exec setsid bash "$launch" --insecure-plaintext --max-state-memory 1M --exec "$B/sf-exec" \
+  --workdir "$d" "$d/g.xml") >"$d/launch.log" 2>&1 &
+pid=$!
+SF_GROUPS+=("$pid")
+wait_exit "$pid" 30
+want="sf-launch: error: host 'h1' failed: sf-exec: error: operator 'd': out of memory (keyed state over --max-state-memory 1048576 bytes; this operator holds 12288 keys)"
+got=$(grep '^sf-launch: error:' "$d/launch.log")
+if [[ $ST != 1 ]]; then
+  sf_bad budget-launch "sf-launch exited $ST, expected 1" "$d/launch.log"
+elif [[ $got != "$want" ]]; then
+  sf_bad budget-launch "its error line is not '$want'" "$d/launch.log"
+elif [[ -n $(out_files "$d") ]]; then
+  sf_bad budget-launch "files left in out/: $(out_files "$d")" "$d/launch.log"
+else
+  sf_ok budget-launch "sf-launch --max-state-memory 1M: h1's Dedup fails, h1 named"
+fi
+
+# oom: no budget, but an address-space limit (ulimit -v) that the table's growth from 4 Mi to
+# 8 Mi buckets (a 128 MiB calloc) passes and its keys (32 bytes each, 4 MiB arena blocks) do not:
+# the executor's own size (measured on the same graph keyed by v: 7 keys) plus 224 MiB, the
+# middle of the window from 40 to 72 times 4 Mi bytes where that growth is the first allocation
+# to fail. The job fails naming d, exit 1, its temporary file removed.
+if [[ -n ${SF_SANITIZE:-} ]]; then
+  echo "oom: skipped (sanitizers reserve address space of their own)"
+else
+  d=$work/oom
+  make_dedup "$d/base.xml" 0 v
+  make_dedup "$d/g.xml" 0 id
+  (cd "$d" && exec "$B/sf-exec" --stats-interval 0.2 base.xml) >"$d/base.log" 2>&1 &
+  pid=$!
+  base=""
+  for ((i = 0; i < 300; i++)); do # until its second stats line: every thread runs
+    sleep 0.1
+    (($(grep -c . "$d/base.log") >= 2)) || continue
+    base=$(sed -n 's/^VmSize:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$pid/status")
+    break
+  done
+  kill -KILL "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  rm -f "$d"/out/.x.csv.tmp.*
+  if [[ -z $base ]]; then
+    sf_bad oom "the baseline job never got going" "$d/base.log"
+  else
+    (cd "$d" && ulimit -v $((base + 224 * 1024)) && exec timeout -k 5 120 "$B/sf-exec" g.xml) >"$d/exec.log" 2>&1 &
+    wait_exit $! 130
+    check oom "$d" "$d/exec.log" 1 "sf-exec: error: operator 'd': out of memory (8388608 buckets)" \
+      "ulimit -v of $base kB + 224 MiB, unbounded Dedup"
   fi
 fi
 

@@ -197,6 +197,7 @@ static int aggregate_process(OpInst *op, int port, Tuple *t) {
   }
   bool created;
   void *window = keytable_find(&g->keys, t, &created);
+  if (!window) goto fail;
   int slot = -1;
   if (g->sliding) {
     slot = slide_push(window, &g->spec, g->args, g->results);

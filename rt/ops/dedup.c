@@ -15,7 +15,10 @@ static int dedup_open(OpInst *op) {
 
 static int dedup_process(OpInst *op, int port, Tuple *t) {
   bool first;
-  keytable_find(op->state, t, &first);
+  if (!keytable_find(op->state, t, &first)) {
+    tuple_unref(t);
+    return -1;
+  }
   if (first) return rt_emit(op, 0, t);
   tuple_unref(t);
   return 0;

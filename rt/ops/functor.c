@@ -50,6 +50,7 @@ static int functor_open(OpInst *op) {
 static int functor_update(OpInst *op, Functor *f, const Tuple *t, EvalEnv *env) {
   bool created;
   Value *vals = keytable_find(&f->keys, t, &created);
+  if (!vals) return -1;
   size_t *caps = (size_t *)(vals + f->nstates);
   Value v;
   if (created) {

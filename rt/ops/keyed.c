@@ -6,13 +6,35 @@
  * and hashed with value_hash, the same functions a hash Split uses, so a key means the same thing
  * on every channel. Nothing is allocated per lookup; a new key costs one entry, its values and its
  * data block in the table's arena, which is freed only at the end: memory grows with the number of
- * distinct keys seen. */
+ * distinct keys seen.
+ *
+ * Every table counts its bytes (buckets, entries, key values and strings, data blocks; not what
+ * the kinds' data blocks point to) in one count for the whole executor, state_bytes: with
+ * --max-state-memory, a new key or a growth that would take it past the limit fails the job
+ * naming the operator, before the machine runs out; a bucket array that cannot be allocated fails
+ * it the same way. */
 #include "keyed.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- KeyTable ---- */
+
+static atomic_ullong state_bytes; /* bytes of every KeyTable of the executor (one job at a time) */
+
+/* Counts `more` bytes of kt in state_bytes. false after rt_fail when that passes the limit. */
+static bool charge(KeyTable *kt, size_t more) {
+  unsigned long long now = atomic_fetch_add(&state_bytes, more) + more;
+  if (kt->limit && now > kt->limit) {
+    atomic_fetch_sub(&state_bytes, more);
+    rt_fail(kt->op, "out of memory (keyed state over --max-state-memory %llu bytes; this operator holds %zu keys)",
+            (unsigned long long)kt->limit, kt->count);
+    return false;
+  }
+  kt->bytes += more;
+  return true;
+}
 
 /* One allocation per key: the entry, its values, then its data (16-byte aligned). */
 struct KeyEntry {
@@ -27,6 +49,8 @@ int keytable_init(KeyTable *kt, OpInst *op, size_t data_size) {
   memset(kt, 0, sizeof *kt);
   kt->arena = arena_new();
   kt->data_size = data_size;
+  kt->op = op;
+  kt->limit = rt_options(op)->max_state_memory;
   const char **names = names_split(kt->arena, rt_param(op, "partitionBy"), &kt->nkeys);
   kt->slots = arena_alloc(kt->arena, sizeof(int) * (size_t)(kt->nkeys + 1));
   for (int k = 0; k < kt->nkeys; k++) {
@@ -55,10 +79,17 @@ static bool key_matches(const KeyTable *kt, const KeyEntry *e, uint64_t hash, co
   return true;
 }
 
-static void keytable_grow(KeyTable *kt) {
+/* Doubles the buckets. false after rt_fail (the table unchanged). */
+static bool keytable_grow(KeyTable *kt) {
   size_t cap = kt->cap ? kt->cap * 2 : KEYTABLE_MIN_CAP;
+  if (!charge(kt, (cap - kt->cap) * sizeof(KeyBucket))) return false;
   KeyBucket *buckets = calloc(cap, sizeof *buckets);
-  if (!buckets) sf_die("out of memory (%zu buckets)", cap);
+  if (!buckets) {
+    atomic_fetch_sub(&state_bytes, (cap - kt->cap) * sizeof(KeyBucket));
+    kt->bytes -= (cap - kt->cap) * sizeof(KeyBucket);
+    rt_fail(kt->op, "out of memory (%zu buckets)", cap);
+    return false;
+  }
   for (size_t i = 0; i < kt->cap; i++) {
     KeyEntry *e = kt->buckets[i].e;
     if (!e) continue;
@@ -69,6 +100,17 @@ static void keytable_grow(KeyTable *kt) {
   free(kt->buckets);
   kt->buckets = buckets;
   kt->cap = cap;
+  return true;
+}
+
+/* The arena bytes key_new takes for a key of these values. */
+static size_t key_size(const KeyTable *kt, const Value *vals, const int *at) {
+  size_t n = ((sizeof(KeyEntry) + sizeof(Value) * (size_t)kt->nkeys + 15) & ~(size_t)15) + kt->data_size;
+  for (int k = 0; k < kt->nkeys; k++) {
+    const Value *v = key_val(vals, at, k);
+    if (v->type == TYPE_STRING) n += (v->s.n + 1 + 15) & ~(size_t)15;
+  }
+  return n;
 }
 
 static KeyEntry *key_new(KeyTable *kt, uint64_t hash, const Value *vals, const int *at) {
@@ -95,7 +137,8 @@ static void *find_vals(KeyTable *kt, const Value *vals, const int *at, bool *cre
     for (size_t j = hash & (kt->cap - 1); kt->buckets[j].e; j = (j + 1) & (kt->cap - 1))
       if (kt->buckets[j].hash == hash && key_matches(kt, kt->buckets[j].e, hash, vals, at)) return kt->buckets[j].e->data;
   }
-  if ((kt->count + 1) * 4 > kt->cap * 3) keytable_grow(kt);
+  if ((kt->count + 1) * 4 > kt->cap * 3 && !keytable_grow(kt)) return NULL;
+  if (!charge(kt, key_size(kt, vals, at))) return NULL;
   size_t j = hash & (kt->cap - 1);
   while (kt->buckets[j].e) j = (j + 1) & (kt->cap - 1);
   KeyEntry *e = key_new(kt, hash, vals, at);
@@ -115,6 +158,7 @@ void keytable_each(KeyTable *kt, void (*fn)(void *data, void *ctx), void *ctx) {
 }
 
 void keytable_release(KeyTable *kt) {
+  atomic_fetch_sub(&state_bytes, kt->bytes);
   free(kt->buckets);
   if (kt->arena) arena_free(kt->arena);
   memset(kt, 0, sizeof *kt);
@@ -171,6 +215,10 @@ int keytable_restore(KeyTable *kt, OpInst *op, SnapIn *in, KeyGetFn *get, void *
     if (in->bad || !rt_owns_key(op, vals, kt->slots, kt->nkeys)) continue; /* another replica's key */
     bool created;
     void *block = find_vals(kt, vals, NULL, &created);
+    if (!block) {
+      rc = -1;
+      break;
+    }
     if (!created) {
       char key[256];
       describe_key(kt, op, vals, key, sizeof key);

@@ -29,6 +29,9 @@ typedef struct KeyTable {
   size_t cap;         /* buckets allocated (a power of two, 0 before the first key) */
   size_t count;       /* keys held */
   Arena *arena;       /* key values with their strings, entries and data blocks */
+  OpInst *op;         /* whose (for the messages of a failure) */
+  uint64_t limit;     /* --max-state-memory: bytes of keyed state the executor may hold (0: no limit) */
+  size_t bytes;       /* bytes this table counts in the executor's keyed state (keyed.c) */
 } KeyTable;
 
 /* Prepares kt for op's `partitionBy` parameter (absent: one key for the whole stream), resolving
@@ -36,7 +39,9 @@ typedef struct KeyTable {
  * rt_fail when an attribute is unknown (the checker prevents that). Allocates nothing per key yet. */
 int keytable_init(KeyTable *kt, OpInst *op, size_t data_size);
 /* The data block of t's key; creates the key (copying its values, strings included) the first
- * time, setting *created. Never references t afterwards. Out of memory aborts. */
+ * time, setting *created. Never references t afterwards. NULL after rt_fail when the key would
+ * take the executor's keyed state past --max-state-memory, or memory ran out ("out of memory
+ * (...)"): the table is as it was. */
 void *keytable_find(KeyTable *kt, const Tuple *t, bool *created);
 /* Calls fn(data, ctx) for every key's data block, in no particular order. */
 void keytable_each(KeyTable *kt, void (*fn)(void *data, void *ctx), void *ctx);
