@@ -17,7 +17,8 @@
  *     same from its handler (signals.c), for when the main thread itself is the one that does not
  *     return (an operator's open or close). SIGTERM drains, with no time limit: a stop signal
  *     after it starts the grace.
- * Checkpoints are left as they are: what a failure keeps stays for a restore.
+ * Checkpoints are left as they are: what a failure keeps stays for a restore. A child an operator
+ * forks inherits the hooks and handlers: in it they do nothing (the executor's pid is kept).
  *
  * Which operator a thread runs is a RunSlot per thread (a group's, the main thread's), set by
  * fatal_enter around every call into an operator: a relaxed store of a pointer to the operator's
@@ -53,6 +54,9 @@ enum { NFATAL = sizeof fatal_signals / sizeof fatal_signals[0], ALT_STACK_SIZE =
 _Thread_local RunSlot *fatal_slot;
 static RunSlot main_slot;                /* the main thread's */
 static atomic_bool running;              /* a job runs: exit() now is a failure */
+static atomic_int job_pid;               /* the executor's process: a child that an operator forked
+                                            inherits the hooks, and must neither speak for the job
+                                            nor remove its files */
 static Exec *_Atomic job;                /* its groups, once their threads started (for their slots) */
 static atomic_llong grace_ns;            /* --stop-grace */
 static char grace_text[32];              /* "5 s" */
@@ -97,11 +101,16 @@ static const char *label_of(const RunSlot *s) {
   return s ? atomic_load_explicit(&s->label, memory_order_relaxed) : NULL;
 }
 
+/* The job runs, in this process (not a child an operator forked). Async-signal-safe. */
+static bool ours(void) {
+  return atomic_load(&running) && getpid() == atomic_load(&job_pid);
+}
+
 /* ---- a fatal signal ---- */
 
 static void on_fatal(int sig) {
   static atomic_flag reported = ATOMIC_FLAG_INIT;
-  if (!atomic_flag_test_and_set(&reported)) { /* a second thread faulting meanwhile only dies */
+  if (ours() && !atomic_flag_test_and_set(&reported)) { /* a second thread faulting meanwhile only dies */
     Line l = { .n = 0 };
     const char *label = label_of(fatal_slot);
     put(&l, "sf-exec: error: ");
@@ -125,7 +134,7 @@ static void on_fatal(int sig) {
 /* ---- exit() while the job runs ---- */
 
 static void exited(const char *how, int status) {
-  if (!atomic_load(&running)) return;
+  if (!ours()) return;
   Line l = { .n = 0 };
   const char *label = label_of(fatal_slot);
   put(&l, "sf-exec: error: ");
@@ -204,7 +213,7 @@ _Noreturn void fatal_stuck(Exec *x) {
 }
 
 void fatal_signal_again(int first, int64_t first_ns) {
-  if (!atomic_load(&running) || first <= 0 || first >= NSIG) return;
+  if (!ours() || first <= 0 || first >= NSIG) return;
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
@@ -233,6 +242,7 @@ void fatal_job_start(Exec *x) {
   }
   fatal_slot = &main_slot;
   atomic_store_explicit(&main_slot.label, NULL, memory_order_relaxed);
+  atomic_store(&job_pid, (int)getpid());
   if (SANITIZED) { /* the sanitizer's handlers and alternate stacks stay */
     atomic_store(&running, true);
     return;

@@ -11,6 +11,8 @@
 #   segv, abort: sf_segv_at (a store through a null pointer), sf_abort_at (abort()): the process
 #           still ends by that signal (exit 139, 134), after "sf-exec: error: operator 'quit':
 #           crashed with SIGSEGV" (SIGABRT);
+#   fork-exit: sf_fork_exit_at forks a child that calls exit(0): the child neither speaks for the
+#           job nor removes its files; the job completes (exit 0, nothing printed, every tuple);
 #   spin:   sf_spin_at loops forever in process; SIGINT (sf-exec --stop-grace 1): exit 130 once
 #           the grace is over, "sf-exec: error: interrupted by SIGINT; operator 'quit' did not
 #           return within 1 s: stopped", no file in out/;
@@ -162,6 +164,21 @@ if [[ -n ${SF_SANITIZE:-} ]]; then
 else
   run_exec segv sf_segv_at 139 "sf-exec: error: operator 'quit': crashed with SIGSEGV" "a null pointer's store"
   run_exec abort sf_abort_at 134 "sf-exec: error: operator 'quit': crashed with SIGABRT" "abort() in process"
+fi
+
+# fork-exit: a child the operator forks calls exit(0): that child's end is no failure of the job,
+# which completes (exit 0, nothing printed, every tuple in out/x.csv)
+d=$work/fork-exit
+make_graph "$d/g.xml" sf_fork_exit_at
+sed -i 's|<param name="count">0</param>|<param name="count">20000</param>|' "$d/g.xml"
+(cd "$d" && exec timeout -k 5 60 "$B/sf-exec" g.xml) >"$d/exec.log" 2>&1 &
+wait_exit $! 70
+if [[ $ST != 0 || -s $d/exec.log ]]; then
+  sf_bad fork-exit "exit status $ST, expected 0 and nothing printed" "$d/exec.log"
+elif ! cmp -s "$d/out/x.csv" <(echo id,v; seq 0 19999 | awk '{ print $1 "," $1 % 7 }'); then
+  sf_bad fork-exit "out/x.csv is not every tuple" "$d/exec.log"
+else
+  sf_ok fork-exit "a child of the operator calls exit(0): the job completes, every tuple written"
 fi
 
 # ---- an operator that does not return ----

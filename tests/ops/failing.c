@@ -5,7 +5,9 @@
  *   sf_exit_at   calls exit(status) (param status, default 0);
  *   sf_segv_at   stores through a null pointer (SIGSEGV);
  *   sf_abort_at  calls abort() (SIGABRT);
- *   sf_spin_at   loops forever, never returning from process (nor calling back into sf).
+ *   sf_spin_at   loops forever, never returning from process (nor calling back into sf);
+ *   sf_fork_exit_at  forks a child that calls exit(status) (a helper process ending), waits for
+ *                it and goes on: not a failure at all.
  * With param in = "open" each fails in its open callback instead (on the executor's main thread);
  * with param mark = PATH it first creates the file PATH (what a test waits for).
  * A malformed parameter fails the job, naming the operator. */
@@ -15,8 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-typedef enum How { HOW_EXIT, HOW_SEGV, HOW_ABORT, HOW_SPIN } How;
+typedef enum How { HOW_EXIT, HOW_SEGV, HOW_ABORT, HOW_SPIN, HOW_FORK_EXIT } How;
 
 typedef struct Failing {
   How how;
@@ -56,6 +60,12 @@ static void fail_now(const Failing *f) {
     volatile unsigned long long n = 0;
     for (;;) n++;
   }
+  case HOW_FORK_EXIT: {
+    pid_t child = fork();
+    if (child == 0) exit(f->status);
+    if (child > 0) waitpid(child, NULL, 0);
+    break;
+  }
   }
 }
 
@@ -80,6 +90,7 @@ static int exit_open(sf_op *op, void **state) { return open_how(op, state, HOW_E
 static int segv_open(sf_op *op, void **state) { return open_how(op, state, HOW_SEGV); }
 static int abort_open(sf_op *op, void **state) { return open_how(op, state, HOW_ABORT); }
 static int spin_open(sf_op *op, void **state) { return open_how(op, state, HOW_SPIN); }
+static int fork_exit_open(sf_op *op, void **state) { return open_how(op, state, HOW_FORK_EXIT); }
 
 static int failing_process(sf_op *op, void *state, int port, const sf_tuple *in) {
   Failing *f = state;
@@ -105,4 +116,7 @@ SF_EXPORT const struct sf_operator sf_abort_at = {
 };
 SF_EXPORT const struct sf_operator sf_spin_at = {
   .abi_version = SF_OPERATOR_ABI, .open = spin_open, .process = failing_process, .close = failing_close,
+};
+SF_EXPORT const struct sf_operator sf_fork_exit_at = {
+  .abi_version = SF_OPERATOR_ABI, .open = fork_exit_open, .process = failing_process, .close = failing_close,
 };
