@@ -110,7 +110,8 @@ expect_run "--hosts naming every pin" 0 "$tmp/empty.err" --check --hosts local=1
 # sf-exec runs the same checks before starting anything: the same diagnostics, exit 1, and no file
 # written (it runs in a directory of its own holding only the graph).
 for rel in tests/bad/custom-too-many-ports.xml tests/bad/filesink-same-file.xml \
-  tests/bad/file-names-directory.xml tests/bad/colocate-pinned-apart.xml tests/bad/expr-too-deep.xml; do
+  tests/bad/file-names-directory.xml tests/bad/colocate-pinned-apart.xml tests/bad/expr-too-deep.xml \
+  tests/bad/param-window-too-large.xml tests/bad/param-numbers-in-rewritten.xml; do
   rm -rf "$tmp/run" && mkdir -p "$tmp/run/tests/bad" && cp "$src/$rel" "$tmp/run/tests/bad/"
   (cd "$tmp/run" && SF_TOKEN=t "$build/bin/sf-exec" "$rel") >"$tmp/out" 2>"$tmp/err" </dev/null
   status=$?

@@ -206,13 +206,38 @@ static void check_files(Graph *g, Diag *d) {
 /* ---- ports and parameters ---- */
 
 static bool parse_int_text(const char *text, long long min, long long *out) {
-  if (!text || !*text) return false;
-  char *end;
-  errno = 0;
-  long long v = strtoll(text, &end, 10);
-  if (errno || *end || v < min) return false;
+  int64_t v;
+  if (!text || number_read(text, strlen(text), min, INT64_MAX, &v) != NUM_OK) return false;
   *out = v;
   return true;
+}
+
+/* Where the text of an element at `line` is, from the origin parse found (NULL or without the raw
+ * text: unknown, then diagnostics carry the line only). */
+static TextOrigin text_at(int line, const TextOrigin *origin) {
+  return origin && origin->raw ? *origin : (TextOrigin){ .line = line };
+}
+
+/* Checks the integer of parameter p at offset `at` of its text (number_read, from min to
+ * INT64_MAX), else reports "must be WANT" (or WANT "of at most 9223372036854775807" when it is too
+ * large) at the number's column. */
+static void check_number(Diag *d, const Op *op, const Param *p, size_t at, NumRead r, const char *want,
+                         const char *above) {
+  if (r == NUM_OK) return;
+  TextOrigin where = text_at(p->line, &p->origin);
+  if (r == NUM_ABOVE)
+    diag_error_in(d, &where, (int)at + 1, "parameter '%s' of operator '%s' must be %s, got '%s'", p->name, op->name,
+                  above, p->text);
+  else
+    diag_error_in(d, &where, (int)at + 1, "parameter '%s' of operator '%s' must be %s, got '%s'", p->name, op->name,
+                  want, p->text);
+}
+
+/* A parameter that is a non-negative integer. */
+static void check_count(Diag *d, const Op *op, const Param *p) {
+  int64_t v;
+  check_number(d, op, p, 0, number_read(p->text, strlen(p->text), 0, INT64_MAX, &v), "a non-negative integer",
+               "a non-negative integer of at most 9223372036854775807");
 }
 
 /* Checks that every name of `keys` is an attribute of `schema`. */
@@ -278,10 +303,9 @@ static void check_params(Graph *g, Op *op, Diag *d) {
   Schema *in = op_input_schema(op);
   for (int i = 0; i < op->nparams; i++) {
     Param *p = &op->params[i];
-    long long v;
     const char *n = p->name;
     if (op->kind == KIND_BEACON && !strcmp(n, "count")) {
-      if (!parse_int_text(p->text, 0, &v)) bad_value(d, op, p, "a non-negative integer");
+      check_count(d, op, p);
     } else if (!strcmp(n, "rate")) {
       char *end;
       double r = strtod(p->text, &end);
@@ -320,14 +344,14 @@ static void check_params(Graph *g, Op *op, Diag *d) {
         diag_error(d, p->line, 0, "parameter 'roll' of operator '%s' needs a file to write parts beside, not "
                    "standard output ('-')", op->name);
     } else if (!strcmp(n, "iterations")) {
-      if (!parse_int_text(p->text, 0, &v)) bad_value(d, op, p, "a non-negative integer");
+      check_count(d, op, p);
     } else if (!strcmp(n, "window")) {
-      char kind[16];
-      long long size;
-      char extra;
-      if (sscanf(p->text, "%15s %lld %c", kind, &size, &extra) != 2 ||
-          (strcmp(kind, "tumbling") && strcmp(kind, "sliding")) || size < 1)
-        bad_value(d, op, p, "'tumbling N' or 'sliding N' with N >= 1");
+      bool sliding;
+      int64_t size;
+      size_t at;
+      NumRead r = window_read(p->text, &sliding, &size, &at);
+      check_number(d, op, p, at, r, "'tumbling N' or 'sliding N' with N >= 1",
+                   "'tumbling N' or 'sliding N' with N from 1 to 9223372036854775807");
     } else if (!strcmp(n, "partitionBy") && !spec->any_params) {
       int nk;
       const char **keys = names_split(g->arena, p->text, &nk);
@@ -343,7 +367,7 @@ static void check_params(Graph *g, Op *op, Diag *d) {
     } else if (op->kind == KIND_SPLIT && !strcmp(n, "sequence")) {
       if (strcmp(p->text, "assign") && strcmp(p->text, "keep")) bad_value(d, op, p, "'assign' or 'keep'");
     } else if (op->kind == KIND_SPLIT && !strcmp(n, "pulse")) {
-      if (!parse_int_text(p->text, 0, &v)) bad_value(d, op, p, "a non-negative integer");
+      check_count(d, op, p);
     } else if (op->kind == KIND_MERGE && !strcmp(n, "order")) {
       if (strcmp(p->text, "roundrobin") && strcmp(p->text, "seq") && strcmp(p->text, "seqpulse"))
         bad_value(d, op, p, "'roundrobin', 'seq' or 'seqpulse'");
@@ -549,12 +573,6 @@ static void check_acyclic(Graph *g, Diag *d) {
 }
 
 /* ---- expressions ---- */
-
-/* Where the text of an element at `line` is, from the origin parse found (NULL or without the raw
- * text: unknown, then diagnostics carry the line only). */
-static TextOrigin text_at(int line, const TextOrigin *origin) {
-  return origin && origin->raw ? *origin : (TextOrigin){ .line = line };
-}
 
 /* Parses and checks one expression of an element at `line`; `origin` as for text_at. */
 static Expr *parse_checked(Graph *g, Diag *d, const char *text, int line, const TextOrigin *origin,

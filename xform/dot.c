@@ -288,7 +288,8 @@ static void put_kind_line(Writer *out, const Op *op) {
       wr_char(out, ' ');
       put_escaped(out, sequence, -1);
     }
-    if (pulse && strtol(pulse, NULL, 10) != 0) {
+    int64_t every = 0;
+    if (pulse && number_read(pulse, strlen(pulse), 0, INT64_MAX, &every) == NUM_OK && every != 0) {
       wr_str(out, ", pulse ");
       put_escaped(out, pulse, -1);
     }

@@ -253,3 +253,38 @@ const char **names_split(Arena *a, const char *text, int *count) {
   *count = n;
   return items;
 }
+
+/* ---- numbers ---- */
+
+NumRead number_read(const char *text, size_t n, int64_t min, int64_t max, int64_t *out) {
+  if (!text) return NUM_MALFORMED;
+  size_t k = n > 0 && text[0] == '-' ? 1 : 0;
+  if (k == n) return NUM_MALFORMED;
+  bool negative = k == 1, big = false;
+  uint64_t mag = 0, limit = negative ? UINT64_C(1) << 63 : (uint64_t)INT64_MAX;
+  for (; k < n; k++) {
+    if (text[k] < '0' || text[k] > '9') return NUM_MALFORMED;
+    unsigned digit = (unsigned)(text[k] - '0');
+    if (big || mag > (limit - digit) / 10) big = true; /* keep reading: a later non-digit is malformed */
+    else mag = mag * 10 + digit;
+  }
+  if (big) return negative ? NUM_BELOW : NUM_ABOVE;
+  int64_t v = negative ? (int64_t)(0 - mag) : (int64_t)mag;
+  if (v < min) return NUM_BELOW;
+  if (v > max) return NUM_ABOVE;
+  *out = v;
+  return NUM_OK;
+}
+
+NumRead window_read(const char *text, bool *sliding, int64_t *size, size_t *at) {
+  *at = 0;
+  if (!text) return NUM_MALFORMED;
+  size_t kind = strcspn(text, " \t\n\r");
+  if (!((kind == 8 && !strncmp(text, "tumbling", 8)) || (kind == 7 && !strncmp(text, "sliding", 7))))
+    return NUM_MALFORMED;
+  size_t num = kind + strspn(text + kind, " \t\n\r");
+  if (num == kind || !text[num]) return NUM_MALFORMED;
+  *at = num;
+  *sliding = kind == 7;
+  return number_read(text + num, strlen(text + num), 1, INT64_MAX, size);
+}

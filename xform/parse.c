@@ -373,9 +373,8 @@ static Op *build_op(Graph *g, xmlNodePtr n, Diag *d, RawText *raw) {
   op->parallel_no = par && !strcmp(par, "no");
   const char *w = prop(g, n, "width");
   if (w) {
-    errno = 0;
-    long v = strtol(w, NULL, 10);
-    if (errno || v < 1 || v > 1024) {
+    int64_t v;
+    if (number_read(w, strlen(w), 1, 1024, &v) != NUM_OK) {
       diag_error(d, op->line, 0, "width of operator '%s' must be between 1 and 1024, got '%s'", op->name, w);
       v = 1;
     }
@@ -386,7 +385,12 @@ static Op *build_op(Graph *g, xmlNodePtr n, Diag *d, RawText *raw) {
   op->origin = prop(g, n, "origin");
   op->region = prop(g, n, "region");
   const char *ch = prop(g, n, "channel");
-  op->channel = ch ? (int)strtol(ch, NULL, 10) : -1;
+  int64_t channel = -1;
+  if (ch && number_read(ch, strlen(ch), 0, 1023, &channel) != NUM_OK) {
+    diag_error(d, op->line, 0, "channel of operator '%s' must be between 0 and 1023, got '%s'", op->name, ch);
+    channel = 0;
+  }
+  op->channel = (int)channel;
   if (op->region) g->rewritten = true;
 
   int count[CHILD_KINDS] = {0};

@@ -22,10 +22,8 @@ static bool is_identifier(const char *s, size_t n) {
 static bool is_address(const char *s) {
   const char *colon = strrchr(s, ':');
   if (!colon || colon == s) return false;
-  char *end;
-  errno = 0;
-  long port = strtol(colon + 1, &end, 10);
-  if (errno || *end || colon[1] == 0 || port < 1 || port > 65535) return false;
+  int64_t port;
+  if (number_read(colon + 1, strlen(colon + 1), 1, 65535, &port) != NUM_OK) return false;
   if (s[0] == '[') return colon[-1] == ']';
   for (const char *p = s; p < colon; p++)
     if (!(isalnum((unsigned char)*p) || *p == '.' || *p == '-' || *p == '_')) return false;

@@ -237,6 +237,21 @@ bool expr_is_attr(const Expr *e, int *slot);
 /* Writes the expression back as text (canonical spacing), for explain and tests. */
 char *expr_format(Arena *a, const Expr *e);
 
+/* ---- graph.c: numbers in parameters and attributes ---- */
+
+/* What reading a number gave. */
+typedef enum NumRead { NUM_OK, NUM_MALFORMED, NUM_BELOW, NUM_ABOVE } NumRead;
+
+/* The one reader of the integers a graph holds (parameters, width, channel, ports), in sf-xform's
+ * checks and sf-exec's operators alike: text[0..n) must be a decimal integer, an optional '-' then
+ * digits and nothing else (no sign '+', no space, no base prefix), within [min, max]. NUM_BELOW
+ * or NUM_ABOVE for well-formed digits outside it (however many), never a saturated value. */
+NumRead number_read(const char *text, size_t n, int64_t min, int64_t max, int64_t *out);
+/* An Aggregate's `window`: "tumbling N" or "sliding N" (spaces, tabs or line breaks between), N
+ * from 1 to INT64_MAX.
+ * Sets *at to the offset of N in text when there is one (else 0). */
+NumRead window_read(const char *text, bool *sliding, int64_t *size, size_t *at);
+
 /* ---- graph.c: the in-memory graph ---- */
 
 typedef struct Attr {

@@ -97,14 +97,11 @@ static int aggregate_open(OpInst *op) {
   *g = (Aggregate){.arena = arena_new()};
   op->state = g;
   const char *window = rt_param(op, "window");
-  char kind[16];
-  long long size;
-  char extra;
-  if (!window || sscanf(window, "%15s %lld %c", kind, &size, &extra) != 2 || size < 1 ||
-      (strcmp(kind, "tumbling") && strcmp(kind, "sliding")))
-    return rt_fail(op, "window must be 'tumbling N' or 'sliding N' with N >= 1, got '%s'",
+  int64_t size;
+  size_t at;
+  if (window_read(window, &g->sliding, &size, &at) != NUM_OK)
+    return rt_fail(op, "window must be 'tumbling N' or 'sliding N' with N from 1 to 9223372036854775807, got '%s'",
                    window ? window : "");
-  g->sliding = !strcmp(kind, "sliding");
   g->size = size;
   if (outplan_init(&g->plan, op, g->arena)) return -1;
   for (int i = 0; i < op->op->nsets; i++) {

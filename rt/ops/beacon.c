@@ -35,9 +35,8 @@ static void beacon_close(OpInst *op, bool ok);
 static int setup(OpInst *op, Beacon *b) {
   const char *count = rt_param(op, "count"), *rate = rt_param(op, "rate");
   char *end;
-  errno = 0;
-  long long c = count ? strtoll(count, &end, 10) : -1;
-  if (!count || errno || *end || c < 0)
+  int64_t c;
+  if (!count || number_read(count, strlen(count), 0, INT64_MAX, &c) != NUM_OK)
     return rt_fail(op, "parameter 'count' must be a non-negative integer, got '%s'", count ? count : "");
   b->count = (uint64_t)c;
   if (rate) {

@@ -31,7 +31,10 @@ static int split_open(OpInst *op) {
   const char *seq = rt_param(op, "sequence");
   s->assign = !seq || !strcmp(seq, "assign");
   const char *pulse = rt_param(op, "pulse");
-  s->pulse = pulse ? strtoull(pulse, NULL, 10) : 0;
+  int64_t every = 0;
+  if (pulse && number_read(pulse, strlen(pulse), 0, INT64_MAX, &every) != NUM_OK)
+    return rt_fail(op, "parameter 'pulse' must be a non-negative integer, got '%s'", pulse);
+  s->pulse = (uint64_t)every;
   if (s->hash) {
     Arena *a = arena_new();
     const char **names = names_split(a, rt_param(op, "keys"), &s->nkeys);

@@ -15,10 +15,8 @@ typedef struct Work {
 static int work_open(OpInst *op) {
   const char *text = rt_param(op, "iterations");
   if (!text) return rt_fail(op, "missing parameter 'iterations'");
-  char *end;
-  errno = 0;
-  unsigned long long n = strtoull(text, &end, 10);
-  if (errno || end == text || *end || text[0] == '-')
+  int64_t n;
+  if (number_read(text, strlen(text), 0, INT64_MAX, &n) != NUM_OK)
     return rt_fail(op, "parameter 'iterations' must be a non-negative integer, got '%s'", text);
   Work *w = sf_xmalloc(sizeof *w);
   w->iterations = n;

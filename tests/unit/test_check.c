@@ -847,6 +847,52 @@ START_TEST(parameters_unknown_missing_twice) {
 }
 END_TEST
 
+/* number_read and window_read, the one reader of the integers of a graph: whole decimal text only,
+ * and a value out of range is out of range however many digits it has. */
+START_TEST(numbers_in_parameters) {
+  static const struct { const char *text; int64_t min, max; NumRead want; int64_t value; } cases[] = {
+    {"0", 0, INT64_MAX, NUM_OK, 0},
+    {"00012", 0, INT64_MAX, NUM_OK, 12},
+    {"9223372036854775807", 0, INT64_MAX, NUM_OK, INT64_MAX},
+    {"9223372036854775808", 0, INT64_MAX, NUM_ABOVE, 0},
+    {"99999999999999999999", 0, INT64_MAX, NUM_ABOVE, 0},
+    {"-9223372036854775808", INT64_MIN, 0, NUM_OK, INT64_MIN},
+    {"-9223372036854775809", INT64_MIN, 0, NUM_BELOW, 0},
+    {"-1", 0, INT64_MAX, NUM_BELOW, 0},
+    {"1025", 1, 1024, NUM_ABOVE, 0},
+    {"", 0, 10, NUM_MALFORMED, 0},
+    {"-", 0, 10, NUM_MALFORMED, 0},
+    {"+1", 0, 10, NUM_MALFORMED, 0},
+    {" 1", 0, 10, NUM_MALFORMED, 0},
+    {"1 ", 0, 10, NUM_MALFORMED, 0},
+    {"0x10", 0, 100, NUM_MALFORMED, 0},
+    {"1e3", 0, 10000, NUM_MALFORMED, 0},
+    {"99999999999999999999x", 0, INT64_MAX, NUM_MALFORMED, 0},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    int64_t v = -77;
+    NumRead r = number_read(cases[k].text, strlen(cases[k].text), cases[k].min, cases[k].max, &v);
+    ck_assert_msg(r == cases[k].want, "'%s': %d, want %d", cases[k].text, (int)r, (int)cases[k].want);
+    if (r == NUM_OK) ck_assert_msg(v == cases[k].value, "'%s': %lld", cases[k].text, (long long)v);
+    else ck_assert_msg(v == -77, "'%s': the value was written", cases[k].text);
+  }
+  bool sliding;
+  int64_t size;
+  size_t at;
+  ck_assert_int_eq(window_read("sliding  \t12", &sliding, &size, &at), NUM_OK);
+  ck_assert(sliding && size == 12 && at == 10);
+  ck_assert_int_eq(window_read("tumbling 9223372036854775807", &sliding, &size, &at), NUM_OK);
+  ck_assert(!sliding && size == INT64_MAX && at == 9);
+  ck_assert_int_eq(window_read("tumbling 99999999999999999999", &sliding, &size, &at), NUM_ABOVE);
+  ck_assert_int_eq(window_read("tumbling 0", &sliding, &size, &at), NUM_BELOW);
+  ck_assert_int_eq(window_read("tumbling 3 rows", &sliding, &size, &at), NUM_MALFORMED);
+  ck_assert_int_eq(at, 9);
+  ck_assert_int_eq(window_read("tumbling", &sliding, &size, &at), NUM_MALFORMED);
+  ck_assert_int_eq(window_read("tumblingly 3", &sliding, &size, &at), NUM_MALFORMED);
+  ck_assert_int_eq(window_read(NULL, &sliding, &size, &at), NUM_MALFORMED);
+}
+END_TEST
+
 START_TEST(parameter_values) {
   check_fails(HEAD
               "  <operator name='more' kind='Beacon'>\n"                      /* 20 */
@@ -885,19 +931,19 @@ START_TEST(parameter_values) {
               "    <param name='format'>CSV</param>\n"                        /* 53 */
               "  </operator>\n" TAIL,
               11,
-              "g.xml:22: error: parameter 'count' of operator 'more' must be a non-negative integer, got '-1'\n"
+              "g.xml:22:25: error: parameter 'count' of operator 'more' must be a non-negative integer, got '-1'\n"
               "g.xml:23: error: parameter 'rate' of operator 'more' must be a positive number of tuples per second, "
               "got '0'\n"
               "g.xml:29: error: parameter 'partitionBy' of operator 'bars' names 'symbol', which input schema "
               "'Trade' does not have\n"
-              "g.xml:30: error: parameter 'window' of operator 'bars' must be 'tumbling N' or 'sliding N' with "
+              "g.xml:30:35: error: parameter 'window' of operator 'bars' must be 'tumbling N' or 'sliding N' with "
               "N >= 1, got 'tumbling 0'\n"
-              "g.xml:36: error: parameter 'iterations' of operator 'spin' must be a non-negative integer, got "
+              "g.xml:36:30: error: parameter 'iterations' of operator 'spin' must be a non-negative integer, got "
               "'lots'\n"
               "g.xml:38: error: Split operator 'split' with strategy 'hash' needs parameter 'keys'\n"
               "g.xml:42: error: parameter 'sequence' of operator 'split' must be 'assign' or 'keep', got "
               "'renumber'\n"
-              "g.xml:43: error: parameter 'pulse' of operator 'split' must be a non-negative integer, got 'often'\n"
+              "g.xml:43:25: error: parameter 'pulse' of operator 'split' must be a non-negative integer, got 'often'\n"
               "g.xml:48: error: parameter 'order' of operator 'merge' must be 'roundrobin', 'seq' or 'seqpulse', "
               "got 'sorted'\n"
               "g.xml:52: error: parameter 'file' of operator 'out' is empty\n"
@@ -916,7 +962,7 @@ START_TEST(line_breaks_in_values_stay_on_one_line) {
               "    <set attr='avg'>avg(price)</set><set attr='n'>count()</set>\n"
               "  </operator>\n" TAIL,
               1,
-              "g.xml:24: error: parameter 'window' of operator 'bars' must be 'tumbling N' or 'sliding N' with "
+              "g.xml:25:7: error: parameter 'window' of operator 'bars' must be 'tumbling N' or 'sliding N' with "
               "N >= 1, got 'tumbling\\n      10 rows'\n");
 }
 END_TEST
@@ -1200,6 +1246,7 @@ END_TEST
 static Suite *check_suite(void) {
   Suite *s = suite_create("check");
   UNIT_ADD(s, link_producers_and_consumers, setup, teardown);
+  UNIT_ADD(s, numbers_in_parameters, setup, teardown);
   UNIT_ADD(s, kinds_are_declared_once, setup, teardown);
   UNIT_ADD(s, topological_order_of_a_diamond, setup, teardown);
   UNIT_ADD(s, consumer_listed_once_per_port, setup, teardown);
