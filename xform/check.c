@@ -304,6 +304,7 @@ static void check_params(Graph *g, Op *op, Diag *d) {
   for (int i = 0; i < op->nparams; i++) {
     Param *p = &op->params[i];
     const char *n = p->name;
+    long long v;
     if (op->kind == KIND_BEACON && !strcmp(n, "count")) {
       check_count(d, op, p);
     } else if (!strcmp(n, "rate")) {
