@@ -25,10 +25,12 @@
  * files all match the manifest and their CRCs, saying so; a damaged one is skipped with a message,
  * never used, and so is one an operator refuses to restore from (it starts again from its open).
  *
+ * The restore (choosing, checking and handing out a checkpoint's snapshots) is ckpt_restore.c's;
+ * the struct both share is in ckpt_priv.h.
+ *
  * Locks: ck->mu guards the per-checkpoint counts only and is taken holding no other lock (from
  * node_deliver, which holds none); nothing is called while it is held. */
-#include "ckptdir.h"
-#include "exec_priv.h"
+#include "ckpt_priv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,57 +41,6 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-enum { CK_SLOTS = 16 };
-
-typedef struct NodeSnaps NodeSnaps;
-/* The snapshots of one checkpoint loaded for every local operator (check_ckpt), to restore from. */
-typedef struct Loaded {
-  uint64_t id;
-  NodeSnaps *snaps; /* per node (x->nnodes; NULL: none loaded) */
-  char *manifest;
-  char **names;
-} Loaded;
-
-typedef struct Ckpt {
-  char dir[PATH_MAX];       /* the checkpoint directory (plan) */
-  double interval;          /* seconds between checkpoints (plan) */
-  const char *host;         /* this executor's part: its host, or "all" in one process (plan) */
-  const char **hosts;       /* every part a checkpoint needs (plan) */
-  int nhosts;               /* (plan) */
-  bool coordinator;         /* picks the positions (plan) */
-  bool distributed;         /* several executors: requests go through DIR/REQUEST (plan) */
-  PtrVec sources;           /* local source Node* (plan) */
-  int nlocal;               /* local operators: each writes a snapshot per checkpoint (plan) */
-  atomic_ullong req;        /* the latest requested checkpoint (atomic, release after req_pos) */
-  atomic_ullong req_pos[CK_SLOTS]; /* position of request K at K % CK_SLOTS (atomic) */
-  atomic_bool source_ended; /* a local source ended: no more checkpoints (atomic) */
-  atomic_ullong done;       /* the newest checkpoint known complete (atomic; sinks read it) */
-  pthread_mutex_t mu;       /* the counts */
-  struct {
-    uint64_t id;
-    int done;
-  } counts[CK_SLOTS];       /* operators done per checkpoint (mu) */
-  /* the main thread's */
-  uint64_t last_req;        /* the last checkpoint requested (or heard of) */
-  double req_time;          /* when */
-  double next_at;           /* when the next one is due */
-  uint64_t complete;        /* the newest complete checkpoint */
-  uint64_t margin;          /* how far ahead of the furthest source a position is put */
-  uint64_t last_max;        /* the furthest source at the previous tick */
-  uint64_t restored;        /* the checkpoint the job started from (0: none) */
-  uint64_t graph;           /* the graph's identity (ckptdir_graph_identity) (plan) */
-  int lock_fd;              /* holds DIR/LOCK while the job runs (-1: not locked) (main thread) */
-  bool made_dir;            /* this job made DIR (main thread) */
-  uint64_t *ids;            /* the checkpoints DIR held at the start, newest first (main thread) */
-  int nids;
-  int chosen;               /* --restore: the index in ids of the one to restore (-1: none) */
-  Loaded loaded;            /* its snapshots, checked (main thread) */
-} Ckpt;
-
-static int ck_path(char *buf, size_t cap, const Ckpt *ck, uint64_t id, const char *name) {
-  return ckptdir_path(buf, cap, ck->dir, id, name);
-}
 
 /* ---- writing a checkpoint ---- */
 
@@ -189,7 +140,7 @@ int ckpt_source_emit(Node *n) {
 
 /* ---- the coordinator ---- */
 
-static void publish(Ckpt *ck, uint64_t id, uint64_t pos) {
+void ckpt_publish(Ckpt *ck, uint64_t id, uint64_t pos) {
   atomic_store_explicit(&ck->req_pos[id % CK_SLOTS], pos, memory_order_relaxed);
   atomic_store_explicit(&ck->req, id, memory_order_release);
 }
@@ -242,7 +193,7 @@ void ckpt_tick(Exec *x) {
     char *text = (char *)ckptdir_read_all(path, &len);
     uint64_t id, pos;
     if (text && sscanf(text, "%" SCNu64 " %" SCNu64, &id, &pos) == 2 && id > ck->last_req) {
-      if (ck->sources.n) publish(ck, id, pos);
+      if (ck->sources.n) ckpt_publish(ck, id, pos);
       ck->last_req = id;
     }
     free(text);
@@ -265,7 +216,7 @@ void ckpt_tick(Exec *x) {
       return;
     }
   }
-  publish(ck, id, pos);
+  ckpt_publish(ck, id, pos);
   ck->last_req = id;
   ck->req_time = now;
   ck->next_at = now + ck->interval;
@@ -279,313 +230,6 @@ uint64_t rt_checkpoint_complete(const OpInst *op) {
 uint64_t rt_checkpoint_taking(const OpInst *op) {
   const Node *n = op->exec_data;
   return n ? n->ck_taking : 0;
-}
-
-/* ---- restoring ---- */
-
-/* Whether snapshot `name` belongs to an operator whose original is `base`: base itself, or one of
- * its replicas base[K] (a checkpoint taken at another width). */
-static bool same_origin(const char *name, const char *base) {
-  size_t b = strlen(base);
-  if (strncmp(name, base, b) != 0) return false;
-  if (!name[b]) return true;
-  if (name[b] != '[' || !name[b + 1]) return false;
-  const char *p = name + b + 1;
-  while (*p >= '0' && *p <= '9') p++;
-  return p > name + b + 1 && p[0] == ']' && !p[1];
-}
-
-/* The snapshots a local operator restores from: its own, or, when the checkpoint was taken at
- * another width, those of every replica of the same original (keyed state goes to the replica
- * that owns each key: rt_owns_key). A Split or Merge that did not exist then starts afresh, as it
- * did at the start; any other operator without a snapshot means the graph changed. */
-struct NodeSnaps {
-  CkptSnap *s;
-  int n;
-};
-
-static bool load_node(const Ckpt *ck, uint64_t id, const Node *n, const char *manifest, char **names, NodeSnaps *ns,
-                      char *why, size_t cap) {
-  int count = 0;
-  for (char **p = names; *p; p++) count++;
-  ns->s = calloc((size_t)count + 1, sizeof *ns->s);
-  /* a replica is an operator of a channel with an original (a channel's Split or Merge names the
-   * region's first operator as its origin, but replicates nothing) */
-  const Op *op = n->op;
-  bool replica = op->origin && op->channel >= 0 && op->kind != KIND_SPLIT && op->kind != KIND_MERGE;
-  const char *base = replica ? op->origin : op->name;
-  int then = 0, now = 0; /* replicas of base in the checkpoint, and in this graph */
-  for (char **p = names; *p; p++) then += same_origin(*p, base);
-  for (int i = 0; i < n->inst.exec->g->nops; i++) {
-    const Op *o = n->inst.exec->g->ops[i];
-    bool rep = o->origin && o->channel >= 0 && o->kind != KIND_SPLIT && o->kind != KIND_MERGE;
-    now += !strcmp(rep ? o->origin : o->name, base);
-  }
-  /* its own snapshot, unless it is a replica and the width changed */
-  for (char **p = names; *p && (!replica || then == now); p++)
-    if (!strcmp(*p, op->name)) return (ns->n = 1), ckptdir_snap_load(ck->dir, id, *p, manifest, &ns->s[0], why, cap);
-  if (op->kind == KIND_SPLIT || op->kind == KIND_MERGE) return true; /* it did not exist: afresh */
-  /* another width: the old replicas that held some of this one's key groups (value.h), that is all
-   * of them only when the width grew or shrank by a lot; an operator not replicated then held all */
-  for (char **p = names; *p; p++) {
-    if (!same_origin(*p, base)) continue;
-    const char *br = strchr(*p + strlen(base), '[');
-    int old = br ? atoi(br + 1) : 0, width_then = br ? then : 1;
-    bool needed = !replica;
-    for (int g = 0; g < SF_KEY_GROUPS && !needed; g++)
-      needed = sf_key_channel((uint64_t)g, now) == op->channel && sf_key_channel((uint64_t)g, width_then) == old;
-    if (needed && !ckptdir_snap_load(ck->dir, id, *p, manifest, &ns->s[ns->n++], why, cap)) return false;
-  }
-  if (ns->n == 0) {
-    snprintf(why, cap, "it holds no snapshot of operator '%s': it was taken for another graph", n->op->name);
-    return false;
-  }
-  return true;
-}
-
-/* Whether n's snapshots belong to this graph and to n's definition as it is now; why otherwise. */
-static bool snaps_belong(const Ckpt *ck, const Node *n, const NodeSnaps *ns, char *why, size_t cap) {
-  uint64_t fp = ckptdir_op_fingerprint(n->op);
-  for (int k = 0; k < ns->n; k++) {
-    if (ns->s[k].graph != ck->graph) return snprintf(why, cap, "operator '%s' is of another graph", n->op->name), false;
-    if (ns->s[k].fingerprint != fp)
-      return snprintf(why, cap, "operator '%s' changed since it was taken (its kind, parameters, expressions or "
-                      "schemas differ)", ckptdir_base_name(n->op)), false;
-  }
-  return true;
-}
-
-
-static void loaded_free(Exec *x, Loaded *l) {
-  for (int i = 0; l->snaps && i < x->nnodes; i++) {
-    for (int k = 0; k < l->snaps[i].n; k++) free(l->snaps[i].s[k].bytes);
-    free(l->snaps[i].s);
-  }
-  free(l->snaps);
-  ckptdir_names_free(l->names);
-  free(l->manifest);
-  memset(l, 0, sizeof *l);
-}
-
-/* The assigning Split whose sequence numbers reach n (up its first inputs, through channels and
- * their Splits and Merges), NULL when none. */
-static const Op *assigning_split(const Op *op) {
-  for (int hops = 0; op && hops < 1000; hops++) {
-    if (op->ninputs == 0 || op->inputs[0].nstreams == 0 || !op->inputs[0].streams[0]) return NULL;
-    const Op *up = op->inputs[0].streams[0]->producer;
-    if (up && up->kind == KIND_SPLIT) {
-      const char *seq = op_param(up, "sequence");
-      if (!seq || !strcmp(seq, "assign")) return up;
-    }
-    op = up;
-  }
-  return NULL;
-}
-
-/* Whether the counters of n's snapshot can be, next to those of the Split numbering its input (in
- * checkpoint l, also when that Split runs on another host): an ordered driver never expects a
- * sequence number its Split did not assign, nor takes more tuples than it dealt. why otherwise. */
-static bool counters_agree(Exec *x, const Loaded *l, const Node *n, char *why, size_t cap) {
-  const Group *g = n->group;
-  if (!g || g->entry != n || g->driver == DRIVE_SINGLE || g->driver == DRIVE_SRC || l->snaps[n->op->index].n == 0)
-    return true;
-  const CkptSnap *m = &l->snaps[n->op->index].s[0];
-  const Op *split = assigning_split(n->op);
-  if (!split) return true;
-  CkptSnap own = { 0 };
-  const CkptSnap *ss = NULL;
-  if (x->nodes[split->index].local) {
-    if (l->snaps[split->index].n > 0) ss = &l->snaps[split->index].s[0];
-  } else {
-    for (char **p = l->names; *p && !ss; p++)
-      if (!strcmp(*p, split->name)) {
-        char ignored[PATH_MAX + 200];
-        if (ckptdir_snap_load(x->ck->dir, l->id, split->name, l->manifest, &own, ignored, sizeof ignored)) ss = &own;
-      }
-  }
-  bool ok = true;
-  uint64_t next, rr;
-  if (ss && split_snapshot_counters(ss->state.p, ss->state.n, &next, &rr)) {
-    bool hash = op_param(split, "strategy") && !strcmp(op_param(split, "strategy"), "hash");
-    if (g->driver == DRIVE_SEQ ? m->next_seq != next : m->next_seq > next)
-      ok = false, snprintf(why, cap, "'%s.snap' cannot be: it expects sequence number %" PRIu64 ", its Split '%s' "
-                          "assigns %" PRIu64 " next", n->op->name, m->next_seq, split->name, next);
-    else if (!hash && m->taken > rr)
-      ok = false, snprintf(why, cap, "'%s.snap' cannot be: it took %" PRIu64 " tuples, its Split '%s' dealt %" PRIu64,
-                          n->op->name, m->taken, split->name, rr);
-  }
-  free(own.bytes);
-  return ok;
-}
-
-/* Loads checkpoint id's snapshots of every local operator and checks them (files, CRCs, what they
- * belong to) without touching an operator. 1 when sound (l holds them), 0 when damaged or
- * incomplete (why says how), -2 when it is of another graph or an operator changed (why says
- * which). l is freed but when 1. */
-static int check_ckpt(Exec *x, uint64_t id, Loaded *l, char *why, size_t cap) {
-  Ckpt *ck = x->ck;
-  memset(l, 0, sizeof *l);
-  l->id = id;
-  l->manifest = ckptdir_read_manifest(ck->dir, id, why, cap);
-  if (!l->manifest) return 0;
-  uint64_t graph;
-  char name[256];
-  int rc = 1;
-  if (!ckptdir_manifest_graph(l->manifest, &graph, name, sizeof name))
-    rc = 0, snprintf(why, cap, "its manifest is malformed");
-  else if (graph != ck->graph)
-    rc = -2, snprintf(why, cap, "it is of another graph ('%s')", name);
-  if (rc != 1) {
-    loaded_free(x, l);
-    return rc;
-  }
-  int nnames;
-  l->names = ckptdir_manifest_names(l->manifest, &nnames);
-  l->snaps = calloc((size_t)x->nnodes + 1, sizeof *l->snaps);
-  for (int i = 0; i < x->nnodes && rc == 1; i++)
-    if (x->nodes[i].local && !load_node(ck, id, &x->nodes[i], l->manifest, l->names, &l->snaps[i], why, cap)) rc = 0;
-  /* every snapshot was taken at the checkpoint's position, and the counters agree with each other */
-  const char *at = strstr(l->manifest, "\nposition ");
-  uint64_t pos = at ? strtoull(at + 10, NULL, 10) : 0;
-  if (rc == 1 && !at) rc = 0, snprintf(why, cap, "its manifest is malformed");
-  for (int i = 0; i < x->nnodes && rc == 1; i++)
-    for (int k = 0; k < l->snaps[i].n && rc == 1; k++)
-      if (l->snaps[i].s[k].pos != pos)
-        rc = 0, snprintf(why, cap, "'%s.snap' is at position %" PRIu64 ", its checkpoint at %" PRIu64,
-                         x->nodes[i].op->name, l->snaps[i].s[k].pos, pos);
-  for (int i = 0; i < x->nnodes && rc == 1; i++)
-    if (x->nodes[i].local && !counters_agree(x, l, &x->nodes[i], why, cap)) rc = 0;
-  /* sound, but not this graph's as it is now: refused, never used, and no older one either (they
-   * are the same job's) */
-  for (int i = 0; i < x->nnodes && rc == 1; i++)
-    if (x->nodes[i].local && !snaps_belong(ck, &x->nodes[i], &l->snaps[i], why, cap)) rc = -2;
-  if (rc != 1) loaded_free(x, l);
-  return rc;
-}
-
-/* Whether a failed restore of n's kind leaves something outside the process changed (a sink's
- * files): then it cannot be undone, and an older checkpoint cannot be tried instead. */
-static bool restore_touches_files(const Node *n) {
-  return n->op->kind == KIND_FILESINK || n->op->kind == KIND_SOCKETSINK;
-}
-
-/* Hands one local node its snapshots. 1, or 0 with why when its kind refused them (the failure
- * not recorded: x->restore_why catches rt_fail). */
-static int restore_node(Exec *x, Node *n, NodeSnaps *ns, uint64_t id, char *why, size_t cap) {
-  Ckpt *ck = x->ck;
-  CkptSnap *first = &ns->s[0];
-  Group *g = n->group;
-  if (g && g->entry == n && g->driver != DRIVE_SINGLE) {
-    g->next_seq = first->next_seq;
-    g->taken = first->taken;
-    g->rr_next = (int)(first->taken % (uint64_t)n->nslots);
-  }
-  if (n->nslots == 0) { /* a source: it is at the checkpoint's position */
-    n->ck_seen = id;
-    n->ck_prev = first->pos;
-    atomic_store(&n->ck_pos, first->pos);
-    ck->last_max = first->pos;
-  }
-  n->ck_taking = id; /* rt_checkpoint_taking: the checkpoint being restored */
-  for (int k = 0; k < ns->n; k++) {
-    CkptSnap *s = &ns->s[k];
-    if (n->inst.impl->restore) {
-      char msg[1600] = "";
-      x->restore_why = msg;
-      x->restore_why_cap = sizeof msg;
-      int r = n->inst.impl->restore(&n->inst, &s->state);
-      x->restore_why = NULL;
-      if (r < 0) return snprintf(why, cap, "operator '%s' cannot restore its snapshot: %s", n->op->name, msg), 0;
-      if (!snap_done(&s->state))
-        return snprintf(why, cap, "operator '%s': its snapshot does not fit this sf-exec (%s)", n->op->name,
-                        s->state.bad ? "truncated" : "bytes left over"), 0;
-    } else if (s->state.n > 0) {
-      return snprintf(why, cap, "operator '%s': its snapshot has state this operator kind cannot restore",
-                      n->op->name), 0;
-    }
-  }
-  return 1;
-}
-
-/* An operator that took in part of a checkpoint it then could not use starts again from its open
- * (its state is what open makes). 0, or -1 with the failure recorded. */
-static int reset_node(Exec *x, Node *n) {
-  if (n->inst.impl->close) n->inst.impl->close(&n->inst, false);
-  n->inst.state = NULL;
-  n->ck_seen = n->ck_prev = 0;
-  atomic_store(&n->ck_pos, 0);
-  Group *g = n->group;
-  if (g && g->entry == n) g->next_seq = g->taken = 0, g->rr_next = 0;
-  return n->inst.impl->open && n->inst.impl->open(&n->inst) < 0 ? -1 : 0;
-}
-
-/* Restores every local operator from l. 1 when restored; 0 with why when an operator refused its
- * snapshots before any file was touched (every operator restored so far reset: an older
- * checkpoint can be tried); -1 with the failure recorded. Operators whose restore touches files
- * go last. */
-static int apply_ckpt(Exec *x, Loaded *l, char *why, size_t cap) {
-  for (int pass = 0; pass < 2; pass++)
-    for (int i = 0; i < x->nnodes; i++) {
-      Node *n = &x->nodes[i];
-      if (!n->local || l->snaps[i].n == 0 || restore_touches_files(n) != (pass == 1)) continue;
-      if (restore_node(x, n, &l->snaps[i], l->id, why, cap) == 1) continue;
-      if (pass == 1) {
-        exec_fail(x, "checkpoint %" PRIu64 " in '%s' cannot be restored: %s", l->id, x->ck->dir, why);
-        return -1;
-      }
-      for (int j = 0; j <= i; j++) /* those that took some of it (and n) start again */
-        if (x->nodes[j].local && l->snaps[j].n > 0 && !restore_touches_files(&x->nodes[j]) && reset_node(x, &x->nodes[j]) < 0)
-          return -1;
-      return 0;
-    }
-  return 1;
-}
-
-/* The newest checkpoint, from ids[from] on, that check_ckpt finds sound, into l: its index, or -1
- * when there is none (said so) and -2 when one is refused (the failure recorded). Each one skipped
- * is named with why. */
-static int choose_ckpt(Exec *x, const uint64_t *ids, int n, int from, Loaded *l) {
-  Ckpt *ck = x->ck;
-  for (int i = from; i < n && !exec_stopping(x); i++) {
-    char why[PATH_MAX + 200] = "";
-    int rc = check_ckpt(x, ids[i], l, why, sizeof why);
-    if (rc == 1) return i;
-    if (rc == -2) {
-      exec_fail(x, "checkpoint %" PRIu64 " in '%s' cannot be restored: %s; nothing restored or removed (without "
-                "--restore the job starts afresh)", ids[i], ck->dir, why);
-      return -2;
-    }
-    fprintf(x->log, "sf-exec: warning: checkpoint %" PRIu64 " in '%s' cannot be used (%s); trying an older one\n",
-            ids[i], ck->dir, why);
-  }
-  if (!exec_stopping(x)) fprintf(x->log, "sf-exec: no complete checkpoint in '%s': starting from the beginning\n", ck->dir);
-  return -1;
-}
-
-/* Restores the operators from the checkpoint ckpt_prepare chose, or an older one when an operator
- * refuses its snapshots. 0, or -1 with the failure recorded. */
-static int restore_chosen(Exec *x) {
-  Ckpt *ck = x->ck;
-  int i = ck->chosen;
-  while (i >= 0) {
-    char why[PATH_MAX + 2000] = "";
-    int rc = apply_ckpt(x, &ck->loaded, why, sizeof why);
-    uint64_t id = ck->loaded.id;
-    loaded_free(x, &ck->loaded);
-    if (rc < 0) return -1;
-    if (rc == 1) {
-      fprintf(x->log, "sf-exec: restored checkpoint %" PRIu64 " from '%s'\n", id, ck->dir);
-      ck->restored = ck->complete = ck->last_req = id;
-      atomic_store(&ck->done, id);
-      publish(ck, id, 0);
-      return 0;
-    }
-    fprintf(x->log, "sf-exec: warning: checkpoint %" PRIu64 " in '%s' cannot be used (%s); trying an older one\n", id,
-            ck->dir, why);
-    i = choose_ckpt(x, ck->ids, ck->nids, i + 1, &ck->loaded);
-    if (i == -2) return -1;
-  }
-  return 0;
 }
 
 /* ---- start and end ---- */
@@ -695,7 +339,7 @@ int ckpt_prepare(Exec *x) {
   }
   ck->ids = ckptdir_list(ck->dir, &ck->nids);
   /* the checkpoint to restore, checked before any operator opens (a refused one changes nothing) */
-  if (o->restore && (ck->chosen = choose_ckpt(x, ck->ids, ck->nids, 0, &ck->loaded)) == -2) return -1;
+  if (o->restore && (ck->chosen = ckpt_choose(x, ck->ids, ck->nids, 0, &ck->loaded)) == -2) return -1;
   return 0;
 }
 
@@ -715,7 +359,7 @@ int ckpt_start(Exec *x) {
   uint64_t req;
   if (text && sscanf(text, "%" SCNu64, &req) == 1 && req > seen) seen = req;
   free(text);
-  int rc = restore_chosen(x);
+  int rc = ckpt_restore_chosen(x);
   if (rc == 0 && ck->coordinator) {
     /* what is newer than the checkpoint restored (everything, on a fresh start) is not this run's */
     for (int i = 0; i < ck->nids; i++)
@@ -739,7 +383,7 @@ void ckpt_finish(Exec *x, bool ok) {
     removed = ckptdir_remove_all(ck->dir, why, sizeof why) == 0;
     if (!removed) fprintf(x->log, "sf-exec: warning: checkpoints in '%s' not removed: %s\n", ck->dir, why);
   }
-  loaded_free(x, &ck->loaded);
+  ckpt_loaded_free(x, &ck->loaded);
   free(ck->ids);
   /* a job that failed in a directory it made and left nothing in (refused before its first
    * checkpoint) leaves no directory either */

@@ -1,0 +1,81 @@
+/* ckpt_priv.h: what the checkpoint coordinator (ckpt.c) and the restore (ckpt_restore.c) share:
+ * the checkpoint state of one executor, and the restore's entry points. Nothing else includes it. */
+#ifndef SF_CKPT_PRIV_H
+#define SF_CKPT_PRIV_H
+
+#include "ckptdir.h"
+#include "exec_priv.h"
+
+enum { CK_SLOTS = 16 };
+
+/* The snapshots one local operator restores from (ckpt_restore.c's load_node). */
+typedef struct NodeSnaps {
+  CkptSnap *s;
+  int n;
+} NodeSnaps;
+/* The snapshots of one checkpoint loaded for every local operator (check_ckpt), to restore from. */
+typedef struct Loaded {
+  uint64_t id;
+  NodeSnaps *snaps; /* per node (x->nnodes; NULL: none loaded) */
+  char *manifest;
+  char **names;
+} Loaded;
+
+typedef struct Ckpt {
+  char dir[PATH_MAX];       /* the checkpoint directory (plan) */
+  double interval;          /* seconds between checkpoints (plan) */
+  const char *host;         /* this executor's part: its host, or "all" in one process (plan) */
+  const char **hosts;       /* every part a checkpoint needs (plan) */
+  int nhosts;               /* (plan) */
+  bool coordinator;         /* picks the positions (plan) */
+  bool distributed;         /* several executors: requests go through DIR/REQUEST (plan) */
+  PtrVec sources;           /* local source Node* (plan) */
+  int nlocal;               /* local operators: each writes a snapshot per checkpoint (plan) */
+  atomic_ullong req;        /* the latest requested checkpoint (atomic, release after req_pos) */
+  atomic_ullong req_pos[CK_SLOTS]; /* position of request K at K % CK_SLOTS (atomic) */
+  atomic_bool source_ended; /* a local source ended: no more checkpoints (atomic) */
+  atomic_ullong done;       /* the newest checkpoint known complete (atomic; sinks read it) */
+  pthread_mutex_t mu;       /* the counts */
+  struct {
+    uint64_t id;
+    int done;
+  } counts[CK_SLOTS];       /* operators done per checkpoint (mu) */
+  /* the main thread's */
+  uint64_t last_req;        /* the last checkpoint requested (or heard of) */
+  double req_time;          /* when */
+  double next_at;           /* when the next one is due */
+  uint64_t complete;        /* the newest complete checkpoint */
+  uint64_t margin;          /* how far ahead of the furthest source a position is put */
+  uint64_t last_max;        /* the furthest source at the previous tick */
+  uint64_t restored;        /* the checkpoint the job started from (0: none) */
+  uint64_t graph;           /* the graph's identity (ckptdir_graph_identity) (plan) */
+  int lock_fd;              /* holds DIR/LOCK while the job runs (-1: not locked) (main thread) */
+  bool made_dir;            /* this job made DIR (main thread) */
+  uint64_t *ids;            /* the checkpoints DIR held at the start, newest first (main thread) */
+  int nids;
+  int chosen;               /* --restore: the index in ids of the one to restore (-1: none) */
+  Loaded loaded;            /* its snapshots, checked (main thread) */
+} Ckpt;
+
+static inline int ck_path(char *buf, size_t cap, const Ckpt *ck, uint64_t id, const char *name) {
+  return ckptdir_path(buf, cap, ck->dir, id, name);
+}
+
+/* ckpt.c: publishes request id at position pos to the local sources. */
+void ckpt_publish(Ckpt *ck, uint64_t id, uint64_t pos);
+
+/* ---- ckpt_restore.c ---- */
+
+/* Frees what l holds (nothing when empty) and empties it. */
+void ckpt_loaded_free(Exec *x, Loaded *l);
+/* The newest checkpoint, from ids[from] on, whose snapshots for every local operator are sound
+ * (files, CRCs, positions, counters) and belong to this graph as it is now, loaded into l, without
+ * touching an operator: its index, or -1 when there is none (said so), -2 when one is refused (of
+ * another graph, or an operator changed: the failure recorded). Each one skipped is named with why. */
+int ckpt_choose(Exec *x, const uint64_t *ids, int n, int from, Loaded *l);
+/* Restores the operators from the checkpoint ckpt_choose chose (x->ck->loaded, at index
+ * x->ck->chosen), or an older one when an operator refuses its snapshots. 0, or -1 with the
+ * failure recorded. */
+int ckpt_restore_chosen(Exec *x);
+
+#endif
