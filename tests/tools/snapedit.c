@@ -42,6 +42,9 @@ int main(int argc, char **argv) {
       for (int i = 0; i < 8; i++) got |= (uint64_t)state[v + (uint64_t)i] << (8 * i);
     }
     printf("%" PRIu64 "\n", got);
+    free(state);
+    free(s.bytes);
+    free(manifest);
     return 0;
   }
   if (!strcmp(edit, "pos")) {
