@@ -253,6 +253,12 @@ bool group_before_wait(Group *g) {
   return group_try_flush(g, NULL);
 }
 
+uint64_t rt_progress(const OpInst *op) {
+  const Node *n = op->exec_data;
+  uint64_t p = n && n->group ? group_progress(n->group) : 0;
+  return p > op->cur_src ? p : op->cur_src;
+}
+
 void rt_idle(OpInst *op) {
   Node *n = op->exec_data;
   if (n->group) group_before_wait(n->group);

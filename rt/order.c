@@ -29,6 +29,14 @@ static Item *head(Group *g, int s) {
   }
 }
 
+/* A pulse (seq S, src P) the Split sent after its tuples 0..S-1, at position P: once a merge that
+ * delivers in seq order (roundrobin, seq) has delivered those (`delivered` >= S), every tuple still
+ * to come has a src of at least P, so a fan-in below may hear it (a region that drops everything
+ * would otherwise hold the fan-in back for good). */
+static void pulse_progress(Group *g, const Item *pulse, uint64_t delivered) {
+  if (pulse->seq <= delivered && pulse->src > g->progress) g->progress = pulse->src;
+}
+
 static void pop(Group *g, int s) {
   const Item *it = &g->cur[s]->items[g->cur[s]->next];
   if (it->kind != ITEM_FINAL) {
@@ -89,6 +97,7 @@ static Step step_roundrobin(Group *g, Item *out) {
     for (int s = 0; s < W; s++) {
       Item *o = s == g->rr_next ? NULL : head(g, s);
       if (o && (o->kind == ITEM_PULSE || o->kind == ITEM_PROGRESS)) {
+        if (o->kind == ITEM_PULSE) pulse_progress(g, o, g->taken);
         pop(g, s);
         return STEP_AGAIN;
       }
@@ -102,6 +111,7 @@ static Step step_roundrobin(Group *g, Item *out) {
     return STEP_DELIVER;
   }
   if (h->kind == ITEM_PULSE || h->kind == ITEM_PROGRESS) {
+    if (h->kind == ITEM_PULSE) pulse_progress(g, h, g->taken);
     pop(g, g->rr_next);
     return STEP_AGAIN;
   }
@@ -110,6 +120,7 @@ static Step step_roundrobin(Group *g, Item *out) {
     Item *o = head(g, s);
     if (!o) return STEP_WAIT;
     if (o->kind == ITEM_PULSE || o->kind == ITEM_PROGRESS) {
+      if (o->kind == ITEM_PULSE) pulse_progress(g, o, g->taken);
       pop(g, s);
       return STEP_AGAIN;
     }
@@ -135,6 +146,7 @@ static Step step_seq(Group *g, Item *out) {
       continue;
     }
     if (h->kind == ITEM_PULSE || h->kind == ITEM_PROGRESS) {
+      if (h->kind == ITEM_PULSE) pulse_progress(g, h, g->next_seq);
       pop(g, s);
       return STEP_AGAIN;
     }

@@ -176,6 +176,10 @@ int rt_eval_fail(OpInst *op, const char *what, const char *text, const Tuple *t,
 /* A source is about to wait (pacing): hands on the partial batches its thread holds, so nothing
  * it emitted waits for the next tuple. */
 void rt_idle(OpInst *op);
+/* How far the operator's thread has got: nothing it delivers from now on has a smaller src (at
+ * least the src of the item being processed). A Split's pulses carry it, so that a fan-in below
+ * the region hears how far the stream has got even when no tuple reached the Split. */
+uint64_t rt_progress(const OpInst *op);
 /* True once SIGTERM asked the job to drain: a source stops taking input, emits what it already
  * read (a row cut by the drain is dropped, never an error) and returns 0, so its final punctuation
  * flows and the sinks commit. Checked between reads; a wait for input looks at it every 50 ms. */

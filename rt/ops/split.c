@@ -19,6 +19,7 @@ typedef struct Split {
   uint64_t high;     /* one past the highest seq sent so far */
   uint64_t since;    /* tuples since the last pulse */
   uint64_t pulsed;   /* seq of the last pulse sent (0: none) */
+  uint64_t pulsed_src; /* src of the last pulse sent (not in snapshots: 0 pulses again at once) */
   uint64_t rr;       /* round-robin position */
   int width;         /* outputs */
 } Split;
@@ -45,10 +46,23 @@ static int split_open(OpInst *op) {
   return 0;
 }
 
+/* The src a pulse carries: every tuple numbered from the pulse on will have at least that src.
+ * Assigning, that is how far this thread has got (the tuples it numbers later come later), not
+ * only the src of the last tuple the Split saw: when everything before the Split is dropped (a
+ * Filter region, say), the promise still travels through this region's Merge to a fan-in below,
+ * which would otherwise wait for this input while its other inputs' queues fill and stop the
+ * source they share. Keeping the upstream numbering (a shuffle), later tuples of smaller numbers
+ * may still come through other channels: only what the numbered items said holds. */
+static uint64_t pulse_src(OpInst *op, const Split *s) {
+  return s->assign ? rt_progress(op) : op->cur_src;
+}
+
 static int send_pulses(OpInst *op, Split *s, uint64_t seq) {
+  uint64_t src = pulse_src(op, s);
   for (int p = 0; p < s->width; p++)
-    if (rt_emit_item(op, p, &(Item){ .kind = ITEM_PULSE, .seq = seq, .src = op->cur_src }) < 0) return -1;
+    if (rt_emit_item(op, p, &(Item){ .kind = ITEM_PULSE, .seq = seq, .src = src }) < 0) return -1;
   s->since = 0;
+  s->pulsed_src = src;
   return 0;
 }
 
@@ -78,12 +92,13 @@ static int split_pulse(OpInst *op, int port, uint64_t seq) {
 }
 
 /* Its thread is about to wait: a pulse now keeps the Merge below from waiting for tuples that
- * will not come soon (a slow input), or for a pulse this wait would hold back (a full queue). */
+ * will not come soon (a slow input), or for a pulse this wait would hold back (a full queue); and
+ * one goes when the thread got farther although no tuple came (its Merge consumed pulses). */
 static void split_idle(OpInst *op) {
   Split *s = op->state;
   /* `high` counts the tuple being sent too: the wait may be inside its emit. Also without a pulse
    * period: an idle pulse is cheap, and merges that do not need it drop it. */
-  if (s && s->high > s->pulsed) send_pulses(op, s, s->high);
+  if (s && (s->high > s->pulsed || pulse_src(op, s) > s->pulsed_src)) send_pulses(op, s, s->high);
 }
 
 /* The end of the input: a last pulse goes down every output before the end of stream does, so a
