@@ -43,8 +43,9 @@
 #  1. A job killed after it committed its outputs (renamed its sinks' files into place), while it
 #     removes its checkpoints, leaves complete-looking checkpoints whose sinks' temporary files are
 #     gone: `--restore` takes one and fails, exit 1, although the outputs are complete, with
-#     "sf-exec: error: operator 'sink_main': cannot restore: its file 'out/.main.csv.sf-part' from
-#     the checkpoint: No such file or directory". (A checkpoint's files are also removed in
+#     "sf-exec: error: checkpoint 2 in 'ck' cannot be restored: operator 'sink_main' cannot restore
+#     its snapshot: cannot restore checkpoint 2: its file for 'out/main.csv': No such file or
+#     directory". (A checkpoint's files are also removed in
 #     directory order, MANIFEST not first, so one half removed still looks complete; the restore
 #     then names it unusable and starts from the beginning, which is right.) Recognised by an
 #     output file in out/ that is not hidden at the kill. Retiring the checkpoints (MANIFEST first)
@@ -406,7 +407,7 @@ known_failure() {
   # (on three executors the executor's error comes before sf-launch's lines)
   last=$(grep -m 1 '^sf-exec: error: ' "$log")
   if [[ $PRE_COMMITTED == 1 ]] &&
-    [[ $last =~ ^sf-exec:\ error:\ operator\ \'[^\']*\':\ cannot\ restore:\ its\ file\ \'[^\']*\'\ from\ the\ checkpoint:\ No\ such\ file\ or\ directory$ ]]; then
+    [[ $last =~ ^sf-exec:\ error:\ checkpoint\ [0-9]+\ in\ \'[^\']*\'\ cannot\ be\ restored:\ operator\ \'[^\']*\'\ cannot\ restore\ its\ snapshot:\ cannot\ restore\ checkpoint\ [0-9]+:\ its\ file\ for\ \'[^\']*\':\ No\ such\ file\ or\ directory$ ]]; then
     bug="1 (a kill after the commit)"
   elif [[ $CLASH == 1 && -n $last ]]; then
     bug="2 (Split and Merge names differ between the widths)"
