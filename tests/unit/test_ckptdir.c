@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check_helper.h"
@@ -210,6 +211,33 @@ START_TEST(test_remove) {
 }
 END_TEST
 
+/* two executors of one job removing the same old checkpoint at once (a fresh start of a
+ * distributed job): an entry the other removed between a look at it and its opening is gone, not
+ * foreign, and both succeed */
+START_TEST(test_remove_concurrently) {
+  for (int round = 0; round < 10; round++) {
+    char rel[64];
+    make("ckpt-9");
+    for (int i = 0; i < 100; i++) {
+      snprintf(rel, sizeof rel, "op%d", i);
+      write_snap(9, rel, 1, "state");
+    }
+    ck_assert_int_eq(ckptdir_write_manifest(dir, 9, 1, 0x1234, "t"), 0);
+    fflush(NULL);
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    char why[PATH_MAX + 200] = "";
+    int rc = ckptdir_remove(dir, 9, why, sizeof why);
+    if (child == 0) _exit(rc == 0 ? 0 : 1);
+    int st;
+    ck_assert_int_eq(waitpid(child, &st, 0), child);
+    ck_assert_msg(rc == 0, "round %d: %s", round, why);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "round %d: the other remover failed", round);
+    ck_assert_str_eq(names_in("."), "");
+  }
+}
+END_TEST
+
 /* what sf did not write is never removed: a foreign file (and the checkpoint it is in), a
  * symbolic link in sf's name (its target untouched), a file where a directory should be, a file
  * with sf's name but not its header */
@@ -378,6 +406,7 @@ int main(void) {
   UNIT_ADD(s, test_manifest_missing_or_malformed, setup, teardown);
   UNIT_ADD(s, test_remove, setup, teardown);
   UNIT_ADD(s, test_remove_only_sfs, setup, teardown);
+  UNIT_ADD(s, test_remove_concurrently, setup, teardown);
   UNIT_ADD(s, test_read_only_regular_files, setup, teardown);
   UNIT_ADD(s, test_fingerprints, NULL, NULL);
   UNIT_ADD(s, test_graph_of, setup, teardown);
