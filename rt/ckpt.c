@@ -25,8 +25,14 @@
  * files all match the manifest and their CRCs, saying so; a damaged one is skipped with a message,
  * never used, and so is one an operator refuses to restore from (it starts again from its open).
  *
- * The restore (choosing, checking and handing out a checkpoint's snapshots) is ckpt_restore.c's;
- * the struct both share is in ckpt_priv.h.
+ * The commit: once everything on an executor completed, its commit record (DIR/host-H.commit, what
+ * each sink needs to finish its commit) is written durably before any sink renames a file, and a
+ * completed job removes it after every checkpoint. A restore that finds it lets that executor's
+ * sinks finish their commit (recommit) instead of restoring them; with every host's there, the job
+ * is complete and nothing runs.
+ *
+ * The restore (choosing, checking and handing out a checkpoint's snapshots, and reading the commit
+ * records) is ckpt_restore.c's; the struct both share is in ckpt_priv.h.
  *
  * Locks: ck->mu guards the per-checkpoint counts only and is taken holding no other lock (from
  * node_deliver, which holds none); nothing is called while it is held. */
@@ -227,6 +233,11 @@ uint64_t rt_checkpoint_complete(const OpInst *op) {
   return ck ? atomic_load_explicit(&ck->done, memory_order_acquire) : 0;
 }
 
+bool rt_restore_committed(const OpInst *op) {
+  const Ckpt *ck = op->exec->ck;
+  return ck && ck->committed;
+}
+
 uint64_t rt_checkpoint_taking(const OpInst *op) {
   const Node *n = op->exec_data;
   return n ? n->ck_taking : 0;
@@ -280,6 +291,36 @@ static const char *op_host(const Graph *g, const Op *op) {
   if (op->host) return op->host;
   return g->nhosts > 0 ? g->hosts[0]->name : "all";
 }
+
+int ckpt_commit(Exec *x) {
+  Ckpt *ck = x->ck;
+  if (!ck || ck->committed) return 0; /* an earlier run's record stands (its sinks' parts) */
+  Buf body;
+  buf_init(&body);
+  uint64_t count = 0;
+  for (int i = 0; i < x->nnodes; i++) count += x->nodes[i].local && x->nodes[i].inst.impl->commit_record;
+  snap_u64(&body, count);
+  int rc = 0;
+  for (int i = 0; i < x->nnodes && rc == 0; i++) {
+    Node *n = &x->nodes[i];
+    if (!n->local || !n->inst.impl->commit_record) continue;
+    Buf rec;
+    buf_init(&rec);
+    rc = n->inst.impl->commit_record(&n->inst, &rec);
+    snap_bytes(&body, n->op->name, strlen(n->op->name));
+    snap_bytes(&body, rec.p, rec.n);
+    buf_release(&rec);
+  }
+  if (rc == 0 && ckptdir_write_commit(ck->dir, ck->host, ck->graph, body.p, body.n) < 0) {
+    exec_fail(x, "cannot write the commit record 'host-%s.commit' in '%s': %s", ck->host, ck->dir, strerror(errno));
+    rc = -1;
+  }
+  buf_release(&body);
+  if (rc == 0) ck->committed = true;
+  return rc;
+}
+
+bool ckpt_job_done(const Exec *x) { return x->ck && x->ck->job_done; }
 
 int ckpt_prepare(Exec *x) {
   const ExecOptions *o = x->o;
@@ -337,7 +378,17 @@ int ckpt_prepare(Exec *x) {
     exec_fail(x, "cannot use the checkpoint directory '%s': %s (nothing restored or removed)", ck->dir, why);
     return -1;
   }
+  if (ckptdir_commit_other_graph(ck->dir, ck->graph, why, sizeof why)) {
+    exec_fail(x, "cannot use the checkpoint directory '%s': %s (nothing restored or removed)", ck->dir, why);
+    return -1;
+  }
   ck->ids = ckptdir_list(ck->dir, &ck->nids);
+  if (o->restore && ckpt_read_commits(x) < 0) return -1;
+  if (ck->job_done) {
+    fprintf(x->log, "sf-exec: the job in '%s' had completed (every sink committed its output): nothing to restore\n",
+            ck->dir);
+    return 0;
+  }
   /* the checkpoint to restore, checked before any operator opens (a refused one changes nothing) */
   if (o->restore && (ck->chosen = ckpt_choose(x, ck->ids, ck->nids, 0, &ck->loaded)) == -2) return -1;
   return 0;
@@ -346,6 +397,7 @@ int ckpt_prepare(Exec *x) {
 int ckpt_start(Exec *x) {
   Ckpt *ck = x->ck;
   if (!ck) return 0;
+  if (ck->job_done) return ckpt_recommit_all(x); /* nothing runs: the sinks finish their commit */
   for (int i = 0; i < x->nnodes; i++) {
     Node *n = &x->nodes[i];
     if (n->local && n->inst.impl->checkpointable && n->inst.impl->checkpointable(&n->inst) < 0) return -1;
@@ -360,6 +412,12 @@ int ckpt_start(Exec *x) {
   if (text && sscanf(text, "%" SCNu64, &req) == 1 && req > seen) seen = req;
   free(text);
   int rc = ckpt_restore_chosen(x);
+  if (rc == 0 && ck->committed) rc = ckpt_recommit_all(x);
+  /* a fresh start: an earlier run's commit record is not this one's */
+  if (rc == 0 && !x->o->restore && ckptdir_remove_commit(ck->dir, ck->host) < 0) {
+    exec_fail(x, "cannot remove the commit record 'host-%s.commit' in '%s': %s", ck->host, ck->dir, strerror(errno));
+    rc = -1;
+  }
   if (rc == 0 && ck->coordinator) {
     /* what is newer than the checkpoint restored (everything, on a fresh start) is not this run's */
     for (int i = 0; i < ck->nids; i++)
@@ -385,12 +443,14 @@ void ckpt_finish(Exec *x, bool ok) {
   }
   ckpt_loaded_free(x, &ck->loaded);
   free(ck->ids);
+  free(ck->commit_bytes);
   /* a job that failed in a directory it made and left nothing in (refused before its first
    * checkpoint) leaves no directory either */
   int n = 0;
   uint64_t *ids = !ok && ck->made_dir ? ckptdir_list(ck->dir, &n) : NULL;
   char request[PATH_MAX];
-  bool empty = ids && n == 0 && ck_path(request, sizeof request, ck, 0, "REQUEST") == 0 && !ckptdir_exists(request);
+  bool empty = ids && n == 0 && ck_path(request, sizeof request, ck, 0, "REQUEST") == 0 && !ckptdir_exists(request) &&
+               !ckptdir_has_commit(ck->dir);
   free(ids);
   ckptdir_unlock(ck->dir, ck->lock_fd, removed || empty);
   if (empty && rmdir(ck->dir) < 0 && errno != ENOENT && errno != ENOTEMPTY && errno != EEXIST)

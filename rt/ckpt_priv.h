@@ -55,6 +55,11 @@ typedef struct Ckpt {
   int nids;
   int chosen;               /* --restore: the index in ids of the one to restore (-1: none) */
   Loaded loaded;            /* its snapshots, checked (main thread) */
+  /* --restore: this host's commit record was there (its operators with recommit finish their
+   * commit and drop their input), and every host's (the job is complete: nothing runs) (plan) */
+  bool committed, job_done;
+  unsigned char *commit_bytes; /* the record (committed; malloc'd) */
+  SnapIn commit_body;          /* its body, in commit_bytes */
 } Ckpt;
 
 static inline int ck_path(char *buf, size_t cap, const Ckpt *ck, uint64_t id, const char *name) {
@@ -77,5 +82,12 @@ int ckpt_choose(Exec *x, const uint64_t *ids, int n, int from, Loaded *l);
  * x->ck->chosen), or an older one when an operator refuses its snapshots. 0, or -1 with the
  * failure recorded. */
 int ckpt_restore_chosen(Exec *x);
+/* --restore: the commit records of this job's hosts (ckptdir.h). Sets committed (this host's is
+ * there, kept in commit_bytes) and job_done (every host's). 0, or -1 with the failure recorded (a
+ * damaged one). Before any operator opens. */
+int ckpt_read_commits(Exec *x);
+/* This host's operators with recommit finish their commit from its record (ckpt_read_commits), after
+ * they opened. 0, or -1 with the failure recorded. */
+int ckpt_recommit_all(Exec *x);
 
 #endif

@@ -7,7 +7,10 @@
  * operator that took part of it starts again from its open; sinks, whose restore touches files,
  * go last). A checkpoint of another graph, or with a changed operator, is refused: nothing is
  * restored. The checks run before any operator opens (ckpt_prepare); the operators get their
- * snapshots after (ckpt_start). Main thread only. */
+ * snapshots after (ckpt_start). An executor whose commit record is there (DIR/host-H.commit,
+ * ckptdir.h) restores none of its operators with a recommit: they finish their commit from the
+ * record instead (ckpt_recommit_all), and with every host's record there nothing is restored at
+ * all. Main thread only. */
 #include "ckpt_priv.h"
 
 #include <errno.h>
@@ -257,6 +260,7 @@ static int apply_ckpt(Exec *x, Loaded *l, char *why, size_t cap) {
     for (int i = 0; i < x->nnodes; i++) {
       Node *n = &x->nodes[i];
       if (!n->local || l->snaps[i].n == 0 || restore_touches_files(n) != (pass == 1)) continue;
+      if (x->ck->committed && n->inst.impl->recommit) continue; /* it finishes its commit instead */
       if (restore_node(x, n, &l->snaps[i], l->id, why, cap) == 1) continue;
       if (pass == 1) {
         exec_fail(x, "checkpoint %" PRIu64 " in '%s' cannot be restored: %s", l->id, x->ck->dir, why);
@@ -317,3 +321,70 @@ int ckpt_restore_chosen(Exec *x) {
   return 0;
 }
 
+/* ---- commit records ---- */
+
+/* --restore: the commit records of this job's hosts (ckptdir.h). Sets committed (this host's is
+ * there) and job_done (every host's). 0, or -1 with the failure recorded (a damaged one). */
+int ckpt_read_commits(Exec *x) {
+  Ckpt *ck = x->ck;
+  int found = 0;
+  for (int i = 0; i < ck->nhosts; i++) {
+    char why[PATH_MAX + 100];
+    uint64_t graph;
+    unsigned char *bytes;
+    SnapIn body;
+    int rc = ckptdir_read_commit(ck->dir, ck->hosts[i], &graph, &bytes, &body, why, sizeof why);
+    if (rc < 0) {
+      free(bytes);
+      exec_fail(x, "cannot use the checkpoint directory '%s': %s (nothing restored or removed)", ck->dir, why);
+      return -1;
+    }
+    if (rc == 0) continue;
+    found++;
+    if (!strcmp(ck->hosts[i], ck->host)) {
+      ck->committed = true;
+      ck->commit_bytes = bytes;
+      ck->commit_body = body;
+    } else {
+      free(bytes);
+    }
+  }
+  ck->job_done = found == ck->nhosts;
+  return 0;
+}
+
+/* A committed host's operators finish their commit from the record (ckpt_read_commits): its body is a
+ * count, then per operator its name and record (byte strings). 0, or -1 with the failure
+ * recorded. */
+int ckpt_recommit_all(Exec *x) {
+  Ckpt *ck = x->ck;
+  for (int i = 0; i < x->nnodes; i++) {
+    Node *n = &x->nodes[i];
+    if (!n->local || !n->inst.impl->recommit) continue;
+    SnapIn in = ck->commit_body, rec = { 0 };
+    uint64_t count = snap_get_u64(&in);
+    bool found = false;
+    for (uint64_t k = 0; k < count && !in.bad && !found; k++) {
+      size_t nlen, rlen;
+      const char *name = snap_get_bytes(&in, &nlen);
+      const unsigned char *r = snap_get_bytes(&in, &rlen);
+      found = !in.bad && nlen == strlen(n->op->name) && !memcmp(name, n->op->name, nlen);
+      if (found) rec = (SnapIn){ .p = r, .n = rlen };
+    }
+    if (!found) {
+      exec_fail(x, "cannot use the checkpoint directory '%s': its commit record 'host-%s.commit' %s operator '%s'",
+                ck->dir, ck->host, in.bad ? "is malformed before" : "does not name", n->op->name);
+      return -1;
+    }
+    const char *was = fatal_enter(n->label);
+    int rc = n->inst.impl->recommit(&n->inst, &rec);
+    fatal_leave(was);
+    if (rc < 0) return -1;
+    if (!snap_done(&rec)) {
+      exec_fail(x, "cannot use the checkpoint directory '%s': its commit record 'host-%s.commit' is malformed for "
+                "operator '%s'", ck->dir, ck->host, n->op->name);
+      return -1;
+    }
+  }
+  return 0;
+}

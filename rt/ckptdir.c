@@ -18,6 +18,8 @@
  *   DIR/REQUEST               between hosts, the coordinator's latest request: "K P"
  *   DIR/LOCK                  locked while a job uses DIR (ckptdir_lock): "sf-lock 1", "job ID",
  *                             "holder TEXT"
+ *   DIR/host-H.commit         host H's executor completed and commits its sinks (the section
+ *                             "commit records" below); removed after every checkpoint
  * The graph's identity and each operator's fingerprint are hashes (FNV-1a, 64 bits) of the graph
  * as written, the same on every host and at every width: a restore refuses a checkpoint of
  * another graph, or an operator whose definition changed.
@@ -243,8 +245,33 @@ static bool top_ok(const char *dir, const char *name, char *why, size_t cap) {
   return false;
 }
 
+/* Whether a name in DIR is a commit record's (or its temporary file's). */
+static bool commit_name(const char *name) {
+  size_t n = strlen(name);
+  if (n > 4 && !strcmp(name + n - 4, ".tmp")) n -= 4;
+  return n > 12 && !strncmp(name, "host-", 5) && !strncmp(name + n - 7, ".commit", 7);
+}
+
+/* Checks (unlink false) or removes (true) DIR's commit records and their temporary files: each a
+ * regular file, never followed if a link. 0, or -1 with why. */
+static int each_commit(const char *dir, bool unlink_them, char *why, size_t cap) {
+  DIR *d = opendir(dir);
+  if (!d) return errno == ENOENT ? 0 : (snprintf(why, cap, "cannot read '%s': %s", dir, strerror(errno)), -1);
+  int rc = 0;
+  struct dirent *e;
+  while (rc == 0 && (e = readdir(d))) {
+    if (!commit_name(e->d_name)) continue;
+    char path[PATH_MAX];
+    if (!top_ok(dir, e->d_name, why, cap)) rc = -1;
+    else if (unlink_them && ckptdir_path(path, sizeof path, dir, 0, e->d_name) == 0 && unlink(path) < 0 && errno != ENOENT)
+      rc = -1, snprintf(why, cap, "cannot remove '%s': %s", path, strerror(errno));
+  }
+  closedir(d);
+  return rc;
+}
+
 int ckptdir_check_all(const char *dir, char *why, size_t cap) {
-  if (!top_ok(dir, "REQUEST", why, cap)) return -1;
+  if (!top_ok(dir, "REQUEST", why, cap) || each_commit(dir, false, why, cap) < 0) return -1;
   int n;
   uint64_t *ids = ckptdir_list(dir, &n);
   int rc = 0;
@@ -263,6 +290,8 @@ int ckptdir_remove_all(const char *dir, char *why, size_t cap) {
   char path[PATH_MAX];
   if (rc == 0 && ckptdir_path(path, sizeof path, dir, 0, "REQUEST") == 0 && unlink(path) < 0 && errno != ENOENT)
     rc = -1, snprintf(why, cap, "cannot remove '%s': %s", path, strerror(errno));
+  /* the commit records last: until every checkpoint is gone, a restore finds them and knows */
+  if (rc == 0) rc = each_commit(dir, true, why, cap);
   return rc;
 }
 
@@ -649,4 +678,117 @@ char **ckptdir_manifest_names(const char *manifest, int *count) {
 void ckptdir_names_free(char **names) {
   for (char **p = names; p && *p; p++) free(*p);
   free(names);
+}
+
+/* ---- commit records ---- */
+
+static const char COMMIT_MAGIC[8] = { 'S', 'F', 'C', 'O', 'M', 'M', 'I', 'T' };
+
+static int commit_path(char *buf, size_t cap, const char *dir, const char *host) {
+  char name[300];
+  int n = snprintf(name, sizeof name, "host-%s.commit", host);
+  if (n < 0 || (size_t)n >= sizeof name) return -1;
+  return ckptdir_path(buf, cap, dir, 0, name);
+}
+
+int ckptdir_write_commit(const char *dir, const char *host, uint64_t graph, const void *body, size_t n) {
+  char path[PATH_MAX];
+  if (commit_path(path, sizeof path, dir, host) < 0) return errno = ENAMETOOLONG, -1;
+  Buf b;
+  buf_init(&b);
+  buf_append(&b, COMMIT_MAGIC, sizeof COMMIT_MAGIC);
+  snap_u64(&b, graph);
+  snap_bytes(&b, host, strlen(host));
+  snap_bytes(&b, body ? body : "", n);
+  uint32_t crc = (uint32_t)crc32(0L, (const Bytef *)b.p, (uInt)b.n);
+  char c4[4] = { (char)crc, (char)(crc >> 8), (char)(crc >> 16), (char)(crc >> 24) };
+  buf_append(&b, c4, 4);
+  int rc = ckptdir_write_file(path, b.p, b.n, true);
+  buf_release(&b);
+  if (rc < 0) return -1;
+  /* its rename durable before any sink's: a restore that sees a published file sees the record */
+  int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return -1;
+  rc = fsync(dfd) < 0 && errno != EINVAL ? -1 : 0;
+  close(dfd);
+  return rc;
+}
+
+int ckptdir_read_commit(const char *dir, const char *host, uint64_t *graph, unsigned char **bytes, SnapIn *body,
+                        char *why, size_t cap) {
+  char path[PATH_MAX];
+  *bytes = NULL;
+  if (commit_path(path, sizeof path, dir, host) < 0) return snprintf(why, cap, "path too long"), -1;
+  struct stat st;
+  if (lstat(path, &st) < 0)
+    return errno == ENOENT ? 0 : (snprintf(why, cap, "cannot look at '%s': %s", path, strerror(errno)), -1);
+  if (!S_ISREG(st.st_mode)) return snprintf(why, cap, "'%s' is not a regular file", path), -1;
+  size_t n;
+  unsigned char *p = ckptdir_read_all(path, &n);
+  if (!p) return snprintf(why, cap, "cannot read '%s': %s", path, strerror(errno)), -1;
+  *bytes = p;
+  bool ok = n >= sizeof COMMIT_MAGIC + 4 && !memcmp(p, COMMIT_MAGIC, sizeof COMMIT_MAGIC);
+  if (ok) {
+    const unsigned char *c = p + n - 4;
+    uint32_t crc = (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 | (uint32_t)c[3] << 24;
+    ok = crc == (uint32_t)crc32(0L, p, (uInt)(n - 4));
+  }
+  SnapIn in = { .p = p + sizeof COMMIT_MAGIC, .n = ok ? n - sizeof COMMIT_MAGIC - 4 : 0 };
+  size_t hlen, blen;
+  *graph = snap_get_u64(&in);
+  const char *h = snap_get_bytes(&in, &hlen);
+  const unsigned char *bp = snap_get_bytes(&in, &blen);
+  if (!ok || !snap_done(&in) || hlen != strlen(host) || memcmp(h, host, hlen) != 0)
+    return snprintf(why, cap, "'%s' is damaged", path), -1;
+  *body = (SnapIn){ .p = bp, .n = blen };
+  return 1;
+}
+
+int ckptdir_remove_commit(const char *dir, const char *host) {
+  char path[PATH_MAX], tmp[PATH_MAX + 8];
+  if (commit_path(path, sizeof path, dir, host) < 0) return errno = ENAMETOOLONG, -1;
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  unlink(tmp);
+  return unlink(path) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+/* The hosts H of DIR's commit records (not of their temporary files), each and
+ * the array malloc'd, NULL-terminated. */
+static char **commit_hosts(const char *dir) {
+  int cap = 8, n = 0;
+  char **hosts = malloc(sizeof *hosts * (size_t)cap);
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    size_t len = strlen(e->d_name);
+    if (!commit_name(e->d_name) || !strcmp(e->d_name + len - 4, ".tmp")) continue;
+    if (n + 1 >= cap) hosts = realloc(hosts, sizeof *hosts * (size_t)(cap *= 2));
+    hosts[n++] = strndup(e->d_name + 5, len - 5 - 7);
+  }
+  if (d) closedir(d);
+  hosts[n] = NULL;
+  return hosts;
+}
+
+bool ckptdir_has_commit(const char *dir) {
+  char **hosts = commit_hosts(dir);
+  bool any = hosts[0] != NULL;
+  ckptdir_names_free(hosts);
+  return any;
+}
+
+int ckptdir_commit_other_graph(const char *dir, uint64_t graph, char *why, size_t cap) {
+  char **hosts = commit_hosts(dir);
+  int found = 0;
+  for (char **h = hosts; *h && !found; h++) {
+    uint64_t of;
+    unsigned char *bytes;
+    SnapIn body;
+    char w[PATH_MAX + 100];
+    if (ckptdir_read_commit(dir, *h, &of, &bytes, &body, w, sizeof w) == 1 && of != graph)
+      found = 1, snprintf(why, cap, "it holds the commit record 'host-%s.commit' of another graph", *h);
+    free(bytes);
+  }
+  ckptdir_names_free(hosts);
+  return found;
 }

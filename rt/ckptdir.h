@@ -118,4 +118,27 @@ int ckptdir_graph_of(const char *dir, uint64_t id, uint64_t *graph, char *name, 
 char **ckptdir_manifest_names(const char *manifest, int *count);
 void ckptdir_names_free(char **names);
 
+/* ---- commit records ----
+ * DIR/host-H.commit (H: the host, "all" in one process): host H's executor completed and decided
+ * to commit, every sink's files synced: "SFCOMMIT" (8 bytes), the graph's identity (u64), H (u64
+ * length, bytes), the body (u64 length, bytes: what each operator needs to finish its commit),
+ * CRC-32 of everything before (u32). Written (synced, and DIR synced) before any sink renames a
+ * file, removed after every checkpoint: a --restore that finds it finishes the commit instead of
+ * restoring that host's sinks; the job is complete when every host's is there. */
+
+/* Writes DIR/host-H.commit with body (n bytes) for the graph whose identity is graph, durably
+ * (the file and DIR synced). 0, or -1 (errno). */
+int ckptdir_write_commit(const char *dir, const char *host, uint64_t graph, const void *body, size_t n);
+/* Reads DIR/host-H.commit: 1 with its graph in *graph and its body in *body (pointing into
+ * *bytes, malloc'd, the caller frees), 0 when there is none, -1 with why when it is damaged or
+ * not a regular file. */
+int ckptdir_read_commit(const char *dir, const char *host, uint64_t *graph, unsigned char **bytes, SnapIn *body,
+                        char *why, size_t cap);
+/* Removes DIR/host-H.commit (never through a link). 0 (also when it is not there), or -1 (errno). */
+int ckptdir_remove_commit(const char *dir, const char *host);
+/* Whether DIR holds a commit record. */
+bool ckptdir_has_commit(const char *dir);
+/* A commit record in DIR of a graph other than graph: 1 with why naming it, else 0. */
+int ckptdir_commit_other_graph(const char *dir, uint64_t graph, char *why, size_t cap);
+
 #endif

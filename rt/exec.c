@@ -100,6 +100,8 @@ static void exec_watch(Exec *x) {
 static void ops_commit(Exec *x) {
   exec_note_signal(x);
   atomic_store(&x->committing, true);
+  /* with checkpoints, the decision to commit is durable before any output becomes visible */
+  if (!atomic_load(&x->failed) && ckpt_commit(x) < 0) return;
   for (int i = 0; i < x->nnodes && !atomic_load(&x->failed); i++) {
     Node *n = &x->nodes[i];
     if (!n->local || !n->inst.impl->commit) continue;
@@ -161,15 +163,16 @@ int exec_run(Graph *g, const ExecOptions *o) {
   int opened = 0;
   if (!exec_stopping(x) && plan_build(x) == 0 && ckpt_prepare(x) == 0) opened = ops_open(x);
   if (!exec_stopping(x)) ckpt_start(x);
-  if (!exec_stopping(x) && x->remote && remote_connect(x->remote) < 0 && !exec_stopping(x))
+  bool done = ckpt_job_done(x); /* a restore of a job that had completed: nothing runs */
+  if (!exec_stopping(x) && !done && x->remote && remote_connect(x->remote) < 0 && !exec_stopping(x))
     exec_fail(x, "cannot connect to the other hosts");
-  if (!exec_stopping(x)) {
+  if (!exec_stopping(x) && !done) {
     groups_start(x);
     fatal_groups_started(x);
     exec_watch(x);
     groups_join(x);
   }
-  if (x->remote && remote_finish(x->remote, !exec_stopping(x)) < 0 && !exec_stopping(x))
+  if (x->remote && !done && remote_finish(x->remote, !exec_stopping(x)) < 0 && !exec_stopping(x))
     exec_fail(x, "the transport failed to finish");
   ops_commit(x);
   bool ok = !atomic_load(&x->failed);

@@ -195,6 +195,12 @@ int ckpt_start(Exec *x);
 /* The main thread's periodic step while the groups run (every 20 ms): requests the next checkpoint
  * when it is time, notices the completed ones (and removes older ones). */
 void ckpt_tick(Exec *x);
+/* Every local operator completed: each one's commit record (OpKindImpl.commit_record) is written
+ * durably, before any operator commits (kept when an earlier run wrote it). Main thread. 0, or -1
+ * with the failure recorded. */
+int ckpt_commit(Exec *x);
+/* --restore found that every host had committed: the job is complete, nothing is to run. */
+bool ckpt_job_done(const Exec *x);
 /* The job completed: its checkpoints are obsolete and go; or it failed: they stay for a restart.
  * Frees the checkpoint state. Main thread, after the groups are joined. */
 void ckpt_finish(Exec *x, bool ok);

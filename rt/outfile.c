@@ -276,6 +276,14 @@ int outfile_adopt(OutFile *f, const char *target) {
   return rc;
 }
 
+int outfile_republish(OutFile *f, const char *target) {
+  expect(f, "outfile_republish", FROM_START);
+  if (outfile_adopt(f, target) < 0) return -1;
+  if (f->state == OUTFILE_PRECOMMITTED) return outfile_publish(f, true);
+  outfile_sync_dir(f); /* renamed by the run that wrote the record, which may have died before its sync */
+  return 0;
+}
+
 void outfile_sync_dir(const OutFile *f) {
   int dfd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {

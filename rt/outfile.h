@@ -13,6 +13,7 @@
  *                                   (from WRITING, SYNCED, PRECOMMITTED) -> LEFT (for a restore)
  *   CLOSED --outfile_adopt--> PRECOMMITTED (a part an earlier run's checkpoint pre-committed), or
  *                             PUBLISHED (that run renamed it already)
+ *   CLOSED --outfile_republish--> PUBLISHED (a file a commit record says is to be published)
  *
  * PUBLISHED, DISCARDED and LEFT are final: the next outfile_open (of the next part) starts again.
  * Every transition asserts its legal from-states (sf_die: a caller's bug, never bad input); a
@@ -103,6 +104,12 @@ int outfile_adopt(OutFile *f, const char *target);
  * fsynced (a caller publishing several syncs once: outfile_sync_dir). 0, or -1 with errno (the
  * state unchanged). */
 int outfile_publish(OutFile *f, bool sync_dir);
+/* CLOSED or final -> PUBLISHED: the fixed-name temporary file of target (OUTFILE_FIXED's), which
+ * a commit record says was synced to be published, renamed to target and the directory synced
+ * (done already when the temporary file is gone and the target is there: the run that wrote the
+ * record renamed it). Taken as outfile_adopt takes it. 0, or -1: CLOSED when it is not there
+ * (outfile_why says why), PRECOMMITTED when the rename failed (errno; f->tmp names the file). */
+int outfile_republish(OutFile *f, const char *target);
 /* Makes the renames in f's directory durable (some file systems refuse, which is harmless). */
 void outfile_sync_dir(const OutFile *f);
 /* WRITING, SYNCED or PRECOMMITTED -> DISCARDED: closed and unlinked. */

@@ -140,6 +140,14 @@ typedef struct OpKindImpl {
    * failure), or rt_fail to refuse checkpoints at start-up (a Custom operator with state but no
    * snapshot callback). NULL: it can. */
   int (*checkpointable)(OpInst *op);
+  /* The commit with checkpoints on (ckpt.c), in two phases. commit_record, once every operator of
+   * this executor completed and before any commits, appends what a later run needs to finish its
+   * commit from the graph alone (FileSink: how many parts); the executor writes the records
+   * durably. A --restore that finds them calls recommit (after open, instead of restore): it
+   * finishes the commit (makes visible what is not yet), and the operator's output is final: it
+   * drops what it receives (rt_restore_committed). Both 0 or rt_fail; NULL: nothing to commit. */
+  int (*commit_record)(OpInst *op, Buf *out);
+  int (*recommit)(OpInst *op, SnapIn *in);
 } OpKindImpl;
 
 struct OpInst {
@@ -209,6 +217,9 @@ bool split_snapshot_counters(const void *p, size_t n, uint64_t *next_seq, uint64
 /* With checkpoints on: the newest checkpoint known complete (0: none yet, or checkpoints off). A
  * sink makes what it pre-committed at a barrier visible once that checkpoint is complete. */
 uint64_t rt_checkpoint_complete(const OpInst *op);
+/* --restore of an executor whose operators had committed (ckpt.c: its commit record is there):
+ * an operator with recommit touches none of its files in open, and drops its input. */
+bool rt_restore_committed(const OpInst *op);
 /* Inside a snapshot callback: the number of the checkpoint being taken; inside a restore
  * callback, of the one being restored (for messages). */
 uint64_t rt_checkpoint_taking(const OpInst *op);

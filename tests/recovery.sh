@@ -35,6 +35,11 @@
 #               naming the first's pid; the first then completes with the sequential output.
 #   refused:    a job refusing checkpoints at start-up (a FileSink rolling by seconds) leaves no
 #               checkpoint directory behind when it made it.
+#   commit:     a job that committed its outputs and stopped before it had removed its checkpoints
+#               (the cleanup failed on a foreign ckpt-999999, the renames of out.csv and of the last
+#               part then undone by hand, as a kill between them leaves them): --restore says exactly
+#               that the job had completed, renames what was left, removes the checkpoints and the
+#               commit record, exit 0, every output byte-identical to what the job had published.
 #   no-dir:     --restore without --checkpoint-dir is a usage error.
 #
 # SF_RECOVERY_RUNS (default 24; 8 under sanitizers) and SF_RECOVERY_DIST_RUNS (default 20; 3) set how
@@ -489,6 +494,65 @@ elif [[ -e $d/newck ]]; then
   sf_bad "$c" "the refused job left its checkpoint directory: $(ls -A "$d/newck" | tr '\n' ' ')" "$d/run.log"
 else
   sf_ok "$c" "checkpoints refused at start-up: exit 1, the message, no directory left"
+fi
+
+# commit: a job that committed and then stopped before its checkpoints were gone (a kill while it
+# removed them, or between its sinks' renames) is complete: a restore says so, finishes the renames
+# and the cleanup, and changes no output. The state is made without a kill: a followed file (the
+# job ends with SIGTERM's drain) and, once a checkpoint is complete, a foreign ckpt-999999 that
+# makes the cleanup fail; then the file and the last part are put back under their temporary names
+c=commit
+d=$work/$c
+mkdir -p "$d"
+cp "$src/tests/recovery/commit.xml" "$d/"
+echo "k,v" >"$d/in.csv"
+(cd "$d" && exec timeout -k 5 300 "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.05 commit.xml) >"$d/run.log" 2>&1 &
+pid=$!
+rows=0
+add_rows() { # N: N more rows appended to in.csv
+  local j
+  for ((j = 0; j < $1; j++, rows++)); do echo "$rows,$((rows * 7 % 13))"; done >>"$d/in.csv"
+}
+# rows until a checkpoint past row 650 is complete (the source read that far: 3 parts at least),
+# then 100 more (the drain may drop some)
+past() { cat "$d"/ck/ckpt-*/MANIFEST 2>/dev/null | awk '$1 == "position" && $2 >= 650 { f = 1 } END { exit !f }'; }
+while ! past && kill -0 "$pid" 2>/dev/null; do
+  add_rows 20
+  sleep 0.01
+done
+mkdir "$d/ck/ckpt-999999"
+echo other >"$d/ck/ckpt-999999/other.bin"
+add_rows 100
+kill -TERM "$pid"
+wait "$pid"
+ST=$?
+want="sf-exec: warning: checkpoints in 'ck' not removed: 'ck/ckpt-999999' holds 'other.bin', which sf-exec did not write"
+mkdir -p "$d/saved"
+parts=$(cd "$d" && ls p-*.csv 2>/dev/null | tr '\n' ' ')
+if [[ $ST != 0 || $(cat "$d/run.log") != "$want" ]]; then
+  sf_bad "$c" "the run: exit status $ST, expected 0 and only '$want'" "$d/run.log"
+elif [[ ! -f $d/out.csv || $(wc -w <<<"$parts") -lt 3 ]]; then
+  sf_bad "$c" "the run published no out.csv or fewer than 3 parts ($parts)" "$d/run.log"
+else
+  cp "$d"/out.csv "$d"/p-*.csv "$d/saved/"
+  rm -r "$d/ck/ckpt-999999"
+  last=$(cd "$d" && ls p-*.csv | tail -n 1)
+  mv "$d/out.csv" "$d/.out.csv.sf-part"
+  mv "$d/$last" "$d/.$last.sf-part"
+  (cd "$d" && timeout -k 5 120 "$B/sf-exec" --restore --checkpoint-dir ck commit.xml) >"$d/restore.log" 2>&1
+  ST=$?
+  want="sf-exec: the job in 'ck' had completed (every sink committed its output): nothing to restore"
+  if [[ $ST != 0 || $(cat "$d/restore.log") != "$want" ]]; then
+    sf_bad "$c" "the restore: exit status $ST, expected 0 and only '$want'" "$d/restore.log"
+  elif [[ $(cd "$d" && ls -A | grep -v '^\(commit.xml\|in.csv\|run.log\|restore.log\|saved\|ck\)$' | tr '\n' ' ') != "out.csv $parts" ]]; then
+    sf_bad "$c" "the restore left $(cd "$d" && ls -A | tr '\n' ' '), expected out.csv $parts beside the job's files" "$d/restore.log"
+  elif ! (cd "$d" && for f in out.csv $parts; do cmp -s "saved/$f" "$f" || exit 1; done); then
+    sf_bad "$c" "the restore changed the outputs" "$d/restore.log"
+  elif [[ -n $(ls -A "$d/ck") ]]; then
+    sf_bad "$c" "the restore left in ck: $(ls -A "$d/ck" | tr '\n' ' ')" "$d/restore.log"
+  else
+    sf_ok "$c" "committed, then stopped before its cleanup and between its renames: the restore says the job had completed, renames the rest, removes the checkpoints"
+  fi
 fi
 
 # no-dir: usage

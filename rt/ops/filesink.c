@@ -76,6 +76,8 @@ typedef struct FileSink {
   } *pending;
   int npending, cap_pending;
   bool restoring;   /* --restore: the first temporary file may be the checkpoint's (OUTFILE_REUSE) */
+  bool committed;   /* --restore after this executor's commit record: the output is final (recommit
+                       finishes publishing it); nothing is opened or written, rows are dropped */
   /* a device, a pipe or standard output: written in place */
   bool direct;      /* the target is one: no temporary file */
   bool std_out;     /* `file` is `-`: fd is standard output, blocking, never closed */
@@ -321,8 +323,11 @@ static int setup(OpInst *op, FileSink *s) {
     s->direct = s->std_out = true;
   } else if (stat(s->path, &st) == 0 && !S_ISREG(st.st_mode)) {
     /* a device or a pipe (/dev/null, /dev/stdout, a FIFO): written as it is, never replaced */
-    if (open_direct(op, s) < 0) return -1;
     s->direct = true;
+    if (s->committed) return 0; /* everything went out already */
+    if (open_direct(op, s) < 0) return -1;
+  } else if (s->committed) {
+    return 0; /* its files are the commit record's: recommit publishes them */
   } else {
     if (s->roll) return open_part(op, s);
     if (open_temp(op, s, s->path) < 0) return -1;
@@ -337,6 +342,7 @@ static int filesink_open(OpInst *op) {
   s->fd = -1;
   outfile_init(&s->file);
   s->restoring = rt_options(op)->checkpoint_dir && rt_options(op)->restore;
+  s->committed = rt_restore_committed(op);
   buf_init(&s->buf);
   op->state = s;
   if (setup(op, s) == 0) return 0;
@@ -346,6 +352,10 @@ static int filesink_open(OpInst *op) {
 
 static int filesink_process(OpInst *op, int port, Tuple *t) {
   FileSink *s = op->state;
+  if (s->committed) { /* the output is final: what comes again is dropped */
+    tuple_unref(t);
+    return 0;
+  }
   if (s->npending && publish_parts(op, s, false) < 0) {
     tuple_unref(t);
     return -1;
@@ -383,6 +393,7 @@ static void filesink_idle(OpInst *op) {
 static int filesink_final(OpInst *op) {
   FileSink *s = op->state;
   if (rt_stopping(op)) return rt_fail(op, "the job stopped before the end of the input; '%s' is not written", s->path);
+  if (s->committed) return 0;
   if (!s->direct) /* the file, or the last part, is renamed at the commit */
     return s->file.state == OUTFILE_WRITING ? finish_temp(op, s) : 0;
   if (flush(op, s) < 0) return -1;
@@ -457,6 +468,8 @@ static int filesink_snapshot(OpInst *op, Buf *out) {
   snap_u64(out, SNAP_FORMAT);
   snap_bytes(out, s->path, strlen(s->path));
   snap_bool(out, s->direct);
+  /* a committed sink (rt_restore_committed) has nothing open or pending, and no restore takes its
+   * snapshot: its commit record stands until the job completes */
   if (s->direct) return 0; /* nothing to take back: only that the header went out */
   /* the closed parts not yet visible: pre-committed at this checkpoint if not already */
   uint64_t id = rt_checkpoint_taking(op);
@@ -616,6 +629,46 @@ static int filesink_restore(OpInst *op, SnapIn *in) {
   return 0;
 }
 
+/* The commit record: whether the output is written in place, and how many parts there are (all of
+ * them synced now, the visible ones and those the commit renames). */
+static int filesink_commit_record(OpInst *op, Buf *out) {
+  FileSink *s = op->state;
+  snap_bool(out, s->direct);
+  snap_u64(out, (uint64_t)s->nparts);
+  return 0;
+}
+
+/* Finishes a commit a killed run had decided: what it had not renamed yet is renamed now, by the
+ * names the graph gives (the file, or parts 0 to N-1: the record holds only the count). */
+static int filesink_recommit(OpInst *op, SnapIn *in) {
+  FileSink *s = op->state;
+  bool direct = snap_get_bool(in);
+  uint64_t nparts = snap_get_u64(in);
+  if (in->bad) return 0; /* the executor reports the malformed record */
+  if (direct != s->direct)
+    return rt_fail(op, "cannot finish the commit: it was decided while '%s' was %s", s->path,
+                   direct ? "a device or pipe" : "a regular file");
+  if (direct) return 0;
+  if (!s->roll ? nparts != 0 : nparts == 0 || nparts > INT_MAX)
+    return rt_fail(op, "cannot finish the commit: its record names %llu parts of '%s'", (unsigned long long)nparts,
+                   s->path);
+  for (uint64_t k = 0; k < (s->roll ? nparts : 1); k++) {
+    char *name = s->roll ? part_name(s, (int)k) : NULL;
+    OutFile f;
+    outfile_init(&f);
+    int rc = 0;
+    if (outfile_republish(&f, name ? name : s->path) < 0)
+      rc = f.state == OUTFILE_PRECOMMITTED
+             ? rt_fail(op, "cannot finish the commit: cannot rename '%s' to '%s': %s", f.tmp, f.target, strerror(errno))
+             : rt_fail(op, "cannot finish the commit: its file for '%s': %s", f.target, outfile_why(&f));
+    outfile_release(&f, rc < 0);
+    free(name);
+    if (rc < 0) return -1;
+  }
+  s->nparts = (int)nparts;
+  return 0;
+}
+
 const OpKindImpl op_filesink = {
   .kind = KIND_FILESINK,
   .open = filesink_open,
@@ -627,4 +680,6 @@ const OpKindImpl op_filesink = {
   .checkpointable = filesink_checkpointable,
   .snapshot = filesink_snapshot,
   .restore = filesink_restore,
+  .commit_record = filesink_commit_record,
+  .recommit = filesink_recommit,
 };

@@ -53,6 +53,7 @@ static int own_width;          /* > 0: rt_owns_key is true for keys hashing to o
 static int own_channel;
 static uint64_t ckpt_taking;   /* what rt_checkpoint_taking says (the checkpoint taken or restored) */
 static uint64_t ckpt_complete; /* what rt_checkpoint_complete says */
+static bool restore_committed; /* what rt_restore_committed says */
 
 bool __real_rt_owns_key(const OpInst *op, const Value *vals, const int *slots, int nvals);
 
@@ -152,6 +153,11 @@ uint64_t __wrap_rt_checkpoint_taking(const OpInst *op) {
 uint64_t __wrap_rt_checkpoint_complete(const OpInst *op) {
   (void)op;
   return ckpt_complete;
+}
+
+bool __wrap_rt_restore_committed(const OpInst *op) {
+  (void)op;
+  return restore_committed;
 }
 
 void __wrap_rt_idle(OpInst *op) {
