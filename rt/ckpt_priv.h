@@ -17,6 +17,8 @@ typedef struct NodeSnaps {
 typedef struct Loaded {
   uint64_t id;
   NodeSnaps *snaps; /* per node (x->nnodes; NULL: none loaded) */
+  const char **gen; /* per operator: the snapshot (in names) of a Split or Merge sf-xform made
+                     * (load_generated); NULL: not one, or every one of them starts afresh */
   char *manifest;
   char **names;
 } Loaded;

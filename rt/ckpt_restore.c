@@ -32,10 +32,8 @@ static bool same_origin(const char *name, const char *base) {
 
 /* The snapshots a local operator restores from: its own, or, when the checkpoint was taken at
  * another width, those of every replica of the same original (keyed state goes to the replica
- * that owns each key: rt_owns_key). A Split or Merge that did not exist then starts afresh, as it
- * did at the start; any other operator without a snapshot means the graph changed. */
-
-
+ * that owns each key: rt_owns_key). Splits and Merges sf-xform made are load_generated's; any
+ * other operator without a snapshot means the graph changed. */
 static bool load_node(const Ckpt *ck, uint64_t id, const Node *n, const char *manifest, char **names, NodeSnaps *ns,
                       char *why, size_t cap) {
   int count = 0;
@@ -44,6 +42,7 @@ static bool load_node(const Ckpt *ck, uint64_t id, const Node *n, const char *ma
   /* a replica is an operator of a channel with an original (a channel's Split or Merge names the
    * region's first operator as its origin, but replicates nothing) */
   const Op *op = n->op;
+  if (ckptdir_generated(op)) return true; /* load_generated's */
   bool replica = op->origin && op->channel >= 0 && op->kind != KIND_SPLIT && op->kind != KIND_MERGE;
   const char *base = replica ? op->origin : op->name;
   int then = 0, now = 0; /* replicas of base in the checkpoint, and in this graph */
@@ -56,7 +55,6 @@ static bool load_node(const Ckpt *ck, uint64_t id, const Node *n, const char *ma
   /* its own snapshot, unless it is a replica and the width changed */
   for (char **p = names; *p && (!replica || then == now); p++)
     if (!strcmp(*p, op->name)) return (ns->n = 1), ckptdir_snap_load(ck->dir, id, *p, manifest, &ns->s[0], why, cap);
-  if (op->kind == KIND_SPLIT || op->kind == KIND_MERGE) return true; /* it did not exist: afresh */
   /* another width: the old replicas that held some of this one's key groups (value.h), that is all
    * of them only when the width grew or shrank by a lot; an operator not replicated then held all */
   for (char **p = names; *p; p++) {
@@ -73,6 +71,68 @@ static bool load_node(const Ckpt *ck, uint64_t id, const Node *n, const char *ma
     return false;
   }
   return true;
+}
+
+/* Whether snapshot `name` is of an operator of this graph that sf-xform did not make: its own, or
+ * one of its replicas' at another width. */
+static bool of_written_op(const Graph *g, const char *name) {
+  for (int i = 0; i < g->nops; i++)
+    if (!ckptdir_generated(g->ops[i]) && same_origin(name, ckptdir_base_name(g->ops[i]))) return true;
+  return false;
+}
+
+/* The Splits and Merges sf-xform made. Their names number the regions, and which regions exist
+ * depends on the width (with width hints), so a name can be another region's at another width;
+ * their counters belong together (a region's Merge expects the sequence numbers its Split gave).
+ * So they are matched by their fingerprint, which says where each one sits (its origin and
+ * channel), and restored only all together: when every one of this graph has a snapshot of the
+ * checkpoint with its fingerprint and the checkpoint holds no other one; else every one starts
+ * afresh, as at the start of a job (which is consistent: nothing is in flight at a restore). The
+ * decision is the same on every host (it reads every one's snapshot). The name each one's snapshot
+ * has in the checkpoint goes to l->gen (by operator index; counters_agree reads a Split on another
+ * host by it). 1 (the local ones' in l->snaps, or none), or 0 with why when one cannot be read. */
+static int load_generated(Exec *x, Loaded *l, char *why, size_t cap) {
+  Ckpt *ck = x->ck;
+  const Graph *g = x->g;
+  int nold = 0, nnew = 0;
+  for (char **p = l->names; *p; p++) nold += !of_written_op(g, *p);
+  for (int i = 0; i < g->nops; i++) nnew += ckptdir_generated(g->ops[i]);
+  CkptSnap *old = calloc((size_t)nold + 1, sizeof *old);
+  const char **oldname = calloc((size_t)nold + 1, sizeof *oldname);
+  int k = 0, rc = 1;
+  for (char **p = l->names; *p && rc; p++)
+    if (!of_written_op(g, *p)) {
+      oldname[k] = *p;
+      if (!ckptdir_snap_load(ck->dir, l->id, *p, l->manifest, &old[k++], why, cap)) rc = 0;
+    }
+  bool all = rc && nold == nnew;
+  int *match = calloc((size_t)g->nops + 1, sizeof *match);
+  for (int i = 0; i < g->nops && all; i++) {
+    if (!ckptdir_generated(g->ops[i])) continue;
+    uint64_t fp = ckptdir_op_fingerprint(g->ops[i]);
+    match[i] = -1;
+    for (int j = 0; j < nold && match[i] < 0; j++)
+      if (old[j].bytes && old[j].graph == ck->graph && old[j].fingerprint == fp) match[i] = j;
+    if (match[i] < 0) all = false;
+    else old[match[i]].graph = ~ck->graph; /* taken: one snapshot for one operator */
+  }
+  l->gen = calloc((size_t)g->nops + 1, sizeof *l->gen);
+  for (int i = 0; i < g->nops && all; i++)
+    if (ckptdir_generated(g->ops[i])) l->gen[i] = oldname[match[i]];
+  for (int i = 0; all && i < x->nnodes; i++) {
+    Node *n = &x->nodes[i];
+    if (!n->local || !ckptdir_generated(n->op)) continue;
+    CkptSnap *s = &old[match[n->op->index]];
+    s->graph = ck->graph;
+    l->snaps[i].s[0] = *s;
+    l->snaps[i].n = 1;
+    memset(s, 0, sizeof *s); /* moved */
+  }
+  for (int j = 0; j < k; j++) free(old[j].bytes);
+  free(old);
+  free(oldname);
+  free(match);
+  return rc;
 }
 
 /* Whether n's snapshots belong to this graph and to n's definition as it is now; why otherwise. */
@@ -94,6 +154,7 @@ void ckpt_loaded_free(Exec *x, Loaded *l) {
     free(l->snaps[i].s);
   }
   free(l->snaps);
+  free(l->gen);
   ckptdir_names_free(l->names);
   free(l->manifest);
   memset(l, 0, sizeof *l);
@@ -115,8 +176,10 @@ static const Op *assigning_split(const Op *op) {
 }
 
 /* Whether the counters of n's snapshot can be, next to those of the Split numbering its input (in
- * checkpoint l, also when that Split runs on another host): an ordered driver never expects a
- * sequence number its Split did not assign, nor takes more tuples than it dealt. why otherwise. */
+ * checkpoint l, also when that Split runs on another host: its snapshot found as load_generated
+ * matched it, never by its name, which can be another region's at the checkpoint's width): an
+ * ordered driver never expects a sequence number its Split did not assign, nor takes more tuples
+ * than it dealt. why otherwise. */
 static bool counters_agree(Exec *x, const Loaded *l, const Node *n, char *why, size_t cap) {
   const Group *g = n->group;
   if (!g || g->entry != n || g->driver == DRIVE_SINGLE || g->driver == DRIVE_SRC || l->snaps[n->op->index].n == 0)
@@ -129,22 +192,24 @@ static bool counters_agree(Exec *x, const Loaded *l, const Node *n, char *why, s
   if (x->nodes[split->index].local) {
     if (l->snaps[split->index].n > 0) ss = &l->snaps[split->index].s[0];
   } else {
-    for (char **p = l->names; *p && !ss; p++)
-      if (!strcmp(*p, split->name)) {
+    const char *name = ckptdir_generated(split) ? l->gen[split->index] : split->name;
+    for (char **p = l->names; name && *p && !ss; p++)
+      if (!strcmp(*p, name)) {
         char ignored[PATH_MAX + 200];
-        if (ckptdir_snap_load(x->ck->dir, l->id, split->name, l->manifest, &own, ignored, sizeof ignored)) ss = &own;
+        if (ckptdir_snap_load(x->ck->dir, l->id, name, l->manifest, &own, ignored, sizeof ignored)) ss = &own;
       }
   }
   bool ok = true;
   uint64_t next, rr;
+  const char *mname = ckptdir_generated(n->op) && l->gen[n->op->index] ? l->gen[n->op->index] : n->op->name;
   if (ss && split_snapshot_counters(ss->state.p, ss->state.n, &next, &rr)) {
     bool hash = op_param(split, "strategy") && !strcmp(op_param(split, "strategy"), "hash");
     if (g->driver == DRIVE_SEQ ? m->next_seq != next : m->next_seq > next)
       ok = false, snprintf(why, cap, "'%s.snap' cannot be: it expects sequence number %" PRIu64 ", its Split '%s' "
-                          "assigns %" PRIu64 " next", n->op->name, m->next_seq, split->name, next);
+                          "assigns %" PRIu64 " next", mname, m->next_seq, split->name, next);
     else if (!hash && m->taken > rr)
       ok = false, snprintf(why, cap, "'%s.snap' cannot be: it took %" PRIu64 " tuples, its Split '%s' dealt %" PRIu64,
-                          n->op->name, m->taken, split->name, rr);
+                          mname, m->taken, split->name, rr);
   }
   free(own.bytes);
   return ok;
@@ -176,6 +241,7 @@ static int check_ckpt(Exec *x, uint64_t id, Loaded *l, char *why, size_t cap) {
   l->snaps = calloc((size_t)x->nnodes + 1, sizeof *l->snaps);
   for (int i = 0; i < x->nnodes && rc == 1; i++)
     if (x->nodes[i].local && !load_node(ck, id, &x->nodes[i], l->manifest, l->names, &l->snaps[i], why, cap)) rc = 0;
+  if (rc == 1) rc = load_generated(x, l, why, cap);
   /* every snapshot was taken at the checkpoint's position, and the counters agree with each other */
   const char *at = strstr(l->manifest, "\nposition ");
   uint64_t pos = at ? strtoull(at + 10, NULL, 10) : 0;

@@ -435,13 +435,12 @@ static int param_order(const void *a, const void *b) {
   return strcmp((*(const Param *const *)a)->name, (*(const Param *const *)b)->name);
 }
 
-/* A Split or Merge sf-xform made (they exist at some widths only). */
-static bool generated(const Op *op) {
+bool ckptdir_generated(const Op *op) {
   return op->origin && (op->kind == KIND_SPLIT || op->kind == KIND_MERGE);
 }
 
 const char *ckptdir_base_name(const Op *op) {
-  return op->origin && op->channel >= 0 && !generated(op) ? op->origin : op->name;
+  return op->origin && op->channel >= 0 && !ckptdir_generated(op) ? op->origin : op->name;
 }
 
 uint64_t ckptdir_op_fingerprint(const Op *op) {
@@ -478,6 +477,11 @@ uint64_t ckptdir_op_fingerprint(const Op *op) {
     h = mix_int(mix_int(mix_int(mix_int(h, m->state), m->sel), m->punct), m->final);
     for (int i = 0; i < m->nkeys; i++) h = mix(h, m->keys[i]);
   }
+  /* a Split or Merge sf-xform made: where it sits, not its region's number (which depends on
+   * the regions that exist at a width): the operator it stands before or after (a region's
+   * entry Split and a shuffle Merge name its first operator, its exit Merge and a shuffle Split
+   * its last), and which channel (-1: the region's own entry or exit) */
+  if (ckptdir_generated(op)) h = mix_int(mix(mix(h, "at"), op->origin), op->channel);
   return h;
 }
 
@@ -490,7 +494,7 @@ uint64_t ckptdir_graph_identity(const Graph *g) {
   int n = 0;
   for (int i = 0; i < g->nops; i++) {
     const Op *op = g->ops[i];
-    if (generated(op)) continue;
+    if (ckptdir_generated(op)) continue;
     if (asprintf(&names[n], "%s\x01%s", ckptdir_base_name(op), op->kind_text ? op->kind_text : "") < 0) abort();
     n++;
   }

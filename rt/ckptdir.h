@@ -59,13 +59,17 @@ uint64_t ckptdir_hash(const char *text);
 
 /* ---- what a checkpoint belongs to ---- */
 
+/* A Split or Merge sf-xform made: they exist at some widths only, and their names number regions. */
+bool ckptdir_generated(const Op *op);
 /* The name an operator has at every width: a replica's original's (NAME[K] is NAME's), else its
  * own. */
 const char *ckptdir_base_name(const Op *op);
 /* A fingerprint of everything op's snapshot depends on: its kind, parameters (but a Split's pulse
  * period), set and state expressions, its ports' schemas, library and declared model (keys
  * included); not its name, host, region, channel or how many streams a Merge or Split has, so that
- * it is the same at every width and placement and on every host. */
+ * it is the same at every width and placement and on every host. A generated Split or Merge's
+ * (ckptdir_generated) also says where it sits: its origin and channel, not its region's number,
+ * so that it identifies the operator at every width where it exists. */
 uint64_t ckptdir_op_fingerprint(const Op *op);
 /* The graph's identity: its name and its operators' base names and kinds, sf-xform's Splits and
  * Merges left out: the same at every width and placement. */

@@ -40,18 +40,9 @@
 # A run whose job ended before the kill is checked as a plain run (its outputs, nothing left) and
 # counted apart. The counts at the end: how many were killed after a complete checkpoint (by the
 # checkpoint's number), before any, after the commit (below), twice, finished before the kill, the
-# directions of the width change, and how many restored correctly.
-#
-# KNOWN BUGS, left out of the default run on purpose, not silently: a run that meets one prints a
-# KNOWN line (not OK, not FAIL) and is counted apart; SF_KILL_STRICT=1 makes them failures. It is
-# to be fixed in the checkpoint coordinator (rt/ckpt.c).
-#  2. Splits and Merges are restored by name (rN.split, rN.merge), and regions are numbered: with
-#     width hints in the graph, which regions exist depends on the width (at -w 1 only the hinted
-#     ones), so one name can be another region's Split at the other width. Restored counters of
-#     the wrong Split (and its Merge afresh) fail the job ("sf-exec: error: merge 'r2.merge': tuple 0
-#     never arrived; ..."; sf-randgraph 20261201019 with 200000 rows, killed at -w 4 after
-#     checkpoint 1, restored at -w 1, every time). Recognised by comparing the names and origins of
-#     the Splits and Merges of the two rewritten graphs (clash).
+# directions of the width change, across a clash of names (with width hints, which regions exist
+# depends on the width, so rN.split or rN.merge can be another region's at the other width: the
+# restore matches them by where they sit), and how many restored correctly.
 #
 # Randomness: SF_KILL_SEED (default: today's UTC date as YYYYMMDD, printed at the start) seeds
 # everything: graph G of the run is `sf-randgraph SEED*1000+G`, run I's widths and kill moment come
@@ -96,7 +87,6 @@ for v in seed runs per_graph rows; do
 done
 seed=$((10#$seed)) # (a date or number with leading zeros is decimal all the same)
 only=${SF_KILL_ONLY:-}
-strict=${SF_KILL_STRICT:-}
 echo "kill_restore: seed $seed, $runs runs, $per_graph per graph, $rows rows; repeat with" \
   "SF_KILL_SEED=$seed bash $src/tests/kill_restore.sh $build $src"
 t_start=$(sf_now)
@@ -192,7 +182,7 @@ xformed() {
 
 # clash WA WB: the graphs at widths WA and WB give one name of a Split or Merge (rN.split, rN.merge,
 # rN.split[K]: regions are numbered, and which regions exist depends on the width when operators
-# carry width hints) to different operators (their origin): the known bug 2 (the top of this file)
+# carry width hints) to different operators (their origin): counted (the top of this file)
 regions() { # W: the lines NAME=ORIGIN of wW.xml's Splits and Merges, cached
   [[ -f $GD/regions-w$1 ]] ||
     grep -o '<operator name="r[0-9]*\.\(split\|merge\)\(\[[0-9]*\]\)\?" kind="[A-Za-z]*"[^>]* origin="[^"]*"' "$GD/w$1.xml" |
@@ -398,33 +388,12 @@ decided() {
 }
 
 # before_restore K CKW W: what a restore at width W starting from checkpoints up to K written at
-# width CKW must do and what may go wrong, the known bug (the top of this file): DONE (1: the job
-# had decided to commit: the restore must say it had completed), CLASH (1: bug 2), LENIENT
-# (restore_log_ok's CLEANUP: "cleanup" when the bug may be met: the restore may then name
-# checkpoints as unusable, fall back, or start from the beginning; never with SF_KILL_STRICT)
+# width CKW must do: DONE (1: the job had decided to commit: the restore must say it had
+# completed); a clash of names between the widths (clash) is counted, once per restore
 before_restore() {
-  DONE=0 CLASH=0 LENIENT=""
+  DONE=0 LENIENT=""
   decided "$D" && DONE=1
-  (($1 > 0)) && clash "$2" "$3" && CLASH=1
-  [[ -z $strict && $CLASH == 1 ]] && LENIENT=cleanup
-  return 0
-}
-
-# known_failure LOG ST W: the restore at width W (before_restore called) exited ST, not 0, the way
-# one of the known bugs makes it: then it prints the KNOWN line and counts it (never with
-# SF_KILL_STRICT)
-known_failure() {
-  local log=$1 st=$2 w=$3 bug="" last
-  [[ -n $strict || $st != 1 ]] && return 1
-  # (on three executors the executor's error comes before sf-launch's lines)
-  last=$(grep -m 1 '^sf-exec: error: ' "$log")
-  if [[ $CLASH == 1 && -n $last ]]; then
-    bug="2 (Split and Merge names differ between the widths)"
-  fi
-  [[ -n $bug ]] || return 1
-  bump "known bug $bug"
-  printf '%-*s KNOWN %s\n' "$SF_CASE_WIDTH" "run-$I" "$DESC: the restore at width $w exited $st, known bug $bug: $last"
-  [[ ${SF_KEEP:-0} == 1 ]] || rm -rf "$D"
+  (($1 > 0)) && clash "$2" "$3" && bump "restored across a clash of Split or Merge names"
   return 0
 }
 
@@ -537,9 +506,7 @@ for ((I = 1; I <= runs; I++)); do
     before_restore "$k1" "$W1" "$W2"
     killed_run "$D" "$W2" "$IV" $((after2 > 0 ? k1 + after2 : 0)) "$ms2" "$D/run2.log" --restore
     DESC+=", restored and $WHEN again (newest complete: $AT_KILL)"
-    if [[ $ST != 0 && $ST != 137 ]] && known_failure "$D/run2.log" "$ST" "$W2"; then
-      continue
-    elif [[ $ST == 0 ]]; then
+    if [[ $ST == 0 ]]; then
       if ! restore_log_ok "$D/run2.log" "$k1" "" "$LENIENT"; then fail_run "the first restore (it finished): $WHY" "$D/run2.log"; continue; fi
       if ! outputs_ok "$D"; then fail_run "the first restore finished before the second kill, but $WHY" "$D/run2.log"; continue; fi
       bump "restored ok"
@@ -580,9 +547,7 @@ for ((I = 1; I <= runs; I++)); do
       >"$D/restore.log" 2>&1
     ST=$?
   fi
-  if [[ $ST != 0 ]] && known_failure "$D/restore.log" "$ST" "$last"; then
-    continue
-  elif [[ $ST != 0 ]]; then
+  if [[ $ST != 0 ]]; then
     fail_run "the restore at width $last exited $ST$([[ $ST == 124 ]] && echo " (timed out)")" "$D/restore.log"
   elif ! restore_log_ok "$D/restore.log" "$AT_KILL" "" "$LENIENT"; then
     fail_run "the restore at width $last: $WHY" "$D/restore.log"
@@ -597,17 +562,12 @@ done
 
 total=$(sf_elapsed "$t_start" "$(sf_now)")
 echo "kill_restore: counts (seed $seed):"
-b2="known bug 2 (Split and Merge names differ between the widths)"
 for k in "killed after checkpoint 1-2" "killed after checkpoint 3-5" "killed after checkpoint 6+" \
   "killed before any checkpoint" "killed after the commit" "killed twice" "on 3 executors" "finished before the kill" \
   "second kill too late" "restored narrower" "restored wider" "restored at the same width" \
-  "restored ok" "$b2" failed; do
+  "restored across a clash of Split or Merge names" "restored ok" failed; do
   printf '  %-62s %d\n' "$k" "${count[$k]:-0}"
 done
-if ((${count[$b2]:-0} > 0)); then
-  echo "kill_restore: ${count[$b2]} runs met a known bug, not counted as failures" \
-    "(see the top of tests/kill_restore.sh; SF_KILL_STRICT=1 makes them failures)"
-fi
 echo "kill_restore: ${count[runs]:-0} runs, $SF_PASSED passed, $SF_FAILED failed, ${total}s (seed $seed)"
 if [[ -z ${count[runs]:-} ]]; then
   echo "error: no run was done (SF_KILL_ONLY='$only' names none of runs 1 to $runs)" >&2

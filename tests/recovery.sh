@@ -40,6 +40,10 @@
 #               part then undone by hand, as a kill between them leaves them): --restore says exactly
 #               that the job had completed, renames what was left, removes the checkpoints and the
 #               commit record, exit 0, every output byte-identical to what the job had published.
+#   regions:    a graph with width hints (tests/recovery/regions.xml) whose Splits and Merges are
+#               named after other regions at -w 1 than at -w 3 (r1.split is one region's, then
+#               another's), killed once a checkpoint is complete at one width and restored at the
+#               other, both ways: exit 0, "restored checkpoint K", the sequential run's output.
 #   no-dir:     --restore without --checkpoint-dir is a usage error.
 #
 # SF_RECOVERY_RUNS (default 24; 8 under sanitizers) and SF_RECOVERY_DIST_RUNS (default 20; 3) set how
@@ -553,6 +557,56 @@ else
   else
     sf_ok "$c" "committed, then stopped before its cleanup and between its renames: the restore says the job had completed, renames the rest, removes the checkpoints"
   fi
+fi
+
+# regions: Splits and Merges are matched by where they sit, not by their region's number: with
+# width hints the names r1.split and r1.merge are other operators' at -w 1 than at -w 3 (checked
+# first: the case would mean nothing otherwise); killed once a checkpoint is complete at one width,
+# restored at the other, both ways
+c=regions
+rcount=1000000
+[[ -n ${SF_SANITIZE:-} ]] && rcount=300000
+mkdir -p "$work/regions/ref"
+sed "s/COUNT/$rcount/" "$src/tests/recovery/regions.xml" >"$work/regions/seq.xml"
+gen_ops() { grep -o '<operator name="r[0-9]*\.\(split\|merge\)" kind="[A-Za-z]*"[^>]* origin="[^"]*"' "$1" | sed 's/ host="[^"]*"//'; }
+if ! "$B/sf-xform" -w 1 "$work/regions/seq.xml" -o "$work/regions/w1.xml" 2>"$work/regions/xform.log" ||
+  ! "$B/sf-xform" -w 3 "$work/regions/seq.xml" -o "$work/regions/w3.xml" 2>>"$work/regions/xform.log" ||
+  ! (cd "$work/regions/ref" && timeout -k 5 300 "$B/sf-exec" ../seq.xml) >>"$work/regions/xform.log" 2>&1; then
+  sf_bad "$c" "sf-xform or the sequential run failed" "$work/regions/xform.log"
+elif [[ $(gen_ops "$work/regions/w1.xml" | grep -c 'name="r1\.') != 2 ||
+  -n $(gen_ops "$work/regions/w1.xml" | grep -F -x -f - <(gen_ops "$work/regions/w3.xml")) ]]; then
+  sf_bad "$c" "the graphs at -w 1 and -w 3 do not give r1.split and r1.merge to different operators"
+else
+  for dir in "3 1" "1 3"; do
+    set -- $dir
+    d=$work/regions/k$1
+    mkdir -p "$d"
+    (cd "$d" && exec "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.05 "../w$1.xml") >"$d/run.log" 2>&1 &
+    pid=$!
+    newest=""
+    while [[ -z $newest ]] && kill -0 "$pid" 2>/dev/null; do
+      newest=$(cd "$d" && compgen -G "ck/ckpt-*/MANIFEST" | head -n 1)
+      sleep 0.01
+    done
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    k=$(cd "$d/ck" 2>/dev/null && for m in ckpt-*/MANIFEST; do [[ -f $m ]] && echo "${m%/MANIFEST}"; done | sed 's/ckpt-//' | sort -n | tail -n 1)
+    (cd "$d" && timeout -k 5 300 "$B/sf-exec" --restore --checkpoint-dir ck --checkpoint-interval 0.05 "../w$2.xml") >"$d/restore.log" 2>&1
+    ST=$?
+    bad=$(grep -v -x -e "sf-exec: restored checkpoint $k from 'ck'" \
+      -e "sf-exec: warning: checkpoint [0-9]* in 'ck' cannot be used (no manifest: it never completed); trying an older one" "$d/restore.log")
+    if [[ -z $k ]]; then
+      sf_bad "$c" "width $1: no checkpoint was complete at the kill" "$d/run.log"
+    elif [[ $ST != 0 || -n $bad ]] || ! grep -q -x "sf-exec: restored checkpoint $k from 'ck'" "$d/restore.log"; then
+      sf_bad "$c" "width $1 killed after checkpoint $k, restored at $2: exit status $ST, expected 0 and 'sf-exec: restored checkpoint $k from 'ck''" "$d/restore.log"
+    elif ! cmp -s "$work/regions/ref/out.csv" "$d/out.csv"; then
+      sf_bad "$c" "width $1 killed after checkpoint $k, restored at $2: out.csv differs from the sequential run's" "$d/restore.log"
+    elif [[ -n $(ls -A "$d/ck") || -n $(cd "$d" && find . -maxdepth 1 -name '.*' -type f) ]]; then
+      sf_bad "$c" "width $1 killed after checkpoint $k, restored at $2: files left behind" "$d/restore.log"
+    else
+      sf_ok "$c" "width $1 killed after checkpoint $k, restored at $2 (r1.split and r1.merge another region's there): output right"
+    fi
+  done
 fi
 
 # no-dir: usage
