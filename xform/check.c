@@ -304,7 +304,7 @@ static void check_params(Graph *g, Op *op, Diag *d) {
   for (int i = 0; i < op->nparams; i++) {
     Param *p = &op->params[i];
     const char *n = p->name;
-    long long v;
+    int64_t n64; /* a number parameter's value (number_read) */
     if (op->kind == KIND_BEACON && !strcmp(n, "count")) {
       check_count(d, op, p);
     } else if (!strcmp(n, "rate")) {
@@ -322,7 +322,7 @@ static void check_params(Graph *g, Op *op, Diag *d) {
     } else if (op->kind == KIND_FILESOURCE && !strcmp(n, "follow")) {
       if (strcmp(p->text, "yes") && strcmp(p->text, "no")) bad_value(d, op, p, "'yes' or 'no'");
     } else if (op->kind == KIND_SOCKETSOURCE && !strcmp(n, "listen")) { /* a port alone: loopback */
-      bool port_alone = p->text[0] >= '0' && p->text[0] <= '9' && parse_int_text(p->text, 1, &v) && v <= 65535;
+      bool port_alone = number_read(p->text, strlen(p->text), 1, 65535, &n64) == NUM_OK;
       if (!port_alone && !address_ok(p->text))
         bad_value(d, op, p, "'host:port' or a port alone (on loopback), with a port from 1 to 65535");
     } else if ((op->kind == KIND_SOCKETSOURCE || op->kind == KIND_SOCKETSINK) &&
@@ -333,10 +333,11 @@ static void check_params(Graph *g, Op *op, Diag *d) {
     } else if ((op->kind == KIND_FILESOURCE || op->kind == KIND_SOCKETSOURCE) && !strcmp(n, "onerror")) {
       if (strcmp(p->text, "stop") && strcmp(p->text, "skip")) bad_value(d, op, p, "'stop' or 'skip'");
     } else if ((op->kind == KIND_FILESOURCE || op->kind == KIND_SOCKETSOURCE) && !strcmp(n, "maxrow")) {
-      if (!(p->text[0] >= '0' && p->text[0] <= '9') || !parse_int_text(p->text, 1, &v) || v > 1073741824)
+      if (number_read(p->text, strlen(p->text), 1, 1073741824, &n64) != NUM_OK)
         bad_value(d, op, p, "an integer from 1 to 1073741824 (bytes)");
     } else if ((op->kind == KIND_FILESOURCE || op->kind == KIND_SOCKETSOURCE) && !strcmp(n, "maxfields")) {
-      if (!(p->text[0] >= '0' && p->text[0] <= '9') || !parse_int_text(p->text, 1, &v) || v > 1000000) bad_value(d, op, p, "an integer from 1 to 1000000");
+      if (number_read(p->text, strlen(p->text), 1, 1000000, &n64) != NUM_OK)
+        bad_value(d, op, p, "an integer from 1 to 1000000");
     } else if (op->kind == KIND_FILESINK && !strcmp(n, "roll")) {
       const char *file = op_param(op, "file");
       if (!roll_ok(p->text))

@@ -369,10 +369,8 @@ int rows_onerror(OpInst *op, bool *skip) {
 static int limit_param(OpInst *op, const char *name, long long max, const char *unit, long long *v) {
   const char *text = rt_param(op, name);
   if (!text) return 0;
-  char *end;
-  errno = 0;
-  long long n = text[0] >= '0' && text[0] <= '9' ? strtoll(text, &end, 10) : 0;
-  if (n < 1 || n > max || errno || *end)
+  int64_t n;
+  if (number_read(text, strlen(text), 1, max, &n) != NUM_OK)
     return rt_fail(op, "parameter '%s' must be an integer from 1 to %lld%s, got '%s'", name, max, unit, text);
   *v = n;
   return 0;
