@@ -322,14 +322,12 @@ expect_line() {
 # done_line: what a restore says of a job that had completed (its commit record there)
 done_line() { echo "sf-exec: the job in 'ck' had completed (every sink committed its output): nothing to restore"; }
 
-# restore_log_ok LOG AT_KILL [PARTIAL [CLEANUP]]: LOG has the line saying what was restored, and
+# restore_log_ok LOG AT_KILL [PARTIAL]: LOG has the line saying what was restored, and
 # besides it only warnings about checkpoints newer than the restored one that never completed (a
 # kill while they were written); when the job had decided to commit (DONE, before_restore), LOG is
 # that line alone. PARTIAL: the run was killed, and may have died before it said anything.
-# CLEANUP: a known bug may be met: any checkpoint up to AT_KILL may be named as unusable, and any
-# one (or none) used.
 restore_log_ok() {
-  local log=$1 k=$2 partial=${3:-} cleanup=${4:-} want line ok=0
+  local log=$1 k=$2 partial=${3:-} want line ok=0
   if [[ $DONE == 1 ]]; then
     want=$(done_line)
     ((DIST)) && want=$(for h in 0 1 2; do done_line; done)
@@ -338,17 +336,12 @@ restore_log_ok() {
     return 1
   fi
   local skip="^sf-exec: warning: checkpoint ([0-9]+) in 'ck' cannot be used \\((.*)\\); trying an older one$"
-  local took="^sf-exec: restored checkpoint ([0-9]+) from 'ck'$"
   want=$(expect_line "$k")
   while IFS= read -r line; do
     if [[ $line == "$want" ]]; then
       ok=1
     elif [[ $line =~ $skip ]] && ((BASH_REMATCH[1] > k)) && [[ ${BASH_REMATCH[2]} == "no manifest: it never completed" ]]; then
       :
-    elif [[ -n $cleanup ]] && [[ $line =~ $skip || $line =~ $took ]] && ((BASH_REMATCH[1] <= k)); then
-      [[ $line =~ $took ]] && ok=1
-    elif [[ -n $cleanup && $line == "$(expect_line 0)" ]]; then
-      ok=1
     else
       WHY="unexpected line '$line' (expected '$want')"
       return 1
@@ -391,7 +384,7 @@ decided() {
 # width CKW must do: DONE (1: the job had decided to commit: the restore must say it had
 # completed); a clash of names between the widths (clash) is counted, once per restore
 before_restore() {
-  DONE=0 LENIENT=""
+  DONE=0
   decided "$D" && DONE=1
   (($1 > 0)) && clash "$2" "$3" && bump "restored across a clash of Split or Merge names"
   return 0
@@ -507,7 +500,7 @@ for ((I = 1; I <= runs; I++)); do
     killed_run "$D" "$W2" "$IV" $((after2 > 0 ? k1 + after2 : 0)) "$ms2" "$D/run2.log" --restore
     DESC+=", restored and $WHEN again (newest complete: $AT_KILL)"
     if [[ $ST == 0 ]]; then
-      if ! restore_log_ok "$D/run2.log" "$k1" "" "$LENIENT"; then fail_run "the first restore (it finished): $WHY" "$D/run2.log"; continue; fi
+      if ! restore_log_ok "$D/run2.log" "$k1"; then fail_run "the first restore (it finished): $WHY" "$D/run2.log"; continue; fi
       if ! outputs_ok "$D"; then fail_run "the first restore finished before the second kill, but $WHY" "$D/run2.log"; continue; fi
       bump "restored ok"
       bump "second kill too late"
@@ -517,10 +510,10 @@ for ((I = 1; I <= runs; I++)); do
     elif [[ $ST != 137 ]]; then
       fail_run "the first restore exited $ST on its own" "$D/run2.log"
       continue
-    elif ! restore_log_ok "$D/run2.log" "$k1" partial "$LENIENT"; then
+    elif ! restore_log_ok "$D/run2.log" "$k1" partial; then
       fail_run "the first restore: $WHY" "$D/run2.log"
       continue
-    elif ((AT_KILL < k1)) && [[ -z $LENIENT ]]; then
+    elif ((AT_KILL < k1)); then
       fail_run "the first restore lost checkpoint $k1 (newest complete now $AT_KILL)" "$D/run2.log"
       continue
     fi
@@ -549,7 +542,7 @@ for ((I = 1; I <= runs; I++)); do
   fi
   if [[ $ST != 0 ]]; then
     fail_run "the restore at width $last exited $ST$([[ $ST == 124 ]] && echo " (timed out)")" "$D/restore.log"
-  elif ! restore_log_ok "$D/restore.log" "$AT_KILL" "" "$LENIENT"; then
+  elif ! restore_log_ok "$D/restore.log" "$AT_KILL"; then
     fail_run "the restore at width $last: $WHY" "$D/restore.log"
   elif ! outputs_ok "$D"; then
     fail_run "the restore at width $last: $WHY" "$D/restore.log"
