@@ -8,7 +8,8 @@
 # with exactly the command tests/golden.sh checks:
 #   sf-xform -w 3 --hosts h0=127.0.0.1:7101,h1=127.0.0.1:7102,h2=127.0.0.1:7103 --explain \
 #            -o tests/golden/NAME.xml --dot tests/golden/NAME.dot graphs/NAME.xml 2>tests/golden/NAME.explain
-# and removes golden files of graphs that no longer exist.
+# and removes golden files of graphs that no longer exist. It also renders the README's picture,
+# docs/img/vwap-parallel.svg, from tests/golden/vwap.dot (when Graphviz's dot is installed).
 #
 # Use it after a deliberate change to the transformer, the emitters or an example graph:
 #   cmake --build BUILD_DIR --target sf-xform && tools/regen-golden.sh BUILD_DIR && git diff tests/golden
@@ -51,3 +52,7 @@ for golden in tests/golden/*.xml tests/golden/*.dot tests/golden/*.explain; do
     echo "removed $golden (no graphs/$name.xml)"
   fi
 done
+if command -v dot >/dev/null; then
+  dot -Tsvg tests/golden/vwap.dot -o docs/img/vwap-parallel.svg
+  echo "rendered docs/img/vwap-parallel.svg"
+fi
