@@ -23,7 +23,7 @@
 
 enum {
   DEFAULT_BATCH = 256,         /* items per batch between threads */
-  DEFAULT_REMOTE_BATCH = 1024, /* items per message between hosts (GRPC-NOTES: 100-1000 per message) */
+  DEFAULT_REMOTE_BATCH = 1024, /* items per message between hosts (docs/design.md, "The transport") */
   DEFAULT_QUEUE_BATCHES = 8,   /* batches a queue holds */
   WAIT_SLICE_MS = 100,         /* waits wake up this often to look at the job's state */
   BATCH_DELAY_NS = 2000000,    /* a batch older than this goes out with the next item (live streams:

@@ -228,8 +228,8 @@ int rt_emit_item(OpInst *op, int port, const Item *it) {
 }
 
 /* The group's thread is about to wait (for input, for room, or pacing a source): the idle hooks
- * run once (a Split sends a pulse if it sent tuples since its last one: DESIGN.md's pulse "after
- * a short idle time"). */
+ * run once (a Split sends a pulse if it sent tuples since its last one: docs/design.md,
+ * "Ordering strategies", seqpulse). */
 void group_idle(Group *g) {
   if (g->in_idle) return;
   g->in_idle = true;

@@ -1,6 +1,6 @@
 /* order.c: the ordered drivers: the thread of an operator with several input streams (a Merge, a
  * fan-in) takes the next item from the heads of its input queues in the order the plan chose, one
- * function per order (DESIGN.md, "Choosing the cheapest order-preserving strategy"):
+ * function per order (docs/design.md, "Ordering strategies"):
  *   - roundrobin: the channels in the Split's order; no per-tuple metadata;
  *   - seq: the tuple whose sequence number is the next expected;
  *   - seqpulse: the smallest head, once every channel has one or has promised with a pulse;

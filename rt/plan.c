@@ -5,7 +5,8 @@
  * a region boundary separates them; the channels of a region are one group each; an operator with
  * several input streams (a Merge, a fan-in) starts a group of its own, fed by bounded queues of
  * batches, and an ordered driver decides which input item goes next:
- *   - Merge roundrobin / seq / seqpulse, by the region's sequence numbers (DESIGN.md);
+ *   - Merge roundrobin / seq / seqpulse, by the region's sequence numbers (docs/design.md,
+ *     "Ordering strategies");
  *   - any other operator with several input streams (fan-in): by source position (src), ties by the
  *     order the streams are listed, so fan-in is deterministic, in the sequential graph too. The
  *     executor keeps such inputs moving with internal progress items.

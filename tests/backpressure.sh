@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/backpressure.sh BUILD_DIR SOURCE_DIR
 #
-# Back-pressure end to end (DESIGN.md, "The runtime"): a slow receiver slows its sender, and memory
-# stays bounded whatever the input size. Host h0 runs a fast Beacon of SF_BP_TUPLES (default
+# Back-pressure end to end (docs/design.md, "The runtime"): a slow receiver slows its sender, and
+# memory stays bounded whatever the input size. Host h0 runs a fast Beacon of SF_BP_TUPLES (default
 # 100 000) tuples carrying a ~1 KB string each (~100 MB in all); host h1 runs a slow Work operator
 # (SF_BP_ITERATIONS rounds per tuple, default 3000), a Functor that keeps only the id and the
 # string's length, and a FileSink. Both executors run with --stats-json. The test requires:

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # tests/faults.sh BUILD_DIR SOURCE_DIR
 #
-# Faults are reported, never hidden (DESIGN.md, "The runtime"). Two executors on loopback run a
-# small graph: a rate-limited Beacon `src` on h0 feeds a Functor `calc` on h1, whose output goes
-# back to a FileSink `out` on h0 (edges 'Ticks>calc/0' h0->h1 and 'Calced>out/0' h1->h0). Cases:
+# Faults are reported, never hidden (docs/design.md, "Failure handling"). Two executors on loopback
+# run a small graph: a rate-limited Beacon `src` on h0 feeds a Functor `calc` on h1, whose output
+# goes back to a FileSink `out` on h0 (edges 'Ticks>calc/0' h0->h1 and 'Calced>out/0' h1->h0).
+# Cases:
 #   a1. sf-launch; the non-first host's sf-exec is killed (SIGKILL) mid-run: sf-launch exits 1
 #       within 10 s with an error line naming host 'h1' (as the failed host, or in h0's reason
 #       when h0 happened to be reaped first); h0 is gone too; no out/faults.csv, no temporary file;

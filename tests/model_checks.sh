@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/model_checks.sh BUILD_DIR SOURCE_DIR [GRAPH...]
 #
-# A model is a promise; the runtime checks the part it can see (DESIGN.md). Every
+# A model is a promise; the runtime checks the part it can see (docs/design.md,
+# "Safety rules"). Every
 # SOURCE_DIR/tests/model/NAME.xml (or the named graphs) has a replica in a parallel region that
 # breaks its operator's model, and NAME.err beside it holds the exact diagnostic sf-exec must stop
 # the job with, naming that replica and the model attribute it broke. Two kinds of graph:

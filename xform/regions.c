@@ -1,4 +1,4 @@
-/* regions.c: which operators may run as several copies (DESIGN.md's six safety conditions) and the
+/* regions.c: which operators may run as several copies (docs/design.md, "Safety rules") and the
  * greedy formation of parallel regions along chains, in topological order, with key compatibility,
  * key forwarding, the move of a key-carrying stateless tail into a following keyed region, shuffles
  * between adjacent regions with incompatible keys, widths and the order-preserving strategy.

@@ -10,13 +10,13 @@
  * The sf_* functions are called by the library, so the executable must export them (sf-exec and the
  * tests are linked with ENABLE_EXPORTS).
  *
- * An operator with a declared model is checked against it as it runs (DESIGN.md, "A model is a
- * promise"), in a parallel region or not: more than one tuple for one input under selectivity one
- * or atmostone, none under one, a tuple on window punctuation without punct="consumes" or on the
- * final punctuation without final="emits" stops the job, naming the operator and the model
- * attribute it broke, before the offending tuple leaves the operator. A replica (a channel of a
- * parallel region) emits on no punctuation at all. So a lying model fails the sequential run too,
- * with the message its replicas would give, not only the parallel one.
+ * An operator with a declared model is checked against it as it runs (docs/design.md, "Safety
+ * rules": a model is a promise), in a parallel region or not: more than one tuple for one input
+ * under selectivity one or atmostone, none under one, a tuple on window punctuation without
+ * punct="consumes" or on the final punctuation without final="emits" stops the job, naming the
+ * operator and the model attribute it broke, before the offending tuple leaves the operator. A
+ * replica (a channel of a parallel region) emits on no punctuation at all. So a lying model fails
+ * the sequential run too, with the message its replicas would give, not only the parallel one.
  *
  * Checkpoints (op.h ABI version 2): the kind's snapshot is the source's next sequence number, then
  * whether the library has a snapshot callback and, if so, the bytes it wrote (snap_bytes); restore
@@ -281,8 +281,8 @@ static Selectivity promised_selectivity(const sf_op *op) {
 
 /* Checks the emission just counted in op->emitted_now against the model: 0, or fails the job naming
  * the attribute broken. Output emitted on a punctuation has no input tuple whose place in the
- * sequential order it could take, so a replica never emits there (DESIGN.md, rule 5); an operator
- * outside parallel regions may when its model says so. */
+ * sequential order it could take, so a replica never emits there (docs/design.md, "Safety rules",
+ * rule 5); an operator outside parallel regions may when its model says so. */
 static int model_may_emit(sf_op *op) {
   const Model *m = &op->inst->op->model;
   switch (op->handling) {

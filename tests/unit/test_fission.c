@@ -6,7 +6,7 @@
  * which region in which order, region keys, widths, split and merge strategies, shuffle links, the
  * exact reason (why[]) of every operator that is not parallelized and the note[] of every operator
  * that starts a region; for rewritten graphs the exact name, kind, ports, parameters, region,
- * channel and host of every operator (see describe_op). DESIGN.md's six safety conditions, the
+ * channel and host of every operator (see describe_op). docs/design.md's six safety rules, the
  * strategy table, the key rules and placement each have their own tests. */
 #include "check_helper.h"
 #include "sf.h"
