@@ -24,7 +24,7 @@ typedef struct EvalEnv {
  * "cannot convert 'abc' to int", "cannot convert 'x' to double", "cannot convert nan to int",
  * "cannot convert 1e+300 to int".
  *
- * Semantics beyond FORMAT.md:
+ * Semantics (for users: docs/language.md, "Expressions"):
  *  - int + - * / % unary - and abs() whose exact result is not an int64 fail ("integer overflow of
  *    '+'"): never a wrapped value. INT64_MIN / -1, INT64_MIN % -1 (whose quotient overflows), -x and
  *    abs(x) of INT64_MIN fail so. Never undefined behaviour.

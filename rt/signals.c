@@ -22,11 +22,11 @@
  * stopped, ends the process without it (fatal.c: an operator that does not return); one sooner
  * is only the same request again (sf-launch's Ctrl-C reaches an executor twice).
  *
- * SIGTERM is not a stop but a drain (FORMAT.md, "Live streams"): the handler records it apart
- * (signals_draining) and writes nothing to the stop pipe, since every wait would then wake at
- * once for good; sources look at it between reads (at least every 50 ms while they wait) and end
- * their input, and the job completes as if their input had ended. A stop signal during a drain
- * still stops the job.
+ * SIGTERM is not a stop but a drain (docs/language.md, "Stopping: drain and abort"): the handler
+ * records it apart (signals_draining) and writes nothing to the stop pipe, since every wait would
+ * then wake at once for good; sources look at it between reads (at least every 50 ms while they
+ * wait) and end their input, and the job completes as if their input had ended. A stop signal
+ * during a drain still stops the job.
  *
  * Dispositions belong to the process, so this state is the process's too: one job at a time. */
 #include "exec_priv.h"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # tests/live.sh BUILD_DIR SOURCE_DIR
 #
-# Live streams (FORMAT.md, "Live streams") through whole runs of sf-exec. The graph (written here)
-# is a source -> Functor (v * 2 + 1) -> FileSink, run as it is (w1) and rewritten by sf-xform -w 2
-# (w2: the Functor in two channels). Cases:
+# Live streams (docs/language.md, "Live streams") through whole runs of sf-exec. The graph
+# (written here) is a source -> Functor (v * 2 + 1) -> FileSink, run as it is (w1) and rewritten by
+# sf-xform -w 2 (w2: the Functor in two channels). Cases:
 #   stdin:     FileSource file="-" fed by a pipe, FileSink file="-": standard output equals the
 #              expected rows byte for byte, exit 0, nothing on standard error;
 #   stdin-bad: a malformed row on standard input: the error names '<stdin>' and the line;

@@ -35,7 +35,8 @@
 #          without a gap, each once; launch-drain-abort: a drain has no time limit (executors that
 #          ignore SIGTERM still run 2 s later, KILL_AFTER 1), and Ctrl-C then aborts it: exit 130.
 # The exit status of a stopped executor is 128 + the signal's number (130 for SIGINT); SIGTERM
-# drains (FORMAT.md, "Live streams"): the job ends as if its sources' input had ended, exit 0.
+# drains (docs/language.md, "Stopping: drain and abort"): the job ends as if its sources' input
+# had ended, exit 0.
 # Every case prints one line, OK or FAIL with what was expected; failures keep the work directory.
 #
 # sf-exec is started through `env --default-signal`: a background job of a non-interactive shell

@@ -1,8 +1,8 @@
 /* analyze.c: fills each operator's Model, the facts region formation reasons with: state and key,
  * selectivity, which attributes pass through unchanged, punctuation. Built-in kinds have fixed
- * models (their MODEL column in kinds.def, FORMAT.md's table) refined by their parameters here;
- * Custom operators declare theirs, and
- * without a declaration we assume the worst. Runs after check, so expressions are typed. */
+ * models (their MODEL column in kinds.def, docs/language.md's "Models") refined by their
+ * parameters here; Custom operators declare theirs, and without a declaration we assume the worst.
+ * Runs after check, so expressions are typed. */
 #include "sf.h"
 
 #include <string.h>

@@ -1,9 +1,10 @@
 /* check.c: the semantic checks that graph.xsd cannot express, run after validation:
- * unique names, streams linked to one producer, ports and parameters per kind (FORMAT.md's table,
- * and op.h's limit for Custom), host pins and colocate tags that placement could not honour, no two
- * FileSinks writing one file, acyclicity, and every expression parsed and type-checked against the
- * right schema, with output schemas fully produced. A graph that passes is one sf-exec can start:
- * its own refusals at start-up that depend only on the graph are unreachable defences.
+ * unique names, streams linked to one producer, ports and parameters per kind
+ * (docs/language.md, "Operator kinds", and op.h's limit for Custom), host pins and colocate tags
+ * that placement could not honour, no two FileSinks writing one file, acyclicity, and every
+ * expression parsed and type-checked against the right schema, with output schemas fully
+ * produced. A graph that passes is one sf-exec can start: its own refusals at start-up that depend
+ * only on the graph are unreachable defences.
  * Every problem is reported (the driver prints them with diag_flush(DIAG_BY_PLACE), so a user reads
  * them top to bottom whichever check found them); the caller stops when any was. Cycles and expressions are
  * checked only when every name and reference resolved, since they depend on the links. */

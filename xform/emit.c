@@ -3,9 +3,9 @@
  * The document is streamed into `out` as it goes (a graph of 100,000 operators makes a document
  * of a hundred megabytes, not worth a second copy); a write error stops it and is reported once,
  * and what was written stays, so a caller that needs all or nothing renders into memory first, as
- * sf-xform does. Everything comes from the Graph's fields in a fixed order (FORMAT.md's element
- * order, operators in g->ops order), never from hash tables or addresses, so the same graph always
- * gives the same bytes and emit(parse(emit(g))) == emit(g).
+ * sf-xform does. Everything comes from the Graph's fields in a fixed order (the element order of
+ * docs/language.md's "Document structure", operators in g->ops order), never from hash tables or
+ * addresses, so the same graph always gives the same bytes and emit(parse(emit(g))) == emit(g).
  *
  * The layout and escaping are libxml2's xmlTextWriter's with an indent of two spaces, which this
  * file used until it cost a quarter of sf-xform's time on large graphs: an element with children

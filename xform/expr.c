@@ -1,4 +1,4 @@
-/* expr.c: the expression language of FORMAT.md ("Expressions"): a hand-written lexer, a
+/* expr.c: the expression language of docs/language.md ("Expressions"): a hand-written lexer, a
  * precedence-climbing parser, the type checker that resolves names against an ExprScope, and the
  * canonical printer. Evaluation lives in the runtime (rt/eval.c).
  *

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The kinds: the rows of kinds.def (FORMAT.md's "Operator kinds and their models"). */
+/* The kinds: the rows of kinds.def (docs/language.md, "Operator kinds" and "Models"). */
 #define PORTS(min_in, max_in, min_out, max_out) min_in, max_in, min_out, max_out
 #define PARAMS(...) {__VA_ARGS__}
 #define MODEL(sel, keyed, forwards) false, sel, keyed, forwards

@@ -1,7 +1,7 @@
 /* rewrite.c: builds the parallel graph from the regions. The input graph is never mutated: the new
  * graph shares its schemas and the texts of parameters and expressions, and owns everything else.
  *
- * Names in the new graph (FORMAT.md allows '.', '[' and ']' in generated names):
+ * Names in the new graph (docs/language.md, "Generated names"; "Names" allows '.', '[' and ']'):
  *   replica of operator A in channel c        A[c]
  *   its output, for original stream S         S[c]
  *   entry Split / exit Merge of region rN     rN.split / rN.merge, the Merge producing S itself

@@ -1,6 +1,6 @@
 /* randgraph.c: sf-randgraph [--no-fanin] [--pin-hosts N] SEED [OUTDIR] prints a random, valid
- * StreamFission graph (FORMAT.md) to standard output, the same graph for the same seed and options
- * on every machine.
+ * StreamFission graph (docs/language.md) to standard output, the same graph for the same seed and
+ * options on every machine.
  *
  * The graph is a Beacon of 500..6000 tuples (sometimes 20 000..60 000) over the core schema
  *     k1:int (few distinct values), k2:string (few distinct), v:int, d:double, b:bool
@@ -29,9 +29,9 @@
  * always reduced with %, doubles are only scaled by literals. It is the test's job to run the
  * graph sequentially and in parallel and compare; this program only has to produce variety.
  *
- * An operator's children are written in a shuffled order (FORMAT.md lets them come in any order),
- * sets and states interleaved too, except that the sets keep their order among themselves and the
- * states theirs (a state's update may read the states before it).
+ * An operator's children are written in a shuffled order (docs/language.md, "operator", lets them
+ * come in any order), sets and states interleaved too, except that the sets keep their order among
+ * themselves and the states theirs (a state's update may read the states before it).
  * The order is drawn from a second splitmix64 stream, so the graph itself, its operators and
  * expressions, is the same as before children were shuffled.
  *

@@ -673,8 +673,8 @@ START_TEST(repeat_alone_is_refused) {
 }
 END_TEST
 
-/* The children of every operator in an order other than FORMAT.md's table, sets and states
- * interleaved, several on one line. */
+/* The children of every operator in an order other than the table's
+ * (docs/language.md, "Document structure"), sets and states interleaved, several on one line. */
 static const char shuffled_graph[] =
     "<graph xmlns='" NS "' name='g'>\n"                                              /* 1 */
     "  <schema name='T'><attr name='k' type='int'/><attr name='v' type='int'/></schema>\n" /* 2 */
