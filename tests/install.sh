@@ -2,7 +2,9 @@
 # tests/install.sh BUILD_DIR SOURCE_DIR
 #
 # Custom operators built outside the source tree, against what `cmake --install` puts in a prefix:
-#   1. `cmake --install BUILD_DIR --prefix TMP` installs sf-exec, op.h and streamfission-op.pc;
+#   1. `cmake --install BUILD_DIR --prefix TMP` installs sf-exec, op.h and streamfission-op.pc, and
+#      every manual page of docs/man (NAME.1) as TMP/.../man1/NAME.1 (CMAKE_INSTALL_MANDIR, share/man
+#      by default), byte for byte;
 #   2. the installed sf-exec exports exactly the functions declared in op.h, nothing else of
 #      StreamFission (its defined dynamic symbols that our libraries define: sanitizer runtimes
 #      export their own, which are not ours);
@@ -43,6 +45,17 @@ pc=$(find "$prefix" -name streamfission-op.pc)
 [[ -n $pc && -f $prefix/include/streamfission/op.h && -x $prefix/bin/sf-exec ]] ||
   fail "the prefix lacks sf-exec, include/streamfission/op.h or streamfission-op.pc" "$work/install.log"
 echo "OK    cmake --install puts sf-exec, op.h and $(realpath --relative-to="$prefix" "$pc") in the prefix"
+npages=0
+for page in "$src"/docs/man/*.1; do
+  [[ -f $page ]] || continue
+  name=$(basename "$page")
+  got=$(find "$prefix" -path "*/man1/$name")
+  [[ -n $got && $got != *$'\n'* ]] || fail "cmake --install did not install docs/man/$name into a man1 directory" "$work/install.log"
+  cmp -s "$page" "$got" || fail "the installed $(realpath --relative-to="$prefix" "$got") differs from docs/man/$name"
+  npages=$((npages + 1))
+done
+[[ $npages -ge 4 ]] || fail "docs/man holds $npages manual pages, expected at least 4 (sf-xform, sf-exec, sf-launch, sf-certs)"
+echo "OK    cmake --install puts the $npages manual pages of docs/man in $(realpath --relative-to="$prefix" "$(dirname "$got")")"
 
 # 2. the exported symbols are op.h's functions
 sed -n 's/^[a-z][a-z0-9_ ]*[ *]\(sf_[a-z_]*\)(.*/\1/p' "$src/rt/op.h" | LC_ALL=C sort >"$work/abi.want"
