@@ -99,6 +99,18 @@ read_vars() {
   esac | sed -E 's/^getenv\("//; s/"\)$//; s/^\$\{//; s/:-$//' | LC_ALL=C sort -u
 }
 
+# only_in A B WHY: a failure of $tool for each option of the sorted list A that is not in B, said
+# "option O WHY"; returns 1 when there was one.
+only_in() {
+  local o rc=0
+  while IFS= read -r o; do
+    [[ -n $o ]] || continue
+    sf_bad "$tool" "option $o $3"
+    rc=1
+  done < <(LC_ALL=C comm -23 "$1" "$2")
+  return $rc
+}
+
 for page in "$src"/docs/man/*.1; do
   name=$(basename "$page" .1)
   [[ -n ${cmd[$name]:-} ]] || sf_bad "$name" "docs/man/$name.1 is the page of no tool this test knows (add it to cmd)"
@@ -121,27 +133,15 @@ for tool in "${tools[@]}"; do
     sf_bad "$tool" "$tool --help exited $rc, not 0" "$SF_WORK/$tool.help.err"
     bad=1
   fi
-  while IFS= read -r o; do
-    [[ -n $o ]] || continue
-    sf_bad "$tool" "option $o is in '$tool --help' but not in docs/man/$tool.1 (OPTIONS)"
-    bad=1
-  done < <(LC_ALL=C comm -23 "$SF_WORK/$tool.help.opts" "$SF_WORK/$tool.man.opts")
-  while IFS= read -r o; do
-    [[ -n $o ]] || continue
-    sf_bad "$tool" "option $o is in docs/man/$tool.1 (OPTIONS) but not in '$tool --help'"
-    bad=1
-  done < <(LC_ALL=C comm -13 "$SF_WORK/$tool.help.opts" "$SF_WORK/$tool.man.opts")
+  only_in "$SF_WORK/$tool.help.opts" "$SF_WORK/$tool.man.opts" \
+    "is in '$tool --help' but not in docs/man/$tool.1 (OPTIONS)" || bad=1
+  only_in "$SF_WORK/$tool.man.opts" "$SF_WORK/$tool.help.opts" \
+    "is in docs/man/$tool.1 (OPTIONS) but not in '$tool --help'" || bad=1
   code_options "$tool" >"$SF_WORK/$tool.code.opts"
-  while IFS= read -r o; do
-    [[ -n $o ]] || continue
-    sf_bad "$tool" "option $o is accepted by $tool's code but not in '$tool --help'"
-    bad=1
-  done < <(LC_ALL=C comm -13 "$SF_WORK/$tool.help.opts" "$SF_WORK/$tool.code.opts")
-  while IFS= read -r o; do
-    [[ -n $o ]] || continue
-    sf_bad "$tool" "option $o is in '$tool --help' but $tool's code does not accept it"
-    bad=1
-  done < <(LC_ALL=C comm -23 "$SF_WORK/$tool.help.opts" "$SF_WORK/$tool.code.opts")
+  only_in "$SF_WORK/$tool.code.opts" "$SF_WORK/$tool.help.opts" \
+    "is accepted by $tool's code but not in '$tool --help'" || bad=1
+  only_in "$SF_WORK/$tool.help.opts" "$SF_WORK/$tool.code.opts" \
+    "is in '$tool --help' but $tool's code does not accept it" || bad=1
   while IFS= read -r t; do
     sf_bad "$tool" "the OPTIONS tag '$t' of docs/man/$tool.1 names no option"
     bad=1
