@@ -6,7 +6,7 @@
 source "$(dirname "$0")/lib.sh" "$@"
 
 chain_graph "$N" out/chain.csv >chain.xml
-bench_alternate -c 'bench_same out/chain.csv out/baseline.csv "chain"' \
+bench_alternate -c 'bench_same out/chain.csv out/baseline.csv "hand-written C"' \
   '"$bin/sf-exec" chain.xml' '"$bin/sf-bench-baseline-chain" "$N" out/baseline.csv'
 t_sf=${bench_med[0]} t_c=${bench_med[1]}
 echo "1. chain Beacon->Functor->Filter->FileSink, $N tuples (outputs identical), median of $RUNS alternating runs"
