@@ -1,6 +1,6 @@
 /* baseline_chain.c: the benchmark's hand-written baseline. Does by hand exactly what the graph
- * tools/bench.sh generates does (Beacon -> Functor -> Filter -> FileSink): the same values, the
- * same CSV bytes (the benchmark checks the files are identical), with no framework at all.
+ * tests/bench/chain.sh generates does (Beacon -> Functor -> Filter -> FileSink): the same values,
+ * the same CSV bytes (the benchmark checks the files are identical), with no framework at all.
  * usage: sf-bench-baseline-chain N OUT.csv */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* biggraph.c: sf-bench-biggraph N prints a valid StreamFission graph of about N operators (at least
  * N, at most one tree more) to standard output, for the transformer's scale benchmark
- * (tools/bench.sh). The same N always gives the same bytes.
+ * (tests/bench/xform.sh). The same N always gives the same bytes.
  *
  * The graph is a forest: each tree is a Beacon feeding a chain of 40 operators cycling through
  * Functor (stateless), Filter, keyed Aggregate (partitionBy k), Work and a keyed stateful Functor,

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/bench/chain.sh [BUILD_DIR]: Beacon -> Functor -> Filter -> FileSink, tuples/s of sf-exec
+# tests/bench/chain.sh [BUILD_DIR]: sf-exec against hand-written C on a four-operator chain.
+# Beacon -> Functor -> Filter -> FileSink, tuples/s of sf-exec
 # against a hand-written C program doing the same work on the same data (tests/bench/baseline_chain.c);
 # the output files are checked identical. SF_BENCH_N tuples (default 5000000).
 # shellcheck source=tests/bench/lib.sh disable=SC2016 # bench_alternate evaluates its commands
@@ -14,5 +15,5 @@ printf '   sf-exec          %8ss  %s\n' "$t_sf" "$(rate "$N" "$t_sf")"
 printf '   hand-written C   %8ss  %s\n' "$t_c" "$(rate "$N" "$t_c")"
 printf '   sf-exec reaches %s of the hand-written program'"'"'s rate\n' "$(percent "$t_c" "$t_sf")"
 bench_figure rate "$(mrate "$N" "$t_sf")" "$(mrate "$N" "$t_c")" "M tuples/s" \
-  "chain Beacon -> Functor -> Filter -> FileSink of $N tuples: sf-exec against hand-written C"
+  "chain Beacon -> Functor -> Filter -> FileSink, $N tuples: sf-exec against hand-written C"
 bench_end

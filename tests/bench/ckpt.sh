@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/bench/ckpt.sh [BUILD_DIR]: checkpoints. The recovery test's graph (tests/recovery/ckpt.xml:
+# tests/bench/ckpt.sh [BUILD_DIR]: checkpoint overhead, time to restore, snapshot bytes per key.
+# Checkpoints. The recovery test's graph (tests/recovery/ckpt.xml:
 # two Beacons of SF_BENCH_CKPT_N tuples, default 3000000; fan-in, Dedup, windows, a shuffle) at
 # width 2 without checkpoints and with one every 1 s and every 0.1 s, run alternately (the
 # overhead); killed with kill -9 half way and restored with --restore, in one process and on three
@@ -21,7 +22,7 @@ overhead() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f %%", 100 * (a / b - 
 printf '   no checkpoints            %8ss  %s\n' "$t0" "$(rate $((2 * CN)) "$t0")"
 printf '   a checkpoint every 1 s    %8ss  %s  overhead %s\n' "$t_ck1" "$(rate $((2 * CN)) "$t_ck1")" "$(overhead "$t_ck1" "$t0")"
 printf '   a checkpoint every 0.1 s  %8ss  %s  overhead %s\n' "$t_ck01" "$(rate $((2 * CN)) "$t_ck01")" "$(overhead "$t_ck01" "$t0")"
-what="tests/recovery/ckpt.xml at width 2, two Beacons of $CN tuples"
+what="ckpt.xml at width 2, 2 x $CN tuples"
 bench_figure interval1 "$(mrate $((2 * CN)) "$t_ck1")" "$(mrate $((2 * CN)) "$t0")" "M tuples/s" \
   "$what: a checkpoint every 1 s against none"
 bench_figure interval0.1 "$(mrate $((2 * CN)) "$t_ck01")" "$(mrate $((2 * CN)) "$t0")" "M tuples/s" \
@@ -49,7 +50,7 @@ if [ ${#restored[@]} -gt 0 ]; then
   printf '   kill -9 at half way, then --restore: restored in %s s (the rest of the job took %s s; medians of %d)\n' \
     "$(bench_median "${restored[@]}")" "$(bench_median "${rest[@]}")" ${#restored[@]}
   bench_figure restore "$(bench_median "${restored[@]}")" - s \
-    "$what, killed with kill -9 half way: from the start of sf-exec --restore to the checkpoint restored, median of ${#restored[@]}"
+    "$what, kill -9 half way: sf-exec --restore to restored, median of ${#restored[@]}"
 fi
 # the same on three executors under sf-launch --restart: from the kill of h1 to every executor
 # having restored the checkpoint (sf-launch notices, stops the others, starts them all again)
@@ -79,7 +80,7 @@ if [ ${#dist[@]} -gt 0 ]; then
   printf '   three executors, kill -9 of h1 half way: every executor restored %s s after the kill (sf-launch --restart; median of %d)\n' \
     "$(bench_median "${dist[@]}")" ${#dist[@]}
   bench_figure restore_dist "$(bench_median "${dist[@]}")" - s \
-    "$what, on three executors under sf-launch --restart 1: from the kill -9 of one to every executor restored, median of ${#dist[@]}"
+    "$what, three executors: kill -9 of one to all restored (sf-launch --restart), median of ${#dist[@]}"
 fi
 # size per key: one keyed Aggregate and a Dedup over K keys, checkpointed once every key exists
 K=${SF_BENCH_CKPT_KEYS:-1000000}
@@ -128,7 +129,7 @@ if [ -f ck-keep/agg.snap ]; then
   printf '   %s keys: Aggregate (tumbling, sum) %s bytes/key, Dedup %s bytes/key (the last checkpoint of the run)\n' \
     "$K" "$agg" "$dedup"
   bench_figure agg_snapshot "$agg" - bytes/key \
-    "snapshot size of a keyed Aggregate (tumbling 1000, sum) over $K keys, the last checkpoint of the run"
-  bench_figure dedup_snapshot "$dedup" - bytes/key "snapshot size of a Dedup over $K keys, the last checkpoint of the run"
+    "snapshot of a keyed Aggregate (tumbling, sum) over $K keys"
+  bench_figure dedup_snapshot "$dedup" - bytes/key "snapshot of a Dedup over $K keys"
 fi
 bench_end

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/bench/distributed.sh [BUILD_DIR]: a cheap pipeline (a Beacon on executor a; a Filter keeping
+# tests/bench/distributed.sh [BUILD_DIR]: two executors on loopback against one process and the raw gRPC ceiling.
+# A cheap pipeline (a Beacon on executor a; a Filter keeping
 # 0.1 % and a FileSink on executor b) over two executors on loopback under tools/sf-launch, at batch
 # sizes 16, 64, 256 and 1024, against the same graph in one process, and against the raw ceiling:
 # a minimal gRPC core streaming loop of protobuf-c batches of the same tuples between two processes
@@ -57,7 +58,7 @@ for i in "${!batches[@]}"; do
   b=${batches[i]} t=${bench_med[i + 1]}
   printf '   two executors, batch %-5s %8ss  %s\n' "$b" "$t" "$(rate "$DN" "$t")"
   bench_figure "batch$b" "$(mrate "$DN" "$t")" "$(mrate "$DN" "$t_one")" "M tuples/s" \
-    "Beacon; Filter + FileSink, $DN tuples: two executors on loopback at batch $b against one process"
+    "Beacon; Filter + FileSink, $DN tuples: two executors at batch $b against one process"
   t_batch[$b]=$t
   if [ -z "$best_dist" ] || awk -v a="$t" -v b="$best_dist" 'BEGIN { exit !(a < b) }'; then best_dist=$t; best_b=$b; fi
 done
@@ -71,11 +72,11 @@ printf '   raw gRPC ceiling, %-4s/msg %8ss  %s\n' "$best_b" "$t_ceil" "$(rate "$
 printf '   best two-executor run (batch %s) reaches %s of the ceiling and %s of one process\n' "$best_b" \
   "$(percent "$t_ceil" "$best_dist")" "$(percent "$t_one" "$best_dist")"
 bench_figure ceiling "$(mrate "$DN" "$best_dist")" "$(mrate "$DN" "$t_ceil")" "M tuples/s" \
-  "the best two-executor run (batch $best_b) against the raw gRPC + protobuf-c loop at $best_b tuples per message"
+  "the best two-executor run (batch $best_b) against the raw gRPC loop, $best_b per message"
 if [ "$best_b" != 256 ]; then
   printf '   raw gRPC ceiling, 256 /msg %8ss  %s: batch 256 reaches %s of it\n' "$t_ceil256" \
     "$(rate "$DN" "$t_ceil256")" "$(percent "$t_ceil256" "${t_batch[256]}")"
 fi
 bench_figure ceiling256 "$(mrate "$DN" "${t_batch[256]}")" "$(mrate "$DN" "$t_ceil256")" "M tuples/s" \
-  "two executors at batch 256 against the raw gRPC + protobuf-c loop at 256 tuples per message"
+  "two executors at batch 256 against the raw gRPC loop, 256 per message"
 bench_end

@@ -1,7 +1,7 @@
-/* eval.c: the expression evaluator micro-benchmark. The six expressions of tools/bench.sh's chain
- * (the Beacon's three sets, the Functor's two, the Filter's where) evaluated for N tuples by the
- * tree walker (expr_eval) and by the compiled form (code_eval, rt/code.c), in the same run; every
- * value of both is checked identical first.
+/* eval.c: the expression evaluator micro-benchmark. The six expressions of the benchmark chain
+ * (tests/bench/chain.sh: the Beacon's three sets, the Functor's two, the Filter's where) evaluated
+ * for N tuples by the tree walker (expr_eval) and by the compiled form (code_eval, rt/code.c), in
+ * the same run; every value of both is checked identical first. tests/bench/eval.sh runs it.
  * usage: sf-bench-eval [N] [RUNS]  (default 2000000 tuples, best of 3). Prints the ns per tuple of
  * each and the speed-up. */
 #include <stdio.h>

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/bench/eval.sh [BUILD_DIR]: ns per tuple of the chain's six expressions evaluated by the tree
+# tests/bench/eval.sh [BUILD_DIR]: compiled expressions against the tree walker.
+# The ns per tuple of the chain's six expressions evaluated by the tree
 # walker (expr_eval) and by the compiled form the operators run (code_eval), in the same run on the
 # same values (tests/bench/eval.c checks them identical; each best of SF_BENCH_RUNS, 2000000 tuples).
 # shellcheck source=tests/bench/lib.sh
@@ -12,5 +13,5 @@ tree=$(awk '/^tree walker/ { print $(NF - 3) }' eval.txt)
 code=$(awk '/^compiled/ { print $(NF - 3) }' eval.txt)
 { [ -n "$tree" ] && [ -n "$code" ]; } || bench_die "unexpected output of sf-bench-eval"
 bench_figure code "$code" "$tree" ns/tuple \
-  "the chain's six expressions, 2000000 tuples: compiled (code_eval) against the tree walker (expr_eval), best of $RUNS each"
+  "the chain's six expressions: compiled against the tree walker, best of $RUNS"
 bench_end

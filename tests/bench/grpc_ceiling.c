@@ -1,4 +1,4 @@
-/* grpc_ceiling.c: the raw ceiling the transport is compared against (tools/bench.sh, section 5).
+/* grpc_ceiling.c: the raw ceiling the transport is compared against (tests/bench/distributed.sh).
  *
  *   sf-bench-grpc-ceiling N PER_MSG [-v]
  *

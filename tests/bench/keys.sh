@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/bench/keys.sh [BUILD_DIR]: memory and rate with many distinct keys. A keyed Aggregate
+# tests/bench/keys.sh [BUILD_DIR]: memory and rate of keyed operators over many distinct keys.
+# Memory and rate with many distinct keys. A keyed Aggregate
 # (tumbling windows of 1000 per key, so every key's state stays) and a Dedup, each alone behind a
 # Beacon of 2K tuples over K = SF_BENCH_KEYS distinct keys (default 10000000; every key seen twice),
 # against the same graph over 100 keys: bytes per key = (peak resident memory - the 100-key run's)
@@ -46,21 +47,21 @@ for op in agg dedup; do
       continue
     fi
     if [ $op = agg ]; then
-      name=Aggregate what="a keyed Aggregate (tumbling 1000, sum) alone behind a Beacon of $((2 * K)) tuples"
+      name=Aggregate what="keyed Aggregate (tumbling, sum), $((2 * K)) tuples"
     else
-      name=Dedup what="a Dedup alone behind a Beacon of $((2 * K)) tuples"
+      name=Dedup what="Dedup, $((2 * K)) tuples"
     fi
     per_key=$(awk -v a="$kib" -v b="$base_kib" -v k="$K" 'BEGIN { printf "%.0f", (a - b) * 1024 / k }')
     printf '   %-9s %s keys: %s M tuples/s (100 keys: %s), peak %s MiB (100 keys: %s MiB): %s bytes per key\n' \
       "$name" "$K" "$(rate $((2 * K)) "$wall" | cut -d' ' -f1)" "$(rate $((2 * K)) "$base_wall" | cut -d' ' -f1)" $((kib / 1024)) \
       $((base_kib / 1024)) "$per_key"
     bench_figure "$op.bytes" "$per_key" - bytes/key \
-      "$what: (peak resident memory - the 100-key run's) / $K keys, one run each"
+      "$what: memory per key over $K keys (one run)"
     bench_figure "$op.rate" "$(mrate $((2 * K)) "$wall")" "$(mrate $((2 * K)) "$base_wall")" "M tuples/s" \
-      "$what: over $K distinct keys against over 100 keys, one run each"
+      "$what: over $K keys against 100 keys (one run)"
     bench_figure "$op.memory" "$(awk -v k="$kib" 'BEGIN { printf "%.1f", k / 1024 }')" \
       "$(awk -v k="$base_kib" 'BEGIN { printf "%.1f", k / 1024 }')" MiB \
-      "$what: peak resident memory over $K distinct keys against over 100 keys, one run each"
+      "$what: peak memory over $K keys against 100 keys (one run)"
   done
 done
 bench_end

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/bench/latency.sh [BUILD_DIR]: tuples at a fixed rate (50,000/s for SF_BENCH_LAT_SECONDS,
+# tests/bench/latency.sh [BUILD_DIR]: source-to-sink latency at a fixed rate, against --batch 1.
+# Tuples at a fixed rate (50,000/s for SF_BENCH_LAT_SECONDS,
 # default 5 s) stamped after the source (sf_stamp, tests/ops/latency.c) through a width-2 Filter
 # region (seqpulse merge) to a sink measuring now - stamp (sf_latency): p50, p99, p99.9 and max in
 # one process and over two executors on loopback, each the run with the median p99 of SF_BENCH_RUNS;
@@ -69,7 +70,7 @@ for mode in one two; do
   where=$([ $mode = one ] && echo "one process" || echo "two executors on loopback")
   for q in p50 p99 p999 max; do
     bench_figure "$mode.$q" "${p[$mode.$q]}" "${p[batch1.$q]}" us \
-      "stamp to sink at 50,000 tuples/s through a width-2 Filter region, $where, $q of the median-p99 run of $RUNS: against one process with --batch 1"
+      "latency at 50,000 tuples/s, $where, $q (the median-p99 run of $RUNS) against --batch 1"
   done
 done
 bench_end

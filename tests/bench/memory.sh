@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/bench/memory.sh [BUILD_DIR]: peak resident memory (sf-exec --stats-json) of the chain of
+# tests/bench/memory.sh [BUILD_DIR]: peak resident memory of a long chain, in one thread and at width 2.
+# Peak resident memory (sf-exec --stats-json) of the chain of
 # SF_BENCH_MEM_N tuples (default 10000000) in one thread and at width 2: bounded queues keep it
 # constant whatever the number of tuples. One run each.
 # shellcheck source=tests/bench/lib.sh disable=SC2016 # bench_alternate evaluates its commands
@@ -17,8 +18,8 @@ echo "4. peak resident memory, chain of $MN tuples"
 printf '   one thread (width 1)  %6d KiB\n' "$rss1"
 printf '   width 2               %6d KiB\n' "$rss2"
 bench_figure width1 "$(awk -v k="$rss1" 'BEGIN { printf "%.1f", k / 1024 }')" - MiB \
-  "peak resident memory of sf-exec, chain of $MN tuples in one thread (one run)"
+  "peak memory, chain of $MN tuples, one thread (one run)"
 bench_figure width2 "$(awk -v k="$rss2" 'BEGIN { printf "%.1f", k / 1024 }')" \
   "$(awk -v k="$rss1" 'BEGIN { printf "%.1f", k / 1024 }')" MiB \
-  "peak resident memory of sf-exec, chain of $MN tuples at width 2 against one thread (one run)"
+  "peak memory, chain of $MN tuples: width 2 against one thread (one run)"
 bench_end

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/bench/merge.sh [BUILD_DIR]: the cost of a seqpulse merge against a roundrobin merge, on the
+# tests/bench/merge.sh [BUILD_DIR]: a seqpulse merge against a roundrobin merge.
+# The cost of a seqpulse merge against a roundrobin merge, on the
 # same region of one cheap Functor at width 2 (SF_BENCH_N tuples), in at least 7 alternating
 # rounds; the figure is the median of the rounds' ratios (one run of this region varies by more
 # than the few per cent looked for). The outputs are checked identical after every round.
@@ -49,7 +50,7 @@ printf '   seqpulse merge    %8ss  %s (median; best %ss)\n' "${bench_med[1]}" "$
 printf '   seqpulse costs %s the time of roundrobin (median of the rounds; best against best %s)\n' \
   "$cost" "$(ratio "${bench_best[1]}" "${bench_best[0]}")"
 bench_figure rate "$(mrate "$N" "${bench_med[1]}")" "$(mrate "$N" "${bench_med[0]}")" "M tuples/s" \
-  "one cheap Functor region at width 2, $N tuples: seqpulse merge against roundrobin merge, $rounds rounds"
+  "one cheap Functor region at width 2, $N tuples: seqpulse merge against roundrobin, $rounds rounds"
 bench_figure cost "$cost" - x \
-  "time of the seqpulse merge over the roundrobin merge's, median of $rounds alternating rounds' ratios"
+  "the seqpulse merge's time over roundrobin's, median of $rounds rounds' ratios"
 bench_end

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/bench/number.sh [BUILD_DIR]: ns per value of the double and int formatters (xform/number.c)
+# tests/bench/number.sh [BUILD_DIR]: xform/number.c's number text against the printf-based formatter.
+# The ns per value of the double and int formatters (xform/number.c)
 # against the printf and strtod formatter they replaced, on the same values in the same run
 # (tests/bench/number_format.c checks the texts equal; 1000000 values each, best of SF_BENCH_RUNS).
 # shellcheck source=tests/bench/lib.sh
@@ -11,7 +12,7 @@ sed 's/^/   /' number.txt
 # one figure per row: its name from the row's first words, old and new ns the last but one two fields
 figures=0
 while IFS=$'\t' read -r name old new what; do
-  bench_figure "$name" "$new" "$old" ns/value "$what, 1000000 values: xform/number.c against the printf-based formatter, best of $RUNS"
+  bench_figure "$name" "$new" "$old" ns/value "$what: xform/number.c against printf, best of $RUNS"
   figures=$((figures + 1))
 done < <(awk 'NR > 1 {
     row = $0; sub(/[[:space:]]+[0-9.]+[[:space:]]+[0-9.]+[[:space:]]+[0-9.]+x[[:space:]]*$/, "", row)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/bench/scaling.sh [BUILD_DIR]: a CPU-bound Work region (2000 splitmix64 rounds per tuple) at
+# tests/bench/scaling.sh [BUILD_DIR]: a CPU-bound Work region at width 2 against width 1.
+# A CPU-bound Work region (2000 splitmix64 rounds per tuple) at
 # width 1 and width 2: the speed-up (its limit is the number of CPUs, at most 2.0 at width 2); the
 # outputs are checked identical. SF_BENCH_WORK_N tuples (default 200000).
 # shellcheck source=tests/bench/lib.sh disable=SC2016 # bench_alternate evaluates its commands
@@ -17,5 +18,5 @@ printf '   width 1   %8ss  %s\n' "$t1" "$(rate "$WN" "$t1")"
 printf '   width 2   %8ss  %s\n' "$t2" "$(rate "$WN" "$t2")"
 printf '   speed-up %s (limit 2.0 on this machine)\n' "$(ratio "$t1" "$t2")"
 bench_figure width2 "$(mrate "$WN" "$t2")" "$(mrate "$WN" "$t1")" "M tuples/s" \
-  "Work region (2000 rounds per tuple) of $WN tuples: width 2 against width 1 (value / baseline is the speed-up)"
+  "Work region (2000 rounds), $WN tuples: width 2 against width 1 (the ratio is the speed-up)"
 bench_end

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/bench/slide.sh [BUILD_DIR]: sliding windows. An Aggregate over `sliding W` windows of 100
+# tests/bench/slide.sh [BUILD_DIR]: sliding-window Aggregates at window sizes 1 to 1000.
+# Sliding windows. An Aggregate over `sliding W` windows of 100
 # keys computing every aggregate function of ints, at W = 1, 10, 100 and 1000 (tuples/s should not
 # fall with W), and an avg of fractional doubles, the one aggregate still folded again per tuple
 # (O(W)); a Filter behind keeps 0.1 % of the rows. SF_BENCH_SLIDE_N tuples (default 1000000); the
@@ -54,17 +55,17 @@ for kind in ints double; do
   for i in "${!sizes[@]}"; do
     w=${sizes[i]} t=${bench_med[i]}
     if [ $kind = ints ]; then
-      what="count, sum, avg, min, max, first, last of ints"
+      what="every aggregate of ints"
       printf '   count, sum, avg, min, max, first, last of ints, W = %-4s %8ss  %s  (%s the time of W = 1)\n' \
         "$w" "$t" "$(rate "$SN" "$t")" "$(ratio "$t" "$t_w1")"
     else
-      what="avg of fractional doubles (folded again per tuple)"
+      what="avg of fractional doubles"
       printf '   avg of fractional doubles (folded again),  W = %-4s %8ss  %s  (%s the time of W = 1)\n' \
         "$w" "$t" "$(rate "$SN" "$t")" "$(ratio "$t" "$t_w1")"
     fi
     base=-; [ "$w" = 1 ] || base=$(mrate "$SN" "$t_w1")
     bench_figure "$kind.w$w" "$(mrate "$SN" "$t")" "$base" "M tuples/s" \
-      "Aggregate over 100 keys, $SN tuples, sliding window of $w: $what$([ "$w" = 1 ] || echo ", against W = 1")"
+      "sliding $w over 100 keys, $SN tuples: $what$([ "$w" = 1 ] || echo ", against W = 1")"
   done
 done
 bench_end

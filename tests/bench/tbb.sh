@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/bench/tbb.sh [BUILD_DIR]: the in-process peer. Intel TBB's parallel_pipeline (a serial_in_order
+# tests/bench/tbb.sh [BUILD_DIR]: sf-exec against Intel TBB's parallel_pipeline on the Work graph.
+# The in-process peer. Intel TBB's parallel_pipeline (a serial_in_order
 # source, a parallel Work stage, a serial_in_order CSV sink, 256 tuples per token; tests/bench/tbb/)
 # against sf-exec on the same Work graph at 1, 20, 200 and 2000 rounds per tuple, one thread against
 # width 1 and two against width 2; min(SF_BENCH_N, 400000000 / rounds) tuples; every output is
@@ -28,10 +29,10 @@ for k in 1 20 200 2000; do
   printf '   %-6s %-8s %9s %9s %5sx   %9s %9s %5sx   %s\n' "$k" "$tn" "$s1" "$b1" "$(ratio "$b1" "$s1")" \
     "$s2" "$b2" "$(ratio "$b2" "$s2")" "$(ratio "$s1" "$s2")"
   bench_figure "w1.k$k" "$(mrate "$tn" "$s1")" "$(mrate "$tn" "$b1")" "M tuples/s" \
-    "Work graph, $k rounds per tuple, $tn tuples: sf-exec at width 1 against TBB parallel_pipeline on 1 thread"
+    "Work graph, $k rounds, $tn tuples: sf width 1 against TBB on 1 thread"
   bench_figure "w2.k$k" "$(mrate "$tn" "$s2")" "$(mrate "$tn" "$b2")" "M tuples/s" \
-    "Work graph, $k rounds per tuple, $tn tuples: sf-exec at width 2 against TBB parallel_pipeline on 2 threads"
+    "Work graph, $k rounds, $tn tuples: sf width 2 against TBB on 2 threads"
   bench_figure "speedup.k$k" "$(mrate "$tn" "$s2")" "$(mrate "$tn" "$s1")" "M tuples/s" \
-    "Work graph, $k rounds per tuple, $tn tuples: sf-exec at width 2 against width 1"
+    "Work graph, $k rounds, $tn tuples: sf width 2 against width 1"
 done
 bench_end

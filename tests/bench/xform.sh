@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/bench/xform.sh [BUILD_DIR]: transformer scale. `sf-xform -w 4 --explain --dot` on generated
+# tests/bench/xform.sh [BUILD_DIR]: sf-xform on large generated graphs against xmllint --schema.
+# Transformer scale. `sf-xform -w 4 --explain --dot` on generated
 # graphs (forests of chains of Functor, Filter, keyed Aggregate, Work and stateful Functor with
 # FileSink taps, tests/bench/biggraph.c) of SF_BENCH_XFORM_N operators (default 100000) and a tenth
 # of that, against `xmllint --noout --schema schema/graph.xsd` on the same files, run alternately:
@@ -42,16 +43,16 @@ for n in "$small" "$large"; do
     "$xf_rss" "$xl_rss" "$(ratio "$xf_rss" "$xl_rss")"
   wall[$n]=$xf_wall cpu[$n]=$xf_cpu
   size=$([ "$n" = "$large" ] && echo large || echo small)
-  what="sf-xform -w 4 --explain --dot against xmllint --noout --schema, a generated graph of $n operators"
+  what="sf-xform against xmllint --schema, $n operators"
   bench_figure "$size.wall" "$xf_wall" "$xl_wall" s "$what: wall time"
   bench_figure "$size.cpu" "$xf_cpu" "$xl_cpu" s "$what: user + system time"
-  bench_figure "$size.memory" "$(mib "$xf_rss")" "$(mib "$xl_rss")" MiB "$what: peak resident memory (the largest of the runs)"
+  bench_figure "$size.memory" "$(mib "$xf_rss")" "$(mib "$xl_rss")" MiB "$what: peak memory (the largest)"
   rm -f "big$n.dot" "big$n.out.xml"
 done
 printf '   %s/%s: time %sx (wall), %sx (cpu); linear is 10 (targets: time <= 3x xmllint, growth <= 12, memory <= 3x)\n' \
   "$large" "$small" "$(ratio "${wall[$large]}" "${wall[$small]}")" "$(ratio "${cpu[$large]}" "${cpu[$small]}")"
 bench_figure growth.wall "$(ratio "${wall[$large]}" "${wall[$small]}")" 10 x \
-  "sf-xform's wall time on $large operators over its time on $small (baseline: linear growth)"
+  "sf-xform's wall time, $large over $small operators, against linear growth"
 bench_figure growth.cpu "$(ratio "${cpu[$large]}" "${cpu[$small]}")" 10 x \
-  "sf-xform's CPU time on $large operators over its time on $small (baseline: linear growth)"
+  "sf-xform's CPU time, $large over $small operators, against linear growth"
 bench_end

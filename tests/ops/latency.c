@@ -1,5 +1,5 @@
-/* latency.c: Custom operators measuring latency from a source to a sink (tools/bench.sh), written
- * against op.h only; part of libsf_test_ops.so.
+/* latency.c: Custom operators measuring latency from a source to a sink (tests/bench/latency.sh),
+ * written against op.h only; part of libsf_test_ops.so.
  *
  * sf_stamp: forwards every tuple (sf_copy) with its int attribute `t` set to the time it passed,
  *   CLOCK_MONOTONIC in nanoseconds (one clock for every process of the machine, so a sink on

@@ -1,5 +1,5 @@
 // work_pipeline.cpp: the in-process peer of issue 10, Intel TBB's parallel_pipeline running what
-// tools/bench.sh's Work graph runs: a serial_in_order source making the Beacon's tuples, a
+// tests/bench/tbb.sh's Work graph runs: a serial_in_order source making the Beacon's tuples, a
 // parallel stage doing the Work operator's splitmix64 rounds, and a serial_in_order sink writing
 // the FileSink's CSV. Its output file is byte-identical to sf-exec's (the benchmark checks).
 //

@@ -1,7 +1,7 @@
 /* work_row.c: the per-tuple work of the TBB peer (work_pipeline.cpp), in C so that it calls the
  * runtime's own functions: the Beacon's values, the Work operator's hash and splitmix64 rounds
  * (rt/ops/work.c), and the FileSink's number text. The peer's output file is then byte for byte
- * the one sf-exec writes for the same graph (tools/bench.sh checks it). */
+ * the one sf-exec writes for the same graph (tests/bench/tbb.sh checks it). */
 #include "work_row.h"
 
 #include "value.h"
