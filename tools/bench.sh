@@ -130,7 +130,7 @@ fi
 build=${build_arg:-${SF_BUILD:-$top/build}}
 if [ ! -x "$build/bin/sf-exec" ]; then
   SF_BUILD=$build "$top/tools/setup.sh" >&2
-else # an incremental build: the figures are of the sources as they are
+elif [ -f "$build/CMakeCache.txt" ]; then # up to date: the figures are of the sources as they are
   cmake --build "$build" -j "$(nproc)" >"$build/bench-build.log" 2>&1 ||
     { tail -n 30 "$build/bench-build.log" >&2; echo "bench: the build failed ($build/bench-build.log)" >&2; exit 1; }
 fi
