@@ -18,6 +18,7 @@
 #     the section's own user and system time, over its wall time: 0 on a quiet machine, at most
 #     nproc); LOADAVG the 1-minute load average at the end (it counts the section's own work too);
 #     SECONDS the section's wall time.
+# tools/bench.sh prints one run line (date, commit, machine) before the sections' lines.
 # The human-readable report goes to standard error: sourcing this file points standard output at
 # standard error and keeps the real one as descriptor 3, where bench_figure and bench_end write.
 # A section exits 0 when it measured everything, 77 when it is skipped (a program is not built;
