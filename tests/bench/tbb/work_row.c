@@ -1,7 +1,7 @@
 /* work_row.c: the per-tuple work of the TBB peer (work_pipeline.cpp), in C so that it calls the
  * runtime's own functions: the Beacon's values, the Work operator's hash and splitmix64 rounds
- * (rt/ops/work.c), and the FileSink's number text. The peer's output file is then byte for byte
- * the one sf-exec writes for the same graph (tests/bench/tbb.sh checks it). */
+ * (rt/ops/work.c). The peer formats the FileSink's rows itself (std::to_chars), and its output file
+ * is byte for byte the one sf-exec writes for the same graph (tests/bench/tbb.sh checks it). */
 #include "work_row.h"
 
 #include "value.h"
@@ -17,12 +17,4 @@ uint64_t tbb_work(int64_t id, int64_t cost, uint64_t rounds) {
   for (int k = 0; k < 2; k++) x = value_hash(&v[k], x);
   for (uint64_t r = 0; r < rounds; r++) x = sf_mix64(x);
   return x;
-}
-
-size_t tbb_row(int64_t id, int64_t cost, char *buf) {
-  size_t n = int_format(id, buf);
-  buf[n++] = ',';
-  n += int_format(cost, buf + n);
-  buf[n++] = '\n';
-  return n;
 }

@@ -13,9 +13,6 @@ extern "C" {
 void tbb_job(int64_t seq, int64_t *id, int64_t *cost);
 /* The Work operator's result for one tuple: its values hashed, then `rounds` splitmix64 steps. */
 uint64_t tbb_work(int64_t id, int64_t cost, uint64_t rounds);
-/* Writes the FileSink's CSV row "id,cost\n" into buf (at least 2 * SF_INT_CHARS bytes); returns its
- * length. */
-size_t tbb_row(int64_t id, int64_t cost, char *buf);
 
 #ifdef __cplusplus
 }
