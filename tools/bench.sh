@@ -128,8 +128,16 @@ if [ -n "$from" ]; then
 fi
 
 build=${build_arg:-${SF_BUILD:-$top/build}}
-if [ ! -x "$build/bin/sf-exec" ]; then
-  SF_BUILD=$build "$top/tools/setup.sh" >&2
+# The TBB peer (section tbb) needs packages of its own, installed here rather than for every build;
+# setup.sh configures again, so CMake finds them.
+tbb_missing=0
+if [ "${SF_BENCH_TBB:-1}" != 0 ] && [ -f "$build/CMakeCache.txt" -o ! -e "$build" ]; then
+  for p in libtbb-dev g++; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || tbb_missing=1
+  done
+fi
+if [ ! -x "$build/bin/sf-exec" ] || [ "$tbb_missing" = 1 ]; then
+  SF_BUILD=$build SF_SETUP_EXTRA="libtbb-dev g++" "$top/tools/setup.sh" >&2
 elif [ -f "$build/CMakeCache.txt" ]; then # up to date: the figures are of the sources as they are
   cmake --build "$build" -j "$(nproc)" >"$build/bench-build.log" 2>&1 ||
     { tail -n 30 "$build/bench-build.log" >&2; echo "bench: the build failed ($build/bench-build.log)" >&2; exit 1; }
