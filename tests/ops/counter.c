@@ -24,17 +24,23 @@ typedef struct Count {
 static int count_open(sf_op *op, void **state) {
   Count *c = calloc(1, sizeof *c);
   if (!c) return sf_error(op, "out of memory");
-  *state = c; /* close frees it, also after a failure here */
   c->n = 10;
   const char *text = sf_param(op, "n");
   if (text) {
     char *end;
     errno = 0;
     long long v = strtoll(text, &end, 10);
-    if (!*text || *end || errno || v < 0) return sf_error(op, "parameter 'n' must be an integer >= 0, got '%s'", text);
+    if (!*text || *end || errno || v < 0) {
+      free(c); /* close is called only after an open that succeeded */
+      return sf_error(op, "parameter 'n' must be an integer >= 0, got '%s'", text);
+    }
     c->n = v;
   }
-  if ((c->v = sf_output_attr(op, "v")) < 0) return sf_error(op, "the output schema has no attribute 'v'");
+  if ((c->v = sf_output_attr(op, "v")) < 0) {
+    free(c);
+    return sf_error(op, "the output schema has no attribute 'v'");
+  }
+  *state = c; /* close frees it */
   return 0;
 }
 
