@@ -282,7 +282,8 @@ static Selectivity promised_selectivity(const sf_op *op) {
 /* Checks the emission just counted in op->emitted_now against the model: 0, or fails the job naming
  * the attribute broken. Output emitted on a punctuation has no input tuple whose place in the
  * sequential order it could take, so a replica never emits there (docs/design.md, "Safety rules",
- * rule 5); an operator outside parallel regions may when its model says so. */
+ * rule 5); an operator outside parallel regions may when its model says so. A source is the
+ * exception: it gets only the final punctuation and emits its whole stream there (op.h). */
 static int model_may_emit(sf_op *op) {
   const Model *m = &op->inst->op->model;
   switch (op->handling) {
@@ -302,6 +303,7 @@ static int model_may_emit(sf_op *op) {
     return op_fail(op, "emitted a tuple on window punctuation, but its model does not declare "
                        "punct=\"consumes\" (which would keep it out of parallel regions)");
   case HANDLING_FINAL:
+    if (op->inst->op->ninputs == 0) return 0; /* a source: its final punctuation is where it emits */
     if (m->final == FINAL_EMITS && !op->replica) return 0;
     if (m->final == FINAL_EMITS)
       return op_fail(op, "emitted a tuple on the final punctuation in a parallel region, but its model declares "

@@ -278,6 +278,32 @@ START_TEST(unknown_version_refused) {
 }
 END_TEST
 
+/* A source emits its whole stream from its final punctuation (rt/op.h): with a declared model
+ * that says nothing of final emits, that is the source's job, not a broken promise. */
+#define SOURCE_GRAPH_MODEL(symbol, n, model)                                                              \
+  HEAD U_SCHEMA "  <operator name='gen' kind='Custom'><output stream='A' schema='U'/><param name='n'>" n \
+  "</param>" model "<library path='libsf_test_ops.so' symbol='" symbol "'/></operator>\n" OUT("A") TAIL
+
+START_TEST(source_with_model_emits_at_final) {
+  static const char *models[] = { "<model state='none' selectivity='one'/>", "<model state='none'/>",
+                                  "<model state='none' final='none'/>" };
+  static const char *graphs[] = {
+    SOURCE_GRAPH_MODEL("sf_count", "3", "<model state='none' selectivity='one'/>"),
+    SOURCE_GRAPH_MODEL("sf_count", "3", "<model state='none'/>"),
+    SOURCE_GRAPH_MODEL("sf_count", "3", "<model state='none' final='none'/>"),
+  };
+  for (size_t i = 0; i < sizeof graphs / sizeof *graphs; i++) {
+    Run r;
+    ck_assert(run_open(&r, graphs[i], "gen"));
+    run_final(&r, -1);
+    ck_assert_msg(!atomic_load(&r.x.failed), "%s: %s", models[i], run_failure(&r));
+    char *got = run_close(&r);
+    ck_assert_msg(strstr(got, "src=2 ") != NULL, "%s: got %s", models[i], got);
+    free(got);
+  }
+}
+END_TEST
+
 /* ---- snapshot and restore ---- */
 
 /* sf_sessionize stopped after any number k of clicks: a snapshot restored into a fresh instance,
@@ -559,6 +585,7 @@ static Suite *custom_suite(void) {
   UNIT_ADD(s, owns_key, NULL, NULL);
   UNIT_ADD(s, checkpointable_refuses_stateful_without_snapshot, NULL, NULL);
   UNIT_ADD(s, checkpointable_source, NULL, NULL);
+  UNIT_ADD(s, source_with_model_emits_at_final, NULL, NULL);
   return s;
 }
 
