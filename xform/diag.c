@@ -8,8 +8,10 @@
  * tools and tests can split the output on lines. */
 #include "sf.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 void diag_init(Diag *d, const char *file, FILE *out) {
   *d = (Diag){ .file = file, .out = out ? out : stderr };
@@ -174,4 +176,64 @@ void diag_flush(Diag *d, DiagOrder order) {
   d->recs = NULL;
   d->nrecs = d->caprecs = 0;
   fflush(d->out);
+}
+
+/* The Damerau-Levenshtein distance (optimal string alignment: no substring is edited twice) of a
+ * and b with case ignored, or limit + 1 when it is more than limit. */
+static int edit_distance(const char *a, const char *b, int limit) {
+  int la = (int)strlen(a), lb = (int)strlen(b);
+  if (abs(la - lb) > limit) return limit + 1;
+  /* three rows of the table: two rows back (for swaps), the previous one, the current one */
+  int *rows = sf_xmalloc(sizeof *rows * 3 * (size_t)(lb + 1));
+  int *r2 = rows, *r1 = rows + lb + 1, *r0 = rows + 2 * (lb + 1);
+  for (int j = 0; j <= lb; j++) r1[j] = j;
+  for (int i = 1; i <= la; i++) {
+    r0[0] = i;
+    int ca = tolower((unsigned char)a[i - 1]), row_min = r0[0];
+    for (int j = 1; j <= lb; j++) {
+      int cb = tolower((unsigned char)b[j - 1]);
+      int v = r1[j - 1] + (ca != cb);
+      if (r1[j] + 1 < v) v = r1[j] + 1;
+      if (r0[j - 1] + 1 < v) v = r0[j - 1] + 1;
+      if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) && tolower((unsigned char)a[i - 2]) == cb &&
+          r2[j - 2] + 1 < v)
+        v = r2[j - 2] + 1;
+      r0[j] = v;
+      if (v < row_min) row_min = v;
+    }
+    int *t = r2;
+    r2 = r1;
+    r1 = r0;
+    r0 = t;
+    if (row_min > limit) { /* every later row is at least as far */
+      free(rows);
+      return limit + 1;
+    }
+  }
+  int d = r1[lb];
+  free(rows);
+  return d > limit ? limit + 1 : d;
+}
+
+const char *diag_suggest(const char *name, const char *const *candidates, int n) {
+  if (!name || !*name) return NULL;
+  int limit = strlen(name) <= 4 ? 1 : 2;
+  const char *best = NULL;
+  int best_d = limit + 2; /* 0: same letters in another case; 1 + distance otherwise */
+  bool tie = false;
+  for (int i = 0; i < n; i++) {
+    const char *c = candidates[i];
+    if (!c || !*c || !strcmp(c, name)) continue;
+    int d = strcasecmp(c, name) == 0 ? 0 : 1 + edit_distance(name, c, limit);
+    if (d > limit + 1) continue;
+    if (best && !strcmp(best, c)) continue; /* the same name offered twice is one candidate */
+    if (d < best_d) {
+      best = c;
+      best_d = d;
+      tie = false;
+    } else if (d == best_d) {
+      tie = true;
+    }
+  }
+  return tie ? NULL : best;
 }

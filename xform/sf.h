@@ -123,6 +123,18 @@ typedef enum DiagOrder { DIAG_BY_PLACE, DIAG_AS_REPORTED } DiagOrder;
  * nwarnings keep counting. */
 void diag_flush(Diag *d, DiagOrder order);
 
+/* "Did you mean" for a misspelt name: the one of `n` candidates close to `name`, or NULL. A candidate
+ * is close when it is `name` with letters in another case (the closest there is), or within
+ * Damerau-Levenshtein distance 1 (names of up to 4 characters) or 2 (longer ones), counting
+ * insertions, deletions, substitutions and swaps of adjacent characters, case ignored. When two
+ * candidates are equally close, or none is, there is no suggestion (NULL). NULL and empty
+ * candidates and ones equal to `name` are skipped. Append it to a message with DIAG_HINT_FMT and DIAG_HINT:
+ *   diag_error(d, line, 0, "unknown name '%s'" DIAG_HINT_FMT, name, DIAG_HINT(hint));
+ * which prints `unknown name 'celsus'; did you mean 'celsius'?` (nothing more without a hint). */
+const char *diag_suggest(const char *name, const char *const *candidates, int n);
+#define DIAG_HINT_FMT "%s%s%s"
+#define DIAG_HINT(hint) (hint) ? "; did you mean '" : "", (hint) ? (hint) : "", (hint) ? "'?" : ""
+
 /* ---- types shared by the transformer and the runtime ---- */
 
 typedef enum Type { TYPE_NONE, TYPE_INT, TYPE_DOUBLE, TYPE_STRING, TYPE_BOOL } Type;
