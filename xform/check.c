@@ -282,21 +282,38 @@ static void bad_value(Diag *d, const Op *op, const Param *p, const char *want) {
              p->text);
 }
 
+/* Whether an unknown parameter of op was taken for `name` ("did you mean 'name'?"), so that the
+ * parameter's absence is not reported again. */
+static bool suggested(const Op *op, const char *const *hints, const char *name) {
+  for (int i = 0; i < op->nparams; i++)
+    if (hints[i] && !strcmp(hints[i], name)) return true;
+  return false;
+}
+
 static void check_params(Graph *g, Op *op, Diag *d) {
   const KindInfo *spec = kind_info(op->kind);
+  const char *known[2 * KIND_MAX_PARAMS]; /* the kind's parameters, required then optional */
+  int nknown = 0;
+  for (int i = 0; i < KIND_MAX_PARAMS && spec->required[i]; i++) known[nknown++] = spec->required[i];
+  for (int i = 0; i < KIND_MAX_PARAMS && spec->optional[i]; i++) known[nknown++] = spec->optional[i];
+  const char **hints = arena_alloc(g->arena, sizeof *hints * (size_t)(op->nparams + 1)); /* per parameter */
   for (int i = 0; i < op->nparams; i++) {
     Param *p = &op->params[i];
+    hints[i] = NULL;
     for (int j = 0; j < i; j++)
       if (!strcmp(op->params[j].name, p->name)) {
         diag_error(d, p->line, 0, "parameter '%s' of operator '%s' is given twice", p->name, op->name);
         break;
       }
-    if (!spec->any_params && !listed(spec->required, p->name) && !listed(spec->optional, p->name))
-      diag_error(d, p->line, 0, "unknown parameter '%s' for %s operator '%s'", p->name, kind_name(op->kind),
-                 op->name);
+    if (!spec->any_params && !listed(spec->required, p->name) && !listed(spec->optional, p->name)) {
+      hints[i] = diag_suggest(p->name, known, nknown);
+      diag_error(d, p->line, 0, "unknown parameter '%s' for %s operator '%s'" DIAG_HINT_FMT, p->name,
+                 kind_name(op->kind), op->name, DIAG_HINT(hints[i]));
+    }
   }
+  /* a required parameter missing because it is misspelt: the unknown parameter's error says so */
   for (int i = 0; i < KIND_MAX_PARAMS && spec->required[i]; i++)
-    if (!op_find_param(op, spec->required[i]))
+    if (!op_find_param(op, spec->required[i]) && !suggested(op, hints, spec->required[i]))
       diag_error(d, op->line, 0, "%s operator '%s' needs parameter '%s'", kind_name(op->kind), op->name,
                  spec->required[i]);
 
@@ -378,21 +395,22 @@ static void check_params(Graph *g, Op *op, Diag *d) {
   }
   if (op->kind == KIND_SOCKETSOURCE) {
     const Param *l = op_find_param(op, "listen"), *c = op_find_param(op, "connect");
-    if (!l && !c)
+    if (!l && !c && !suggested(op, hints, "listen") && !suggested(op, hints, "connect"))
       diag_error(d, op->line, 0, "SocketSource operator '%s' needs parameter 'listen' or 'connect'", op->name);
     else if (l && c)
       diag_error(d, c->line, 0, "SocketSource operator '%s' takes 'listen' or 'connect', not both", op->name);
   }
   if (op->kind == KIND_SPLIT) {
     const char *strategy = op_param(op, "strategy");
-    if (strategy && !strcmp(strategy, "hash") && !op_param(op, "keys"))
+    if (strategy && !strcmp(strategy, "hash") && !op_param(op, "keys") && !suggested(op, hints, "keys"))
       diag_error(d, op->line, 0, "Split operator '%s' with strategy 'hash' needs parameter 'keys'", op->name);
   }
 }
 
 static void check_ports(Graph *g, Op *op, Diag *d) {
   if (op->kind == KIND_UNKNOWN) {
-    diag_error(d, op->line, 0, "unknown operator kind '%s'", op->kind_text ? op->kind_text : "");
+    const char *text = op->kind_text ? op->kind_text : "", *hint = kind_suggest(text);
+    diag_error(d, op->line, 0, "unknown operator kind '%s'" DIAG_HINT_FMT, text, DIAG_HINT(hint));
     return;
   }
   const KindInfo *spec = kind_info(op->kind);

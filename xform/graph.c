@@ -37,6 +37,12 @@ OpKind kind_from_name(const char *name) {
   return KIND_UNKNOWN;
 }
 
+const char *kind_suggest(const char *name) {
+  const char *names[KIND_COUNT_ - 1];
+  for (int k = 1; k < KIND_COUNT_; k++) names[k - 1] = kinds[k].name;
+  return diag_suggest(name, names, KIND_COUNT_ - 1);
+}
+
 const char *type_name(Type t) {
   switch (t) {
   case TYPE_INT: return "int";

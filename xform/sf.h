@@ -296,6 +296,8 @@ typedef enum OpKind {
 } OpKind;
 const char *kind_name(OpKind k);
 OpKind kind_from_name(const char *name);
+/* The kind name a misspelt `name` is close to (diag_suggest), or NULL. */
+const char *kind_suggest(const char *name);
 
 typedef enum StateKind { STATE_NONE, STATE_PARTITIONED, STATE_UNKNOWN } StateKind;
 typedef enum Selectivity { SEL_NONE, SEL_ONE, SEL_ATMOSTONE, SEL_MANY } Selectivity;

@@ -281,7 +281,8 @@ static bool schema_message(XmlWording *w, const xmlError *err, char *msg, size_t
     return true;
   case XML_SCHEMAV_CVC_ENUMERATION_VALID:
     if (!strcmp((const char *)n->name, "operator") && !strcmp(attr, "kind")) {
-      snprintf(msg, cap, "unknown operator kind '%s'", value);
+      const char *hint = kind_suggest(value);
+      snprintf(msg, cap, "unknown operator kind '%s'" DIAG_HINT_FMT, value, DIAG_HINT(hint));
       return true;
     }
     or_list(str_or(err->str2, ""), buf, sizeof buf);

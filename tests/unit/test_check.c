@@ -847,6 +847,42 @@ START_TEST(parameters_unknown_missing_twice) {
 }
 END_TEST
 
+/* A misspelt parameter gets a "did you mean"; when the suggestion is a parameter that must be
+ * given (and is not), that one error says it: no second "needs parameter" error. A misspelt
+ * 'listen' of a SocketSource and 'keys' of a hashing Split count as missing ones too. */
+START_TEST(parameters_misspelt_suggest) {
+  check_fails(HEAD
+              "  <operator name='once' kind='Dedup'>\n"                       /* 20 */
+              "    <input stream='Trades'/>\n"
+              "    <output stream='Once' schema='Trade'/>\n"
+              "    <param name='partitionby'>sym</param>\n"                   /* 23 */
+              "  </operator>\n"
+              "  <operator name='split' kind='Split'>\n"                      /* 25 */
+              "    <input stream='Once'/>\n"
+              "    <output stream='S0' schema='Trade'/>\n"
+              "    <param name='strategy'>hash</param>\n"
+              "    <param name='key'>sym</param>\n"                           /* 29 */
+              "  </operator>\n"
+              "  <operator name='sock' kind='SocketSource'>\n"                /* 31 */
+              "    <output stream='S1' schema='Trade'/>\n"
+              "    <param name='Listen'>7000</param>\n"                       /* 33 */
+              "  </operator>\n"
+              "  <operator name='big' kind='Filter'>\n"                       /* 35 */
+              "    <input stream='S0'/>\n"
+              "    <output stream='Big' schema='Trade'/>\n"
+              "    <param name='wh'>vol &gt; 1</param>\n"                     /* 38 */
+              "  </operator>\n" TAIL,
+              5,
+              "g.xml:23: error: unknown parameter 'partitionby' for Dedup operator 'once'; did you mean "
+              "'partitionBy'?\n"
+              "g.xml:29: error: unknown parameter 'key' for Split operator 'split'; did you mean 'keys'?\n"
+              "g.xml:33: error: unknown parameter 'Listen' for SocketSource operator 'sock'; did you mean "
+              "'listen'?\n"
+              "g.xml:35: error: Filter operator 'big' needs parameter 'where'\n"
+              "g.xml:38: error: unknown parameter 'wh' for Filter operator 'big'\n");
+}
+END_TEST
+
 /* number_read and window_read, the one reader of the integers of a graph: whole decimal text only,
  * and a value out of range is out of range however many digits it has. */
 START_TEST(numbers_in_parameters) {
@@ -1273,6 +1309,7 @@ static Suite *check_suite(void) {
   UNIT_ADD(s, schemas_across_ports, setup, teardown);
   UNIT_ADD(s, custom_model, setup, teardown);
   UNIT_ADD(s, parameters_unknown_missing_twice, setup, teardown);
+  UNIT_ADD(s, parameters_misspelt_suggest, setup, teardown);
   UNIT_ADD(s, parameter_values, setup, teardown);
   UNIT_ADD(s, line_breaks_in_values_stay_on_one_line, setup, teardown);
   UNIT_ADD(s, structure_errors_stop_before_expressions, setup, teardown);
