@@ -549,7 +549,17 @@ static Type check_name(Checker *c, Expr *e) {
     e->scope = NAME_INDEX;
     return TYPE_INT;
   }
-  check_error(c, e->col, "unknown name '%s'", e->sval);
+  /* the names in scope, for a "did you mean" */
+  int n = (s->input ? s->input->nattrs : 0) + s->nstates + 2, nc = 0;
+  const char **names = sf_xmalloc(sizeof *names * (size_t)n);
+  for (k = 0; s->input && k < s->input->nattrs; k++) names[nc++] = s->input->attrs[k].name;
+  for (k = 0; k < s->nstates; k++)
+    if (s->states[k]) names[nc++] = s->states[k]->name;
+  if (s->allow_seq) names[nc++] = "seq";
+  if (s->allow_index) names[nc++] = "i";
+  const char *hint = diag_suggest(e->sval, names, nc);
+  check_error(c, e->col, "unknown name '%s'" DIAG_HINT_FMT, e->sval, DIAG_HINT(hint));
+  free(names);
   return TYPE_NONE;
 }
 
@@ -640,7 +650,14 @@ static Type check_call(Checker *c, Expr *e) {
 
   bool ok = true;
   if (func == FUNC_NONE) {
-    check_error(c, e->col, "unknown function '%s'", e->sval);
+    /* the functions this expression may call (aggregate ones only in an Aggregate) */
+    enum { NFUNCS = sizeof func_table / sizeof func_table[0] };
+    const char *names[NFUNCS];
+    int nc = 0;
+    for (size_t k = 0; k < NFUNCS; k++)
+      if (!func_table[k].aggregate || c->scope->allow_aggregates) names[nc++] = func_table[k].name;
+    const char *hint = diag_suggest(e->sval, names, nc);
+    check_error(c, e->col, "unknown function '%s'" DIAG_HINT_FMT, e->sval, DIAG_HINT(hint));
     ok = false;
   } else if (aggregate && !c->scope->allow_aggregates) {
     check_error(c, e->col, "aggregate function '%s' is only allowed in an Aggregate", e->sval);
