@@ -79,8 +79,11 @@ static void check_names(Graph *g, Diag *d) {
   }
   for (int i = 0; i < g->nops; i++) {
     Op *op = g->ops[i];
-    if (op->host && g->nhosts > 0 && !graph_find_host(g, op->host))
-      diag_error(d, op->line, 0, "operator '%s' is placed on unknown host '%s'", op->name, op->host);
+    if (op->host && g->nhosts > 0 && !graph_find_host(g, op->host)) {
+      const char *hint = hosts_suggest(g->hosts, g->nhosts, op->host);
+      diag_error(d, op->line, 0, "operator '%s' is placed on unknown host '%s'" DIAG_HINT_FMT, op->name, op->host,
+                 DIAG_HINT(hint));
+    }
   }
 }
 
@@ -117,7 +120,11 @@ int graph_check_pins(Graph *g, Host *const *hosts, int nhosts, Diag *d) {
     const Op *op = g->ops[i];
     if (!op->host) continue;
     bool known = nhosts == 0 ? !strcmp(op->host, SF_DEFAULT_HOST_NAME) : namemap_get(&names, op->host) != NULL;
-    if (!known) diag_error(d, op->line, 0, "operator '%s' is placed on unknown host '%s'", op->name, op->host);
+    if (!known) {
+      const char *hint = hosts_suggest(hosts, nhosts, op->host);
+      diag_error(d, op->line, 0, "operator '%s' is placed on unknown host '%s'" DIAG_HINT_FMT, op->name, op->host,
+                 DIAG_HINT(hint));
+    }
   }
   namemap_release(&names);
   return d->nerrors - before;
@@ -246,9 +253,11 @@ static void check_keys(Diag *d, const Op *op, int line, const char *what, const 
                        const Schema *schema) {
   if (!schema) return;
   for (int k = 0; k < nkeys; k++)
-    if (schema_find_attr(schema, keys[k]) < 0)
-      diag_error(d, line, 0, "%s of operator '%s' names '%s', which input schema '%s' does not have", what,
-                 op->name, keys[k], schema->name);
+    if (schema_find_attr(schema, keys[k]) < 0) {
+      const char *hint = schema_suggest_attr(schema, keys[k]);
+      diag_error(d, line, 0, "%s of operator '%s' names '%s', which input schema '%s' does not have" DIAG_HINT_FMT,
+                 what, op->name, keys[k], schema->name, DIAG_HINT(hint));
+    }
 }
 
 /* A FileSink's `roll`: "tuples N" or "bytes N" with N a decimal integer >= 1, or "seconds T" with
@@ -653,12 +662,16 @@ static void check_sets(Graph *g, Op *op, Diag *d, ExprScope *scope) {
   int nkeys = 0;
   const char **keys = names_split(g->arena, op_param(op, "partitionBy"), &nkeys);
   bool *set = calloc((size_t)out->nattrs + 1, 1);
+  /* attributes a misspelt <set> was taken for: that error says they are not set */
+  bool *meant = arena_alloc(g->arena, (size_t)out->nattrs + 1);
   for (int i = 0; i < op->nsets; i++) {
     Set *s = &op->sets[i];
     s->slot = schema_find_attr(out, s->attr);
     if (s->slot < 0) {
-      diag_error(d, s->line, 0, "operator '%s' sets '%s', which output schema '%s' does not have", op->name,
-                 s->attr, out->name);
+      const char *hint = schema_suggest_attr(out, s->attr);
+      diag_error(d, s->line, 0, "operator '%s' sets '%s', which output schema '%s' does not have" DIAG_HINT_FMT,
+                 op->name, s->attr, out->name, DIAG_HINT(hint));
+      if (hint) meant[schema_find_attr(out, hint)] = true;
       continue;
     }
     if (set[s->slot]) diag_error(d, s->line, 0, "operator '%s' sets '%s' twice", op->name, s->attr);
@@ -678,7 +691,7 @@ static void check_sets(Graph *g, Op *op, Diag *d, ExprScope *scope) {
     s->expr = e;
   }
   for (int a = 0; a < out->nattrs; a++) {
-    if (set[a]) continue;
+    if (set[a] || meant[a]) continue;
     const Attr *at = &out->attrs[a];
     int k = in ? schema_find_attr(in, at->name) : -1;
     bool forwarded = k >= 0 && in->attrs[k].type == at->type;

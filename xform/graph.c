@@ -137,6 +137,47 @@ int schema_find_attr(const Schema *s, const char *name) {
   return -1;
 }
 
+/* diag_suggest among the names `name_of` gives the n elements of `items`. */
+static const char *suggest_among(const char *name, void *const *items, int n, const char *(*name_of)(const void *)) {
+  const char **names = sf_xmalloc(sizeof *names * (size_t)(n + 1));
+  for (int i = 0; i < n; i++) names[i] = name_of(items[i]);
+  const char *hint = diag_suggest(name, names, n);
+  free(names);
+  return hint;
+}
+
+const char *hosts_suggest(Host *const *hosts, int nhosts, const char *name) {
+  if (nhosts == 0) {
+    static const char *const local[] = {SF_DEFAULT_HOST_NAME};
+    return diag_suggest(name, local, 1);
+  }
+  return suggest_among(name, (void *const *)hosts, nhosts, host_name);
+}
+
+const char *graph_suggest_schema(const Graph *g, const char *name) {
+  return suggest_among(name, (void *const *)g->schemas, g->nschemas, schema_name);
+}
+
+const char *graph_suggest_stream(const Graph *g, const char *name) {
+  int n = 0, k = 0;
+  for (int i = 0; i < g->nops; i++) n += g->ops[i]->noutputs;
+  const char **names = sf_xmalloc(sizeof *names * (size_t)(n + 1));
+  for (int i = 0; i < g->nops; i++)
+    for (int p = 0; p < g->ops[i]->noutputs; p++) names[k++] = g->ops[i]->outputs[p].stream;
+  const char *hint = diag_suggest(name, names, n);
+  free(names);
+  return hint;
+}
+
+const char *schema_suggest_attr(const Schema *s, const char *name) {
+  if (!s) return NULL;
+  const char **names = sf_xmalloc(sizeof *names * (size_t)(s->nattrs + 1));
+  for (int i = 0; i < s->nattrs; i++) names[i] = s->attrs[i].name;
+  const char *hint = diag_suggest(name, names, s->nattrs);
+  free(names);
+  return hint;
+}
+
 const Param *op_find_param(const Op *op, const char *name) {
   for (int i = 0; i < op->nparams; i++)
     if (!strcmp(op->params[i].name, name)) return &op->params[i];
@@ -191,7 +232,9 @@ int graph_link(Graph *g, Diag *d) {
         schema = graph_find_schema(g, out->schema);
       }
       if (!schema) {
-        diag_error(d, out->line, 0, "unknown schema '%s' for stream '%s'", out->schema, out->stream);
+        const char *hint = graph_suggest_schema(g, out->schema);
+        diag_error(d, out->line, 0, "unknown schema '%s' for stream '%s'" DIAG_HINT_FMT, out->schema, out->stream,
+                   DIAG_HINT(hint));
         continue;
       }
       Stream *s = spare ? spare : arena_alloc(g->arena, sizeof *s);
@@ -224,9 +267,11 @@ int graph_link(Graph *g, Diag *d) {
             for (int j = 0; j < g->nops; j++)
               for (int q = 0; q < g->ops[j]->noutputs; q++)
                 namemap_put(outputs, g->ops[j]->outputs[q].stream, &g->ops[j]->outputs[q]);
-          if (!namemap_get(outputs, in->names[k]))
-            diag_error(d, in->line, 0, "operator '%s' reads stream '%s', which no operator produces",
-                       op->name, in->names[k]);
+          if (!namemap_get(outputs, in->names[k])) {
+            const char *hint = graph_suggest_stream(g, in->names[k]);
+            diag_error(d, in->line, 0, "operator '%s' reads stream '%s', which no operator produces" DIAG_HINT_FMT,
+                       op->name, in->names[k], DIAG_HINT(hint));
+          }
           continue;
         }
         for (int j = 0; j < k; j++)

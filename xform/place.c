@@ -170,8 +170,11 @@ int graph_place(Graph *g, Diag *d) {
   }
   for (int i = 0; i < g->nops; i++) {
     Op *op = g->ops[i];
-    if (op->host && !graph_find_host(g, op->host))
-      diag_error(d, op->line, 0, "operator '%s' is placed on unknown host '%s'", op->name, op->host);
+    if (op->host && !graph_find_host(g, op->host)) {
+      const char *hint = hosts_suggest(g->hosts, g->nhosts, op->host);
+      diag_error(d, op->line, 0, "operator '%s' is placed on unknown host '%s'" DIAG_HINT_FMT, op->name, op->host,
+                 DIAG_HINT(hint));
+    }
   }
   if (d->nerrors > before) return d->nerrors - before;
   for (int i = 0; i < g->nops; i++) {

@@ -463,6 +463,13 @@ Op *graph_find_op(const Graph *g, const char *name);
 /* The stream of that name declared by the last graph_link, NULL when none. */
 Stream *graph_find_stream(const Graph *g, const char *name);
 int schema_find_attr(const Schema *s, const char *name);   /* index or -1 */
+/* The "did you mean" (diag_suggest) for a name that is not found: among the graph's schemas, the
+ * streams its operators' outputs declare, a schema's attributes, or `hosts` (with none, the
+ * default host SF_DEFAULT_HOST_NAME); NULL when no candidate is close. */
+const char *graph_suggest_schema(const Graph *g, const char *name);
+const char *graph_suggest_stream(const Graph *g, const char *name);
+const char *schema_suggest_attr(const Schema *s, const char *name);
+const char *hosts_suggest(Host *const *hosts, int nhosts, const char *name);
 const char *op_param(const Op *op, const char *name);      /* text or NULL */
 const Param *op_find_param(const Op *op, const char *name);
 /* Builds graph->streams and each stream's producer/consumers from the ops' ports; reports

@@ -373,7 +373,8 @@ START_TEST(references_all_reported) {
               "    <param name='file'>x.csv</param>\n"                       /* 30 */
               "  </operator>\n" TAIL,
               6,
-              "g.xml:21: error: operator 'copy' reads stream 'Trade', which no operator produces\n"
+              "g.xml:21: error: operator 'copy' reads stream 'Trade', which no operator produces; did you mean "
+              "'Trades'?\n"
               "g.xml:22: error: stream 'Trades' is produced twice: by 'trades' (line 13) and by 'copy'\n"
               "g.xml:25: error: operator 'wide' lists stream 'Trades' twice in one input\n"
               "g.xml:26: error: unknown schema 'Wider' for stream 'Wide'\n"
@@ -438,6 +439,13 @@ START_TEST(host_pins_against_the_hosts_of_the_run) {
   Host *all[] = {&h2, &local};
   ck_assert_int_eq(graph_check_pins(g, all, 2, &mem.diag), 0);
   ck_assert_int_eq(mem.diag.nerrors, 2);
+  /* a pin one edit from exactly one host of the run: the error suggests that host */
+  Host h3 = {"h3", "127.0.0.1:5", 0};
+  Host *near[] = {&h3, &local};
+  ck_assert_int_eq(graph_check_pins(g, near, 2, &mem.diag), 1);
+  ck_assert_str_eq(diags(), "g.xml:8: error: operator 'out' is placed on unknown host 'h2'\n"
+                            "g.xml:3: error: operator 'src' is placed on unknown host 'local'\n"
+                            "g.xml:8: error: operator 'out' is placed on unknown host 'h2'; did you mean 'h3'?\n");
 }
 END_TEST
 
