@@ -855,6 +855,21 @@ START_TEST(parameters_unknown_missing_twice) {
 }
 END_TEST
 
+/* A kind the XSD did not refuse (a graph built in code) is refused by graph_check, with the same
+ * suggestion as the XSD's error: a kind name in another case, or none when nothing is close. */
+START_TEST(kind_unknown_suggest) {
+  Graph *g = parse(HEAD TAIL);
+  g->ops[0]->kind = KIND_UNKNOWN;
+  g->ops[0]->kind_text = "beacon";
+  ck_assert_int_eq(graph_check(g, &mem.diag), 1);
+  ck_assert_str_eq(diags(), "g.xml:12: error: unknown operator kind 'beacon'; did you mean 'Beacon'?\n");
+  g->ops[0]->kind_text = "Generator";
+  ck_assert_int_eq(graph_check(g, &mem.diag), 1);
+  ck_assert_str_eq(diags(), "g.xml:12: error: unknown operator kind 'beacon'; did you mean 'Beacon'?\n"
+                            "g.xml:12: error: unknown operator kind 'Generator'\n");
+}
+END_TEST
+
 /* A misspelt parameter gets a "did you mean"; when the suggestion is a parameter that must be
  * given (and is not), that one error says it: no second "needs parameter" error. A misspelt
  * 'listen' of a SocketSource and 'keys' of a hashing Split count as missing ones too. */
@@ -1318,6 +1333,7 @@ static Suite *check_suite(void) {
   UNIT_ADD(s, custom_model, setup, teardown);
   UNIT_ADD(s, parameters_unknown_missing_twice, setup, teardown);
   UNIT_ADD(s, parameters_misspelt_suggest, setup, teardown);
+  UNIT_ADD(s, kind_unknown_suggest, setup, teardown);
   UNIT_ADD(s, parameter_values, setup, teardown);
   UNIT_ADD(s, line_breaks_in_values_stay_on_one_line, setup, teardown);
   UNIT_ADD(s, structure_errors_stop_before_expressions, setup, teardown);
