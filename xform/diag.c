@@ -217,7 +217,9 @@ static int edit_distance(const char *a, const char *b, int limit) {
 
 const char *diag_suggest(const char *name, const char *const *candidates, int n) {
   if (!name || !*name) return NULL;
-  int limit = strlen(name) <= 4 ? 1 : 2;
+  size_t len = strlen(name);
+  if (len > 128) return NULL; /* nobody retypes such a name; and the distance is quadratic */
+  int limit = (int)((len < 3 ? 3 : len) / 3); /* a third of the name, at least 1 */
   const char *best = NULL;
   int best_d = limit + 2; /* 0: same letters in another case; 1 + distance otherwise */
   bool tie = false;

@@ -125,10 +125,11 @@ void diag_flush(Diag *d, DiagOrder order);
 
 /* "Did you mean" for a misspelt name: the one of `n` candidates close to `name`, or NULL. A candidate
  * is close when it is `name` with letters in another case (the closest there is), or within
- * Damerau-Levenshtein distance 1 (names of up to 4 characters) or 2 (longer ones), counting
+ * Damerau-Levenshtein distance of a third of the name's length (at least 1: up to 5 characters 1,
+ * up to 8 characters 2, ...; rustc's rule, so 'round' suggests no 'rand'), counting
  * insertions, deletions, substitutions and swaps of adjacent characters, case ignored. When two
  * candidates are equally close, or none is, there is no suggestion (NULL). NULL and empty
- * candidates and ones equal to `name` are skipped. Append it to a message with DIAG_HINT_FMT and DIAG_HINT:
+ * candidates and ones equal to `name` are skipped; a name of more than 128 characters gets none. Append it to a message with DIAG_HINT_FMT and DIAG_HINT:
  *   diag_error(d, line, 0, "unknown name '%s'" DIAG_HINT_FMT, name, DIAG_HINT(hint));
  * which prints `unknown name 'celsus'; did you mean 'celsius'?` (nothing more without a hint). */
 const char *diag_suggest(const char *name, const char *const *candidates, int n);

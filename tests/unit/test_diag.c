@@ -1,6 +1,6 @@
 /* test_diag.c: the "did you mean" suggestion of xform/diag.c (diag_suggest): which candidate is
- * close enough to a misspelt name, the thresholds (distance 1 for names of up to 4 characters, 2
- * for longer ones), case, swaps of adjacent characters, ties and empty candidate lists, and the
+ * close enough to a misspelt name, the thresholds (a distance of a third of the name's length, at
+ * least 1), case, swaps of adjacent characters, ties and empty candidate lists, and the
  * text DIAG_HINT appends to a message. */
 #include "check_helper.h"
 #include "sf.h"
@@ -52,17 +52,18 @@ END_TEST
 
 START_TEST(test_thresholds) {
   static const char *const a[] = {"celsius", "room", "seq", "Aggregate"};
-  /* longer than 4 characters: distance 2 suggests, 3 does not */
-  ck_assert_str_eq(sug("celsi", a, N(a)), "celsius");
+  /* 6 to 8 characters: distance 2 suggests, 3 does not; 5 characters: distance 2 does not */
+  ck_assert_str_eq(sug("celsi", a, N(a)), "(none)");
+  ck_assert_str_eq(sug("celsis", a, N(a)), "celsius");
   ck_assert_str_eq(sug("cels", a, N(a)), "(none)"); /* 4 characters, distance 3 */
   ck_assert_str_eq(sug("celxxus", a, N(a)), "celsius");
   ck_assert_str_eq(sug("cexxxus", a, N(a)), "(none)");
   ck_assert_str_eq(sug("agregat", a, N(a)), "Aggregate");
   ck_assert_str_eq(sug("agrgat", a, N(a)), "(none)");
-  /* up to 4 characters: distance 1 suggests, 2 does not */
+  /* up to 5 characters: distance 1 suggests, 2 does not */
   ck_assert_str_eq(sug("rm", a, N(a)), "(none)");
   ck_assert_str_eq(sug("sq", a, N(a)), "seq");
-  ck_assert_str_eq(sug("rooom", a, N(a)), "room"); /* 5 characters: the name's length decides */
+  ck_assert_str_eq(sug("rooom", a, N(a)), "room"); /* the name's length decides, not the candidate's */
   ck_assert_str_eq(sug("rxxm", a, N(a)), "(none)");
   ck_assert_str_eq(sug("roxm", a, N(a)), "room");
   /* the Damerau distance: a swap is one edit, so 'eqs' (two edits from 'seq' either way) is not */
@@ -97,13 +98,16 @@ START_TEST(test_empty_and_odd) {
   ck_assert_str_eq(sug("dedu", a, N(a)), "dedup");   /* NULL candidates are skipped */
   ck_assert_str_eq(sug("", a, N(a)), "(none)");      /* an empty name has nothing to be close to */
   ck_assert_str_eq(sug("x", a, N(a)), "(none)");     /* '' is one edit from 'x', but means nothing */
-  /* a long name is no problem */
+  /* a long name gets its suggestion up to 128 characters, none beyond (the distance is quadratic) */
   char longer[3001], other[3001];
   for (int i = 0; i < 3000; i++) longer[i] = other[i] = 'a' + i % 26;
-  longer[3000] = other[3000] = 0;
-  other[1500] = '#';
+  longer[128] = other[128] = 0;
+  other[64] = '#';
   const char *const b[] = {other};
   ck_assert_str_eq(sug(longer, b, 1), other);
+  longer[128] = other[128] = 'y';
+  longer[3000] = other[3000] = 0;
+  ck_assert_str_eq(sug(longer, b, 1), "(none)");
 }
 END_TEST
 
