@@ -3,6 +3,8 @@
  * a record may span any number of buffer refills. */
 #include "csv.h"
 
+#include "digits.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -246,29 +248,54 @@ const char *csv_field(const CsvReader *r, int i, size_t *len) {
   return r->data.p + start;
 }
 
-/* ---- writing ---- */
+/* ---- writing ----
+ * Every writer reserves the worst case of what it writes once (buf_reserve), then stores the bytes
+ * through a plain pointer: no room check per byte. A field needs at most 2n + 2 bytes (every byte a
+ * quote, doubled, and the two quotes around it); a number or a bool at most SF_DOUBLE_CHARS with
+ * the NUL that double_format writes after its text (an int at most SF_INT_CHARS - 1). */
 
-void csv_put_field(Buf *b, const char *p, size_t n) {
-  bool quote = false;
-  for (size_t i = 0; i < n && !quote; i++)
-    quote = p[i] == ',' || p[i] == '"' || p[i] == '\r' || p[i] == '\n';
-  if (!quote) {
-    buf_append(b, p, n);
-    return;
+/* The bytes that make a field quoted. */
+static const bool csv_special[256] = { [','] = true, ['"'] = true, ['\r'] = true, ['\n'] = true };
+
+/* Writes the field p[0..n) at out, which has room for 2n + 2 bytes: as it is, or between quotes
+ * with each quote doubled when it holds a comma, quote, CR or LF (RFC 4180). Returns its end. */
+static char *put_field_at(char *out, const char *p, size_t n) {
+  const unsigned char *u = (const unsigned char *)p;
+  size_t i = 0;
+  while (i < n && !csv_special[u[i]]) i++;
+  if (i == n) {
+    if (n) memcpy(out, p, n);
+    return out + n;
   }
-  buf_putc(b, '"');
-  const char *end = p + n;
+  *out++ = '"';
+  memcpy(out, p, i); /* the bytes before the first special one hold no quote */
+  out += i;
+  p += i;
+  const char *end = p + (n - i);
   while (p < end) {
     const char *q = memchr(p, '"', (size_t)(end - p));
     if (!q) {
-      buf_append(b, p, (size_t)(end - p));
+      memcpy(out, p, (size_t)(end - p));
+      out += end - p;
       break;
     }
-    buf_append(b, p, (size_t)(q - p + 1));
-    buf_putc(b, '"');
+    memcpy(out, p, (size_t)(q - p + 1));
+    out += q - p + 1;
+    *out++ = '"';
     p = q + 1;
   }
-  buf_putc(b, '"');
+  *out++ = '"';
+  return out;
+}
+
+/* Ends what a writer stored at b->p + b->n up to out. */
+static void put_end(Buf *b, char *out) {
+  b->n = (size_t)(out - b->p);
+  *out = 0;
+}
+
+void csv_put_field(Buf *b, const char *p, size_t n) {
+  put_end(b, put_field_at(buf_reserve(b, 2 * n + 2), p, n));
 }
 
 void csv_put_value(Buf *b, const Value *v) {
@@ -283,11 +310,38 @@ void csv_put_row(Buf *b, const Value *v, int n) {
     buf_puts(b, "\"\"\n");
     return;
   }
+  size_t room = (size_t)n + 1; /* the commas and the LF */
+  for (int i = 0; i < n; i++) room += v[i].type == TYPE_STRING ? 2 * v[i].s.n + 2 : SF_DOUBLE_CHARS;
+  char *out = buf_reserve(b, room);
   for (int i = 0; i < n; i++) {
-    if (i) buf_putc(b, ',');
-    csv_put_value(b, &v[i]);
+    if (i) *out++ = ',';
+    const Value *x = &v[i];
+    switch (x->type) { /* the bytes of csv_put_value */
+    case TYPE_INT:
+      out += sf_int_format(x->i, out);
+      break;
+    case TYPE_DOUBLE:
+      out += double_format(x->d, out, SF_DOUBLE_CHARS);
+      break;
+    case TYPE_BOOL:
+      if (x->b) {
+        memcpy(out, "true", 4);
+        out += 4;
+      } else {
+        memcpy(out, "false", 5);
+        out += 5;
+      }
+      break;
+    case TYPE_STRING:
+      out = put_field_at(out, x->s.p, x->s.n);
+      break;
+    default:
+      put_end(b, out);
+      sf_die("value_format of a value without a type");
+    }
   }
-  buf_putc(b, '\n');
+  *out++ = '\n';
+  put_end(b, out);
 }
 
 int csv_skip_line(CsvReader *r) {

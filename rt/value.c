@@ -26,8 +26,7 @@ void buf_reset(Buf *b) {
   if (b->p) b->p[0] = 0;
 }
 
-/* Makes room for n more bytes and the NUL; returns where they go. */
-static char *buf_room(Buf *b, size_t n) {
+char *buf_grow(Buf *b, size_t n) {
   if (b->n + n + 1 > b->cap) {
     size_t cap = b->cap ? b->cap : 64;
     while (cap < b->n + n + 1) cap *= 2;
@@ -38,7 +37,7 @@ static char *buf_room(Buf *b, size_t n) {
 }
 
 void buf_append(Buf *b, const char *p, size_t n) {
-  buf_room(b, n);
+  buf_reserve(b, n);
   if (n) memcpy(b->p + b->n, p, n);
   b->n += n;
   b->p[b->n] = 0;
@@ -212,11 +211,11 @@ int value_parse(Type t, const char *text, size_t n, Value *out, Arena *a) {
 void value_format(const Value *v, Buf *out) {
   switch (v->type) { /* numbers are written straight into out */
   case TYPE_INT:
-    out->n += int_format(v->i, buf_room(out, SF_INT_CHARS));
+    out->n += int_format(v->i, buf_reserve(out, SF_INT_CHARS));
     out->p[out->n] = 0;
     break;
   case TYPE_DOUBLE:
-    out->n += double_format(v->d, buf_room(out, SF_DOUBLE_CHARS), SF_DOUBLE_CHARS);
+    out->n += double_format(v->d, buf_reserve(out, SF_DOUBLE_CHARS), SF_DOUBLE_CHARS);
     break;
   case TYPE_BOOL:
     buf_puts(out, v->b ? "true" : "false");

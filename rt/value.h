@@ -22,6 +22,13 @@ void buf_reset(Buf *b);                              /* n = 0, keeps the allocat
 void buf_append(Buf *b, const char *p, size_t n);    /* out of memory aborts */
 void buf_putc(Buf *b, char c);
 void buf_puts(Buf *b, const char *s);
+/* Grows b for n more bytes and the NUL (buf_reserve's slow path); returns b->p + b->n. */
+char *buf_grow(Buf *b, size_t n);
+/* Makes room for n more bytes and the NUL and returns where they go (b->p + b->n), for a writer
+ * that stores up to n bytes there itself and then sets b->n and the NUL. */
+static inline char *buf_reserve(Buf *b, size_t n) {
+  return b->n + n + 1 > b->cap ? buf_grow(b, n) : b->p + b->n;
+}
 
 /* ---- value constructors ---- */
 

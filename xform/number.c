@@ -31,6 +31,7 @@
  * differs from the rule above at those powers of two; keeping the rule through them would mean
  * their fixed-precision mode plus a read-back, the very pattern this file replaces. */
 #include "sf.h"
+#include "digits.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -174,34 +175,8 @@ static uint64_t scaled_floor(uint64_t X, int e2, int k, bool *exact, bool check)
 
 /* ---- text ---- */
 
-static const char DIGIT_PAIRS[] =
-  "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-  "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-  "8081828384858687888990919293949596979899";
-
-/* Writes v in decimal ending just before end; returns where the digits start. */
-static char *put_digits(char *end, uint64_t v) {
-  while (v >= 100) {
-    end -= 2;
-    memcpy(end, DIGIT_PAIRS + 2 * (v % 100), 2);
-    v /= 100;
-  }
-  if (v >= 10) {
-    end -= 2;
-    memcpy(end, DIGIT_PAIRS + 2 * v, 2);
-  } else {
-    *--end = (char)('0' + v);
-  }
-  return end;
-}
-
 size_t int_format(int64_t i, char *buf) {
-  char tmp[SF_INT_CHARS];
-  char *p = put_digits(tmp + sizeof tmp, i < 0 ? 0 - (uint64_t)i : (uint64_t)i);
-  if (i < 0) *--p = '-';
-  size_t n = (size_t)(tmp + sizeof tmp - p);
-  memcpy(buf, p, n);
-  return n;
+  return sf_int_format(i, buf);
 }
 
 /* v / 10^e; the cases of normal doubles divide by a constant (a multiplication), not a division */
@@ -248,7 +223,7 @@ static int shortest_digits(uint64_t bits, char digits[24], int *x, bool check) {
   *x = p + (n == POW10[p]) + len - p - k;
   while (n % 10 == 0) n /= 10;
   char tmp[24];
-  char *start = put_digits(tmp + sizeof tmp, n);
+  char *start = sf_put_digits(tmp + sizeof tmp, n);
   int nd = (int)(tmp + sizeof tmp - start);
   memcpy(digits, start, (size_t)nd);
   return nd;
@@ -305,7 +280,7 @@ static size_t format_into(double d, char *out, bool check) {
     out[n++] = 'e';
     out[n++] = x - 1 < 0 ? '-' : '+';
     char tmp[8];
-    char *start = put_digits(tmp + sizeof tmp, (uint64_t)(x - 1 < 0 ? 1 - x : x - 1));
+    char *start = sf_put_digits(tmp + sizeof tmp, (uint64_t)(x - 1 < 0 ? 1 - x : x - 1));
     memcpy(out + n, start, (size_t)(tmp + sizeof tmp - start));
     n += (size_t)(tmp + sizeof tmp - start);
   }

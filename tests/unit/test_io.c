@@ -11,8 +11,10 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -411,6 +413,164 @@ START_TEST(test_csv_put_row) {
                         "\"\"\n"
                         "7\n");
   buf_release(&b);
+}
+END_TEST
+
+/* The writer as it was before the row writer (one buf_putc or buf_append per piece, numbers through
+ * printf and value_format into a scratch array): the reference the row writer's bytes must equal. */
+static void ref_put_field(Buf *b, const char *p, size_t n) {
+  bool quote = false;
+  for (size_t i = 0; i < n && !quote; i++) quote = p[i] == ',' || p[i] == '"' || p[i] == '\r' || p[i] == '\n';
+  if (!quote) {
+    buf_append(b, p, n);
+    return;
+  }
+  buf_putc(b, '"');
+  const char *end = p + n;
+  while (p < end) {
+    const char *q = memchr(p, '"', (size_t)(end - p));
+    if (!q) {
+      buf_append(b, p, (size_t)(end - p));
+      break;
+    }
+    buf_append(b, p, (size_t)(q - p + 1));
+    buf_putc(b, '"');
+    p = q + 1;
+  }
+  buf_putc(b, '"');
+}
+
+static void ref_put_row(Buf *b, const Value *v, int n) {
+  if (n == 1 && v[0].type == TYPE_STRING && v[0].s.n == 0) {
+    buf_puts(b, "\"\"\n");
+    return;
+  }
+  for (int i = 0; i < n; i++) {
+    if (i) buf_putc(b, ',');
+    char tmp[SF_DOUBLE_CHARS];
+    switch (v[i].type) {
+    case TYPE_INT:
+      snprintf(tmp, sizeof tmp, "%" PRId64, v[i].i);
+      buf_puts(b, tmp);
+      break;
+    case TYPE_DOUBLE:
+      double_format(v[i].d, tmp, sizeof tmp);
+      buf_puts(b, tmp);
+      break;
+    case TYPE_BOOL:
+      buf_puts(b, v[i].b ? "true" : "false");
+      break;
+    default:
+      ref_put_field(b, v[i].s.p, v[i].s.n);
+    }
+  }
+  buf_putc(b, '\n');
+}
+
+static uint64_t csv_rng = 0x243f6a8885a308d3;
+
+static uint64_t csv_next(void) {
+  csv_rng ^= csv_rng << 13;
+  csv_rng ^= csv_rng >> 7;
+  csv_rng ^= csv_rng << 17;
+  return csv_rng;
+}
+
+/* A random value: ints and doubles at their edges or of random bits, strings of the bytes that
+ * matter to quoting (NUL and a high byte too), short, empty or long. Strings go into pool. */
+static Value random_value(char *pool, size_t *used) {
+  static const int64_t ints[] = { INT64_MIN, INT64_MIN + 1, INT64_MAX, 0, -1, 1, 9, 10, -10, 99, 100, -100, 1000000007 };
+  static const double doubles[] = { 0.0, -0.0, 1e21, 1e-7, 1e22, 1e-6, 5e-324, 2.2250738585072009e-308, DBL_MAX, -DBL_MAX,
+                                    DBL_MIN, 0.1, 0.30000000000000004, -1.5, 123456789012345680000.0, 1.7976931348623157e308 };
+  static const char bytes[] = { 'a', 'b', ',', '"', '\r', '\n', ' ', ';', '\t', '\0', (char)0xff, '0' };
+  uint64_t r = csv_next();
+  switch (r % 4) {
+  case 0:
+    if (r >> 8 & 1) return value_int(ints[(r >> 9) % (sizeof ints / sizeof ints[0])]);
+    return value_int((int64_t)(csv_next() >> (r >> 9) % 64) * (r >> 16 & 1 ? -1 : 1));
+  case 1: {
+    double d;
+    switch (r >> 8 & 3) {
+    case 0: d = doubles[(r >> 10) % (sizeof doubles / sizeof doubles[0])]; break;
+    case 1: d = (r >> 10 & 1 ? NAN : INFINITY) * (r >> 11 & 1 ? -1 : 1); break;
+    case 2: { /* a subnormal */
+      uint64_t bits = (csv_next() & ((UINT64_C(1) << 52) - 1)) | (r >> 12 & 1) << 63;
+      memcpy(&d, &bits, sizeof d);
+      break;
+    }
+    default: { /* any bit pattern: nans with payloads too */
+      uint64_t bits = csv_next();
+      memcpy(&d, &bits, sizeof d);
+    }
+    }
+    return value_double(d);
+  }
+  case 2:
+    return value_bool(r >> 8 & 1);
+  default: {
+    size_t n;
+    switch (r >> 8 & 7) {
+    case 0: n = 0; break;
+    case 1: n = 200 + (r >> 12) % 3000; break; /* long */
+    default: n = (r >> 12) % 12;
+    }
+    char *p = pool + *used;
+    uint64_t plain = r >> 40 & 1; /* half of them of plain bytes only, mostly */
+    for (size_t k = 0; k < n; k++) {
+      uint64_t c = csv_next();
+      p[k] = plain && c % 64 ? 'a' + (char)(c >> 8) % 26 : bytes[(c >> 8) % sizeof bytes];
+    }
+    *used += n;
+    return value_string(p, n);
+  }
+  }
+}
+
+/* The row writer gives the reference's bytes for random rows of every type, appended to buffers of
+ * every fill (the reservation grows them at any point), and csv_put_field the reference's for
+ * every string. */
+START_TEST(test_csv_put_row_random) {
+  enum { ROWS = 60000, MAX_FIELDS = 9, POOL = MAX_FIELDS * 3300 };
+  char *pool = malloc(POOL);
+  Buf got, want;
+  buf_init(&got);
+  buf_init(&want);
+  long compared = 0;
+  for (int row = 0; row < ROWS; row++) {
+    Value v[MAX_FIELDS];
+    size_t used = 0;
+    int n = (int)(csv_next() % (MAX_FIELDS + 1));
+    for (int i = 0; i < n; i++) v[i] = random_value(pool, &used);
+    if (n == 1 && csv_next() % 8 == 0) v[0] = value_string("", 0); /* the lone empty field */
+    size_t at = got.n;
+    csv_put_row(&got, v, n);
+    ref_put_row(&want, v, n);
+    ck_assert_uint_eq(got.n, want.n);
+    if (memcmp(got.p, want.p, got.n)) {
+      size_t k = at;
+      while (got.p[k] == want.p[k]) k++;
+      ck_abort_msg("row %d (%d fields) differs at byte %zu of the row: got '%.40s', want '%.40s'", row, n, k - at,
+                   got.p + k, want.p + k);
+    }
+    ck_assert_int_eq(got.p[got.n], 0); /* the Buf stays NUL-terminated */
+    for (int i = 0; i < n; i++)
+      if (v[i].type == TYPE_STRING) {
+        csv_put_field(&got, v[i].s.p, v[i].s.n);
+        ref_put_field(&want, v[i].s.p, v[i].s.n);
+      }
+    ck_assert_uint_eq(got.n, want.n);
+    ck_assert(!memcmp(got.p, want.p, got.n));
+    compared++;
+    if (got.n > (1 << 16)) { /* start again from an empty buffer now and then */
+      if (csv_next() % 2) buf_release(&got);
+      else buf_reset(&got); /* or from one that has room */
+      buf_reset(&want);
+    }
+  }
+  ck_assert_int_eq(compared, ROWS);
+  buf_release(&got);
+  buf_release(&want);
+  free(pool);
 }
 END_TEST
 
@@ -1214,6 +1374,7 @@ static Suite *io_suite(void) {
   tcase_add_test(csv, test_csv_put_field);
   tcase_add_test(csv, test_csv_put_row);
   tcase_add_test(csv, test_csv_round_trip);
+  UNIT_ADD_TIMEOUT(s, test_csv_put_row_random, NULL, NULL, 60); /* under load: a second of CPU */
 
   TCase *graphs = unit_case(s, "graphs", setup, teardown, 60);
   tcase_add_test(graphs, test_beacon_to_filesink);
