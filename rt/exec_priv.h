@@ -106,6 +106,8 @@ struct Node {
   bool local;         /* runs on this host (plan) */
   Group *group;       /* its thread (plan) */
   PtrVec *outs;       /* per output port: Edge* (plan) */
+  Edge **direct;      /* per output port: its edge when it is the port's only one and direct (the
+                         consumer runs in this thread: rt_emit calls it at once), else NULL (plan) */
   int nslots;         /* input streams over all ports (plan) */
   int *slot_port;     /* port of each slot (plan) */
   Edge **in;          /* edge of each slot (plan) */

@@ -249,9 +249,24 @@ static int plan_remote(Exec *x) {
   return 0;
 }
 
+/* Each port whose one edge is direct: rt_emit's short way (flow.c, deliver_tuple). */
+static void plan_direct(Exec *x) {
+  for (int i = 0; i < x->nnodes; i++) {
+    Node *n = &x->nodes[i];
+    if (!n->outs) continue;
+    n->direct = arena_alloc(x->arena, sizeof(Edge *) * (size_t)(n->op->noutputs + 1));
+    for (int p = 0; p < n->op->noutputs; p++) {
+      PtrVec *v = &n->outs[p];
+      if (v->n == 1 && ((Edge *)v->items[0])->kind == EDGE_DIRECT) n->direct[p] = v->items[0];
+    }
+  }
+}
+
 int plan_build(Exec *x) {
   plan_nodes(x);
   plan_groups(x);
   plan_edges(x);
-  return plan_remote(x);
+  if (plan_remote(x) < 0) return -1;
+  plan_direct(x);
+  return 0;
 }
