@@ -5,17 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct Block Block;
-struct Block {
+typedef struct ArenaBlock Block;
+struct ArenaBlock {
   Block *next;  /* older block */
   size_t size;  /* usable bytes in data */
   size_t used;  /* bytes handed out */
   _Alignas(16) unsigned char data[];
-};
-
-struct Arena {
-  Block *head;  /* current block, newest first */
-  size_t next;  /* size of the next block */
 };
 
 /* Blocks start small (most arenas hold a small graph) and double up to a limit, so that a graph
@@ -48,11 +43,13 @@ Arena *arena_new(void) {
   Arena *a = sf_xmalloc(sizeof *a);
   a->head = NULL;
   a->next = ARENA_BLOCK;
+  a->dirty = false;
   return a;
 }
 
 void *arena_alloc(Arena *a, size_t size) {
   size = (size + 15) & ~(size_t)15;
+  a->dirty = true;
   Block *b = a->head;
   if (!b || b->size - b->used < size) {
     size_t want = size > a->next ? size : a->next;
@@ -93,7 +90,8 @@ char *arena_printf(Arena *a, const char *fmt, ...) {
   return p;
 }
 
-void arena_reset(Arena *a) {
+void arena_reset_blocks(Arena *a) {
+  a->dirty = false;
   Block *b = a->head;
   if (!b) return;
   Block *keep = b;

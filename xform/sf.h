@@ -19,13 +19,24 @@
 /* ---- arena.c: bump allocation per graph; out of memory aborts in one place ---- */
 
 typedef struct Arena Arena;
+/* The members are arena.c's; they are here for arena_reset's inline test only. */
+struct Arena {
+  struct ArenaBlock *head; /* current block, newest first */
+  size_t next;             /* size of the next block */
+  bool dirty;              /* something was allocated since arena_new or the last reset */
+};
 
 Arena *arena_new(void);
 void *arena_alloc(Arena *a, size_t size);                     /* zeroed, 16-byte aligned */
 char *arena_strdup(Arena *a, const char *s);                  /* NULL stays NULL */
 char *arena_strndup(Arena *a, const char *s, size_t n);
 char *arena_printf(Arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void arena_reset(Arena *a);                                   /* forget everything, keep one block */
+void arena_reset_blocks(Arena *a);                            /* arena_reset's work */
+/* Forget everything, keep one block. Once per tuple per operator on the executor's path (a scratch
+ * arena): an arena with nothing allocated since is left as it is, without a call. */
+static inline void arena_reset(Arena *a) {
+  if (a->dirty) arena_reset_blocks(a);
+}
 void arena_free(Arena *a);
 void *sf_xmalloc(size_t size);                                /* malloc or abort */
 void *sf_xrealloc(void *p, size_t size);
