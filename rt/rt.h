@@ -194,6 +194,14 @@ uint64_t rt_progress(const OpInst *op);
 bool rt_draining(const OpInst *op);
 /* True once the job is stopping (a failure anywhere, or a signal): sources must return. */
 bool rt_stopping(const OpInst *op);
+/* Set (never cleared) before a job's failure, a stop signal or SIGTERM is recorded: while it is
+ * false, rt_stopping and rt_draining are false too (rt_halting tests it without a call). */
+extern atomic_bool rt_halt_hint;
+/* rt_stopping(op) || rt_draining(op), as cheap as one load while neither is true: for a source
+ * that looks once per tuple. */
+static inline bool rt_halting(const OpInst *op) {
+  return atomic_load_explicit(&rt_halt_hint, memory_order_acquire) && (rt_stopping(op) || rt_draining(op));
+}
 /* Waits until fd is ready for `events` (POLLIN or POLLOUT, as for poll(2)) or the job stops, with no
  * time limit otherwise. An operator whose file may block (a pipe, a FIFO, a terminal; opened with
  * O_NONBLOCK) calls it when a read or write would block, so that a stalled peer never holds up a

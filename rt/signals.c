@@ -56,6 +56,7 @@ static bool replaced[NSIG];               /* which */
 
 static void on_signal(int sig) {
   int saved_errno = errno;
+  atomic_store_explicit(&rt_halt_hint, true, memory_order_release); /* before what it hints at */
   if (sig == SIGTERM) {
     atomic_store(&draining, true);
     return;

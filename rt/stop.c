@@ -24,6 +24,8 @@ static void wake_all(Exec *x) {
   if (x->remote) remote_abort(x->remote);
 }
 
+atomic_bool rt_halt_hint;
+
 /* Records the first failure. One that follows a stop signal is its consequence (an operator that
  * saw the job stopping, say): the message is the signal's. */
 static void exec_failv(Exec *x, const char *fmt, va_list ap) {
@@ -37,6 +39,7 @@ static void exec_failv(Exec *x, const char *fmt, va_list ap) {
   }
   else if (first)
     vsnprintf(x->message, sizeof x->message, fmt, ap);
+  atomic_store_explicit(&rt_halt_hint, true, memory_order_release);
   atomic_store(&x->failed, true);
   pthread_mutex_unlock(&x->fail_mu);
   if (!first) return;

@@ -81,7 +81,7 @@ static int pace(OpInst *op, const Beacon *b, int64_t start, uint64_t n) {
     int64_t until = due - now > SLICE_NS ? now + SLICE_NS : due;
     struct timespec ts = { .tv_sec = until / 1000000000, .tv_nsec = until % 1000000000 };
     clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL); /* EINTR: just look again */
-    if (rt_stopping(op) || rt_draining(op)) return -1;
+    if (rt_halting(op)) return -1;
   }
 }
 
@@ -90,7 +90,7 @@ static int beacon_run(OpInst *op) {
   int64_t start = now_ns();
   uint64_t first = b->next; /* 0, or where a restore put it: the schedule starts there */
   for (uint64_t n = b->next; b->count == 0 || n < b->count; n = ++b->next) {
-    if (rt_stopping(op) || rt_draining(op)) return 0; /* a drain ends the stream here */
+    if (rt_halting(op)) return 0; /* a drain ends the stream here */
     if (b->rate > 0 && pace(op, b, start, n - first) < 0) return 0;
     EvalEnv env = { .seq = (int64_t)n, .scratch = op->scratch };
     for (int i = 0; i < op->op->nsets; i++) {
