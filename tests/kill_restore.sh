@@ -513,7 +513,9 @@ for ((I = 1; I <= runs; I++)); do
     elif ! restore_log_ok "$D/run2.log" "$k1" partial; then
       fail_run "the first restore: $WHY" "$D/run2.log"
       continue
-    elif ((AT_KILL < k1)); then
+    elif ((AT_KILL < k1)) && ! decided "$D"; then
+      # (once the restore decided to commit, its cleanup removes the checkpoints before the
+      # commit record: a kill in between leaves only the record, which the next restore finishes)
       fail_run "the first restore lost checkpoint $k1 (newest complete now $AT_KILL)" "$D/run2.log"
       continue
     fi
