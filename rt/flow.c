@@ -291,7 +291,8 @@ int rt_emit(OpInst *op, int port, Tuple *t) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     born = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
   }
-  Edge *e = port >= 0 && port < n->op->noutputs ? n->direct[port] : NULL; /* else emit_item says */
+  /* (a node made outside plan.c, as the unit tests make them, has no direct table) */
+  Edge *e = n->direct && port >= 0 && port < n->op->noutputs ? n->direct[port] : NULL; /* else emit_item says */
   if (e) { /* the port's one edge, to an operator of this thread: emit_item and node_deliver's work */
     if (atomic_load_explicit(&op->exec->failed, memory_order_relaxed)) {
       tuple_unref(t);
