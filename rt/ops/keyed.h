@@ -119,11 +119,20 @@ int outplan_emit(OutPlan *p, OpInst *op, const EvalEnv *env, Tuple *t);
 
 /* ---- errors ---- */
 
+/* Reports the fault of c on env (which code_eval just returned -1 for) like keyed_eval does;
+ * returns -1. Cold: called only when an evaluation failed. */
+int keyed_eval_fail(OpInst *op, const Code *c, const EvalEnv *env, const char *what, const char *name,
+                    const char *text, const Tuple *t) __attribute__((cold, noinline));
+
 /* Evaluates c like code_eval; on a fault reports it with rt_eval_fail(op, what, text, t, message),
  * where what is "WHAT 'NAME'" ("set 'vwap'", "update of state 'n'") or just WHAT when name is NULL
  * ("where", "count"), and returns -1. A NULL text stands for the text of the parameter named WHAT,
- * looked up only on a fault. */
-int keyed_eval(OpInst *op, const Code *c, const EvalEnv *env, Value *out, const char *what,
-               const char *name, const char *text, const Tuple *t);
+ * looked up only on a fault. The per-tuple path carries no message buffer: a fault's message is
+ * built by evaluating c again in keyed_eval_fail (code_eval is a pure function of c and env). */
+static inline int keyed_eval(OpInst *op, const Code *c, const EvalEnv *env, Value *out, const char *what,
+                             const char *name, const char *text, const Tuple *t) {
+  if (__builtin_expect(code_eval(c, env, out, NULL, 0) == 0, 1)) return 0;
+  return keyed_eval_fail(op, c, env, what, name, text, t);
+}
 
 #endif
