@@ -23,6 +23,7 @@
 
 enum {
   DEFAULT_BATCH = 256,         /* items per batch between threads */
+  RUN_MAX = 256,               /* tuples a merge or a source collects into one run (process_run) */
   DEFAULT_REMOTE_BATCH = 1024, /* items per message between hosts (docs/design.md, "The transport") */
   DEFAULT_QUEUE_BATCHES = 8,   /* batches a queue holds */
   WAIT_SLICE_MS = 100,         /* waits wake up this often to look at the job's state */
@@ -130,9 +131,10 @@ struct Group {
   Node *entry;                /* the node fed by queues (NULL for a source group) (plan) */
   Node *source;               /* the source driving this group (plan) */
   Driver driver;              /* how the entry's inputs are interleaved (plan) */
-  pthread_mutex_t mu;         /* protects the queues feeding this group */
+  pthread_mutex_t mu;         /* protects the queues feeding this group (their ring state) */
   pthread_cond_t wake;        /* an input queue got a batch, or the job is stopping (with mu) */
-  Batch **cur;                /* per slot: batch being read (thread; the ordered drivers hold mu) */
+  Batch **cur;                /* per slot: batch being read, taken from its queue under mu (thread) */
+  bool order_locked;          /* ordered drivers: the thread holds mu during this step (thread) */
   uint64_t *floor;            /* per slot: key (seq or src) of the last item taken: later ones are not
                                  smaller (thread) */
   bool *floor_known;          /* per slot: an item was taken (thread) */
@@ -245,6 +247,9 @@ int order_run(Group *g);
 /* Hands item it to slot `slot` of n's operator (process, pulse, window or, once every slot ended,
  * final, then FINAL forwarded to every output); n's thread. 0, or -1 when the job is failing. */
 int node_deliver(Node *n, int slot, const Item *it);
+/* Hands the k tuple items of a run to slot `slot` of n's operator: one process_run call, or process
+ * per tuple; takes over their references (released on a failure too). */
+int deliver_run(Node *n, int slot, Item *items, int k);
 /* The group's thread is about to wait: its idle hooks (Split: a pulse) run, once. */
 void group_idle(Group *g);
 /* Hands on the partial batch of every output edge of g but except whose queue has room, never

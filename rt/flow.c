@@ -9,8 +9,9 @@
  * waiting only collects), so no consumer waits for a batch or a promise that a wait holds back.
  *
  * Locks. No thread ever holds two of the executor's locks at once:
- *   - a Group's mu protects the queues feeding that group (ring state, the cur batches) and goes
- *     with its wake and not_full conditions; a thread holding it calls nothing that takes a lock
+ *   - a Group's mu protects the queues feeding that group (their ring state; a batch taken from
+ *     a ring, a slot's cur batch, is the consumer thread's own) and goes with its wake and
+ *     not_full conditions; a thread holding it calls nothing that takes a lock
  *     (exec_stopping() is two atomic loads) and never waits but on those conditions;
  *   - fail_mu protects the first failure's message and is released before anything else happens.
  * exec_fail takes each group's mu in turn (wake_all) and then the transport's lock (remote_abort,
@@ -277,6 +278,104 @@ static inline int deliver_tuple(Node *n, int slot, uint64_t seq, uint64_t src, i
   arena_reset(op->scratch);
   fatal_leave(was);
   return rc;
+}
+
+/* Releases the tuples of items[0..n). */
+static void unref_items(Item *items, int n) {
+  for (int i = 0; i < n; i++) tuple_unref(items[i].t);
+}
+
+static inline void count_n(atomic_ullong *c, int n) {
+  atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + (unsigned long long)n,
+                        memory_order_relaxed);
+}
+
+int deliver_run(Node *n, int slot, Item *items, int k) {
+  OpInst *op = &n->inst;
+  if (!op->impl->process_run) { /* one process call per tuple */
+    for (int i = 0; i < k; i++)
+      if (deliver_tuple(n, slot, items[i].seq, items[i].src, items[i].born, items[i].t) < 0) {
+        unref_items(items + i + 1, k - i - 1);
+        return -1;
+      }
+    return 0;
+  }
+  const char *was = fatal_enter(n->label);
+  op->cur_seq = items[0].seq;
+  op->cur_src = items[0].src;
+  op->cur_born = items[0].born;
+  count_n(&op->n_in, k);
+  if (n->latency)
+    for (int i = 0; i < k; i++)
+      if (items[i].born) latency_record(n->latency, items[i].born);
+  int rc = op->impl->process_run(op, n->slot_port ? n->slot_port[slot] : 0, items, k);
+  arena_reset(op->scratch);
+  fatal_leave(was);
+  return rc;
+}
+
+/* edge_push for a run of tuples: all of them appended to the pending batch (which may grow past
+ * its limit by less than a run), which then goes on when full or old, as after one item. All go in
+ * before any wait for room: what the thread's idle hooks emit during the wait (a Split's pulse
+ * promising every tuple of the run) follows the whole run. */
+static int edge_push_run(Edge *e, const Item *items, int k) {
+  if (e->closed) sf_die("item after the end of stream '%s'", e->stream->name);
+  if (!e->pending) e->pending = batch_new(e->limit + 1 > k ? e->limit + 1 : k);
+  Batch *b = e->pending;
+  if (b->n + k > b->cap) e->pending = b = batch_grow(b, b->n + k > 2 * b->cap ? b->n + k : 2 * b->cap);
+  int64_t now = coarse_ns();
+  if (b->n == 0) e->pending_since = now;
+  uint64_t hi = e->sent_any ? e->sent_src : items[0].src;
+  Item *d = b->items + b->n;
+  for (int j = 0; j < k; j++) {
+    item_copy(&d[j], &items[j]);
+    if (items[j].src > hi) hi = items[j].src;
+  }
+  b->n += k;
+  e->sent_src = hi;
+  e->sent_any = true;
+  if (e->pushing || e->producer->stalled) return 0; /* handed on once the wait is over */
+  if (b->n >= e->limit || now - e->pending_since > BATCH_DELAY_NS) return edge_flush(e);
+  return 0;
+}
+
+int rt_emit_run(OpInst *op, int port, Item *items, int k) {
+  if (k <= 0) return 0;
+  Node *n = op->exec_data;
+  if (atomic_load_explicit(&op->exec->failed, memory_order_relaxed)) {
+    unref_items(items, k);
+    return -1;
+  }
+  sf_assert(port >= 0 && port < n->op->noutputs);
+  if (n->nslots == 0) { /* a source (rt_run_room said it may): its tuples are born now */
+    sf_assert(!op->exec->ck);
+    if (op->exec->o->stats) {
+      struct timespec ts;
+      clock_gettime(CLOCK_MONOTONIC, &ts);
+      for (int i = 0; i < k; i++) items[i].born = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    }
+  }
+  Edge *e = n->direct ? n->direct[port] : NULL;
+  if (e) {
+    count_n(&op->n_out, k);
+    return deliver_run(e->to, e->slot, items, k);
+  }
+  PtrVec *edges = &n->outs[port];
+  if (edges->n == 1 && ((Edge *)edges->items[0])->kind == EDGE_QUEUE) {
+    count_n(&op->n_out, k);
+    return edge_push_run(edges->items[0], items, k);
+  }
+  for (int i = 0; i < k; i++) /* several edges, or a remote one: item by item */
+    if (emit_item(op, port, &items[i]) < 0) {
+      unref_items(items + i + 1, k - i - 1);
+      return -1;
+    }
+  return 0;
+}
+
+int rt_run_room(const OpInst *op) {
+  const Node *n = op->exec_data;
+  return n->nslots == 0 && op->exec->ck ? 1 : RUN_MAX;
 }
 
 int rt_emit(OpInst *op, int port, Tuple *t) {

@@ -31,11 +31,15 @@ static int run_single(Group *g) {
     }
     pthread_mutex_unlock(&g->mu);
     if (!b) return -1;
-    for (; b->next < b->n; b->next++) {
-      const Item *it = &b->items[b->next];
+    bool runs = n->inst.impl->process_run != NULL;
+    while (b->next < b->n) {
+      Item *it = &b->items[b->next];
       g->progress = it->src;
-      if (node_deliver(n, 0, it) < 0) {
-        b->next++;
+      int k = 1;
+      if (runs && it->kind == ITEM_TUPLE) /* consecutive tuples go as one run */
+        while (b->next + k < b->n && b->items[b->next + k].kind == ITEM_TUPLE) k++;
+      b->next += k;
+      if ((k > 1 ? deliver_run(n, 0, it, k) : node_deliver(n, 0, it)) < 0) {
         batch_free(b);
         return -1;
       }

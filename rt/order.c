@@ -7,13 +7,16 @@
  *   - fan-in (not a Merge): the same by source position (src), ties by the order the streams are
  *     listed, so fan-in is deterministic.
  * Merges remember what each channel last promised, so a channel with nothing queued does not hold
- * back tuples it can no longer precede. Everything here but order_run runs with the group's mu held
- * (flow.c's lock rules). */
+ * back tuples it can no longer precede. The slots' cur batches and the merge state are the
+ * thread's own: the steps run without the group's mu, which head takes only to take the next batch
+ * from a queue (once per batch, not per item); order_run holds it across a step only to wait for
+ * input (flow.c's lock rules). */
 #include "exec_priv.h"
 
 #include <stdlib.h>
 
-/* The head item of slot s, or NULL when its batch is used up (caller holds g->mu). */
+/* The head item of slot s, or NULL when its batch is used up and its queue is empty. Takes g->mu
+ * to take from the queue unless the caller holds it already (g->order_locked). */
 static Item *head(Group *g, int s) {
   for (;;) {
     Batch *b = g->cur[s];
@@ -23,7 +26,13 @@ static Item *head(Group *g, int s) {
       g->cur[s] = NULL;
     }
     Edge *e = g->entry->in[s];
-    b = queue_take(e->q);
+    if (g->order_locked)
+      b = queue_take(e->q);
+    else {
+      pthread_mutex_lock(&g->mu);
+      b = queue_take(e->q);
+      pthread_mutex_unlock(&g->mu);
+    }
     if (!b) return NULL;
     g->cur[s] = b;
   }
@@ -293,8 +302,8 @@ static Step step_smallest(Group *g, Item *out) {
   return STEP_WAIT;
 }
 
-/* Decides the next action of an ordered driver (caller holds g->mu). On STEP_DELIVER *out is the
- * item to deliver and it has been consumed from its slot. */
+/* Decides the next action of an ordered driver (g's thread, holding g->mu or not: see head). On
+ * STEP_DELIVER *out is the item to deliver and it has been consumed from its slot. */
 static Step order_step(Group *g, Item *out) {
   if (g->entry->finished) return STEP_DONE;
   switch (g->driver) {
@@ -304,25 +313,77 @@ static Step order_step(Group *g, Item *out) {
   }
 }
 
+/* A run order_run collected: delivered (or released when the job is stopping). The run's first
+ * src is how far the thread has got while it is delivered, and a promise a pulse made meanwhile
+ * (pulse_progress, about tuples up to the run's) holds again afterwards. */
+static int deliver_collected(Group *g, Item *run, int nrun, int slot) {
+  if (exec_stopping(g->exec)) {
+    for (int i = 0; i < nrun; i++) tuple_unref(run[i].t);
+    return -1;
+  }
+  uint64_t promised = g->progress;
+  g->progress = run[0].src;
+  int rc = deliver_run(g->entry, slot, run, nrun);
+  if (promised > g->progress) g->progress = promised;
+  return rc;
+}
+
 int order_run(Group *g) {
   Exec *x = g->exec;
   Node *n = g->entry;
+  /* consecutive tuples of one port collect into a run for an operator with process_run; the run
+   * is delivered before anything else happens: another item, a wait, the end */
+  bool runs = n->inst.impl->process_run != NULL;
+  Item run[RUN_MAX];
+  int nrun = 0, run_slot = 0, run_port = 0;
   for (;;) {
     Item it;
-    pthread_mutex_lock(&g->mu);
-    Step st;
-    while ((st = order_step(g, &it)) == STEP_WAIT && !exec_stopping(x)) {
-      pthread_mutex_unlock(&g->mu);
-      bool clear = group_before_wait(g);
-      pthread_mutex_lock(&g->mu);
-      st = order_step(g, &it);
-      if (st != STEP_WAIT) break;
-      if (clear)
-        timed_wait(&g->wake, &g->mu);
-      else
-        timed_wait_ms(&g->wake, &g->mu, 1); /* some batch still waits for room: look again soon */
+    /* without the lock while the heads have items; a step that would wait is looked at again under
+     * the lock, so a batch queued since (queue_put signals wake under mu) is not missed */
+    Step st = order_step(g, &it);
+    if (st == STEP_AGAIN) continue;
+    if (runs && st == STEP_DELIVER && it.kind == ITEM_TUPLE) {
+      int port = n->slot_port ? n->slot_port[g->last_slot] : 0;
+      if (nrun == RUN_MAX || (nrun > 0 && port != run_port)) {
+        if (deliver_collected(g, run, nrun, run_slot) < 0) {
+          tuple_unref(it.t);
+          return -1;
+        }
+        nrun = 0;
+      }
+      if (nrun == 0) {
+        run_slot = g->last_slot;
+        run_port = port;
+      }
+      run[nrun++] = it;
+      continue;
     }
-    pthread_mutex_unlock(&g->mu);
+    if (nrun > 0) {
+      int rc = deliver_collected(g, run, nrun, run_slot);
+      nrun = 0;
+      if (rc < 0) {
+        if (st == STEP_DELIVER && it.kind == ITEM_TUPLE) tuple_unref(it.t);
+        return -1;
+      }
+      if (st == STEP_WAIT) continue; /* look again: the run took its time */
+    }
+    if (st == STEP_WAIT) {
+      pthread_mutex_lock(&g->mu);
+      g->order_locked = true;
+      while ((st = order_step(g, &it)) == STEP_WAIT && !exec_stopping(x)) {
+        pthread_mutex_unlock(&g->mu);
+        bool clear = group_before_wait(g);
+        pthread_mutex_lock(&g->mu);
+        st = order_step(g, &it);
+        if (st != STEP_WAIT) break;
+        if (clear)
+          timed_wait(&g->wake, &g->mu);
+        else
+          timed_wait_ms(&g->wake, &g->mu, 1); /* some batch still waits for room: look again soon */
+      }
+      g->order_locked = false;
+      pthread_mutex_unlock(&g->mu);
+    }
     if (exec_stopping(x)) {
       if (st == STEP_DELIVER && it.kind == ITEM_TUPLE) tuple_unref(it.t); /* consumed, not delivered */
       return -1;

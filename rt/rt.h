@@ -116,6 +116,12 @@ typedef struct OpKindImpl {
   /* run, process, window, pulse, final, commit and close may be NULL when a kind has nothing to do */
   int (*run)(OpInst *op);                         /* sources: emit everything, return 0 or rt_fail */
   int (*process)(OpInst *op, int port, Tuple *t); /* one input tuple; the op owns the reference */
+  /* Optional: a run of n (> 0) consecutive input tuples of one port, as items (their seq, src and
+   * born; cur_seq/cur_src/cur_born are the first's), in place of n process calls. The op owns
+   * the references and may reuse the array (to emit it with rt_emit_run, say); it returns the
+   * first failure as process would, having released the references of the tuples it did not
+   * take. Without it the runtime calls process per tuple. */
+  int (*process_run)(OpInst *op, int port, Item *items, int n);
   int (*window)(OpInst *op, int port);            /* window punctuation; NULL: forwarded to outputs */
   int (*pulse)(OpInst *op, int port, uint64_t seq); /* a pulse; NULL: forwarded to outputs */
   /* a checkpoint barrier, after the snapshot (Split: down every output with its own sequence
@@ -171,6 +177,14 @@ struct OpInst {
 /* Emits t on output port `port` with the current seq/src; takes over the reference. 0 or -1 when
  * the job is failing (the caller should return -1 at once). */
 int rt_emit(OpInst *op, int port, Tuple *t);
+/* Emits n tuple items (explicit seq/src/born each, in stream order) on output port `port` as
+ * rt_emit_item one by one would, in a few steps: down a direct edge as one process_run call, into
+ * a queue as blocks of the pending batch. Takes over the references; items stays the caller's. */
+int rt_emit_run(OpInst *op, int port, Item *items, int n);
+/* How many tuples a source may make before it emits them as one run (rt_emit_run): 1 when it
+ * must emit each as it makes it (checkpoints: a snapshot is taken inside rt_emit, before the
+ * tuple that crosses a checkpoint's position). */
+int rt_run_room(const OpInst *op);
 /* Emits an item with explicit seq/src (Split, Merge): read, not kept. Takes over item->t's reference. */
 int rt_emit_item(OpInst *op, int port, const Item *item);
 /* Records the job's first failure as "operator 'NAME': message" ("operator 'NAME' (from 'ORIGIN'):

@@ -95,8 +95,41 @@ static __attribute__((cold, noinline)) int set_fail(OpInst *op, const Code *c, c
   return rt_fail(op, "set '%s': %s in '%s' at seq %llu", s->attr, err, s->text, (unsigned long long)n);
 }
 
+/* beacon_run without pacing and checkpoints: up to `room` tuples made, then emitted as one run. A
+ * fault of a set emits the tuples before it first, as one at a time would have. */
+static int run_unpaced(OpInst *op, Beacon *b, int room) {
+  Item run[room];
+  while (b->count == 0 || b->next < b->count) {
+    if (rt_halting(op)) return 0; /* a drain ends the stream here */
+    uint64_t first = b->next, end = first + (uint64_t)room;
+    if (b->count && end > b->count) end = b->count;
+    int k = 0;
+    for (uint64_t n = first; n < end; n++) {
+      EvalEnv env = { .seq = (int64_t)n, .scratch = op->scratch };
+      for (int i = 0; i < op->op->nsets; i++) {
+        const Set *s = &op->op->sets[i];
+        if (__builtin_expect(code_eval(b->sets[i], &env, &b->vals[s->slot], NULL, 0) < 0, 0)) {
+          op->cur_seq = op->cur_src = first;
+          if (rt_emit_run(op, 0, run, k) < 0) return -1;
+          b->next = n;
+          return set_fail(op, b->sets[i], &env, s, n);
+        }
+      }
+      run[k++] = (Item){ .kind = ITEM_TUPLE, .seq = n, .src = n, .t = tuple_new(b->vals, b->nvals) };
+      arena_reset(op->scratch);
+    }
+    op->cur_seq = op->cur_src = first; /* how far the thread has got while the run goes */
+    b->next = end;
+    if (rt_emit_run(op, 0, run, k) < 0) return -1;
+    op->cur_seq = op->cur_src = end - 1; /* the last tuple's, as after rt_emit of it (the end's) */
+  }
+  return 0;
+}
+
 static int beacon_run(OpInst *op) {
   Beacon *b = op->state;
+  int room = rt_run_room(op);
+  if (b->rate == 0 && room > 1) return run_unpaced(op, b, room);
   int64_t start = now_ns();
   uint64_t first = b->next; /* 0, or where a restore put it: the schedule starts there */
   for (uint64_t n = b->next; b->count == 0 || n < b->count; n = ++b->next) {

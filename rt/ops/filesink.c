@@ -381,6 +381,34 @@ static int filesink_process(OpInst *op, int port, Tuple *t) {
   return 0;
 }
 
+/* A run: rows written one after the other; a sink that publishes parts, rolls or streams takes
+ * them one by one (its checks are per row). */
+static int filesink_process_run(OpInst *op, int port, Item *items, int n) {
+  FileSink *s = op->state;
+  if (s->committed || s->npending || s->roll || s->direct) {
+    for (int i = 0; i < n; i++) {
+      op->cur_seq = items[i].seq;
+      op->cur_src = items[i].src;
+      op->cur_born = items[i].born;
+      if (filesink_process(op, port, items[i].t) < 0) {
+        for (int j = i + 1; j < n; j++) tuple_unref(items[j].t);
+        return -1;
+      }
+    }
+    return 0;
+  }
+  for (int i = 0; i < n; i++) {
+    Tuple *t = items[i].t;
+    csv_put_row(&s->buf, t->v, t->n);
+    tuple_unref(t);
+    if (s->buf.n >= FLUSH_AT && flush(op, s) < 0) {
+      for (int j = i + 1; j < n; j++) tuple_unref(items[j].t);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 /* The sink's thread is about to wait for input: a streaming output shows what it has. */
 static void filesink_idle(OpInst *op) {
   FileSink *s = op->state;
@@ -673,6 +701,7 @@ const OpKindImpl op_filesink = {
   .kind = KIND_FILESINK,
   .open = filesink_open,
   .process = filesink_process,
+  .process_run = filesink_process_run,
   .idle = filesink_idle,
   .final = filesink_final,
   .commit = filesink_commit,

@@ -11,6 +11,12 @@ static int merge_process(OpInst *op, int port, Tuple *t) {
                                      .src = op->cur_src, .born = op->cur_born, .t = t });
 }
 
+static int merge_process_run(OpInst *op, int port, Item *items, int n) {
+  if (op->op->channel < 0)
+    for (int i = 0; i < n; i++) items[i].seq = items[i].src;
+  return rt_emit_run(op, 0, items, n);
+}
+
 static int merge_pulse(OpInst *op, int port, uint64_t seq) {
   if (op->op->channel < 0) return 0;
   return rt_emit_item(op, 0, &(Item){ .kind = ITEM_PULSE, .seq = seq, .src = op->cur_src });
@@ -33,6 +39,7 @@ static int merge_window(OpInst *op, int port) {
 const OpKindImpl op_merge = {
   .kind = KIND_MERGE,
   .process = merge_process,
+  .process_run = merge_process_run,
   .pulse = merge_pulse,
   .window = merge_window,
   .barrier = merge_barrier,

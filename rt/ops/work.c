@@ -34,6 +34,21 @@ static int work_process(OpInst *op, int port, Tuple *t) {
   return rt_emit(op, 0, t);
 }
 
+/* A run: the same work per tuple, the tuples passed on as one run. */
+static int work_process_run(OpInst *op, int port, Item *items, int n) {
+  Work *w = op->state;
+  uint64_t all = 0;
+  for (int i = 0; i < n; i++) {
+    const Tuple *t = items[i].t;
+    uint64_t x = SF_HASH_SEED;
+    for (int k = 0; k < t->n; k++) x = value_hash(&t->v[k], x);
+    for (uint64_t r = 0; r < w->iterations; r++) x = sf_mix64(x);
+    all ^= x;
+  }
+  w->result ^= all;
+  return rt_emit_run(op, 0, items, n);
+}
+
 static int work_final(OpInst *op) {
   return 0;
 }
@@ -47,6 +62,7 @@ const OpKindImpl op_work = {
   .kind = KIND_WORK,
   .open = work_open,
   .process = work_process,
+  .process_run = work_process_run,
   .final = work_final,
   .close = work_close,
 };

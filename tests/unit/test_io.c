@@ -816,6 +816,26 @@ START_TEST(test_beacon_eval_error) {
 }
 END_TEST
 
+/* A Beacon makes its tuples a run at a time; a fault of a set still comes after the tuples before
+ * it went on, as one at a time: here an operator downstream faults first (seq 200, in the same run
+ * as the Beacon's fault at seq 210), and its failure is the job's. */
+START_TEST(test_beacon_run_fault_order) {
+  char *log;
+  int rc = run_graph("<graph xmlns='urn:streamfission:graph:1' name='t'>\n"
+                     "  <schema name='S'><attr name='a' type='int'/><attr name='b' type='int'/></schema>\n"
+                     "  <operator name='gen' kind='Beacon'><output stream='A' schema='S'/>\n"
+                     "    <param name='count'>1000</param>\n"
+                     "    <set attr='a'>seq</set><set attr='b'>10 / (210 - seq)</set>\n"
+                     "  </operator>\n"
+                     "  <operator name='f' kind='Functor'><input stream='A'/><output stream='B' schema='S'/>\n"
+                     "    <set attr='b'>1 / (200 - a)</set>\n"
+                     "  </operator>\n" SINK("B") "</graph>\n",
+                     &log);
+  assert_failure(rc, log, "sf-exec: error: operator 'f': set 'b': division by zero in '1 / (200 - a)' "
+                          "on tuple (a=200, b=1)\n");
+}
+END_TEST
+
 /* ---- FileSource and FileSink ---- */
 
 #define ROW_SCHEMA \
@@ -1380,6 +1400,7 @@ static Suite *io_suite(void) {
   tcase_add_test(graphs, test_beacon_to_filesink);
   tcase_add_test(graphs, test_beacon_rate);
   tcase_add_test(graphs, test_beacon_eval_error);
+  tcase_add_test(graphs, test_beacon_run_fault_order);
   tcase_add_test(graphs, test_roll_parts);
   tcase_add_test(graphs, test_roll_failure_keeps_closed_parts);
   tcase_add_test(graphs, test_round_trip);

@@ -64,6 +64,12 @@ static void reset_output(void) {
   buf_reset(&warnings);
 }
 
+/* Sources emit tuple by tuple here, as with checkpoints on (their runs are the executor's). */
+int __wrap_rt_run_room(const OpInst *op) {
+  (void)op;
+  return 1;
+}
+
 int __wrap_rt_emit(OpInst *op, int port, Tuple *t) {
   ck_assert_int_eq(port, 0);
   ck_assert_ptr_nonnull(op->out_schema);
