@@ -149,7 +149,7 @@ trap 'rm -f "$figures"' EXIT
 model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 mem=$(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
 commit=$(git -C "$top" describe --always --dirty 2>/dev/null || echo unknown)
-settings=$(env | grep '^SF_BENCH_' | grep -v '^SF_BENCH_ONLY=' | sort | tr '\n' ' ' | sed 's/ $//')
+settings=$(env | { grep '^SF_BENCH_' || true; } | { grep -v '^SF_BENCH_ONLY=' || true; } | sort | tr '\n' ' ' | sed 's/ $//')
 printf 'run\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u '+%F %H:%M UTC')" "$commit" "$(nproc)" "${model:-unknown}" "$mem" \
   "$settings" | tee "$figures"
 echo "StreamFission benchmarks: $(nproc) CPUs (${model:-unknown}), $mem, commit $commit, ${SF_BENCH_RUNS:-3} rounds of each timing, $(date -u '+%F %H:%M UTC')" >&2
