@@ -10,30 +10,6 @@
 source "$(dirname "$0")/lib.sh" "$@"
 
 [ -x "$bin/sf-bench-grpc-ceiling" ] || bench_skip "sf-bench-grpc-ceiling is not built"
-cheap_graph() { # N HOSTS SRC-HOST-ATTR REST-HOST-ATTR FILE: the chain's tuples, one cheap filter, few rows out
-  cat <<XML
-$header
-  <schema name="In"><attr name="k" type="int"/><attr name="v" type="int"/><attr name="x" type="double"/></schema>
-  $2
-  <operator name="src" kind="Beacon"$3>
-    <output stream="A" schema="In"/>
-    <param name="count">$1</param>
-    <set attr="k">seq % 100</set>
-    <set attr="v">rand(seq) % 1000</set>
-    <set attr="x">double(seq) * 0.5</set>
-  </operator>
-  <operator name="rare" kind="Filter"$4>
-    <input stream="A"/>
-    <output stream="B" schema="In"/>
-    <param name="where">v == 7</param>
-  </operator>
-  <operator name="sink" kind="FileSink"$4>
-    <input stream="B"/>
-    <param name="file">$5</param>
-  </operator>
-</graph>
-XML
-}
 DN=$N
 p1=$((20000 + RANDOM % 20000)); p2=$((p1 + 1))
 hosts="<host name=\"a\" address=\"127.0.0.1:$p1\"/><host name=\"b\" address=\"127.0.0.1:$p2\"/>"

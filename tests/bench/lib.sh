@@ -185,3 +185,30 @@ $header
 </graph>
 XML
 }
+
+cheap_graph() { # N HOSTS SRC-HOST-ATTR REST-HOST-ATTR FILE: the chain's tuples, one cheap filter, few rows out
+  # (the distributed and paper sections: HOSTS the <host> elements, the attributes put the Beacon
+  # on one host and the Filter and FileSink on another)
+  cat <<XML
+$header
+  <schema name="In"><attr name="k" type="int"/><attr name="v" type="int"/><attr name="x" type="double"/></schema>
+  $2
+  <operator name="src" kind="Beacon"$3>
+    <output stream="A" schema="In"/>
+    <param name="count">$1</param>
+    <set attr="k">seq % 100</set>
+    <set attr="v">rand(seq) % 1000</set>
+    <set attr="x">double(seq) * 0.5</set>
+  </operator>
+  <operator name="rare" kind="Filter"$4>
+    <input stream="A"/>
+    <output stream="B" schema="In"/>
+    <param name="where">v == 7</param>
+  </operator>
+  <operator name="sink" kind="FileSink"$4>
+    <input stream="B"/>
+    <param name="file">$5</param>
+  </operator>
+</graph>
+XML
+}
