@@ -11,8 +11,9 @@
 #   with a price band (Functor with ?:, Filter; an "hour" is 1000 events here).
 # Each query runs as written (sequential) and as rewritten by `sf-xform -w 2`, alternately, outputs
 # checked byte-identical; a figure per query is its -w 2 rate against the sequential rate (the
-# ratio is the speed-up), and one figure the median speed-up over the queries. SF_BENCH_NEX_N
-# events (default 1000000).
+# ratio is the speed-up), beside it one of its peak resident memory at -w 2 against sequential
+# (peak_rss_kib of sf-exec --stats-json, the median of the same runs), and one figure the median
+# speed-up over the queries. SF_BENCH_NEX_N events (default 1000000).
 # shellcheck source=tests/bench/lib.sh disable=SC2016 # bench_alternate evaluates its commands
 source "$(dirname "$0")/lib.sh" "$@"
 
@@ -161,21 +162,33 @@ XML
 
 queries=(q0 q1 q2 q3 q5 q6 q11 q14)
 speedups=()
+# peak_mib FILE: the peak resident memory an sf-exec --stats-json file reports, in MiB
+peak_mib() {
+  local kib
+  kib=$(sed -n 's/.*"peak_rss_kib": \([0-9]*\).*/\1/p' "$1")
+  [ -n "$kib" ] || bench_die "no peak_rss_kib in $1"
+  awk -v k="$kib" 'BEGIN { printf "%.1f", k / 1024 }'
+}
 echo "NEXMark-style queries over $EN events (1 person, 3 auctions, 46 bids in 50), sequential against"
-echo "sf-xform -w 2 (outputs identical), median of $RUNS alternating runs"
-printf '   %-5s %10s %10s %9s %10s\n' query sequential "-w 2" speed-up "rows out"
+echo "sf-xform -w 2 (outputs identical), median of $RUNS alternating runs; peak resident memory"
+echo "(sf-exec --stats-json), median of the same runs"
+printf '   %-5s %10s %10s %9s %10s %9s %9s\n' query sequential "-w 2" speed-up "rows out" "MiB seq" "MiB -w 2"
 for q in "${queries[@]}"; do
   query "$q" "$EN" "out/$q-seq.csv" >"$q-seq.xml"
   query "$q" "$EN" "out/$q-par.csv" >"$q-orig.xml"
   "$bin/sf-xform" -w 2 "$q-orig.xml" -o "$q-par.xml"
-  bench_alternate -c "bench_same out/$q-par.csv out/$q-seq.csv '$q at -w 2'" \
-    "\"\$bin/sf-exec\" $q-seq.xml" "\"\$bin/sf-exec\" $q-par.xml"
+  mem_seq=() mem_par=()
+  bench_alternate -c "bench_same out/$q-par.csv out/$q-seq.csv '$q at -w 2'; mem_seq+=(\$(peak_mib $q-seq.json)); mem_par+=(\$(peak_mib $q-par.json))" \
+    "\"\$bin/sf-exec\" --stats-json $q-seq.json $q-seq.xml" "\"\$bin/sf-exec\" --stats-json $q-par.json $q-par.xml"
   t1=${bench_med[0]} t2=${bench_med[1]}
   s=$(ratio "$t1" "$t2")
   speedups+=("$s")
-  printf '   %-5s %9ss %9ss %9s %10s\n' "$q" "$t1" "$t2" "$s" "$(($(wc -l <"out/$q-seq.csv") - 1))"
+  m1=$(bench_median "${mem_seq[@]}") m2=$(bench_median "${mem_par[@]}")
+  printf '   %-5s %9ss %9ss %9s %10s %9s %9s\n' "$q" "$t1" "$t2" "$s" "$(($(wc -l <"out/$q-seq.csv") - 1))" "$m1" "$m2"
   bench_figure "$q" "$(mrate "$EN" "$t2")" "$(mrate "$EN" "$t1")" "M events/s" \
     "NEXMark-style $q, $EN events: sf-xform -w 2 against the sequential graph (the ratio is the speed-up)"
+  bench_figure "$q.memory" "$m2" "$m1" MiB \
+    "NEXMark-style $q, $EN events: peak resident memory at -w 2 against sequential (sf-exec --stats-json, median of the runs)"
 done
 med=$(bench_median "${speedups[@]}")
 slower=0
