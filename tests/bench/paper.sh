@@ -4,8 +4,9 @@
 # bounds scaling instead and predicts from it (docs/benchmarks.md, "The scaling model"):
 #   1. sf-bench-split-merge (tests/bench/split_merge.c): the per-tuple CPU cost of the runtime's
 #      Split (roundrobin, hash, seqpulse, shuffle) and Merge (roundrobin, seq, seqpulse), each alone
-#      on one pinned core, at widths 2, 4 and 8, against the same work written by hand on plain
-#      arrays in the same rounds; SF_BENCH_SM_N tuples (default 2000000).
+#      on one pinned core, at widths 2, 4 and 8 (figures) and 100 (for the model, in the report),
+#      against the same work written by hand on plain arrays in the same rounds; SF_BENCH_SM_N
+#      tuples (default 2000000).
 #   2. One cross-host edge: the distributed section's graph (a Beacon on executor a; a Filter keeping
 #      0.1 % and a FileSink on executor b) on loopback under tools/sf-launch at --batch 1024, against
 #      the same graph in one process; SF_BENCH_N tuples, outputs checked identical.
@@ -24,30 +25,33 @@ HOSTS=14 CHANNELS=100 CAP=1024
 
 # ---- 1. Split and Merge, each alone on one core ----
 echo "1. Split and Merge alone on one core, $SM_N tuples, median of $RUNS rounds of thread CPU time,"
-echo "   against the same work by hand"
-"$bin/sf-bench-split-merge" "$SM_N" "$RUNS" >sm.tsv || bench_die "sf-bench-split-merge failed"
+echo "   against the same work by hand; width $CHANNELS only for the model below"
+"$bin/sf-bench-split-merge" "$SM_N" "$RUNS" 2 4 8 "$CHANNELS" >sm.tsv || bench_die "sf-bench-split-merge failed"
 while IFS=$'\t' read -r piece what width sf base ns _; do
+  [ "$width" != "$CHANNELS" ] || continue # the paper's width: for the model, in the report only
   kind=$([ "$piece" = split ] && echo Split || echo Merge)
   bench_figure "$piece.$what.w$width" "$sf" "$base" "M tuples/s" \
     "$kind $what at width $width alone on one core, $SM_N tuples, CPU time ($ns ns/tuple): the runtime's code against the same loop by hand"
 done <sm.tsv
 
-# model WHAT...: the scaling model (docs/benchmarks.md) over sm.tsv. Each piece's cost in ns per tuple
-# at width w is the line through its measured widths (least squares over 2, 4 and 8, never falling
-# with the width): widths past 8 are extrapolated.
+# model WHAT...: the scaling model (docs/benchmarks.md, "The scaling model") over sm.tsv. A piece's
+# cost in ns per tuple at width w is interpolated linearly between the measured widths (2, 4, 8,
+# 100), below 2 the cost at 2, past 100 extended along the last segment (never falling).
 #   model cost PIECE STRATEGY W      that cost at width W
 #   model wmax SPLIT MERGE COST_NS   the largest width w <= CAP whose w channels of an operator of that
 #                                    cost do not outrun the serial ends: COST / w >= max(split(w),
 #                                    merge(w)); 1 when no width pays
 model() {
   awk -F'\t' -v what="$1" -v a1="$2" -v a2="$3" -v a3="$4" -v cap="$CAP" '
-    { k = $1 " " $2; n[k]++; sx[k] += $3; sy[k] += $6; sxx[k] += $3 * $3; sxy[k] += $3 * $6 }
-    function at(p, s, w,   k, b) {
+    { k = $1 " " $2; i = ++n[k]; x[k, i] = $3; y[k, i] = $6 }
+    function at(p, s, w,   k, i, b) {
       k = p " " s
       if (!(k in n)) { print "paper: no figure for " k > "/dev/stderr"; exit 1 }
-      b = n[k] > 1 ? (n[k] * sxy[k] - sx[k] * sy[k]) / (n[k] * sxx[k] - sx[k] * sx[k]) : 0
-      if (b < 0) b = 0
-      return sy[k] / n[k] - b * sx[k] / n[k] + b * w
+      if (w <= x[k, 1] || n[k] == 1) return y[k, 1]
+      for (i = 2; i < n[k] && w > x[k, i]; i++) ;
+      b = (y[k, i] - y[k, i - 1]) / (x[k, i] - x[k, i - 1])
+      if (w > x[k, i] && b < 0) b = 0
+      return y[k, i - 1] + b * (w - x[k, i - 1])
     }
     END {
       if (what == "cost") { printf "%.2f\n", at(a1, a2, a3); exit }
@@ -94,7 +98,7 @@ bench_figure work2000 "$work_ns" - ns/tuple \
 # ---- predictions ----
 echo "4. The largest useful width of a region (docs/benchmarks.md, \"The scaling model\"): w channels"
 echo "   of an operator of cost c per tuple outrun its serial Split or Merge once c / w < the larger"
-echo "   of their costs per tuple at width w (widths past 8 extrapolated, at most $CAP)"
+echo "   of their costs per tuple at width w (interpolated between widths 2, 4, 8 and $CHANNELS, at most $CAP)"
 printf '   %-48s %8s %8s %8s\n' region "100 ns" "1 us" "10 us"
 for kind in roundrobin keyed seqpulse; do
   case $kind in
@@ -108,7 +112,7 @@ for kind in roundrobin keyed seqpulse; do
     row+=("$w")
     case $c in 100) label=100ns words="100 ns" ;; 1000) label=1us words="1 us" ;; *) label=10us words="10 us" ;; esac
     bench_figure "wmax.$kind.$label" "$w" - channels \
-      "largest useful width of a $kind region ($what: Split $sp, Merge $mg) for an operator of $words per tuple, predicted from the measured Split and Merge costs (at most $CAP)"
+      "largest useful width of a $kind region ($what: Split $sp, Merge $mg) for an operator of $words per tuple, from the Split and Merge figures"
   done
   printf '   %-48s %8s %8s %8s\n' "$kind (Split $sp, Merge $mg)" "${row[@]}"
 done
@@ -129,10 +133,10 @@ read -r t_chan t_split t_merge t_edge pred bound < <(awk -v w="$work_ns" -v c="$
 bound=${bound//_/ }
 echo "5. The Work graph at K = 2000 on $HOSTS hosts with $CHANNELS channels (roundrobin region), in M tuples/s:"
 printf '   %-58s %8s\n' "channels: $CHANNELS / $work_ns ns" "$t_chan" \
-  "Split roundrobin at width $CHANNELS ($s100 ns/tuple, extrapolated)" "$t_split" \
-  "Merge roundrobin at width $CHANNELS ($m100 ns/tuple, extrapolated)" "$t_merge" \
+  "Split roundrobin at width $CHANNELS ($s100 ns/tuple, measured)" "$t_split" \
+  "Merge roundrobin at width $CHANNELS ($m100 ns/tuple, measured)" "$t_merge" \
   "cross-host edges: $edge / (1 - 1/$HOSTS) (the Split's thread sends)" "$t_edge"
 echo "   predicted: $pred M tuples/s, bounded by $bound; linear scaling would be $t_chan"
 bench_figure predicted "$pred" "$t_chan" "M tuples/s" \
-  "Work graph at K = 2000 on $HOSTS hosts, $CHANNELS channels, predicted from the figures above (bounded by $bound) against linear scaling ($CHANNELS channels of Work)"
+  "Work graph at K = 2000 on $HOSTS hosts, $CHANNELS channels, predicted (bounded by $bound; Split $t_split, Merge $t_merge, edges $t_edge at width $CHANNELS) against linear scaling ($CHANNELS channels of Work)"
 bench_end

@@ -1,7 +1,8 @@
 /* split_merge.c: the per-tuple cost of a region's serial ends, the Split and the Merge, each alone on
- * one core, for every strategy sf-xform writes, at widths 2, 4 and 8 (tests/bench/paper.sh runs it).
+ * one core, for every strategy sf-xform writes, at widths 2, 4 and 8 or the ones given
+ * (tests/bench/paper.sh runs it).
  *
- *   sf-bench-split-merge [N [ROUNDS]]   (default 2000000 tuples, 3 rounds)
+ *   sf-bench-split-merge [N [ROUNDS [WIDTH...]]]   (default 2000000 tuples, 3 rounds, widths 2 4 8)
  *
  * The runtime's own code runs, as sf-exec runs it: the graph below (a Beacon, a Split, W channels of
  * a Filter, a Merge, a FileSink) is parsed, checked and planned by plan_build, and then pieces of the
@@ -52,7 +53,7 @@
 #include "sf.h"
 #include "value.h"
 
-enum { NTUPLES = 4096, CHUNK_BATCHES = 4, PULSE = 128, BASE_RING = 8 };
+enum { NTUPLES = 4096, CHUNK_BATCHES = 4, PULSE = 128, BASE_RING = 8, MAX_WIDTH = 256 };
 
 typedef enum { S_RR, S_HASH, S_SEQPULSE, S_SHUFFLE } SplitKind;
 static const char *const split_names[] = { "roundrobin", "hash", "seqpulse", "shuffle" };
@@ -254,7 +255,7 @@ static void time_split(Graph *g, long n, Timer *t) {
   fail_if(split->inst.impl->open(&split->inst) < 0, "the Split does not open", x);
   fatal_slot = &src->group->run;
   long chunk = (long)CHUNK_BATCHES * DEFAULT_BATCH * split->op->noutputs, seen = 0;
-  uint64_t last_seq[8] = {0};
+  uint64_t last_seq[MAX_WIDTH] = {0};
   timer_start(t);
   for (long i = 0; i < n; i++) {
     source_emit(src, i);
@@ -277,8 +278,10 @@ static volatile uintptr_t base_sink;
 
 /* By hand: what the Split does to each tuple, on plain arrays. */
 static void base_split(SplitKind sk, int width, long n, Timer *t) {
-  static Item ring[8][BASE_RING][DEFAULT_BATCH + 1];
-  int fill[8] = {0}, slot[8] = {0};
+  typedef Item Ring[BASE_RING][DEFAULT_BATCH + 1];
+  Ring *ring = malloc(sizeof(Ring) * (size_t)width);
+  memset(ring, 0, sizeof(Ring) * (size_t)width); /* its pages made before the clock starts */
+  int fill[MAX_WIDTH] = {0}, slot[MAX_WIDTH] = {0};
   uint64_t rr = 0, next_seq = 0, since = 0;
   bool hash = sk == S_HASH || sk == S_SHUFFLE, pulse = sk == S_SEQPULSE || sk == S_SHUFFLE;
   timer_start(t);
@@ -307,6 +310,7 @@ static void base_split(SplitKind sk, int width, long n, Timer *t) {
     }
   }
   timer_stop(t);
+  free(ring);
 }
 
 /* ---- the Merge ---- */
@@ -328,8 +332,8 @@ static void *feed_main(void *arg) {
 
 /* The recorded input of a Merge, per channel, for its baseline. */
 typedef struct Recorded {
-  Item *items[8];
-  long n[8];
+  Item *items[MAX_WIDTH];
+  long n[MAX_WIDTH];
 } Recorded;
 
 static void time_merge(Graph *g, long n, Timer *t, Recorded *rec) {
@@ -385,7 +389,7 @@ static __attribute__((noinline)) void base_consume(const Item *it) {
 
 /* By hand: the same items taken in the Merge's order from plain arrays. */
 static void base_merge(MergeKind mk, int width, const Recorded *rec, long n, Timer *t) {
-  long pos[8] = {0}, got = 0;
+  long pos[MAX_WIDTH] = {0}, got = 0;
   int c = 0;
   uint64_t next = 0;
   timer_start(t);
@@ -443,8 +447,12 @@ static double median(double *v, int n) {
 int main(int argc, char **argv) {
   long n = argc > 1 ? atol(argv[1]) : 2000000;
   int rounds = argc > 2 ? atoi(argv[2]) : 3;
-  if (n < 10000 || rounds < 1 || rounds > 100) {
-    fprintf(stderr, "usage: sf-bench-split-merge [N (>= 10000) [ROUNDS (1-100)]]\n");
+  int widths[16] = { 2, 4, 8 }, nwidths = argc > 3 ? 0 : 3;
+  for (int i = 3; i < argc && nwidths < 16; i++) widths[nwidths++] = atoi(argv[i]);
+  bool bad = n < 10000 || rounds < 1 || rounds > 100 || argc > 3 + 16;
+  for (int i = 0; i < nwidths; i++) bad |= widths[i] < 2 || widths[i] > MAX_WIDTH;
+  if (bad) {
+    fprintf(stderr, "usage: sf-bench-split-merge [N (>= 10000) [ROUNDS (1-100) [WIDTH (2-%d)...]]]\n", MAX_WIDTH);
     return 2;
   }
   cpu_set_t allowed;
@@ -461,9 +469,8 @@ int main(int argc, char **argv) {
   }
   fprintf(stderr, "Split and Merge alone on CPU %d, %ld tuples, median of %d rounds of CPU time (sf | by hand)\n",
           cpu, n, rounds);
-  static const int widths[] = { 2, 4, 8 };
   double sf[100], base[100], wall[100];
-  for (int wi = 0; wi < 3; wi++) {
+  for (int wi = 0; wi < nwidths; wi++) {
     int w = widths[wi];
     for (int sk = S_RR; sk <= S_SHUFFLE; sk++) {
       Graph *g = make_graph(sk, M_SEQPULSE, w);
