@@ -72,6 +72,7 @@ typedef struct Queue {
   Group *owner;            /* consumer group (plan) */
   Batch **ring;            /* cap slots (owner->mu) */
   int cap, head, count;    /* ring state (cap: plan; head, count: owner->mu) */
+  bool unsignaled;         /* a full batch of tuples was put without waking the owner (owner->mu) */
   pthread_cond_t not_full; /* producers wait here, holding owner->mu */
 } Queue;
 
@@ -279,11 +280,19 @@ void batch_free(Batch *b);
 void batch_release(Batch *b);
 /* A queue of x->queue_batches batches into group owner, in the plan's arena. Main thread. */
 Queue *queue_new(Exec *x, Group *owner);
+/* Before g's thread waits for input (holding g->mu): wakes the producers waiting for room in any
+ * of its queues that has some (queue_take wakes them only once half a ring is free). */
+void group_wake_producers(Group *g);
 /* Takes the next batch of q without waiting (NULL when empty) and signals not_full; the caller
  * holds q->owner->mu. */
 Batch *queue_take(Queue *q);
-/* Appends b to q, which has room, and signals the owner's wake; the caller holds q->owner->mu. */
-void queue_put(Queue *q, Batch *b);
+/* Appends b to q, which has room, and wakes the owner, except for a batch of `full` tuples while
+ * the ring is less than half full (the owner is then woken by a later put, or before the producer
+ * waits: group_wake_consumers); the caller holds q->owner->mu. */
+void queue_put(Queue *q, Batch *b, int full);
+/* Before g's thread waits (for input, for room, pacing), holding no lock: wakes the owner of every
+ * queue it feeds that holds a batch put without waking it. */
+void group_wake_consumers(Group *g);
 /* pthread_cond_timedwait for one time slice (WAIT_SLICE_MS), or for ms milliseconds: every wait
  * wakes up this often to look at the job's state. */
 void timed_wait(pthread_cond_t *c, pthread_mutex_t *m);

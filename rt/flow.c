@@ -20,6 +20,7 @@
  * which turns a caught signal into the failure (exec_note_signal). */
 #include "exec_priv.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,7 @@ static int push_batch(Exec *x, Queue *q, Batch *b, Group *pusher, Edge *via) {
     pusher->stalled = true;
     group_idle(pusher);
     bool clear = group_try_flush(pusher, via);
+    group_wake_consumers(pusher);
     pthread_mutex_lock(&o->mu);
     while (q->count == q->cap && !exec_stopping(x)) {
       if (clear) {
@@ -58,7 +60,7 @@ static int push_batch(Exec *x, Queue *q, Batch *b, Group *pusher, Edge *via) {
     batch_free(b);
     return -1;
   }
-  queue_put(q, b);
+  queue_put(q, b, via ? via->limit : INT_MAX);
   pthread_mutex_unlock(&o->mu);
   return 0;
 }
@@ -140,7 +142,7 @@ static void edge_try_flush(Edge *e) {
   Group *o = q->owner;
   pthread_mutex_lock(&o->mu);
   if (q->count < q->cap) {
-    queue_put(q, e->pending);
+    queue_put(q, e->pending, INT_MAX); /* a partial batch, before a wait: its consumer wakes */
     e->pending = NULL;
     if (e->final_queued) e->closed = true;
   }
@@ -251,7 +253,9 @@ void group_idle(Group *g) {
  * A batch for a full queue stays (that consumer has work); true when nothing stayed. */
 bool group_before_wait(Group *g) {
   group_idle(g);
-  return group_try_flush(g, NULL);
+  bool clear = group_try_flush(g, NULL);
+  group_wake_consumers(g);
+  return clear;
 }
 
 uint64_t rt_progress(const OpInst *op) {

@@ -23,6 +23,7 @@ static int run_single(Group *g) {
       pthread_mutex_lock(&g->mu);
       b = queue_take(q);
       if (b) break;
+      group_wake_producers(g);
       if (clear)
         timed_wait(&g->wake, &g->mu);
       else

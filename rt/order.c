@@ -376,6 +376,7 @@ int order_run(Group *g) {
         pthread_mutex_lock(&g->mu);
         st = order_step(g, &it);
         if (st != STEP_WAIT) break;
+        group_wake_producers(g);
         if (clear)
           timed_wait(&g->wake, &g->mu);
         else

@@ -49,14 +49,40 @@ Batch *queue_take(Queue *q) {
   Batch *b = q->ring[q->head];
   q->head = (q->head + 1) % q->cap;
   q->count--;
-  pthread_cond_signal(&q->not_full);
+  /* a producer waiting for room wakes once half the ring is free, not after every batch: it then
+   * pushes several batches per wake-up (fewer context switches); a consumer about to wait for
+   * input wakes it at once (group_wake_producers) */
+  if (q->count <= q->cap / 2) pthread_cond_signal(&q->not_full);
   return b;
 }
 
-void queue_put(Queue *q, Batch *b) {
+void queue_put(Queue *q, Batch *b, int full) {
   q->ring[(q->head + q->count) % q->cap] = b;
   q->count++;
+  /* a full batch of tuples wakes its consumer only once the ring is half full: a consumer that
+   * keeps up then takes several batches per wake-up (fewer context switches); anything else (a
+   * partial batch: old, punctuation, the end, before a wait) wakes it at once */
+  bool lazy = b->n >= full && b->n > 0 && b->items[b->n - 1].kind == ITEM_TUPLE && 2 * q->count < q->cap;
+  if (lazy) {
+    q->unsignaled = true;
+    return;
+  }
+  q->unsignaled = false;
   pthread_cond_signal(&q->owner->wake);
+}
+
+void group_wake_consumers(Group *g) {
+  for (int i = 0; i < g->outs.n; i++) {
+    Edge *e = g->outs.items[i];
+    if (e->kind != EDGE_QUEUE) continue;
+    Group *o = e->q->owner;
+    pthread_mutex_lock(&o->mu);
+    if (e->q->unsignaled) {
+      e->q->unsignaled = false;
+      pthread_cond_signal(&o->wake);
+    }
+    pthread_mutex_unlock(&o->mu);
+  }
 }
 
 void timed_wait(pthread_cond_t *c, pthread_mutex_t *m) {
@@ -79,4 +105,11 @@ void timed_wait_ms(pthread_cond_t *c, pthread_mutex_t *m, long ms) {
     ts.tv_nsec -= 1000000000L;
   }
   pthread_cond_timedwait(c, m, &ts);
+}
+
+void group_wake_producers(Group *g) {
+  for (int s = 0; s < g->entry->nslots; s++) {
+    Queue *q = g->entry->in[s]->q;
+    if (q && q->count < q->cap) pthread_cond_signal(&q->not_full);
+  }
 }
