@@ -116,7 +116,7 @@ static Step step_roundrobin(Group *g, Item *out) {
   if (h->kind == ITEM_TUPLE) {
     *out = *h;
     pop(g, g->rr_next);
-    g->rr_next = (g->rr_next + 1) % W;
+    g->rr_next = (int)(g->taken / SPLIT_RR_RUN % (uint64_t)W); /* the Split's runs, in turn */
     return STEP_DELIVER;
   }
   if (h->kind == ITEM_PULSE || h->kind == ITEM_PROGRESS) {

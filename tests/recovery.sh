@@ -44,6 +44,8 @@
 #               named after other regions at -w 1 than at -w 3 (r1.split is one region's, then
 #               another's), killed once a checkpoint is complete at one width and restored at the
 #               other, both ways: exit 0, "restored checkpoint K", the sequential run's output.
+#   rr:         a roundrobin region (its Split deals runs of 256 tuples) killed once a checkpoint is
+#               complete at width 2 and restored at 3, and the other way: the sequential output.
 #   no-dir:     --restore without --checkpoint-dir is a usage error.
 #
 # SF_RECOVERY_RUNS (default 24; 8 under sanitizers) and SF_RECOVERY_DIST_RUNS (default 20; 3) set how
@@ -605,6 +607,66 @@ else
       sf_bad "$c" "width $1 killed after checkpoint $k, restored at $2: files left behind" "$d/restore.log"
     else
       sf_ok "$c" "width $1 killed after checkpoint $k, restored at $2 (r1.split and r1.merge another region's there): output right"
+    fi
+  done
+fi
+
+# rr: a roundrobin region deals and merges runs of 256 tuples, counted from the start: killed once
+# a checkpoint is complete at one width and restored at another, the Split and the Merge go on from
+# the same count (the checkpoint's position is almost never a multiple of 256)
+c=rr
+mkdir -p "$work/rr/ref"
+cat >"$work/rr/seq.xml" <<XML
+<?xml version="1.0" encoding="UTF-8"?>
+<graph xmlns="urn:streamfission:graph:1" name="rr">
+  <schema name="E"><attr name="id" type="int"/><attr name="v" type="int"/></schema>
+  <operator name="src" kind="Beacon">
+    <output stream="A" schema="E"/>
+    <param name="count">$rcount</param>
+    <set attr="id">seq</set>
+    <set attr="v">rand(seq) % 1000</set>
+  </operator>
+  <operator name="f" kind="Functor">
+    <input stream="A"/>
+    <output stream="B" schema="E"/>
+    <set attr="v">v * 7 + id % 13</set>
+  </operator>
+  <operator name="out" kind="FileSink">
+    <input stream="B"/>
+    <param name="file">out.csv</param>
+  </operator>
+</graph>
+XML
+if ! "$B/sf-xform" -w 2 "$work/rr/seq.xml" -o "$work/rr/w2.xml" 2>"$work/rr/xform.log" ||
+  ! "$B/sf-xform" -w 3 "$work/rr/seq.xml" -o "$work/rr/w3.xml" 2>>"$work/rr/xform.log" ||
+  ! grep -q '<param name="order">roundrobin</param>' "$work/rr/w3.xml" ||
+  ! (cd "$work/rr/ref" && timeout -k 5 300 "$B/sf-exec" ../seq.xml) >>"$work/rr/xform.log" 2>&1; then
+  sf_bad "$c" "sf-xform (a roundrobin region expected) or the sequential run failed" "$work/rr/xform.log"
+else
+  for dir in "2 3" "3 2"; do
+    set -- $dir
+    d=$work/rr/k$1
+    mkdir -p "$d"
+    (cd "$d" && exec "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.05 "../w$1.xml") >"$d/run.log" 2>&1 &
+    pid=$!
+    newest=""
+    while [[ -z $newest ]] && kill -0 "$pid" 2>/dev/null; do
+      newest=$(cd "$d" && compgen -G "ck/ckpt-*/MANIFEST" | head -n 1)
+      sleep 0.01
+    done
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    k=$(cd "$d/ck" 2>/dev/null && for m in ckpt-*/MANIFEST; do [[ -f $m ]] && echo "${m%/MANIFEST}"; done | sed 's/ckpt-//' | sort -n | tail -n 1)
+    (cd "$d" && timeout -k 5 120 "$B/sf-exec" --restore --checkpoint-dir ck "../w$2.xml") >"$d/restore.log" 2>&1
+    ST=$?
+    if [[ -z $k ]]; then
+      sf_bad "$c" "width $1: no checkpoint was complete at the kill" "$d/run.log"
+    elif [[ $ST != 0 ]] || ! grep -q -x "sf-exec: restored checkpoint $k from 'ck'" "$d/restore.log"; then
+      sf_bad "$c" "width $1 killed after checkpoint $k, restored at $2: exit status $ST, expected 0 and 'sf-exec: restored checkpoint $k from 'ck''" "$d/restore.log"
+    elif ! cmp -s "$work/rr/ref/out.csv" "$d/out.csv"; then
+      sf_bad "$c" "width $1 killed after checkpoint $k, restored at $2: out.csv differs from the sequential run's" "$d/restore.log"
+    else
+      sf_ok "$c" "roundrobin region, width $1 killed after checkpoint $k, restored at $2: output right"
     fi
   done
 fi

@@ -74,7 +74,7 @@ static int split_process(OpInst *op, int port, Tuple *t) {
     for (int i = 0; i < s->nkeys; i++) h = value_hash(&t->v[s->keys[i]], h);
     out = sf_key_channel(h, s->width);
   } else {
-    out = (int)(s->rr++ % (uint64_t)s->width);
+    out = (int)(s->rr++ / SPLIT_RR_RUN % (uint64_t)s->width);
   }
   uint64_t seq = s->assign ? s->next_seq++ : op->cur_seq;
   s->high = seq + 1;
@@ -83,8 +83,33 @@ static int split_process(OpInst *op, int port, Tuple *t) {
   return 0;
 }
 
-/* A run: each tuple dealt as split_process deals it, without a call into the runtime per tuple. */
+/* A run: dealt round-robin as split_process deals it, each stretch for one channel (up to the end
+ * of its SPLIT_RR_RUN, or the next pulse) emitted as one run; by hash (or keeping the upstream
+ * numbering) tuple by tuple. */
 static int split_process_run(OpInst *op, int port, Item *items, int n) {
+  Split *s = op->state;
+  for (int i = 0; !s->hash && s->assign && i < n;) {
+    int out = (int)(s->rr / SPLIT_RR_RUN % (uint64_t)s->width);
+    int k = SPLIT_RR_RUN - (int)(s->rr % SPLIT_RR_RUN);
+    if (k > n - i) k = n - i;
+    if (s->pulse && (uint64_t)k > s->pulse - s->since) k = (int)(s->pulse - s->since);
+    for (int j = i; j < i + k; j++) items[j].seq = s->next_seq++;
+    s->rr += (uint64_t)k;
+    s->high = s->next_seq; /* the run counts as sent: a wait inside its emit pulses past it */
+    op->cur_seq = items[i].seq;
+    op->cur_src = items[i].src;
+    op->cur_born = items[i].born;
+    int rc = rt_emit_run(op, out, items + i, k);
+    i += k;
+    op->cur_seq = items[i - 1].seq;
+    op->cur_src = items[i - 1].src;
+    if (rc == 0 && s->pulse && (s->since += (uint64_t)k) >= s->pulse) rc = send_pulses(op, s, s->high);
+    if (rc < 0) {
+      for (int j = i; j < n; j++) tuple_unref(items[j].t);
+      return -1;
+    }
+    if (i == n) return 0;
+  }
   for (int i = 0; i < n; i++) {
     op->cur_seq = items[i].seq;
     op->cur_src = items[i].src;
