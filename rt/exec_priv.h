@@ -118,6 +118,8 @@ struct Node {
   bool channel_merge; /* Merge inside a channel (shuffle): keeps the region's seq (plan) */
   Latency *latency;   /* a sink with --stats: how long its tuples took from their source (plan;
                          the buckets: thread, read by the stats with relaxed loads) */
+  struct Prof *prof;  /* --stats or --stats-json: its sampled CPU time (stats.c) (plan; the samples:
+                         thread, read after the threads are joined) */
   /* checkpoints, sources only */
   atomic_ullong ck_pos; /* src of the tuple being emitted (atomic: the coordinator reads it) */
   uint64_t ck_seen;     /* the last checkpoint request it has dealt with (thread) */
@@ -154,6 +156,8 @@ struct Group {
   pthread_t thread;           /* its thread (main thread) */
   bool started;               /* its thread was created (main thread) */
   RunSlot run;                /* the operator its thread is running (fatal.c) */
+  int64_t cpu_ns;             /* --stats or --stats-json: its thread's CPU time, read when it ends
+                                 (thread; the main thread reads it after joining) */
 };
 
 struct Exec {
@@ -248,9 +252,13 @@ int order_run(Group *g);
 /* Hands item it to slot `slot` of n's operator (process, pulse, window or, once every slot ended,
  * final, then FINAL forwarded to every output); n's thread. 0, or -1 when the job is failing. */
 int node_deliver(Node *n, int slot, const Item *it);
+/* node_deliver without the profile's timing (stats.c times it). */
+int node_deliver_now(Node *n, int slot, const Item *it);
 /* Hands the k tuple items of a run to slot `slot` of n's operator: one process_run call, or process
  * per tuple; takes over their references (released on a failure too). */
 int deliver_run(Node *n, int slot, Item *items, int k);
+/* deliver_run to an operator with process_run, without the profile's timing (stats.c times it). */
+int deliver_run_now(Node *n, int slot, Item *items, int k);
 /* The group's thread is about to wait: its idle hooks (Split: a pulse) run, once. */
 void group_idle(Group *g);
 /* Hands on the partial batch of every output edge of g but except whose queue has room, never
@@ -354,6 +362,33 @@ void fatal_thread_end(void *alt);
 
 /* ---- stats.c ---- */
 
+/* --stats or --stats-json: n's profile (in the plan's arena), or NULL when neither is on. Main
+ * thread, building the plan. */
+struct Prof *stats_prof_new(Exec *x);
+/* An operator's profile (stats.c says how it is sampled). Its thread writes it; the main thread
+ * reads it after joining the threads. */
+enum { PROF_EVERY = 64, PROF_BUCKETS = 65 };
+struct Prof {
+  uint64_t calls;           /* deliveries */
+  uint64_t n[PROF_BUCKETS]; /* timed deliveries, by the bit length of their own ns */
+  uint64_t ns[PROF_BUCKETS];/* their own ns, summed */
+};
+/* Timed deliveries in progress in this thread. */
+extern _Thread_local int prof_depth;
+/* Counts a delivery to the operator of profile p: true when it is to be timed (one in PROF_EVERY,
+ * and every one nested in a timed delivery). */
+static inline bool prof_due(struct Prof *p) {
+  return ++p->calls % PROF_EVERY == 0 || prof_depth > 0;
+}
+/* node_deliver of a node whose prof_due said yes: timed (CLOCK_MONOTONIC); what the deliveries
+ * nested in it took is not its own. n's thread. */
+int prof_deliver(Node *n, int slot, const Item *it);
+/* The same for a tuple that rt_emit hands straight to n on a direct edge, and for a run of k
+ * tuples handed to n's process_run (one delivery). */
+int prof_deliver_tuple(Node *n, int slot, uint64_t seq, uint64_t src, int64_t born, Tuple *t);
+int prof_deliver_run(Node *n, int slot, Item *items, int k);
+/* The calling thread's CPU time so far (CLOCK_THREAD_CPUTIME_ID), ns. */
+int64_t stats_thread_cpu_ns(void);
 /* Seconds since the job started (monotonic). */
 double stats_seconds(const Exec *x);
 /* Prints every local operator's counts and rates to x->log: "so far" while running, "summary" at

@@ -271,6 +271,7 @@ void rt_idle(OpInst *op) {
 
 /* node_deliver of a tuple, from its parts (rt_emit's short way on a direct edge). */
 static inline int deliver_tuple(Node *n, int slot, uint64_t seq, uint64_t src, int64_t born, Tuple *t) {
+  if (n->prof && prof_due(n->prof)) return prof_deliver_tuple(n, slot, seq, src, born, t); /* --stats: timed (stats.c) */
   const char *was = fatal_enter(n->label);
   OpInst *op = &n->inst;
   op->cur_seq = seq;
@@ -304,6 +305,12 @@ int deliver_run(Node *n, int slot, Item *items, int k) {
       }
     return 0;
   }
+  if (n->prof && prof_due(n->prof)) return prof_deliver_run(n, slot, items, k); /* --stats: timed (stats.c) */
+  return deliver_run_now(n, slot, items, k);
+}
+
+int deliver_run_now(Node *n, int slot, Item *items, int k) {
+  OpInst *op = &n->inst;
   const char *was = fatal_enter(n->label);
   op->cur_seq = items[0].seq;
   op->cur_src = items[0].src;
@@ -459,6 +466,11 @@ static int deliver(Node *n, int slot, const Item *it) {
 }
 
 int node_deliver(Node *n, int slot, const Item *it) {
+  if (n->prof && prof_due(n->prof)) return prof_deliver(n, slot, it); /* --stats: timed (stats.c) */
+  return node_deliver_now(n, slot, it);
+}
+
+int node_deliver_now(Node *n, int slot, const Item *it) {
   const char *was = fatal_enter(n->label);
   int rc = deliver(n, slot, it);
   fatal_leave(was);

@@ -72,6 +72,7 @@ static void *group_main(void *arg) {
   }
   if (rc == 0) group_flush(g, NULL);
   if (rc < 0 && !exec_stopping(x)) exec_fail(x, "internal error: a thread stopped without a message");
+  if (x->o->stats || x->o->stats_json) g->cpu_ns = stats_thread_cpu_ns();
   fatal_thread_end(alt);
   atomic_fetch_sub(&x->running, 1);
   return NULL;

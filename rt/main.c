@@ -34,7 +34,7 @@ static const char usage_text[] =
     "      --queue N             batches a queue holds before its producer waits (8)\n"
     "      --stats               print per-operator counts and rates to stderr while running\n"
     "      --stats-interval S    seconds between stats lines (2)\n"
-    "      --stats-json FILE     write the final per-operator counts as JSON\n"
+    "      --stats-json FILE     write the final per-operator counts and CPU times as JSON\n"
     "      --accept-unterminated read a CSV input's last row even without its line end (otherwise\n"
     "                            an error: a file cut short ends inside its last row)\n"
     "      --checkpoint-dir DIR  take consistent checkpoints into DIR (made if missing); a job\n"

@@ -79,6 +79,7 @@ static void plan_nodes(Exec *x) {
       n->latency = arena_alloc(x->arena, sizeof *n->latency);
       for (int b = 0; b < LATENCY_BUCKETS; b++) atomic_init(&n->latency->count[b], 0);
     }
+    n->prof = stats_prof_new(x);
   }
 }
 

@@ -1,10 +1,12 @@
 /* stats.c: per-operator counts while the job runs (--stats) and at its end, as text or as JSON
  * (--stats-json), and at each sink the latency of its tuples from their source (with --stats every
  * source stamps its tuples, Item.born, and the stamp travels with what is computed from them). The counters themselves are the operators' n_in and n_out (count_one in
- * flow.c); this file only reads them. */
+ * flow.c); this file only reads them. With either option it also samples the CPU time of each
+ * operator's own callbacks (the profile, below), which `sf-xform --profile` reads. */
 #include "exec_priv.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -21,6 +23,183 @@ double stats_seconds(const Exec *x) {
 static long peak_rss_kib(void) {
   struct rusage ru;
   return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
+}
+
+/* ---- the profile: CPU time per operator, sampled ----
+ *
+ * Timing every delivery would cost two clock reads (~30 ns each here) per operator per tuple, as
+ * much as a cheap operator itself. So an operator times one delivery in PROF_EVERY of those it gets
+ * and, inside a timed one, every nested delivery (the consumers on direct edges that rt_emit calls at once): a delivery's own time
+ * is its elapsed time less the nested timed ones (and the clock reads themselves). An operator's
+ * cpu_ns is then the mean of its samples times its deliveries. Samples longer than 32 times the
+ * median of the operator's samples are left out of the mean: they are a thread that was preempted or
+ * waited for room in a full queue, not the operator's work.
+ *
+ * The thread's CPU time (CLOCK_THREAD_CPUTIME_ID, read once when it ends) is exact; what it holds
+ * beyond its operators' samples (a source's own loop, which is one call and never sampled; a driver
+ * taking batches from queues and ordering them) is given to the operator that drives the thread (its
+ * source, or the operator fed by its queues). When the samples add up to more than the thread's CPU
+ * time (a loaded machine: wall time is not CPU time), they are scaled down to it. */
+
+enum { PROF_TRIM = 5 /* samples over 2^5 = 32 times the median are left out */ };
+
+static int64_t prof_self_ns;             /* what timing adds to an empty delivery's own time (plan) */
+static int64_t prof_kid_ns;              /* and to its caller's, beyond the delivery's elapsed time (plan) */
+_Thread_local int prof_depth;            /* timed deliveries in progress (exec_priv.h) */
+static _Thread_local int64_t prof_nested;/* ns of the timed deliveries nested in the current one */
+
+static inline int64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A timed delivery starts, *saved keeping the caller's nested time. */
+static inline void prof_begin(int64_t *saved, int64_t *t0) {
+  *saved = prof_nested;
+  prof_nested = 0;
+  prof_depth++;
+  *t0 = mono_ns();
+}
+
+static inline void prof_end(struct Prof *p, int64_t saved, int64_t t0) {
+  int64_t el = mono_ns() - t0;
+  int64_t self = el - prof_nested - prof_self_ns;
+  if (self < 0) self = 0;
+  int b = self ? 64 - __builtin_clzll((uint64_t)self) : 0;
+  p->n[b]++;
+  p->ns[b] += (uint64_t)self;
+  prof_nested = saved + el + prof_kid_ns; /* the caller's: this one, its timing included */
+  prof_depth--;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* What timing itself costs, the medians of empty deliveries timed as prof_deliver times them: an
+ * empty one's own time (prof_self_ns), and what one empty nested one adds to its caller beyond
+ * its elapsed time (prof_kid_ns), so that both measure 0. */
+static void prof_calibrate(void) {
+  enum { TRIES = 255 };
+  int64_t self[TRIES], kid[TRIES];
+  struct Prof outer, inner;
+  prof_self_ns = prof_kid_ns = 0;
+  for (int i = 0; i < TRIES; i++) {
+    int64_t s0, t0, s1, t1;
+    memset(&outer, 0, sizeof outer);
+    memset(&inner, 0, sizeof inner);
+    prof_begin(&s0, &t0);
+    prof_begin(&s1, &t1);
+    prof_end(&inner, s1, t1);
+    prof_end(&outer, s0, t0);
+    int64_t inner_self = 0, outer_self = 0;
+    for (int b = 0; b < PROF_BUCKETS; b++) {
+      inner_self += (int64_t)inner.ns[b];
+      outer_self += (int64_t)outer.ns[b];
+    }
+    self[i] = inner_self;          /* with prof_self_ns 0: the empty one's raw own time */
+    kid[i] = outer_self - self[i]; /* with prof_kid_ns 0: the caller's time less its own empty part */
+  }
+  prof_nested = 0;
+  qsort(self, TRIES, sizeof *self, cmp_i64);
+  qsort(kid, TRIES, sizeof *kid, cmp_i64);
+  prof_self_ns = self[TRIES / 2];
+  prof_kid_ns = kid[TRIES / 2];
+}
+
+struct Prof *stats_prof_new(Exec *x) {
+  if (!x->o->stats && !x->o->stats_json) return NULL;
+  static bool calibrated;
+  if (!calibrated) {
+    prof_calibrate();
+    calibrated = true;
+  }
+  struct Prof *p = arena_alloc(x->arena, sizeof *p);
+  memset(p, 0, sizeof *p);
+  return p;
+}
+
+int prof_deliver(Node *n, int slot, const Item *it) {
+  int64_t saved, t0;
+  prof_begin(&saved, &t0);
+  int rc = node_deliver_now(n, slot, it);
+  prof_end(n->prof, saved, t0);
+  return rc;
+}
+
+int prof_deliver_run(Node *n, int slot, Item *items, int k) {
+  int64_t saved, t0;
+  prof_begin(&saved, &t0);
+  int rc = deliver_run_now(n, slot, items, k);
+  prof_end(n->prof, saved, t0);
+  return rc;
+}
+
+int prof_deliver_tuple(Node *n, int slot, uint64_t seq, uint64_t src, int64_t born, Tuple *t) {
+  Item it;
+  it.kind = ITEM_TUPLE;
+  it.seq = seq;
+  it.src = src;
+  it.born = born;
+  it.t = t;
+  return prof_deliver(n, slot, &it);
+}
+
+int64_t stats_thread_cpu_ns(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The sampled estimate of n's own time: its deliveries times their trimmed mean. */
+static double prof_estimate(const Node *n) {
+  const struct Prof *p = n->prof;
+  if (!p) return 0;
+  uint64_t total = 0, seen = 0, cnt = 0;
+  double ns = 0;
+  for (int b = 0; b < PROF_BUCKETS; b++) total += p->n[b];
+  if (total == 0) return 0;
+  int median = 0;
+  for (; median < PROF_BUCKETS; median++)
+    if ((seen += p->n[median]) * 2 >= total) break;
+  for (int b = 0; b < PROF_BUCKETS && b <= median + PROF_TRIM; b++) {
+    cnt += p->n[b];
+    ns += (double)p->ns[b];
+  }
+  return cnt ? ns / (double)cnt * (double)p->calls : 0;
+}
+
+/* Every local operator's CPU ns (by node index) and, per group, the thread's: as the top says. */
+static double *prof_cpu(Exec *x) {
+  double *cpu = calloc((size_t)x->nnodes + 1, sizeof *cpu);
+  if (!cpu) return NULL;
+  for (int i = 0; i < x->nnodes; i++)
+    if (x->nodes[i].local) cpu[i] = prof_estimate(&x->nodes[i]);
+  for (int gi = 0; gi < x->groups.n; gi++) {
+    Group *g = x->groups.items[gi];
+    double sum = 0;
+    for (int i = 0; i < x->nnodes; i++)
+      if (x->nodes[i].local && x->nodes[i].group == g) sum += cpu[i];
+    if (g->cpu_ns <= 0) continue; /* not measured: the samples stand */
+    double thread = (double)g->cpu_ns;
+    Node *driver = g->source ? g->source : g->entry;
+    if (sum > thread) {
+      for (int i = 0; i < x->nnodes; i++)
+        if (x->nodes[i].local && x->nodes[i].group == g) cpu[i] *= thread / sum;
+    } else if (driver) {
+      cpu[driver - x->nodes] += thread - sum;
+    }
+  }
+  return cpu;
+}
+
+static int usable_cores(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
 }
 
 /* ---- latency ---- */
@@ -137,8 +316,9 @@ int stats_write_json(Exec *x, const char *path, bool ok) {
   json_string(f, x->g->name ? x->g->name : "");
   fprintf(f, ",\n  \"host\": ");
   json_string(f, x->o->host ? x->o->host : "");
-  fprintf(f, ",\n  \"ok\": %s,\n  \"seconds\": %.3f,\n  \"peak_rss_kib\": %ld,\n  \"operators\": [\n",
-          ok ? "true" : "false", t, peak_rss_kib());
+  fprintf(f, ",\n  \"ok\": %s,\n  \"seconds\": %.3f,\n  \"peak_rss_kib\": %ld,\n  \"cores\": %d,\n  \"operators\": [\n",
+          ok ? "true" : "false", t, peak_rss_kib(), usable_cores());
+  double *cpu = prof_cpu(x);
   bool first = true;
   for (int i = 0; i < x->nnodes; i++) {
     Node *n = &x->nodes[i];
@@ -152,10 +332,31 @@ int stats_write_json(Exec *x, const char *path, bool ok) {
     if (n->latency && latency_quantile(n->latency, 0.5) >= 0)
       fprintf(f, ", \"latency_us\": {\"p50\": %.0f, \"p99\": %.0f, \"p99_9\": %.0f}", latency_quantile(n->latency, 0.5),
               latency_quantile(n->latency, 0.99), latency_quantile(n->latency, 0.999));
+    if (cpu) {
+      unsigned long long most = in > out ? in : out;
+      fprintf(f, ", \"cpu_ns\": %.0f, \"ns_per_tuple\": %.1f", cpu[i], most ? cpu[i] / (double)most : 0.0);
+    }
     fputc('}', f);
     first = false;
   }
+  fprintf(f, "\n  ],\n  \"threads\": [\n");
+  for (int gi = 0; gi < x->groups.n; gi++) {
+    Group *g = x->groups.items[gi];
+    Node *driver = g->source ? g->source : g->entry;
+    fprintf(f, "%s    {\"name\": ", gi ? ",\n" : "");
+    json_string(f, driver ? driver->op->name : "");
+    fprintf(f, ", \"cpu_ns\": %lld, \"operators\": [", (long long)g->cpu_ns);
+    bool one = true;
+    for (int i = 0; i < x->nnodes; i++) {
+      if (!x->nodes[i].local || x->nodes[i].group != g) continue;
+      if (!one) fputs(", ", f);
+      json_string(f, x->nodes[i].op->name);
+      one = false;
+    }
+    fputs("]}", f);
+  }
   fprintf(f, "\n  ]\n}\n");
+  free(cpu);
   if (direct) return fclose(f) == 0 ? 0 : -1;
   fchmod(fileno(f), 0644);
   if (fclose(f) != 0 || rename(tmp, path) != 0) {
