@@ -326,8 +326,13 @@ int stats_write_json(Exec *x, const char *path, bool ok) {
     unsigned long long in = atomic_load(&n->inst.n_in), out = atomic_load(&n->inst.n_out);
     fprintf(f, "%s    {\"name\": ", first ? "" : ",\n");
     json_string(f, n->op->name);
-    fprintf(f, ", \"kind\": \"%s\", \"in\": %llu, \"out\": %llu, \"in_per_s\": %.1f, \"out_per_s\": %.1f",
-            kind_name(n->op->kind), in, out, t > 0 ? in / t : 0.0, t > 0 ? out / t : 0.0);
+    fprintf(f, ", \"kind\": \"%s\"", kind_name(n->op->kind));
+    if (n->op->origin) { /* a replica, Split or Merge of sf-xform: the operator it comes from */
+      fprintf(f, ", \"origin\": ");
+      json_string(f, n->op->origin);
+    }
+    fprintf(f, ", \"in\": %llu, \"out\": %llu, \"in_per_s\": %.1f, \"out_per_s\": %.1f", in, out,
+            t > 0 ? in / t : 0.0, t > 0 ? out / t : 0.0);
     if (skips_lines(n)) fprintf(f, ", \"skipped\": %llu", (unsigned long long)atomic_load(&n->inst.n_skipped));
     if (n->latency && latency_quantile(n->latency, 0.5) >= 0)
       fprintf(f, ", \"latency_us\": {\"p50\": %.0f, \"p99\": %.0f, \"p99_9\": %.0f}", latency_quantile(n->latency, 0.5),

@@ -1,6 +1,7 @@
 /* explain.c: `--explain`: two lines per operator of the input graph, compiler style: which region
  * it joined and how that region splits and merges, or exactly why it was not parallelized; then the
- * model the decision was made from (state and key, selectivity, what it forwards, punctuation). */
+ * model the decision was made from (state and key, selectivity, what it forwards, punctuation); and
+ * on the first operator of each region a third line, what the cost model (cost.c) expects of it. */
 #include "sf.h"
 
 /* 'a', 'b' and 'c' */
@@ -58,6 +59,21 @@ static const char *split_merge_text(Arena *a, const Region *r) {
   return arena_printf(a, "%s, %s", split, merge);
 }
 
+/* `file:line: name: region rN: estimated speed-up ...`: what the cost model expects of r at its
+ * width, what bounds it, and the figures it used. */
+static void explain_cost(const Fission *f, const Region *r, Arena *a, FILE *out) {
+  const RegionCost *c = &r->cost;
+  CostBound b;
+  double t = cost_period(c, r->width, &b), s = cost_period(c, 1, NULL) / t;
+  fprintf(out, "region r%d: ", r->id);
+  if (f->profile && r->unmeasured)
+    fprintf(out, "'%s' is not in the profile, so its width follows today's rules; ", r->unmeasured);
+  fprintf(out, "estimated speed-up %.2fx at width %d, bounded by %s (per tuple: upstream ~%.0f ns, Split ~%.0f ns, "
+          "operators ~%.0f ns, channel +%.0f ns, Merge ~%.0f ns, downstream ~%.0f ns; %s)\n", s, r->width,
+          cost_bound_text(a, c, b), c->up, c->split, c->work, c->channel, c->merge, c->down,
+          r->measured ? "measured" : "estimates by kind");
+}
+
 void fission_explain(const Fission *f, FILE *out) {
   const Graph *g = f->g;
   Arena *a = arena_new();
@@ -76,6 +92,7 @@ void fission_explain(const Fission *f, FILE *out) {
     /* which width attributes disagreed is said once, on the line of the one that won */
     fprintf(out, "parallel in region r%d (width %d", r->id, r->width);
     if (r->width_by) fprintf(out, ", set by '%s'", r->width_by);
+    if (r->width_profile) fputs(", chosen from the profile", out);
     if (r->width_by && r->width_why && r->width_by == op->name) fprintf(out, ", %s", r->width_why);
     fprintf(out, ", %s)", region_text[r->id]);
     if (f->note[op->index]) fprintf(out, "; %s", f->note[op->index]);
@@ -84,6 +101,10 @@ void fission_explain(const Fission *f, FILE *out) {
               "(warning)", op->host);
     fprintf(out, "\n%s:%d: %s: ", g->file, op->line, op->name);
     explain_model(op, out);
+    if (f->profile && r->ops.items[0] == op) {
+      fprintf(out, "%s:%d: %s: ", g->file, op->line, op->name);
+      explain_cost(f, r, a, out);
+    }
   }
   arena_free(a);
 }

@@ -1,6 +1,7 @@
 /* main.c: sf-xform, the fission transformer. The driver is the table of contents: parse, check,
  * analyze, regions, rewrite, place, emit. Exit status: 0 success, 1 bad input, 2 bad usage.
  * Nothing is written unless the whole run succeeds; files are written atomically. */
+#include "profile.h"
 #include "sf.h"
 
 #include <errno.h>
@@ -34,6 +35,9 @@ static const char usage_text[] =
     "      --dot FILE        write a Graphviz picture of the parallel graph\n"
     "      --dot-input FILE  write a Graphviz picture of the input graph\n"
     "      --explain         say on stderr, per operator, what was parallelized and why not\n"
+    "      --profile FILE    choose each region's width from the costs sf-exec --stats-json\n"
+    "                        measured (FILE): the widest that still pays, up to -w and the\n"
+    "                        cores or hosts; a region no width pays for stays serial\n"
     "      --dump PASS       print the graph after PASS (check, rewrite, place; regions: the\n"
     "                        decisions) on stdout and stop\n"
     "      --time-passes     say on stderr how long each pass took (wall and CPU seconds)\n"
@@ -53,6 +57,7 @@ typedef struct Options {
   bool explain;          /* --explain */
   const char *dump;      /* --dump PASS */
   bool time_passes;      /* --time-passes */
+  const char *profile;   /* --profile FILE */
 } Options;
 
 static _Noreturn void usage_error(const char *fmt, const char *arg) {
@@ -69,7 +74,8 @@ static void parse_options(int argc, char **argv, Options *o) {
     {"dot", required_argument, 0, 'd'},    {"dot-input", required_argument, 0, 'i'},
     {"explain", no_argument, 0, 'e'},      {"dump", required_argument, 0, 'D'},
     {"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
-    {"time-passes", no_argument, 0, 'T'},  {0, 0, 0, 0},
+    {"time-passes", no_argument, 0, 'T'},  {"profile", required_argument, 0, 'P'},
+    {0, 0, 0, 0},
   };
   opterr = 0;
   int c;
@@ -90,6 +96,7 @@ static void parse_options(int argc, char **argv, Options *o) {
     case 'i': o->dot_input = optarg; break;
     case 'e': o->explain = true; break;
     case 'T': o->time_passes = true; break;
+    case 'P': o->profile = optarg; break;
     case 'D':
       if (strcmp(optarg, "check") && strcmp(optarg, "regions") && strcmp(optarg, "rewrite") && strcmp(optarg, "place"))
         usage_error("unknown pass '%s' for --dump (check, regions, rewrite, place)", optarg);
@@ -383,7 +390,19 @@ static int run(const Options *o, Diag *d, Graph *g, Graph **parallel, Pending *o
 
   graph_analyze(g);
   pass_done("analyze");
-  Fission *f = fission_regions(g, o->width ? o->width : default_width(g, nhosts));
+  Profile *prof = NULL;
+  if (o->profile) {
+    char err[4352];
+    if (!(prof = profile_read(g->arena, o->profile, err, sizeof err))) {
+      fprintf(stderr, "sf-xform: error: %s\n", err);
+      return EXIT_INPUT;
+    }
+    pass_done("profile");
+  }
+  /* what runs at once: the hosts, or the cores of one (the profile's machine's, else this one's) */
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  int max = nhosts > 1 ? nhosts : prof ? prof->cores : cpus > 1024 ? 1024 : cpus > 1 ? (int)cpus : 1;
+  Fission *f = fission_regions_profiled(g, o->width ? o->width : default_width(g, nhosts), prof, max);
   pass_done("regions");
   if (o->dump && !strcmp(o->dump, "regions")) {
     fission_explain(f, stdout);

@@ -329,6 +329,15 @@ static bool assign_widths(Fission *f) {
       r->width_why = arena_printf(a, "the smallest of %s", list);
       free(list);
     }
+    r->width_profile = false;
+    if (f->cap) /* --profile chose a width for the region these operators formed before */
+      for (int k = 0; k < r->ops.n; k++) {
+        int cap = f->cap[((Op *)r->ops.items[k])->index];
+        if (cap && cap <= r->width) {
+          r->width = cap;
+          r->width_profile = true;
+        }
+      }
     if (r->width >= 2) continue;
     for (int k = 0; k < r->ops.n; k++) f->why[((Op *)r->ops.items[k])->index] = "the width is 1";
     dropped = true;
@@ -354,11 +363,163 @@ static void choose_strategies(Fission *f) {
   }
 }
 
+/* ---- costs (cost.c's model) ---- */
+
+static int input_streams(const Op *op) {
+  int n = 0;
+  for (int p = 0; p < op->ninputs; p++) n += op->inputs[p].nstreams;
+  return n;
+}
+
+/* ns per tuple entering the region (n of them) that op costs: measured, or its kind's estimate. */
+static double op_cost(const Fission *f, const Op *op, bool measured, double n) {
+  const ProfileOp *po = measured ? profile_find(f->profile, op->name) : NULL;
+  return po ? po->cpu_ns / n : cost_kind_estimate(op);
+}
+
+/* The serial operators after op in the thread of the Merge before them: consumers with one input
+ * stream that are in no region, and theirs. */
+static void add_down(const Fission *f, const Op *op, RegionCost *c, double *dearest, bool measured, double n, int depth) {
+  if (depth > f->g->nops) return;
+  for (int p = 0; p < op->noutputs; p++) {
+    const Stream *s = op->outputs[p].resolved;
+    for (int k = 0; s && k < s->consumers.n; k++) {
+      const Op *next = s->consumers.items[k];
+      if (f->region_of[next->index] || input_streams(next) != 1) continue;
+      double cost = op_cost(f, next, measured, n);
+      c->down += cost;
+      if (cost > *dearest) {
+        *dearest = cost;
+        c->down_name = next->name;
+      }
+      add_down(f, next, c, dearest, measured, n, depth + 1);
+    }
+  }
+}
+
+/* r's stages, from f's profile when it measured every operator of r, else from the estimates. */
+static void region_cost(Fission *f, Region *r, int cores) {
+  const Profile *p = f->profile;
+  RegionCost *c = &r->cost;
+  memset(c, 0, sizeof *c);
+  const Op *first = r->ops.items[0], *last = r->ops.items[r->ops.n - 1];
+  r->unmeasured = NULL;
+  bool measured = p != NULL;
+  for (int k = 0; p && k < r->ops.n; k++) {
+    const Op *op = r->ops.items[k];
+    if (!profile_find(p, op->name)) {
+      r->unmeasured = op->name;
+      measured = false;
+      break;
+    }
+  }
+  double n = measured ? profile_find(p, first->name)->in : 1;
+  if (measured && !(n > 0)) { /* it got no tuples: nothing to scale by */
+    r->unmeasured = first->name;
+    measured = false;
+    n = 1;
+  }
+  r->measured = measured;
+  for (int k = 0; k < r->ops.n; k++) c->work += op_cost(f, r->ops.items[k], measured, n);
+  double dearest = -1;
+  for (const Op *cur = first; cur->ninputs > 0 && input_streams(cur) == 1;) {
+    const Op *up = cur->inputs[0].nstreams == 1 && cur->inputs[0].streams ? cur->inputs[0].streams[0]->producer : NULL;
+    if (!up || f->region_of[up->index]) break;
+    double cost = op_cost(f, up, measured, n);
+    c->up += cost;
+    if (cost > dearest) {
+      dearest = cost;
+      c->up_name = up->name;
+      c->up_source = up->ninputs == 0;
+    }
+    cur = up;
+  }
+  dearest = -1;
+  add_down(f, last, c, &dearest, measured, n, 0);
+  c->split = COST_SPLIT_NS;
+  c->merge = COST_MERGE_NS;
+  c->channel = COST_CHANNEL_NS;
+  const ProfileOp *sp = NULL, *mp = NULL;
+  if (measured) { /* a profile of a parallel graph: by the region's ends (not by number: numbers
+                    * change with the regions formed) */
+    sp = profile_find(p, arena_printf(f->g->arena, "split of %s", first->name));
+    mp = profile_find(p, arena_printf(f->g->arena, "merge of %s", last->name));
+  }
+  if (sp) c->split = sp->cpu_ns / n;
+  if (mp) c->merge = mp->cpu_ns / n;
+  c->cores = cores;
+}
+
+/* "'a'", "'a' and 'b'", ... of r's operators */
+static const char *op_names(Arena *a, const Region *r) {
+  char *s = arena_strdup(a, "");
+  for (int i = 0; i < r->ops.n; i++)
+    s = arena_printf(a, "%s%s'%s'", s, i == 0 ? "" : i == r->ops.n - 1 ? " and " : ", ", ((Op *)r->ops.items[i])->name);
+  return s;
+}
+
+/* With a profile: each measured region's width from the model; the regions no width pays for
+ * lose their operators (with the reason). Returns whether any region changed. */
+static bool choose_widths(Fission *f, int max) {
+  Arena *a = f->g->arena;
+  bool changed = false;
+  for (int i = 0; i < f->regions.n; i++) {
+    Region *r = f->regions.items[i];
+    region_cost(f, r, max);
+    if (!r->measured || r->from || r->to) continue; /* today's rules (a shuffle pair: both keep them) */
+    int limit = max > 0 && max < r->width ? max : r->width;
+    int w = cost_width(&r->cost, limit);
+    if (w >= 2) {
+      for (int k = 0; k < r->ops.n; k++) f->cap[((Op *)r->ops.items[k])->index] = w;
+      changed = true;
+      continue;
+    }
+    const char *why;
+    if (limit < 2)
+      why = arena_printf(a, "kept serial: the profile's machine has %d usable core%s", limit, limit == 1 ? "" : "s");
+    else
+      why = arena_printf(a, "kept serial: measured %.0f ns per tuple in %s; a Split and a Merge would cost ~%.0f and ~%.0f "
+                         "ns per tuple: width %d would run at %.2fx (a width must reach %.2fx)", r->cost.work,
+                         op_names(a, r), r->cost.split, r->cost.merge, limit, cost_speedup(&r->cost, limit),
+                         COST_MIN_SPEEDUP);
+    for (int k = 0; k < r->ops.n; k++) f->why[((Op *)r->ops.items[k])->index] = why;
+    changed = true;
+  }
+  return changed;
+}
+
+/* Forms the regions and gives them widths and strategies. */
+static void form_all(Fission *f) {
+  Graph *g = f->g;
+  f->regions = (PtrVec){0};
+  memset(f->region_of, 0, sizeof(Region *) * (size_t)g->nops);
+  memset(f->note, 0, sizeof(char *) * (size_t)g->nops);
+  form_regions(f);
+  if (assign_widths(f)) {
+    /* At a global width of 1, regions without a width attribute were dropped. Forming again
+     * without their operators gives exactly the regions that kept their width (dropping whole
+     * regions never splits or joins the others: only their shuffle links and notes change), so
+     * one more pass is enough. */
+    f->regions = (PtrVec){0};
+    memset(f->region_of, 0, sizeof(Region *) * (size_t)g->nops);
+    memset(f->note, 0, sizeof(char *) * (size_t)g->nops);
+    form_regions(f);
+    if (assign_widths(f)) sf_die("a region lost its width when formed again");
+  }
+  note_key_changes(f);
+  choose_strategies(f);
+}
+
 Fission *fission_regions(Graph *g, int width) {
+  return fission_regions_profiled(g, width, NULL, 0);
+}
+
+Fission *fission_regions_profiled(Graph *g, int width, const Profile *prof, int max) {
   Arena *a = g->arena;
   Fission *f = arena_alloc(a, sizeof *f);
   f->g = g;
   f->width = width;
+  f->profile = prof;
   f->pulse = DEFAULT_PULSE;
   f->region_of = arena_alloc(a, sizeof(Region *) * (size_t)(g->nops + 1));
   f->why = arena_alloc(a, sizeof(char *) * (size_t)(g->nops + 1));
@@ -370,20 +531,12 @@ Fission *fission_regions(Graph *g, int width) {
                                             : unsafe_reason(g, op, partner[i]);
   }
   if (!g->rewritten) {
-    form_regions(f);
-    if (assign_widths(f)) {
-      /* At a global width of 1, regions without a width attribute were dropped. Forming again
-       * without their operators gives exactly the regions that kept their width (dropping whole
-       * regions never splits or joins the others: only their shuffle links and notes change), so
-       * one more pass is enough. */
-      f->regions = (PtrVec){0};
-      memset(f->region_of, 0, sizeof(Region *) * (size_t)g->nops);
-      memset(f->note, 0, sizeof(char *) * (size_t)g->nops);
-      form_regions(f);
-      if (assign_widths(f)) sf_die("a region lost its width when formed again");
+    form_all(f);
+    if (prof) {
+      f->cap = arena_alloc(a, sizeof(int) * (size_t)(g->nops + 1));
+      if (choose_widths(f, max)) form_all(f); /* dropping whole regions: the others stay as they were */
     }
-    note_key_changes(f);
-    choose_strategies(f);
+    for (int i = 0; i < f->regions.n; i++) region_cost(f, f->regions.items[i], max);
   }
   for (int i = 0; i < g->nops; i++) g->ops[i]->why_serial = f->why[i];
   return f;

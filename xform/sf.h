@@ -523,6 +523,61 @@ bool model_forwards(const Op *op, const char *name);
 typedef enum SplitStrategy { SPLIT_ROUNDROBIN, SPLIT_HASH } SplitStrategy;
 typedef enum MergeOrder { MERGE_ROUNDROBIN, MERGE_SEQ, MERGE_SEQPULSE } MergeOrder;
 
+/* ---- cost.c: the cost model (docs/design.md, "Cost model") ---- */
+
+/* A region's stages in ns per tuple entering it: up, the serial operators before it in the thread
+ * that runs its Split (its source included); split, work (its operators), channel (a channel's own
+ * hand-off), merge; down, the serial operators after it in the Merge's thread. cores bounds the
+ * threads that run at once (0: no bound). up_name, down_name: the dearest operator of up and down. */
+typedef struct RegionCost {
+  double up, split, work, channel, merge, down;
+  int cores;
+  const char *up_name, *down_name;
+  bool up_source;       /* up_name is a source */
+} RegionCost;
+
+/* What sets the pace of a region at some width. */
+typedef enum CostBound {
+  BOUND_SERIAL, BOUND_CHANNELS, BOUND_SPLIT, BOUND_UPSTREAM, BOUND_MERGE, BOUND_DOWNSTREAM, BOUND_CORES
+} CostBound;
+
+/* The defaults for what a profile does not measure, ns per tuple (cost.c says where they come from). */
+extern const double COST_SPLIT_NS, COST_MERGE_NS, COST_CHANNEL_NS;
+/* A width must be predicted this much faster than serial to be chosen (1.2: 20 % faster: repeated
+ * profiles on a loaded machine differ by about as much), and each
+ * channel above 2 must cut the time per tuple by COST_STEP_GAIN (2 %). */
+#define COST_MIN_SPEEDUP 1.2
+#define COST_STEP_GAIN 0.02
+
+/* The estimated ns per tuple of an operator of this kind and parameters, without a profile. */
+double cost_kind_estimate(const Op *op);
+/* The time per tuple of the region at width w (w 1: not parallelized) and what bounds it. */
+double cost_period(const RegionCost *c, int w, CostBound *bound);
+/* cost_period(c, 1) / cost_period(c, w). */
+double cost_speedup(const RegionCost *c, int w);
+/* The width to choose, from 1 to max: the smallest width at which more channels stop paying, or
+ * 1 when no width up to max is COST_MIN_SPEEDUP times faster than serial. */
+int cost_width(const RegionCost *c, int max);
+/* "the Merge", "its channels", "the source 'jobs' upstream", ... */
+const char *cost_bound_text(Arena *a, const RegionCost *c, CostBound b);
+
+/* A profile (sf-xform --profile): what sf-exec --stats-json measured, per operator of the graph it
+ * ran (a replica, "burn[0]", counted with its origin "burn"; a region's entry Split and exit Merge
+ * also as "split of FIRST" and "merge of LAST", FIRST and LAST the region's end operators). */
+typedef struct ProfileOp {
+  const char *name;     /* operator name, replica suffix removed */
+  double cpu_ns;        /* CPU time of its own callbacks, over the run */
+  double in, out;       /* tuples in and out */
+} ProfileOp;
+typedef struct Profile {
+  const char *file;     /* where it was read from */
+  int cores;            /* usable cores of the machine it was measured on */
+  ProfileOp *ops;
+  int nops;
+} Profile;
+/* The operator of that name in the profile, NULL when it has none. */
+const ProfileOp *profile_find(const Profile *p, const char *name);
+
 typedef struct Region Region;
 struct Region {
   int id;               /* N of "rN", 1-based in topological order */
@@ -540,6 +595,10 @@ struct Region {
   MergeOrder merge;     /* how the exit restores order */
   Region *from;         /* upstream region joined to this one by a shuffle (NULL: entry Split) */
   Region *to;           /* downstream region this one shuffles into (NULL: exit Merge) */
+  bool width_profile;   /* --profile chose its width */
+  RegionCost cost;      /* what its stages cost, ns per tuple (cost.c) */
+  bool measured;        /* cost holds measured figures (--profile), not the kind estimates */
+  const char *unmeasured;/* with --profile, an operator of it the profile lacks (NULL: none) */
 };
 
 typedef struct Fission {
@@ -550,11 +609,18 @@ typedef struct Fission {
   const char **why;     /* per op index: why it was not parallelized (NULL when it was) */
   const char **note;    /* per op index: why it starts a new region instead of joining one */
   int pulse;            /* pulse period for seqpulse regions */
+  const Profile *profile;/* --profile (NULL: none) */
+  int *cap;             /* per op index: the width the profile chose for its region (0: none) */
 } Fission;
 
 /* Decides the parallel regions of g (analyzed) at the given width. Never fails: what cannot be
- * parallelized gets a reason in why[]. */
+ * parallelized gets a reason in why[]. Every region gets its cost (the kind estimates). */
 Fission *fission_regions(Graph *g, int width);
+/* The same with a profile (NULL: none): each region whose operators it measured gets the width the
+ * cost model chooses, at most its width by today's rules and at most max, and is not parallelized
+ * when no width pays (its operators say why). max is what runs at once: the cores of one host or
+ * the hosts (0: no bound); the cost model bounds every region's estimate by it too. */
+Fission *fission_regions_profiled(Graph *g, int width, const Profile *p, int max);
 
 /* ---- rewrite.c: builds the parallel graph (a new Graph; the input is not touched) ---- */
 Graph *fission_rewrite(const Fission *f);
