@@ -101,7 +101,7 @@ void fission_explain(const Fission *f, FILE *out) {
               "(warning)", op->host);
     fprintf(out, "\n%s:%d: %s: ", g->file, op->line, op->name);
     explain_model(op, out);
-    if (f->profile && r->ops.items[0] == op) {
+    if (r->ops.items[0] == op) {
       fprintf(out, "%s:%d: %s: ", g->file, op->line, op->name);
       explain_cost(f, r, a, out);
     }

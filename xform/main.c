@@ -34,7 +34,8 @@ static const char usage_text[] =
     "      --check           validate only (schema, references, types); write nothing else\n"
     "      --dot FILE        write a Graphviz picture of the parallel graph\n"
     "      --dot-input FILE  write a Graphviz picture of the input graph\n"
-    "      --explain         say on stderr, per operator, what was parallelized and why not\n"
+    "      --explain         say on stderr, per operator, what was parallelized and why not,\n"
+    "                        and per region its estimated speed-up and what bounds it\n"
     "      --profile FILE    choose each region's width from the costs sf-exec --stats-json\n"
     "                        measured (FILE): the widest that still pays, up to -w and the\n"
     "                        cores or hosts; a region no width pays for stays serial\n"
@@ -399,10 +400,12 @@ static int run(const Options *o, Diag *d, Graph *g, Graph **parallel, Pending *o
     }
     pass_done("profile");
   }
-  /* what runs at once: the hosts, or the cores of one (the profile's machine's, else this one's) */
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  int max = nhosts > 1 ? nhosts : prof ? prof->cores : cpus > 1024 ? 1024 : cpus > 1 ? (int)cpus : 1;
-  Fission *f = fission_regions_profiled(g, o->width ? o->width : default_width(g, nhosts), prof, max);
+  /* with a profile, what runs at once: the profile's cores on each host; and its widths: at most
+   * the cores of one host, or the hosts. Without one the estimates assume a core per thread, so
+   * that --explain says the same on every machine. */
+  int cores = prof ? (nhosts > 1 ? nhosts : 1) * prof->cores : 0;
+  int max = !prof ? 0 : nhosts > 1 ? nhosts : prof->cores;
+  Fission *f = fission_regions_profiled(g, o->width ? o->width : default_width(g, nhosts), prof, max, cores);
   pass_done("regions");
   if (o->dump && !strcmp(o->dump, "regions")) {
     fission_explain(f, stdout);

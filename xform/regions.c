@@ -377,21 +377,37 @@ static double op_cost(const Fission *f, const Op *op, bool measured, double n) {
   return po ? po->cpu_ns / n : cost_kind_estimate(op);
 }
 
-/* The serial operators after op in the thread of the Merge before them: consumers with one input
- * stream that are in no region, and theirs. */
+/* "the source 'x'", "the serial operator 'x'" */
+static const char *serial_what(Arena *a, const Op *op) {
+  return arena_printf(a, "the %s '%s'", op->ninputs == 0 ? "source" : "serial operator", op->name);
+}
+
+/* A part of a region's up or down stage: adds its cost, and names it when it is the dearest. */
+static void add_part(double *stage, double cost, double *dearest, const char **what, const char *name) {
+  *stage += cost;
+  if (cost > *dearest) {
+    *dearest = cost;
+    *what = name;
+  }
+}
+
+/* What runs after op in the thread of the Merge before it: consumers with one input stream in no
+ * region, theirs, and the entry Split of a region that follows. */
 static void add_down(const Fission *f, const Op *op, RegionCost *c, double *dearest, bool measured, double n, int depth) {
+  Arena *a = f->g->arena;
   if (depth > f->g->nops) return;
   for (int p = 0; p < op->noutputs; p++) {
     const Stream *s = op->outputs[p].resolved;
     for (int k = 0; s && k < s->consumers.n; k++) {
       const Op *next = s->consumers.items[k];
-      if (f->region_of[next->index] || input_streams(next) != 1) continue;
-      double cost = op_cost(f, next, measured, n);
-      c->down += cost;
-      if (cost > *dearest) {
-        *dearest = cost;
-        c->down_name = next->name;
+      const Region *r = f->region_of[next->index];
+      if (input_streams(next) != 1) continue;
+      if (r) {
+        if (r->ops.items[0] == next && !r->from)
+          add_part(&c->down, COST_SPLIT_NS, dearest, &c->down_what, arena_printf(a, "the Split of r%d", r->id));
+        continue;
       }
+      add_part(&c->down, op_cost(f, next, measured, n), dearest, &c->down_what, serial_what(a, next));
       add_down(f, next, c, dearest, measured, n, depth + 1);
     }
   }
@@ -422,16 +438,17 @@ static void region_cost(Fission *f, Region *r, int cores) {
   r->measured = measured;
   for (int k = 0; k < r->ops.n; k++) c->work += op_cost(f, r->ops.items[k], measured, n);
   double dearest = -1;
+  Arena *a = f->g->arena;
   for (const Op *cur = first; cur->ninputs > 0 && input_streams(cur) == 1;) {
     const Op *up = cur->inputs[0].nstreams == 1 && cur->inputs[0].streams ? cur->inputs[0].streams[0]->producer : NULL;
-    if (!up || f->region_of[up->index]) break;
-    double cost = op_cost(f, up, measured, n);
-    c->up += cost;
-    if (cost > dearest) {
-      dearest = cost;
-      c->up_name = up->name;
-      c->up_source = up->ninputs == 0;
+    if (!up) break;
+    const Region *before = f->region_of[up->index];
+    if (before) { /* the Split runs in that region's Merge thread */
+      if (!r->from && before->ops.items[before->ops.n - 1] == up && !before->to)
+        add_part(&c->up, COST_MERGE_NS, &dearest, &c->up_what, arena_printf(a, "the Merge of r%d", before->id));
+      break;
     }
+    add_part(&c->up, op_cost(f, up, measured, n), &dearest, &c->up_what, serial_what(a, up));
     cur = up;
   }
   dearest = -1;
@@ -442,8 +459,8 @@ static void region_cost(Fission *f, Region *r, int cores) {
   const ProfileOp *sp = NULL, *mp = NULL;
   if (measured) { /* a profile of a parallel graph: by the region's ends (not by number: numbers
                     * change with the regions formed) */
-    sp = profile_find(p, arena_printf(f->g->arena, "split of %s", first->name));
-    mp = profile_find(p, arena_printf(f->g->arena, "merge of %s", last->name));
+    sp = profile_find(p, arena_printf(a, "split of %s", first->name));
+    mp = profile_find(p, arena_printf(a, "merge of %s", last->name));
   }
   if (sp) c->split = sp->cpu_ns / n;
   if (mp) c->merge = mp->cpu_ns / n;
@@ -460,12 +477,12 @@ static const char *op_names(Arena *a, const Region *r) {
 
 /* With a profile: each measured region's width from the model; the regions no width pays for
  * lose their operators (with the reason). Returns whether any region changed. */
-static bool choose_widths(Fission *f, int max) {
+static bool choose_widths(Fission *f, int max, int cores) {
   Arena *a = f->g->arena;
   bool changed = false;
   for (int i = 0; i < f->regions.n; i++) {
     Region *r = f->regions.items[i];
-    region_cost(f, r, max);
+    region_cost(f, r, cores);
     if (!r->measured || r->from || r->to) continue; /* today's rules (a shuffle pair: both keep them) */
     int limit = max > 0 && max < r->width ? max : r->width;
     int w = cost_width(&r->cost, limit);
@@ -511,10 +528,10 @@ static void form_all(Fission *f) {
 }
 
 Fission *fission_regions(Graph *g, int width) {
-  return fission_regions_profiled(g, width, NULL, 0);
+  return fission_regions_profiled(g, width, NULL, 0, 0);
 }
 
-Fission *fission_regions_profiled(Graph *g, int width, const Profile *prof, int max) {
+Fission *fission_regions_profiled(Graph *g, int width, const Profile *prof, int max, int cores) {
   Arena *a = g->arena;
   Fission *f = arena_alloc(a, sizeof *f);
   f->g = g;
@@ -534,9 +551,9 @@ Fission *fission_regions_profiled(Graph *g, int width, const Profile *prof, int 
     form_all(f);
     if (prof) {
       f->cap = arena_alloc(a, sizeof(int) * (size_t)(g->nops + 1));
-      if (choose_widths(f, max)) form_all(f); /* dropping whole regions: the others stay as they were */
+      if (choose_widths(f, max, cores)) form_all(f); /* dropping whole regions: the others stay as they were */
     }
-    for (int i = 0; i < f->regions.n; i++) region_cost(f, f->regions.items[i], max);
+    for (int i = 0; i < f->regions.n; i++) region_cost(f, f->regions.items[i], cores);
   }
   for (int i = 0; i < g->nops; i++) g->ops[i]->why_serial = f->why[i];
   return f;

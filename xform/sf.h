@@ -526,14 +526,15 @@ typedef enum MergeOrder { MERGE_ROUNDROBIN, MERGE_SEQ, MERGE_SEQPULSE } MergeOrd
 /* ---- cost.c: the cost model (docs/design.md, "Cost model") ---- */
 
 /* A region's stages in ns per tuple entering it: up, the serial operators before it in the thread
- * that runs its Split (its source included); split, work (its operators), channel (a channel's own
- * hand-off), merge; down, the serial operators after it in the Merge's thread. cores bounds the
- * threads that run at once (0: no bound). up_name, down_name: the dearest operator of up and down. */
+ * that runs its Split (its source included, or the Merge of the region before it); split, work (its
+ * operators), channel (a channel's own hand-off), merge; down, the serial operators after it in the
+ * Merge's thread (and the Split of a region after it). cores bounds the threads that run at once (0:
+ * no bound). up_what, down_what: the dearest part of up and down ("the source 'jobs'", "the serial
+ * operator 'x'", "the Merge of r1", "the Split of r2"). */
 typedef struct RegionCost {
   double up, split, work, channel, merge, down;
   int cores;
-  const char *up_name, *down_name;
-  bool up_source;       /* up_name is a source */
+  const char *up_what, *down_what;
 } RegionCost;
 
 /* What sets the pace of a region at some width. */
@@ -617,10 +618,10 @@ typedef struct Fission {
  * parallelized gets a reason in why[]. Every region gets its cost (the kind estimates). */
 Fission *fission_regions(Graph *g, int width);
 /* The same with a profile (NULL: none): each region whose operators it measured gets the width the
- * cost model chooses, at most its width by today's rules and at most max, and is not parallelized
- * when no width pays (its operators say why). max is what runs at once: the cores of one host or
- * the hosts (0: no bound); the cost model bounds every region's estimate by it too. */
-Fission *fission_regions_profiled(Graph *g, int width, const Profile *p, int max);
+ * cost model chooses, at most its width by today's rules and at most max (the cores of one host or
+ * the hosts), and is not parallelized when no width pays (its operators say why). cores bounds the
+ * threads that run at once in every region's estimate (0: no bound). */
+Fission *fission_regions_profiled(Graph *g, int width, const Profile *p, int max, int cores);
 
 /* ---- rewrite.c: builds the parallel graph (a new Graph; the input is not touched) ---- */
 Graph *fission_rewrite(const Fission *f);

@@ -14,8 +14,8 @@
 /* A region with the default Split, channel and Merge costs, on `cores` cores. */
 static RegionCost region(double up, double work, double down, int cores) {
   RegionCost c = { .up = up, .split = COST_SPLIT_NS, .work = work, .channel = COST_CHANNEL_NS,
-                   .merge = COST_MERGE_NS, .down = down, .cores = cores, .up_name = "src", .down_name = "sink",
-                   .up_source = true };
+                   .merge = COST_MERGE_NS, .down = down, .cores = cores, .up_what = "the source 'src'",
+                   .down_what = "the serial operator 'sink'" };
   return c;
 }
 
@@ -73,13 +73,10 @@ START_TEST(test_merge_bounds_the_width) {
   ck_assert_int_eq(cost_width(&c, 8), 3);
   Arena *a = arena_new();
   ck_assert_str_eq(cost_bound_text(a, &c, BOUND_MERGE), "the Merge");
-  c.up_name = "jobs";
-  c.up_source = true;
+  c.up_what = "the source 'jobs'";
   ck_assert_str_eq(cost_bound_text(a, &c, BOUND_UPSTREAM), "the source 'jobs' upstream");
-  c.up_source = false;
-  ck_assert_str_eq(cost_bound_text(a, &c, BOUND_UPSTREAM), "the serial operator 'jobs' upstream");
-  c.down_name = "out";
-  ck_assert_str_eq(cost_bound_text(a, &c, BOUND_DOWNSTREAM), "the serial operator 'out' downstream");
+  c.down_what = "the Split of r2";
+  ck_assert_str_eq(cost_bound_text(a, &c, BOUND_DOWNSTREAM), "the Split of r2 downstream");
   c.cores = 2;
   ck_assert_str_eq(cost_bound_text(a, &c, BOUND_CORES), "the 2 cores");
   ck_assert_str_eq(cost_bound_text(a, &c, BOUND_CHANNELS), "its channels");
@@ -148,7 +145,7 @@ static Op *op_named(Graph *g, const char *name) {
 START_TEST(test_profile_keeps_cheap_serial) {
   Graph *g = unit_graph_text(GRAPH);
   graph_analyze(g);
-  Fission *f = fission_regions_profiled(g, 2, profile_of(g->arena, 2, NULL), 2);
+  Fission *f = fission_regions_profiled(g, 2, profile_of(g->arena, 2, NULL), 2, 2);
   ck_assert_int_eq(f->regions.n, 1);
   Region *r = f->regions.items[0];
   ck_assert_int_eq(r->ops.n, 1);
@@ -156,15 +153,16 @@ START_TEST(test_profile_keeps_cheap_serial) {
   ck_assert_int_eq(r->width, 2);
   ck_assert(r->width_profile);
   ck_assert(r->measured);
-  /* region a: 50 + 40 + 30 = 120 serially, (50 + 60 + 40 + 55 + 75 + 30) / 2 = 155 at width 2 */
+  /* region a, with b and c's Split after it in its Merge's thread: 50 + 40 + (30 + 60) = 180
+   * serially, (50 + 60 + 40 + 55 + 75 + 90) / 2 = 185 at width 2 */
   ck_assert_str_eq(f->why[op_named(g, "a")->index],
                    "kept serial: measured 40 ns per tuple in 'a'; a Split and a Merge would cost ~60 and ~75 ns "
-                   "per tuple: width 2 would run at 0.77x (a width must reach 1.20x)");
+                   "per tuple: width 2 would run at 0.97x (a width must reach 1.20x)");
   /* c's region, with a serial now: upstream 30 + 40 + 50 */
   assert_near(r->cost.up, 120);
   assert_near(r->cost.work, 8000);
   assert_near(r->cost.down, 60);
-  ck_assert_str_eq(r->cost.up_name, "src");
+  ck_assert_str_eq(r->cost.up_what, "the source 'src'");
   graph_free(g);
 }
 END_TEST
@@ -172,7 +170,7 @@ END_TEST
 START_TEST(test_profile_one_core) {
   Graph *g = unit_graph_text(GRAPH);
   graph_analyze(g);
-  Fission *f = fission_regions_profiled(g, 4, profile_of(g->arena, 1, NULL), 1);
+  Fission *f = fission_regions_profiled(g, 4, profile_of(g->arena, 1, NULL), 1, 1);
   ck_assert_int_eq(f->regions.n, 0);
   ck_assert_str_eq(f->why[op_named(g, "c")->index], "kept serial: the profile's machine has 1 usable core");
   graph_free(g);
@@ -182,7 +180,7 @@ END_TEST
 START_TEST(test_profile_lacks_an_operator) {
   Graph *g = unit_graph_text(GRAPH);
   graph_analyze(g);
-  Fission *f = fission_regions_profiled(g, 3, profile_of(g->arena, 8, "c"), 8);
+  Fission *f = fission_regions_profiled(g, 3, profile_of(g->arena, 8, "c"), 8, 8);
   ck_assert_int_eq(f->regions.n, 1); /* a is still kept serial; c keeps -w 3 */
   Region *r = f->regions.items[0];
   ck_assert_ptr_eq(r->ops.items[0], op_named(g, "c"));
