@@ -14,6 +14,7 @@
 #include "exec_priv.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* The head item of slot s, or NULL when its batch is used up and its queue is empty. Takes g->mu
  * to take from the queue unless the caller holds it already (g->order_locked). */
@@ -302,6 +303,30 @@ static Step step_smallest(Group *g, Item *out) {
   return STEP_WAIT;
 }
 
+/* roundrobin's step for a run: the tuples at the head of the channel whose turn it is, up to the end
+ * of the Split's run and the batch, taken as pop takes them one by one (0: none there; order_step
+ * then looks, takes the next batch, or waits). */
+static int rr_take(Group *g, Item *out, int max) {
+  int s = g->rr_next;
+  Batch *b = g->cur[s];
+  if (!b) return 0;
+  int left = SPLIT_RR_RUN - (int)(g->taken % SPLIT_RR_RUN);
+  if (left > max) left = max;
+  if (left > b->n - b->next) left = b->n - b->next;
+  const Item *it = &b->items[b->next];
+  int k = 0;
+  while (k < left && it[k].kind == ITEM_TUPLE) k++;
+  if (k == 0) return 0;
+  memcpy(out, it, sizeof(Item) * (size_t)k);
+  b->next += k;
+  g->taken += (uint64_t)k;
+  g->floor[s] = it[k - 1].seq;
+  g->floor_known[s] = true;
+  g->last_slot = s;
+  g->rr_next = (int)(g->taken / SPLIT_RR_RUN % (uint64_t)g->entry->nslots);
+  return k;
+}
+
 /* Decides the next action of an ordered driver (g's thread, holding g->mu or not: see head). On
  * STEP_DELIVER *out is the item to deliver and it has been consumed from its slot. */
 static Step order_step(Group *g, Item *out) {
@@ -334,16 +359,28 @@ int order_run(Group *g) {
   /* consecutive tuples of one port collect into a run for an operator with process_run; the run
    * is delivered before anything else happens: another item, a wait, the end */
   bool runs = n->inst.impl->process_run != NULL;
+  bool any_port = n->op->kind == KIND_MERGE; /* a Merge's ports are its channels: one run spans them */
   Item run[RUN_MAX];
   int nrun = 0, run_slot = 0, run_port = 0;
   for (;;) {
     Item it;
+    if (runs && g->driver == DRIVE_RR && nrun < RUN_MAX) {
+      int k = rr_take(g, run + nrun, RUN_MAX - nrun);
+      if (k > 0) {
+        if (nrun == 0) {
+          run_slot = g->last_slot;
+          run_port = n->slot_port && !any_port ? n->slot_port[run_slot] : 0;
+        }
+        nrun += k;
+        continue;
+      }
+    }
     /* without the lock while the heads have items; a step that would wait is looked at again under
      * the lock, so a batch queued since (queue_put signals wake under mu) is not missed */
     Step st = order_step(g, &it);
     if (st == STEP_AGAIN) continue;
     if (runs && st == STEP_DELIVER && it.kind == ITEM_TUPLE) {
-      int port = n->slot_port ? n->slot_port[g->last_slot] : 0;
+      int port = n->slot_port && !any_port ? n->slot_port[g->last_slot] : 0;
       if (nrun == RUN_MAX || (nrun > 0 && port != run_port)) {
         if (deliver_collected(g, run, nrun, run_slot) < 0) {
           tuple_unref(it.t);
