@@ -49,6 +49,10 @@ void tuple_slab_begin(TupleSlab *s, int ntuples, size_t size);
  * `bytes` bytes of string values go (each string value must point there: the tuple owns them). */
 Tuple *tuple_slab_add(TupleSlab *s, int n, size_t bytes, char **strings);
 
+/* n tuples of nvals values each, row r's values at rows[r * nvals] (strings copied), made in one
+ * slab into out[0..n): one allocation for them all (a source's run). refs = 1 each. */
+void tuple_new_rows(const Value *rows, int nvals, int n, Tuple **out);
+
 /* Blocks of memory from the same per-thread pools, for what one thread makes and another frees
  * (batches of items): like malloc and free (NULL is ignored), on any thread. */
 void *pool_alloc(size_t size);

@@ -272,6 +272,35 @@ Tuple *tuple_slab_add(TupleSlab *b, int n, size_t bytes, char **strings) {
   return t;
 }
 
+static size_t string_bytes(const Value *vals, int n) {
+  size_t bytes = 0;
+  for (int i = 0; i < n; i++)
+    if (vals[i].type == TYPE_STRING) bytes += vals[i].s.n;
+  return bytes;
+}
+
+void tuple_new_rows(const Value *rows, int nvals, int n, Tuple **out) {
+  if (n <= 0) return;
+  size_t size = 0;
+  for (int r = 0; r < n; r++) size += tuple_slab_size(nvals, string_bytes(rows + (size_t)r * nvals, nvals));
+  TupleSlab slab;
+  tuple_slab_begin(&slab, n, size);
+  for (int r = 0; r < n; r++) {
+    const Value *vals = rows + (size_t)r * nvals;
+    char *p;
+    Tuple *t = tuple_slab_add(&slab, nvals, string_bytes(vals, nvals), &p);
+    for (int i = 0; i < nvals; i++) {
+      t->v[i] = vals[i];
+      if (vals[i].type == TYPE_STRING) {
+        if (vals[i].s.n) memcpy(p, vals[i].s.p, vals[i].s.n);
+        t->v[i].s.p = p;
+        p += vals[i].s.n;
+      }
+    }
+    out[r] = t;
+  }
+}
+
 void tuple_describe(const Tuple *t, const Schema *s, char *buf, size_t cap) {
   Buf b;
   buf_init(&b);

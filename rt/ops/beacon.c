@@ -17,6 +17,7 @@ typedef struct Beacon {
   uint64_t count; /* tuples to emit (0: unbounded) */
   double rate;    /* tuples per second (0: as fast as possible) */
   Value *vals;    /* the values of the tuple being built, by output attribute */
+  Value *rows;    /* run_unpaced: the rows of a run being made, nvals values each */
   int nvals;      /* output attributes */
   Arena *arena;   /* the compiled sets */
   Code **sets;    /* per set (op->op->sets order): its expression, compiled */
@@ -95,32 +96,45 @@ static __attribute__((cold, noinline)) int set_fail(OpInst *op, const Code *c, c
   return rt_fail(op, "set '%s': %s in '%s' at seq %llu", s->attr, err, s->text, (unsigned long long)n);
 }
 
-/* beacon_run without pacing and checkpoints: up to `room` tuples made, then emitted as one run. A
- * fault of a set emits the tuples before it first, as one at a time would have. */
+/* Makes the k tuples of a run from their rows (one slab) and emits them. */
+static int emit_rows(OpInst *op, Beacon *b, Item *run, Tuple **made, uint64_t first, int k) {
+  if (k == 0) return 0;
+  tuple_new_rows(b->rows, b->nvals, k, made);
+  for (int j = 0; j < k; j++)
+    run[j] = (Item){ .kind = ITEM_TUPLE, .seq = first + (uint64_t)j, .src = first + (uint64_t)j, .t = made[j] };
+  op->cur_seq = op->cur_src = first; /* how far the thread has got while the run goes */
+  int rc = rt_emit_run(op, 0, run, k);
+  arena_reset(op->scratch); /* the rows' strings, copied into the tuples */
+  return rc;
+}
+
+/* beacon_run without pacing and checkpoints: up to `room` tuples' rows made, then their tuples in
+ * one slab, emitted as one run. A fault of a set emits the tuples before it first, as one at a
+ * time would have. */
 static int run_unpaced(OpInst *op, Beacon *b, int room) {
   Item run[room];
+  Tuple *made[room];
+  if (!b->rows) b->rows = sf_xmalloc(sizeof *b->rows * (size_t)room * ((size_t)b->nvals + 1));
   while (b->count == 0 || b->next < b->count) {
     if (rt_halting(op)) return 0; /* a drain ends the stream here */
     uint64_t first = b->next, end = first + (uint64_t)room;
     if (b->count && end > b->count) end = b->count;
     int k = 0;
-    for (uint64_t n = first; n < end; n++) {
+    for (uint64_t n = first; n < end; n++, k++) {
+      Value *row = b->rows + (size_t)k * b->nvals;
+      memcpy(row, b->vals, sizeof *row * (size_t)b->nvals); /* attributes without a set */
       EvalEnv env = { .seq = (int64_t)n, .scratch = op->scratch };
       for (int i = 0; i < op->op->nsets; i++) {
         const Set *s = &op->op->sets[i];
-        if (__builtin_expect(code_eval(b->sets[i], &env, &b->vals[s->slot], NULL, 0) < 0, 0)) {
-          op->cur_seq = op->cur_src = first;
-          if (rt_emit_run(op, 0, run, k) < 0) return -1;
+        if (__builtin_expect(code_eval(b->sets[i], &env, &row[s->slot], NULL, 0) < 0, 0)) {
+          if (emit_rows(op, b, run, made, first, k) < 0) return -1;
           b->next = n;
           return set_fail(op, b->sets[i], &env, s, n);
         }
       }
-      run[k++] = (Item){ .kind = ITEM_TUPLE, .seq = n, .src = n, .t = tuple_new(b->vals, b->nvals) };
-      arena_reset(op->scratch);
     }
-    op->cur_seq = op->cur_src = first; /* how far the thread has got while the run goes */
     b->next = end;
-    if (rt_emit_run(op, 0, run, k) < 0) return -1;
+    if (emit_rows(op, b, run, made, first, k) < 0) return -1;
     op->cur_seq = op->cur_src = end - 1; /* the last tuple's, as after rt_emit of it (the end's) */
   }
   return 0;
@@ -181,6 +195,7 @@ static void beacon_close(OpInst *op, bool ok) {
   Beacon *b = op->state;
   if (!b) return;
   free(b->vals);
+  free(b->rows);
   if (b->arena) arena_free(b->arena);
   free(b);
   op->state = NULL;

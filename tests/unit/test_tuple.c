@@ -54,6 +54,44 @@ START_TEST(test_values) {
 }
 END_TEST
 
+/* tuple_new_rows: rows of every string length in one slab; each tuple holds its row's values and
+ * its own copy of the strings, and the slab lives until the last one dies, in any order, on this
+ * thread or another. */
+static void *unref_all(void *arg) {
+  Tuple **t = arg;
+  for (size_t i = 0; i < NLENS; i += 2) tuple_unref(t[i]);
+  return NULL;
+}
+
+START_TEST(test_new_rows) {
+  static char s[NLENS][10000];
+  Value rows[NLENS * 3];
+  for (size_t r = 0; r < NLENS; r++) {
+    for (size_t i = 0; i < lens[r]; i++) s[r][i] = (char)('a' + ((int64_t)r + (int64_t)i) % 26);
+    value_put_int(&rows[r * 3], (int64_t)r);
+    value_put_double(&rows[r * 3 + 1], (double)r * 0.5);
+    value_put_string(&rows[r * 3 + 2], s[r], lens[r]);
+  }
+  Tuple *t[NLENS];
+  for (int round = 0; round < 2; round++) {
+    tuple_new_rows(rows, 3, (int)NLENS, t);
+    memset(s, '#', sizeof s); /* the tuples hold their own copies */
+    for (size_t r = 0; r < NLENS; r++) check(t[r], (int64_t)r, lens[r]);
+    for (size_t r = 0; r < NLENS; r++)
+      for (size_t i = 0; i < lens[r]; i++) s[r][i] = (char)('a' + ((int64_t)r + (int64_t)i) % 26);
+    if (round == 0) { /* the even ones die on another thread, then the odd ones here */
+      pthread_t th;
+      ck_assert_int_eq(pthread_create(&th, NULL, unref_all, t), 0);
+      pthread_join(th, NULL);
+      for (size_t r = 1; r < NLENS; r += 2) check(t[r], (int64_t)r, lens[r]);
+      for (size_t r = 1; r < NLENS; r += 2) tuple_unref(t[r]);
+    } else {
+      for (size_t r = NLENS; r-- > 0;) tuple_unref(t[r]);
+    }
+  }
+}
+END_TEST
+
 /* A block freed on its own thread is the next one of its size. */
 START_TEST(test_reuse_same_thread) {
   Tuple *a = make(1, 10);
@@ -249,6 +287,7 @@ int main(void) {
   Suite *s = suite_create("tuple");
   TCase *tc = unit_case(s, "tuple", NULL, NULL, 120);
   tcase_add_test(tc, test_values);
+  tcase_add_test(tc, test_new_rows);
   tcase_add_test(tc, test_reuse_same_thread);
   tcase_add_test(tc, test_pool_blocks);
   tcase_add_test(tc, test_cross_thread);
