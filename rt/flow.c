@@ -372,11 +372,14 @@ int rt_emit_run(OpInst *op, int port, Item *items, int k) {
     return deliver_run(e->to, e->slot, items, k);
   }
   PtrVec *edges = &n->outs[port];
-  if (edges->n == 1 && ((Edge *)edges->items[0])->kind == EDGE_QUEUE) {
+  /* one edge into a queue or to another host: the whole run into its pending batch. Several edges
+   * (a fan-out) go item by item, each item to every edge in turn, as a wait for room on one edge
+   * must find the others holding every item before it (flow.c's rule before a wait) */
+  if (edges->n == 1 && ((Edge *)edges->items[0])->kind != EDGE_DIRECT) {
     count_n(&op->n_out, k);
     return edge_push_run(edges->items[0], items, k);
   }
-  for (int i = 0; i < k; i++) /* several edges, or a remote one: item by item */
+  for (int i = 0; i < k; i++)
     if (emit_item(op, port, &items[i]) < 0) {
       unref_items(items + i + 1, k - i - 1);
       return -1;
