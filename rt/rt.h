@@ -239,8 +239,9 @@ bool rt_owns_key(const OpInst *op, const Value *vals, const int *slots, int nval
 /* A round-robin Split deals runs of this many consecutive tuples: tuple t (counted from the start
  * of the stream) goes to channel (t / SPLIT_RR_RUN) % width, and a roundrobin Merge takes them
  * back the same way (order.c), so both move a run at a time. Fixed: a checkpoint restored at any
- * width or --batch deals on from the same count. */
-enum { SPLIT_RR_RUN = 256 };
+ * width or --batch deals on from the same count. Short, because a channel's backlog grows by a
+ * run: with operators as slow as the input is fast, a tuple may wait for up to a run's work. */
+enum { SPLIT_RR_RUN = 16 };
 /* ops/split.c: a Split's snapshot (the n bytes at p) read for the counters a restore checks others
  * against: the next sequence number it assigns and the tuples it dealt round-robin. false when
  * it is not a Split's snapshot. */

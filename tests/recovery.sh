@@ -44,7 +44,7 @@
 #               named after other regions at -w 1 than at -w 3 (r1.split is one region's, then
 #               another's), killed once a checkpoint is complete at one width and restored at the
 #               other, both ways: exit 0, "restored checkpoint K", the sequential run's output.
-#   rr:         a roundrobin region (its Split deals runs of 256 tuples) killed once a checkpoint is
+#   rr:         a roundrobin region (its Split deals runs of 16 tuples) killed once a checkpoint is
 #               complete at width 2 and restored at 3, and the other way: the sequential output.
 #   no-dir:     --restore without --checkpoint-dir is a usage error.
 #
@@ -611,9 +611,9 @@ else
   done
 fi
 
-# rr: a roundrobin region deals and merges runs of 256 tuples, counted from the start: killed once
+# rr: a roundrobin region deals and merges runs of 16 tuples, counted from the start: killed once
 # a checkpoint is complete at one width and restored at another, the Split and the Merge go on from
-# the same count (the checkpoint's position is almost never a multiple of 256)
+# the same count (the checkpoint's position is rarely a multiple of 16)
 c=rr
 mkdir -p "$work/rr/ref"
 cat >"$work/rr/seq.xml" <<XML
