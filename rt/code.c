@@ -25,7 +25,14 @@
  *    expression is the tree walker's first fault;
  *  - an int / or % by a constant (not 0, 1, -1 or INT64_MIN) becomes a multiplication by a magic
  *    number (see Magic), which cannot fault, as the division it replaces could not.
- * Values are copied member by member (copy), never as whole structs: see there why. */
+ * Values are copied member by member (copy), never as whole structs: see there why.
+ *
+ * code_eval_run runs the same code over a run of rows: each instruction loops over the rows, with
+ * one register vector per register (n Values) in the caller's scratch arena. A jump parks the rows
+ * it takes until its target, where they join the others again in row order, so each row runs the
+ * instructions code_eval would run for it and no other. A fault of row r drops the rows from r on
+ * (the later instructions run for the rows before it, which may fault earlier still): what is
+ * left is the first faulting row, as code_eval row by row finds it. */
 #include "eval.h"
 
 #include <math.h>
@@ -74,6 +81,7 @@ struct Code {
   const Value *consts; /* the constants operands refer to */
   int nregs;           /* registers code_eval needs */
   bool names;          /* whether it reads seq or i (BASE_NAME) */
+  bool jumps;          /* whether it has jumps (&&, ||, ?:) */
   uint8_t kres;        /* base of the result */
   int32_t res;         /* index of the result */
 };
@@ -365,8 +373,11 @@ Code *code_compile(const Expr *e, Arena *a) {
   if (C.nmagic) memcpy(magic, C.magic, sizeof *magic * (size_t)C.nmagic);
   if (C.nins) memcpy(ins, C.ins, sizeof *ins * (size_t)C.nins);
   if (C.nconsts) memcpy(consts, C.consts, sizeof *consts * (size_t)C.nconsts);
+  bool jumps = false;
+  for (int k = 0; k < C.nins; k++)
+    if (C.ins[k].op == OPC_JF || C.ins[k].op == OPC_JT || C.ins[k].op == OPC_JMP) jumps = true;
   *c = (Code){.ins = ins, .nins = C.nins, .magic = magic, .consts = consts, .nregs = C.nregs, .names = C.names,
-              .kres = res.base, .res = res.idx};
+              .jumps = jumps, .kres = res.base, .res = res.idx};
   free(C.ins);
   free(C.consts);
   free(C.magic);
@@ -396,8 +407,9 @@ static inline void copy(Value *d, const Value *s) {
   }
 }
 
-/* Registers on the stack of code_eval; more go to a variable-length array in run_large. */
-enum { SMALL_REGS = 8 };
+/* Registers on the stack of code_eval; more go to a variable-length array in run_large. Over a run
+ * (code_eval_run), code with more registers than RUN_MAX_REGS is evaluated row by row. */
+enum { SMALL_REGS = 8, RUN_MAX_REGS = 64 };
 
 /* Runs c with its registers in regs. */
 static inline __attribute__((always_inline)) int run(const Code *c, const EvalEnv *env, Value *regs, Value *out, char *err, size_t errlen) {
@@ -565,3 +577,210 @@ int code_eval(const Code *c, const EvalEnv *env, Value *out, char *err, size_t e
   Value regs[SMALL_REGS];
   return run(c, env, regs, out, err, errlen);
 }
+
+/* ---- the evaluator over a run of rows ---- */
+
+/* Where an operand of an instruction is for row i: p + i * stride, or rows[i] + off when every row
+ * has its own attributes. */
+typedef struct Src {
+  const char *p;            /* the operand of row 0 (rows NULL) */
+  size_t stride;            /* bytes from one row's operand to the next's (0: the same for all) */
+  const Value *const *rows; /* per row its attributes (BASE_ATTR of a run with attrs) */
+  uint32_t off;             /* the operand's byte offset in rows[i] */
+} Src;
+
+static inline const Value *src_at(const Src *s, int i) {
+  if (s->rows) return (const Value *)((const char *)s->rows[i] + s->off);
+  return (const Value *)(s->p + (size_t)i * s->stride);
+}
+
+/* What a run's operands are resolved against. */
+typedef struct RunEnv {
+  const char *base[NBASES];   /* constants, env->attrs, states, aggs, names (per row), registers */
+  const Value *const *attrs;  /* per row its attributes, or NULL */
+  size_t rs;                  /* bytes of one row's registers */
+} RunEnv;
+
+static inline Src source(const RunEnv *x, int k, uint32_t off) {
+  if (k == BASE_ATTR && x->attrs) return (Src){.rows = x->attrs, .off = off};
+  const char *b = x->base[k];
+  size_t stride = k == BASE_REG ? x->rs : k == BASE_NAME ? 2 * sizeof(Value) : 0;
+  return (Src){.p = b ? b + off : NULL, .stride = stride};
+}
+
+/* code_eval row by row: what code_eval_run does for code too large for its registers. */
+static int eval_rows(const Code *c, const EvalEnv *env, const Value *const *attrs, const int64_t *seqs, int n,
+                     Value *out) {
+  EvalEnv e = *env;
+  for (int r = 0; r < n; r++) {
+    if (attrs) e.attrs = attrs[r];
+    if (seqs) e.seq = seqs[r];
+    if (code_eval(c, &e, &out[r], NULL, 0)) return r;
+  }
+  return n;
+}
+
+/* Each instruction runs over the selected rows sel[0..nsel): A, B and d are row i's operands and
+ * register. A fault of row i ends the rows at i (limit): the rows before it go on. */
+#define EACH(...)                                                        \
+  for (int k_ = 0; k_ < nsel; k_++) {                                    \
+    const int i = sel[k_];                                               \
+    const Value *A = src_at(&sa, i), *B = src_at(&sb, i);                \
+    Value *d = (Value *)(regs + (size_t)i * x.rs + in->dst);             \
+    (void)A, (void)B, (void)d;                                           \
+    __VA_ARGS__                                                          \
+  }
+#define FAULT() { limit = i; nsel = k_; break; }
+
+int code_eval_run(const Code *c, const EvalEnv *env, const Value *const *attrs, const int64_t *seqs, int n,
+                  Value *out) {
+  if (n <= 0) return 0;
+  if (n > CODE_RUN_MAX || c->nregs > RUN_MAX_REGS) return eval_rows(c, env, attrs, seqs, n, out);
+  RunEnv x = {.base = {(const char *)c->consts, (const char *)env->attrs, (const char *)env->states,
+                       (const char *)env->aggs, NULL, NULL},
+              .attrs = attrs, .rs = sizeof(Value) * (size_t)(c->nregs ? c->nregs : 1)};
+  if (c->names) {
+    Value *names = arena_alloc(env->scratch, sizeof *names * 2 * (size_t)n);
+    for (int r = 0; r < n; r++) {
+      value_put_int(&names[2 * r], seqs ? seqs[r] : env->seq);
+      value_put_int(&names[2 * r + 1], env->index);
+    }
+    x.base[BASE_NAME] = (const char *)names;
+  }
+  char *regs = c->nins ? arena_alloc(env->scratch, x.rs * (size_t)n) : NULL;
+  x.base[BASE_REG] = regs;
+  int sel[CODE_RUN_MAX], nsel = n, limit = n;
+  for (int r = 0; r < n; r++) sel[r] = r;
+  /* Jumps (all forward): a row that jumps waits for its target (wait[row]); parked[pc] counts the
+   * rows waiting for instruction pc, which join the selection again there, in row order. */
+  int wait[CODE_RUN_MAX];
+  int *parked = NULL;
+  if (c->jumps) {
+    memset(wait, 0, sizeof wait[0] * (size_t)n);
+    parked = arena_alloc(env->scratch, sizeof *parked * (size_t)(c->nins + 1));
+    memset(parked, 0, sizeof *parked * (size_t)(c->nins + 1));
+  }
+  char buf[SF_DOUBLE_CHARS];
+  const Ins *ins = c->ins;
+  for (int pc = 0; pc <= c->nins; pc++) {
+    if (parked && parked[pc]) {
+      nsel = 0;
+      for (int r = 0; r < limit; r++)
+        if (wait[r] <= pc) sel[nsel++] = r;
+    }
+    if (pc == c->nins) break;
+    const Ins *in = &ins[pc];
+    Src sa = source(&x, in->ka, in->a), sb = source(&x, in->kb, in->b);
+    switch ((Opcode)in->op) {
+    case OPC_MOV: EACH(copy(d, A);) break;
+    case OPC_JF:
+    case OPC_JT: {
+      bool when = in->op == OPC_JT;
+      int m = 0;
+      for (int k = 0; k < nsel; k++) {
+        int i = sel[k];
+        if (src_at(&sa, i)->b == when) {
+          wait[i] = (int)in->c;
+          parked[in->c]++;
+        } else
+          sel[m++] = i;
+      }
+      nsel = m;
+      break;
+    }
+    case OPC_JMP:
+      for (int k = 0; k < nsel; k++) wait[sel[k]] = (int)in->c;
+      parked[in->c] += nsel;
+      nsel = 0;
+      break;
+    case OPC_NEG_I: EACH(if (A->i == INT64_MIN) FAULT() value_put_int(d, -A->i);) break;
+    case OPC_NEG_D: EACH(value_put_double(d, -A->d);) break;
+    case OPC_NOT: EACH(value_put_bool(d, !A->b);) break;
+    case OPC_ADD_I: EACH(int64_t r; if (__builtin_add_overflow(A->i, B->i, &r)) FAULT() value_put_int(d, r);) break;
+    case OPC_SUB_I: EACH(int64_t r; if (__builtin_sub_overflow(A->i, B->i, &r)) FAULT() value_put_int(d, r);) break;
+    case OPC_MUL_I: EACH(int64_t r; if (__builtin_mul_overflow(A->i, B->i, &r)) FAULT() value_put_int(d, r);) break;
+    case OPC_DIV_I:
+      EACH(int64_t p = A->i, q = B->i; if (q == 0 || (q == -1 && p == INT64_MIN)) FAULT() value_put_int(d, p / q);)
+      break;
+    case OPC_MOD_I:
+      EACH(int64_t p = A->i, q = B->i; if (q == 0 || (q == -1 && p == INT64_MIN)) FAULT() value_put_int(d, p % q);)
+      break;
+    case OPC_DIV_IK: {
+      const Magic *m = &c->magic[in->c];
+      EACH(value_put_int(d, magic_div(m, A->i));)
+      break;
+    }
+    case OPC_MOD_IK: {
+      const Magic *m = &c->magic[in->c];
+      EACH(int64_t p = A->i, q = magic_div(m, p); value_put_int(d, (int64_t)((uint64_t)p - (uint64_t)q * (uint64_t)B->i));)
+      break;
+    }
+    case OPC_EQ_I: EACH(value_put_bool(d, A->i == B->i);) break;
+    case OPC_NE_I: EACH(value_put_bool(d, A->i != B->i);) break;
+    case OPC_LT_I: EACH(value_put_bool(d, A->i < B->i);) break;
+    case OPC_LE_I: EACH(value_put_bool(d, A->i <= B->i);) break;
+    case OPC_GT_I: EACH(value_put_bool(d, A->i > B->i);) break;
+    case OPC_GE_I: EACH(value_put_bool(d, A->i >= B->i);) break;
+    case OPC_ADD_D: EACH(value_put_double(d, A->d + B->d);) break;
+    case OPC_SUB_D: EACH(value_put_double(d, A->d - B->d);) break;
+    case OPC_MUL_D: EACH(value_put_double(d, A->d * B->d);) break;
+    case OPC_DIV_D: EACH(value_put_double(d, A->d / B->d);) break;
+    case OPC_EQ_D: EACH(value_put_bool(d, A->d == B->d);) break;
+    case OPC_NE_D: EACH(value_put_bool(d, A->d != B->d);) break;
+    case OPC_LT_D: EACH(value_put_bool(d, A->d < B->d);) break;
+    case OPC_LE_D: EACH(value_put_bool(d, A->d <= B->d);) break;
+    case OPC_GT_D: EACH(value_put_bool(d, A->d > B->d);) break;
+    case OPC_GE_D: EACH(value_put_bool(d, A->d >= B->d);) break;
+    case OPC_CAT_S: EACH(*d = eval_concat(env->scratch, A->s.p, A->s.n, B->s.p, B->s.n);) break;
+    case OPC_EQ_S: EACH(value_put_bool(d, value_compare(A, B) == 0);) break;
+    case OPC_NE_S: EACH(value_put_bool(d, value_compare(A, B) != 0);) break;
+    case OPC_LT_S: EACH(value_put_bool(d, value_compare(A, B) < 0);) break;
+    case OPC_LE_S: EACH(value_put_bool(d, value_compare(A, B) <= 0);) break;
+    case OPC_GT_S: EACH(value_put_bool(d, value_compare(A, B) > 0);) break;
+    case OPC_GE_S: EACH(value_put_bool(d, value_compare(A, B) >= 0);) break;
+    case OPC_EQ_B: EACH(value_put_bool(d, A->b == B->b);) break;
+    case OPC_NE_B: EACH(value_put_bool(d, A->b != B->b);) break;
+    case OPC_ABS_I: EACH(if (A->i == INT64_MIN) FAULT() value_put_int(d, A->i < 0 ? -A->i : A->i);) break;
+    case OPC_ABS_D: EACH(value_put_double(d, fabs(A->d));) break;
+    case OPC_MIN: EACH(copy(d, value_compare(B, A) < 0 ? B : A);) break;
+    case OPC_MAX: EACH(copy(d, value_compare(B, A) > 0 ? B : A);) break;
+    case OPC_INT_B: EACH(value_put_int(d, A->b);) break;
+    case OPC_INT_D:
+      EACH(double v = A->d; if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) FAULT()
+           value_put_int(d, (int64_t)v);)
+      break;
+    case OPC_INT_S: EACH(Value v; if (value_parse(TYPE_INT, A->s.p, A->s.n, &v, NULL)) FAULT() copy(d, &v);) break;
+    case OPC_DOUBLE_I: EACH(value_put_double(d, (double)A->i);) break;
+    case OPC_DOUBLE_S:
+      EACH(Value v; if (value_parse(TYPE_DOUBLE, A->s.p, A->s.n, &v, NULL)) FAULT() copy(d, &v);)
+      break;
+    case OPC_STR_I: EACH(size_t m = int_format(A->i, buf); *d = eval_concat(env->scratch, buf, m, NULL, 0);) break;
+    case OPC_STR_D:
+      EACH(size_t m = value_format_double(A->d, buf, sizeof buf); *d = eval_concat(env->scratch, buf, m, NULL, 0);)
+      break;
+    case OPC_STR_B: EACH(*d = A->b ? value_string("true", 4) : value_string("false", 5);) break;
+    case OPC_LEN: EACH(value_put_int(d, (int64_t)A->s.n);) break;
+    case OPC_SUBSTR: {
+      Src sc = source(&x, in->kc, in->c);
+      EACH(const Value *C = src_at(&sc, i); uint64_t len = A->s.n; int64_t from = B->i, m = C->i;
+           uint64_t f = from < 0 ? 0 : (uint64_t)from > len ? len : (uint64_t)from;
+           uint64_t w = m < 0 ? 0 : (uint64_t)m > len - f ? len - f : (uint64_t)m;
+           value_put_string(d, A->s.p + f, (size_t)w);)
+      break;
+    }
+    case OPC_HASH: EACH(value_put_int(d, (int64_t)(value_hash(A, SF_HASH_SEED) & (uint64_t)INT64_MAX));) break;
+    case OPC_RAND: EACH(value_put_int(d, sf_rand(A->i));) break;
+    default: sf_die("bad opcode %d", (int)in->op);
+    }
+  }
+  /* the result of each row before the first fault */
+  Src res = source(&x, c->kres, (uint32_t)(c->res * (int32_t)sizeof(Value)));
+  if (c->nins || c->kres == BASE_NAME)
+    for (int r = 0; r < limit; r++) copy(&out[r], src_at(&res, r));
+  else
+    for (int r = 0; r < limit; r++) out[r] = *src_at(&res, r);
+  return limit;
+}
+
+#undef EACH
+#undef FAULT

@@ -55,6 +55,19 @@ Code *code_compile(const Expr *e, Arena *a);
  * bits and bytes), the same -1 and message on a fault, the same ownership of the result (strings
  * of folded constants live in code_compile's arena). */
 int code_eval(const Code *c, const EvalEnv *env, Value *out, char *err, size_t errlen);
+/* The most rows code_eval_run takes at a time with its vector registers (more: row by row). */
+enum { CODE_RUN_MAX = 256 };
+/* Evaluates c over a run of n rows, as code_eval on each row in turn would: row r reads the
+ * attributes attrs[r] (attrs NULL: env->attrs for every row) and seq seqs[r] (seqs NULL: env->seq);
+ * everything else comes from env. Each instruction runs over all the rows (one dispatch per
+ * instruction per run); &&, || and ?: split the rows between their branches, so a row runs exactly
+ * the instructions code_eval would run for it. Registers are n per register, allocated in
+ * env->scratch (not NULL), as are the strings of `+` and str(); none is freed before the caller
+ * resets it. Returns n with out[0..n) set; or, when some row faults, the index r of the first row
+ * that faults (code_eval on it returns -1: re-run it to get the message), with out[0..r) set
+ * (rows after it are not evaluated further). */
+int code_eval_run(const Code *c, const EvalEnv *env, const Value *const *attrs, const int64_t *seqs, int n,
+                  Value *out);
 /* The number of instructions of c: 0 when the expression folded to a constant or reads a name as
  * it is (what the tests check folding with). */
 int code_length(const Code *c);

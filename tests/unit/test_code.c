@@ -272,6 +272,105 @@ START_TEST(test_random_expressions) {
 }
 END_TEST
 
+static char *nest(const char *head, int reps, const char *leaf, const char *tail);
+
+/* code_eval_run over runs of random rows (attributes and seq per row) against code_eval row by
+ * row: the same values for every row before the first fault, and the first fault at the row
+ * where code_eval first faults. Runs of 1 to CODE_RUN_MAX rows; the values are compared after the
+ * whole run, so strings made in the scratch arena must all survive it. */
+START_TEST(test_random_runs) {
+  rng = 777;
+  double nan = 0.0 / 0.0, inf = 1.0 / 0.0;
+  enum { ROWS = CODE_RUN_MAX };
+  static Value tuples[ROWS][4];
+  static const Value *rows[ROWS];
+  static int64_t seqs[ROWS];
+  static Value got[ROWS];
+  int faulted = 0, late = 0, whole = 0, jumps = 0;
+  Text t = {0};
+  for (int n = 0; n < 3000; n++) {
+    static const Type types[] = {TYPE_INT, TYPE_DOUBLE, TYPE_STRING, TYPE_BOOL};
+    t.n = 0;
+    put(&t, "%s", "");
+    gen(&t, types[n % 4], 1 + pick(5));
+    Expr *e = checked(t.p);
+    Code *c = code_compile(e, arena);
+    if (strpbrk(t.p, "&|?")) jumps++;
+    int len = n % 10 == 0 ? ROWS : 1 + pick(n % 3 ? 8 : 64);
+    for (int r = 0; r < len; r++) {
+      const char *s = strs[pick(6)];
+      int k = pick(14);
+      double d = k == 12 ? nan : k == 13 ? -inf : doubles[pick(7)];
+      /* mostly tame rows, so that faults come late in a run too */
+      int64_t v = pick(4) ? pick(100) - 50 : ints[pick(7)];
+      tuples[r][0] = value_string(s, strlen(s));
+      tuples[r][1] = value_double(pick(3) ? (double)(pick(100) - 50) / 4 : d);
+      tuples[r][2] = value_int(v);
+      tuples[r][3] = value_bool(pick(2));
+      rows[r] = tuples[r];
+      seqs[r] = pick(3) ? r : ints[pick(7)];
+    }
+    Value st[2] = {value_int(ints[pick(7)]), value_double(doubles[pick(7)])};
+    EvalEnv env = {.states = st, .index = pick(5), .scratch = arena};
+    int first = code_eval_run(c, &env, rows, seqs, len, got);
+    ck_assert_msg(first >= 0 && first <= len, "'%s': code_eval_run returned %d of %d", t.p, first, len);
+    int want = len;
+    for (int r = 0; r < len; r++) {
+      EvalEnv one = env;
+      one.attrs = rows[r];
+      one.seq = seqs[r];
+      Value v;
+      if (code_eval(c, &one, &v, NULL, 0)) {
+        want = r;
+        break;
+      }
+      ck_assert_msg(r < first, "'%s': row %d of %d evaluates, code_eval_run stopped at %d", t.p, r, len, first);
+      ck_assert_msg(same_value(&v, &got[r]), "'%s': row %d of %d: the values differ", t.p, r, len);
+    }
+    ck_assert_msg(first == want, "'%s': code_eval_run says row %d faults first, code_eval row %d", t.p, first, want);
+    if (first < len) faulted++;
+    else whole++;
+    if (first > 0 && first < len) late++;
+    if (n % 100 == 99) {
+      arena_free(arena);
+      arena = arena_new();
+    }
+  }
+  free(t.p);
+  ck_assert_int_gt(faulted, 200);
+  ck_assert_int_gt(late, 40); /* faults after some rows evaluated */
+  ck_assert_int_gt(whole, 500);
+  ck_assert_int_gt(jumps, 500);
+}
+END_TEST
+
+/* The same rows without per-row attributes or seqs (attrs and seqs NULL: env's for every row), and
+ * with code whose registers are too many for a run (row by row). */
+START_TEST(test_run_shared_env) {
+  const char *texts[] = {"vol + seq", "sym + str(vol)", "flag ? price * 2.0 : -price", "seq", "sym", "1 / (seq - 3)"};
+  Value tuple[4] = {value_string("IBM", 3), value_double(2.5), value_int(10), value_bool(true)};
+  Value got[5];
+  for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
+    Expr *e = checked(texts[k]);
+    Code *c = code_compile(e, arena);
+    EvalEnv env = {.attrs = tuple, .seq = 3, .scratch = arena};
+    int64_t seqs[5] = {0, 1, 2, 3, 4};
+    Value want;
+    int rc = code_eval(c, &env, &want, NULL, 0);
+    ck_assert_int_eq(code_eval_run(c, &env, NULL, NULL, 5, got), (rc ? 0 : 5));
+    for (int r = 0; rc == 0 && r < 5; r++) ck_assert_msg(same_value(&got[r], &want), "'%s' row %d", texts[k], r);
+    int stop = code_eval_run(c, &env, NULL, seqs, 5, got); /* seq 3 faults the last text */
+    ck_assert_int_eq(stop, k == 5 ? 3 : 5);
+  }
+  char *deep = nest("vol + (", 100, "vol", ")");
+  Code *c = code_compile(checked(deep), arena);
+  EvalEnv env = {.attrs = tuple, .scratch = arena};
+  ck_assert_int_eq(code_eval_run(c, &env, NULL, NULL, 5, got), 5);
+  ck_assert_int_eq(got[4].i, 1010);
+  free(deep);
+}
+END_TEST
+
 /* Division and modulo by a constant run as a multiplication (a magic number per divisor): every
  * divisor class (small, powers of two, negative, huge) over dividends at the edges and at random. */
 START_TEST(test_division_by_constants) {
@@ -434,6 +533,8 @@ static Suite *code_suite(void) {
   Suite *s = suite_create("code");
   TCase *tc = unit_case(s, "code", setup, teardown, 300);
   tcase_add_test(tc, test_random_expressions);
+  tcase_add_test(tc, test_random_runs);
+  tcase_add_test(tc, test_run_shared_env);
   tcase_add_test(tc, test_division_by_constants);
   tcase_add_test(tc, test_aggregate_calls);
   tcase_add_test(tc, test_folding);
