@@ -18,6 +18,7 @@ typedef struct Beacon {
   double rate;    /* tuples per second (0: as fast as possible) */
   Value *vals;    /* the values of the tuple being built, by output attribute */
   Value *rows;    /* run_unpaced: the rows of a run being made, nvals values each */
+  Value *cols;    /* run_unpaced: per set, its values over a run (CODE_RUN_MAX each) */
   int nvals;      /* output attributes */
   Arena *arena;   /* the compiled sets */
   Code **sets;    /* per set (op->op->sets order): its expression, compiled */
@@ -108,30 +109,44 @@ static int emit_rows(OpInst *op, Beacon *b, Item *run, Tuple **made, uint64_t fi
   return rc;
 }
 
-/* beacon_run without pacing and checkpoints: up to `room` tuples' rows made, then their tuples in
- * one slab, emitted as one run. A fault of a set emits the tuples before it first, as one at a
- * time would have. */
+/* beacon_run without pacing and checkpoints: up to `room` tuples made, then their tuples in one
+ * slab, emitted as one run. Each set is evaluated over the whole run (code_eval_run, seq per row)
+ * into its column of b->cols, then the rows are filled from the columns. A fault of a set emits
+ * the tuples before its row first, as one at a time would have; of the sets that fault on that
+ * row, the first one reports. */
 static int run_unpaced(OpInst *op, Beacon *b, int room) {
+  if (room > CODE_RUN_MAX) room = CODE_RUN_MAX;
   Item run[room];
   Tuple *made[room];
+  int64_t seqs[room];
+  int nsets = op->op->nsets;
   if (!b->rows) b->rows = sf_xmalloc(sizeof *b->rows * (size_t)room * ((size_t)b->nvals + 1));
+  if (!b->cols) b->cols = sf_xmalloc(sizeof *b->cols * (size_t)room * ((size_t)nsets + 1));
   while (b->count == 0 || b->next < b->count) {
     if (rt_halting(op)) return 0; /* a drain ends the stream here */
     uint64_t first = b->next, end = first + (uint64_t)room;
     if (b->count && end > b->count) end = b->count;
-    int k = 0;
-    for (uint64_t n = first; n < end; n++, k++) {
-      Value *row = b->rows + (size_t)k * b->nvals;
-      memcpy(row, b->vals, sizeof *row * (size_t)b->nvals); /* attributes without a set */
-      EvalEnv env = { .seq = (int64_t)n, .scratch = op->scratch };
-      for (int i = 0; i < op->op->nsets; i++) {
-        const Set *s = &op->op->sets[i];
-        if (__builtin_expect(code_eval(b->sets[i], &env, &row[s->slot], NULL, 0) < 0, 0)) {
-          if (emit_rows(op, b, run, made, first, k) < 0) return -1;
-          b->next = n;
-          return set_fail(op, b->sets[i], &env, s, n);
-        }
+    int k = (int)(end - first), bad = -1;
+    for (int r = 0; r < k; r++) seqs[r] = (int64_t)(first + (uint64_t)r);
+    EvalEnv env = { .scratch = op->scratch };
+    for (int i = 0; i < nsets; i++) {
+      int ok = code_eval_run(b->sets[i], &env, NULL, seqs, k, b->cols + (size_t)i * (size_t)room);
+      if (__builtin_expect(ok < k, 0)) {
+        k = ok; /* the rows from ok on are not made; set i faults on row ok */
+        bad = i;
       }
+    }
+    for (int r = 0; r < k; r++) {
+      Value *row = b->rows + (size_t)r * b->nvals;
+      memcpy(row, b->vals, sizeof *row * (size_t)b->nvals); /* attributes without a set */
+      for (int i = 0; i < nsets; i++) row[op->op->sets[i].slot] = b->cols[(size_t)i * (size_t)room + (size_t)r];
+    }
+    if (bad >= 0) {
+      if (emit_rows(op, b, run, made, first, k) < 0) return -1;
+      uint64_t n = first + (uint64_t)k;
+      b->next = n;
+      env.seq = (int64_t)n;
+      return set_fail(op, b->sets[bad], &env, &op->op->sets[bad], n);
     }
     b->next = end;
     if (emit_rows(op, b, run, made, first, k) < 0) return -1;
@@ -196,6 +211,7 @@ static void beacon_close(OpInst *op, bool ok) {
   if (!b) return;
   free(b->vals);
   free(b->rows);
+  free(b->cols);
   if (b->arena) arena_free(b->arena);
   free(b);
   op->state = NULL;

@@ -836,6 +836,24 @@ START_TEST(test_beacon_run_fault_order) {
 }
 END_TEST
 
+/* A Beacon evaluates each set over a run of rows; the fault reported is still the first of one
+ * tuple at a time: the lowest seq, and of the sets faulting there the first. Here set 'a' faults
+ * at seq 300, 'b' and 'c' at seq 290 (both in the run 256..511): 'b' at 290 is the fault. */
+START_TEST(test_beacon_run_sets_fault_order) {
+  char *log;
+  int rc = run_graph("<graph xmlns='urn:streamfission:graph:1' name='t'>\n"
+                     "  <schema name='S'><attr name='a' type='int'/><attr name='b' type='int'/>"
+                     "<attr name='c' type='int'/></schema>\n"
+                     "  <operator name='gen' kind='Beacon'><output stream='A' schema='S'/>\n"
+                     "    <param name='count'>1000</param>\n"
+                     "    <set attr='a'>100 / (300 - seq)</set><set attr='b'>10 / (290 - seq)</set>"
+                     "<set attr='c'>1 % (290 - seq)</set>\n"
+                     "  </operator>\n" SINK("A") "</graph>\n",
+                     &log);
+  assert_failure(rc, log, "sf-exec: error: operator 'gen': set 'b': division by zero in '10 / (290 - seq)' at seq 290\n");
+}
+END_TEST
+
 /* ---- FileSource and FileSink ---- */
 
 #define ROW_SCHEMA \
@@ -1401,6 +1419,7 @@ static Suite *io_suite(void) {
   tcase_add_test(graphs, test_beacon_rate);
   tcase_add_test(graphs, test_beacon_eval_error);
   tcase_add_test(graphs, test_beacon_run_fault_order);
+  tcase_add_test(graphs, test_beacon_run_sets_fault_order);
   tcase_add_test(graphs, test_roll_parts);
   tcase_add_test(graphs, test_roll_failure_keeps_closed_parts);
   tcase_add_test(graphs, test_round_trip);
