@@ -11,7 +11,8 @@
  * then the sets, each with that view of the state: OutPlan.before, a copy taken before the updates
  * when some set is written before some state). State
  * strings are held in buffers owned by the key, reused from update to update. Without sets, with
- * the input's schema, the input tuple itself is emitted (no copy). */
+ * the input's schema, the input tuple itself is emitted (no copy). A run of tuples goes through a
+ * Functor without state a run at a time (functor_process_run), with state a tuple at a time. */
 #include "keyed.h"
 
 #include <stdlib.h>
@@ -26,6 +27,7 @@ typedef struct Functor {
   Value *before; /* the key's variables before this tuple's updates, when a set is written before
                     a state (strings copied into op->scratch) */
   KeyTable keys; /* per key: Value vals[nstates] then size_t caps[nstates] (held strings) */
+  Value *cols;   /* functor_process_run: per output attribute, its set's values over a run */
 } Functor;
 
 static int functor_open(OpInst *op) {
@@ -93,6 +95,91 @@ fail:
   return -1;
 }
 
+/* A run through a Functor with state: functor_process per tuple, as the runtime would call it. */
+static int process_each(OpInst *op, int port, Item *items, int n) {
+  for (int i = 0; i < n; i++) {
+    op->cur_seq = items[i].seq;
+    op->cur_src = items[i].src;
+    op->cur_born = items[i].born;
+    int rc = functor_process(op, port, items[i].t);
+    arena_reset(op->scratch);
+    if (rc < 0) {
+      keyed_release_items(items + i + 1, n - i - 1);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* A run through a Functor without state, up to CODE_RUN_MAX rows at a time: `where` over the rows
+ * (code_eval_run), then each set over the kept rows, in output-attribute order as outplan_build
+ * evaluates them; then the output tuples are built (or, for the identity plan, the kept inputs
+ * kept), moved to the front of items and emitted as one run. A fault emits the rows before the
+ * faulting one first, then reports the fault of that row as functor_process would. */
+static int functor_process_run(OpInst *op, int port, Item *items, int n) {
+  Functor *f = op->state;
+  if (f->nstates) return process_each(op, port, items, n);
+  OutPlan *p = &f->plan;
+  const Value *rows[CODE_RUN_MAX], *krows[CODE_RUN_MAX];
+  Value keep[CODE_RUN_MAX];
+  int kidx[CODE_RUN_MAX]; /* per kept row: its row in the chunk */
+  if (!f->cols && !p->identity) f->cols = sf_xmalloc(sizeof *f->cols * (size_t)CODE_RUN_MAX * ((size_t)p->n + 1));
+  EvalEnv env = {.scratch = op->scratch};
+  int out = 0;
+  for (int base = 0; base < n; base += CODE_RUN_MAX) {
+    int m = n - base < CODE_RUN_MAX ? n - base : CODE_RUN_MAX;
+    for (int r = 0; r < m; r++) rows[r] = items[base + r].t->v;
+    int fault = m, nk = 0; /* the faulting row (m: none) */
+    const Code *bad = NULL;
+    const Set *bad_set = NULL;
+    if (f->where) {
+      fault = code_eval_run(f->where, &env, rows, NULL, m, keep);
+      if (fault < m) bad = f->where;
+      for (int r = 0; r < fault; r++)
+        if (keep[r].b) {
+          kidx[nk] = r;
+          krows[nk++] = rows[r];
+        }
+    } else {
+      for (int r = 0; r < m; r++) {
+        kidx[r] = r;
+        krows[r] = rows[r];
+      }
+      nk = m;
+    }
+    int built = nk; /* kept rows whose sets all evaluate */
+    for (int k = 0; !p->identity && k < p->n; k++) {
+      if (!p->set[k]) continue;
+      int ok = code_eval_run(p->code[k], &env, krows, NULL, built, f->cols + (size_t)k * CODE_RUN_MAX);
+      if (ok < built) {
+        built = ok;
+        bad = p->code[k];
+        bad_set = p->set[k];
+      }
+    }
+    if (built < nk) fault = kidx[built];
+    for (int r = 0, j = 0; r < fault; r++) {
+      Item *it = &items[base + r];
+      if (j < nk && kidx[j] == r) {
+        if (!p->identity) {
+          for (int k = 0; k < p->n; k++)
+            p->vals[k] = p->set[k] ? f->cols[(size_t)k * CODE_RUN_MAX + (size_t)j] : it->t->v[p->from[k]];
+          Tuple *t = tuple_new(p->vals, p->n);
+          tuple_unref(it->t);
+          it->t = t;
+        }
+        items[out++] = *it;
+        j++;
+      } else
+        tuple_unref(it->t);
+    }
+    if (__builtin_expect(bad != NULL, 0))
+      return keyed_run_fail(op, items, out, &items[base + fault], n - base - fault, bad, bad_set ? "set" : "where",
+                            bad_set ? bad_set->attr : NULL, bad_set ? bad_set->text : NULL);
+  }
+  return rt_emit_run(op, 0, items, out);
+}
+
 static int functor_final(OpInst *op) {
   return 0;
 }
@@ -150,6 +237,7 @@ static void functor_close(OpInst *op, bool ok) {
   if (!f) return;
   keytable_each(&f->keys, release_states, &f->nstates);
   keytable_release(&f->keys);
+  free(f->cols);
   arena_free(f->arena);
   free(f);
   op->state = NULL;
@@ -159,6 +247,7 @@ const OpKindImpl op_functor = {
   .kind = KIND_FUNCTOR,
   .open = functor_open,
   .process = functor_process,
+  .process_run = functor_process_run,
   .final = functor_final,
   .close = functor_close,
   .snapshot = functor_snapshot,

@@ -351,3 +351,20 @@ int keyed_eval_fail(OpInst *op, const Code *c, const EvalEnv *env, const char *w
   }
   return rt_eval_fail(op, what, text, t, err);
 }
+
+void keyed_release_items(Item *items, int n) {
+  for (int i = 0; i < n; i++) tuple_unref(items[i].t);
+}
+
+int keyed_run_fail(OpInst *op, Item *items, int nout, Item *bad, int left, const Code *c, const char *what,
+                   const char *name, const char *text) {
+  if (rt_emit_run(op, 0, items, nout) == 0) {
+    op->cur_seq = bad->seq;
+    op->cur_src = bad->src;
+    op->cur_born = bad->born;
+    EvalEnv env = {.attrs = bad->t->v, .scratch = op->scratch};
+    keyed_eval_fail(op, c, &env, what, name, text, bad->t);
+  }
+  keyed_release_items(bad, left);
+  return -1;
+}

@@ -124,6 +124,15 @@ int outplan_emit(OutPlan *p, OpInst *op, const EvalEnv *env, Tuple *t);
 int keyed_eval_fail(OpInst *op, const Code *c, const EvalEnv *env, const char *what, const char *name,
                     const char *text, const Tuple *t) __attribute__((cold, noinline));
 
+/* The fault of a run (process_run of Filter, Functor) at item *bad, which code_eval_run found: the
+ * items[0..nout) made before it go on first as one run (rt_emit_run); then, unless that failed,
+ * the fault of c on bad's tuple is reported as keyed_eval reports it, with op->cur_* set to bad's.
+ * Releases the tuples of bad[0..left), the items not taken. Returns -1. */
+int keyed_run_fail(OpInst *op, Item *items, int nout, Item *bad, int left, const Code *c, const char *what,
+                   const char *name, const char *text) __attribute__((cold, noinline));
+/* Releases the tuples of items[0..n). */
+void keyed_release_items(Item *items, int n);
+
 /* Evaluates c like code_eval; on a fault reports it with rt_eval_fail(op, what, text, t, message),
  * where what is "WHAT 'NAME'" ("set 'vwap'", "update of state 'n'") or just WHAT when name is NULL
  * ("where", "count"), and returns -1. A NULL text stands for the text of the parameter named WHAT,

@@ -854,6 +854,57 @@ START_TEST(test_beacon_run_sets_fault_order) {
 }
 END_TEST
 
+/* A Filter and a Functor without state take runs of tuples; their faults are still those of one
+ * tuple at a time. Filter 'f' faults at a = 290 (a run of 256..511); the Functor 'g' below it
+ * faults on a kept tuple before it (a = 280), which went on first: g's fault is the job's. */
+START_TEST(test_filter_run_fault_order) {
+  static const char *graph =
+    "<graph xmlns='urn:streamfission:graph:1' name='t'>\n"
+    "  <schema name='S'><attr name='a' type='int'/><attr name='b' type='int'/></schema>\n"
+    "  <operator name='gen' kind='Beacon'><output stream='A' schema='S'/>\n"
+    "    <param name='count'>1000</param><set attr='a'>seq</set><set attr='b'>seq * 2</set>\n"
+    "  </operator>\n"
+    "  <operator name='f' kind='Filter'><input stream='A'/><output stream='B' schema='S'/>\n"
+    "    <param name='where'>a %% 3 != 0 &amp;&amp; 10 / (290 - a) > -100</param>\n"
+    "  </operator>\n"
+    "  <operator name='g' kind='Functor'><input stream='B'/><output stream='C' schema='S'/>\n"
+    "    <set attr='b'>1 / (%d - a)</set>\n"
+    "  </operator>\n" SINK("C") "</graph>\n";
+  char xml[2048], *log;
+  snprintf(xml, sizeof xml, graph, 280);
+  int rc = run_graph(xml, &log);
+  assert_failure(rc, log,
+                 "sf-exec: error: operator 'g': set 'b': division by zero in '1 / (280 - a)' on tuple (a=280, b=560)\n");
+  snprintf(xml, sizeof xml, graph, 999); /* g never faults: f's fault at 290 is the job's */
+  rc = run_graph(xml, &log);
+  assert_failure(rc, log,
+                 "sf-exec: error: operator 'f': where: division by zero in 'a % 3 != 0 && 10 / (290 - a) > -100' "
+                 "on tuple (a=290, b=580)\n");
+}
+END_TEST
+
+/* A Functor without state evaluates `where` and each set over a run; of the sets faulting on the
+ * lowest faulting tuple, the one of the first output attribute reports (b before c), and a set
+ * never runs on a tuple `where` dropped (a = 250 is dropped: 1 / (250 - a) does not fault). */
+START_TEST(test_functor_run_fault_order) {
+  char *log;
+  int rc = run_graph("<graph xmlns='urn:streamfission:graph:1' name='t'>\n"
+                     "  <schema name='S'><attr name='a' type='int'/><attr name='b' type='int'/>"
+                     "<attr name='c' type='int'/></schema>\n"
+                     "  <operator name='gen' kind='Beacon'><output stream='A' schema='S'/>\n"
+                     "    <param name='count'>1000</param><set attr='a'>seq</set><set attr='b'>0</set>"
+                     "<set attr='c'>0</set>\n"
+                     "  </operator>\n"
+                     "  <operator name='g' kind='Functor'><input stream='A'/><output stream='B' schema='S'/>\n"
+                     "    <param name='where'>a != 250 &amp;&amp; 10 / (300 - a) > -100</param>\n"
+                     "    <set attr='c'>1 % (290 - a) + 1 / (250 - a)</set><set attr='b'>1 / (290 - a)</set>\n"
+                     "  </operator>\n" SINK("B") "</graph>\n",
+                     &log);
+  assert_failure(rc, log, "sf-exec: error: operator 'g': set 'b': division by zero in '1 / (290 - a)' "
+                          "on tuple (a=290, b=0, c=0)\n");
+}
+END_TEST
+
 /* ---- FileSource and FileSink ---- */
 
 #define ROW_SCHEMA \
@@ -1420,6 +1471,8 @@ static Suite *io_suite(void) {
   tcase_add_test(graphs, test_beacon_eval_error);
   tcase_add_test(graphs, test_beacon_run_fault_order);
   tcase_add_test(graphs, test_beacon_run_sets_fault_order);
+  tcase_add_test(graphs, test_filter_run_fault_order);
+  tcase_add_test(graphs, test_functor_run_fault_order);
   tcase_add_test(graphs, test_roll_parts);
   tcase_add_test(graphs, test_roll_failure_keeps_closed_parts);
   tcase_add_test(graphs, test_round_trip);
