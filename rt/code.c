@@ -620,11 +620,11 @@ static int eval_rows(const Code *c, const EvalEnv *env, const Value *const *attr
   return n;
 }
 
-/* Each instruction runs over the selected rows sel[0..nsel): A, B and d are row i's operands and
+/* Each instruction runs over the selected rows (0..nsel-1, or sel[0..nsel)): A, B and d are row i's operands and
  * register. A fault of row i ends the rows at i (limit): the rows before it go on. */
 #define EACH(...)                                                        \
   for (int k_ = 0; k_ < nsel; k_++) {                                    \
-    const int i = sel[k_];                                               \
+    const int i = dense ? k_ : sel[k_];                                  \
     const Value *A = src_at(&sa, i), *B = src_at(&sb, i);                \
     Value *d = (Value *)(regs + (size_t)i * x.rs + in->dst);             \
     (void)A, (void)B, (void)d;                                           \
@@ -649,8 +649,11 @@ int code_eval_run(const Code *c, const EvalEnv *env, const Value *const *attrs, 
   }
   char *regs = c->nins ? arena_alloc(env->scratch, x.rs * (size_t)n) : NULL;
   x.base[BASE_REG] = regs;
+  /* The rows an instruction runs for: 0..nsel-1 while dense (code without jumps), else sel[] */
   int sel[CODE_RUN_MAX], nsel = n, limit = n;
-  for (int r = 0; r < n; r++) sel[r] = r;
+  const bool dense = !c->jumps;
+  if (!dense)
+    for (int r = 0; r < n; r++) sel[r] = r;
   /* Jumps (all forward): a row that jumps waits for its target (wait[row]); parked[pc] counts the
    * rows waiting for instruction pc, which join the selection again there, in row order. */
   int wait[CODE_RUN_MAX];
@@ -775,9 +778,15 @@ int code_eval_run(const Code *c, const EvalEnv *env, const Value *const *attrs, 
   }
   /* the result of each row before the first fault */
   Src res = source(&x, c->kres, (uint32_t)(c->res * (int32_t)sizeof(Value)));
-  if (c->nins || c->kres == BASE_NAME)
-    for (int r = 0; r < limit; r++) copy(&out[r], src_at(&res, r));
-  else
+  if (c->nins || c->kres == BASE_NAME) {
+    if (limit == 0) return 0;
+    switch (src_at(&res, 0)->type) { /* the checker fixed one type for every row */
+    case TYPE_INT: for (int r = 0; r < limit; r++) value_put_int(&out[r], src_at(&res, r)->i); break;
+    case TYPE_DOUBLE: for (int r = 0; r < limit; r++) value_put_double(&out[r], src_at(&res, r)->d); break;
+    case TYPE_BOOL: for (int r = 0; r < limit; r++) value_put_bool(&out[r], src_at(&res, r)->b); break;
+    default: for (int r = 0; r < limit; r++) copy(&out[r], src_at(&res, r)); break;
+    }
+  } else
     for (int r = 0; r < limit; r++) out[r] = *src_at(&res, r);
   return limit;
 }
