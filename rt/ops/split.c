@@ -95,14 +95,14 @@ static int split_process_run(OpInst *op, int port, Item *items, int n) {
     if (s->pulse && (uint64_t)k > s->pulse - s->since) k = (int)(s->pulse - s->since);
     for (int j = i; j < i + k; j++) items[j].seq = s->next_seq++;
     s->rr += (uint64_t)k;
-    s->high = s->next_seq; /* the run counts as sent: a wait inside its emit pulses past it */
-    op->cur_seq = items[i].seq;
-    op->cur_src = items[i].src;
-    op->cur_born = items[i].born;
+    /* the run counts as sent: a wait inside its emit pulses past it, from its last position (the
+     * src of such a pulse must not go back behind tuples of the run already on their way) */
+    s->high = s->next_seq;
+    op->cur_seq = items[i + k - 1].seq;
+    op->cur_src = items[i + k - 1].src;
+    op->cur_born = items[i + k - 1].born;
     int rc = rt_emit_run(op, out, items + i, k);
     i += k;
-    op->cur_seq = items[i - 1].seq;
-    op->cur_src = items[i - 1].src;
     if (rc == 0 && s->pulse && (s->since += (uint64_t)k) >= s->pulse) rc = send_pulses(op, s, s->high);
     if (rc < 0) {
       for (int j = i; j < n; j++) tuple_unref(items[j].t);
