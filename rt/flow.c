@@ -372,10 +372,12 @@ int rt_emit_run(OpInst *op, int port, Item *items, int k) {
     return deliver_run(e->to, e->slot, items, k);
   }
   PtrVec *edges = &n->outs[port];
-  /* one edge into a queue or to another host: the whole run into its pending batch. Several edges
-   * (a fan-out) go item by item, each item to every edge in turn, as a wait for room on one edge
-   * must find the others holding every item before it (flow.c's rule before a wait) */
-  if (edges->n == 1 && ((Edge *)edges->items[0])->kind != EDGE_DIRECT) {
+  /* one edge into a queue: the whole run into its pending batch. An edge to another host goes item
+   * by item: its batches must keep to the limit the receiver holds them to (--batch items), which a
+   * whole run would pass. Several edges (a fan-out) go item by item too, each item to every edge
+   * in turn, as a wait for room on one edge must find the others holding every item before it
+   * (flow.c's rule before a wait) */
+  if (edges->n == 1 && ((Edge *)edges->items[0])->kind == EDGE_QUEUE) {
     count_n(&op->n_out, k);
     return edge_push_run(edges->items[0], items, k);
   }

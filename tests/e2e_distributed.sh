@@ -15,6 +15,9 @@
 # SEED`, graphs with several sources and fan-ins whose serial operators are pinned to h0, h1 or h2
 # at random, so that the inputs of a fan-in and the streams around regions cross executors.
 #
+# tests/distributed/runs_across_hosts.xml runs once more at width 2 with `sf-launch --batch 16`
+# (batches to other hosts of at most 16 items, where operators pass runs of 256 tuples).
+#
 # After each distributed run no executor of that run may still be alive and no temporary file may
 # be left in out/ (the set of files is compared, dot files included).
 #
@@ -64,6 +67,7 @@ failed=0
 passed=0
 t_start=$(sf_now)
 fail() { echo "$*"; failed=$((failed + 1)); }
+launch_opts=() # more options for sf-launch (the --batch 16 case)
 
 # Runs PAR (a rewritten graph) with sf-launch in WORK, writing to a fresh WORK/out, and compares
 # with WORK/expected. LABEL names the case in the report line; LOG gets the launcher's output.
@@ -73,7 +77,7 @@ run_distributed() { # LABEL WORK PAR LOG XFORM_SECS RETRY
   rm -rf "$work/out"
   mkdir "$work/out"
   t0=$(sf_now)
-  setsid timeout -k 5 "$run_timeout" bash "$launch" --exec "$build/bin/sf-exec" --workdir "$work" "$par" \
+  setsid timeout -k 5 "$run_timeout" bash "$launch" --exec "$build/bin/sf-exec" "${launch_opts[@]}" --workdir "$work" "$par" \
     >"$log" 2>&1 &
   local pid=$!
   LAUNCH_PIDS+=("$pid")
@@ -183,6 +187,20 @@ for graph in "${graphs[@]}"; do
     xform_and_run "$name width $w" "$work" "$graph" "$w"
   done
 done
+
+# Small batches between hosts: runs_across_hosts again with sf-launch --batch 16, where a run of
+# 256 tuples must travel as several batches
+if [[ $# -eq 0 ]]; then
+  graph=$src/tests/distributed/runs_across_hosts.xml
+  work=$(sf_mktemp "sf-dist-batch16") || exit 1
+  SF_TMPDIRS+=("$work")
+  mkdir -p "$work/data"
+  if run_original "runs_across_hosts original" "$work" "$graph"; then
+    launch_opts=(--batch 16)
+    xform_and_run "runs_across_hosts width 2 --batch 16" "$work" "$graph" 2
+    launch_opts=()
+  fi
+fi
 
 if [[ -n $seeds && -x $build/bin/sf-randgraph ]]; then
   for seed in $seeds; do
