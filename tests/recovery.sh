@@ -440,8 +440,11 @@ kill -KILL "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
 newest=$(complete | tail -n 1)
 before=$(cd "$d/ck" && find . | sort | md5sum)
-# the newest checkpoint directory of all (complete or not) and what it says of its graph
-top=$(cd "$d/ck" && ls -d ckpt-* | sed 's/ckpt-//' | sort -n | tail -n 1)
+# the newest checkpoint directory (complete or not) that says what its graph is: its manifest or a
+# snapshot (a directory the kill left empty, or holding only temporary files, says nothing)
+top=$(cd "$d/ck" && for n in $(ls -d ckpt-* | sed 's/ckpt-//' | sort -n -r); do
+  compgen -G "ckpt-$n/MANIFEST" >/dev/null || compgen -G "ckpt-$n/*.snap" >/dev/null && { echo "$n"; break; }
+done)
 named=""
 [[ -f $d/ck/ckpt-$top/MANIFEST ]] && named=" ('ckpt')"
 want_agg="sf-exec: error: checkpoint $newest in 'ck' cannot be restored: operator 'peruser' changed since it was taken (its kind, parameters, expressions or schemas differ); nothing restored or removed (without --restore the job starts afresh)"
