@@ -28,6 +28,7 @@ typedef struct Functor {
                     a state (strings copied into op->scratch) */
   KeyTable keys; /* per key: Value vals[nstates] then size_t caps[nstates] (held strings) */
   Value *cols;   /* functor_process_run: per output attribute, its set's values over a run */
+  Value *rows;   /* functor_process_run: the kept rows' output values, row by row */
 } Functor;
 
 static int functor_open(OpInst *op) {
@@ -123,7 +124,11 @@ static int functor_process_run(OpInst *op, int port, Item *items, int n) {
   const Value *rows[CODE_RUN_MAX], *krows[CODE_RUN_MAX];
   Value keep[CODE_RUN_MAX];
   int kidx[CODE_RUN_MAX]; /* per kept row: its row in the chunk */
-  if (!f->cols && !p->identity) f->cols = sf_xmalloc(sizeof *f->cols * (size_t)CODE_RUN_MAX * ((size_t)p->n + 1));
+  Tuple *made[CODE_RUN_MAX]; /* per kept row: its output tuple */
+  if (!f->cols && !p->identity) {
+    f->cols = sf_xmalloc(sizeof *f->cols * (size_t)CODE_RUN_MAX * ((size_t)p->n + 1));
+    f->rows = sf_xmalloc(sizeof *f->rows * (size_t)CODE_RUN_MAX * ((size_t)p->n + 1));
+  }
   EvalEnv env = {.scratch = op->scratch};
   int out = 0;
   for (int base = 0; base < n; base += CODE_RUN_MAX) {
@@ -158,15 +163,22 @@ static int functor_process_run(OpInst *op, int port, Item *items, int n) {
       }
     }
     if (built < nk) fault = kidx[built];
+    /* the kept rows' output values, then their tuples in one slab, before any input tuple goes
+     * (their strings point into the inputs and the scratch arena) */
+    int nb = 0;
+    for (int j = 0; !p->identity && j < nk && kidx[j] < fault; j++, nb++) {
+      const Tuple *in = items[base + kidx[j]].t;
+      Value *row = f->rows + (size_t)nb * p->n;
+      for (int k = 0; k < p->n; k++)
+        row[k] = p->set[k] ? f->cols[(size_t)k * CODE_RUN_MAX + (size_t)j] : in->v[p->from[k]];
+    }
+    tuple_new_rows(f->rows, p->n, nb, made);
     for (int r = 0, j = 0; r < fault; r++) {
       Item *it = &items[base + r];
       if (j < nk && kidx[j] == r) {
         if (!p->identity) {
-          for (int k = 0; k < p->n; k++)
-            p->vals[k] = p->set[k] ? f->cols[(size_t)k * CODE_RUN_MAX + (size_t)j] : it->t->v[p->from[k]];
-          Tuple *t = tuple_new(p->vals, p->n);
           tuple_unref(it->t);
-          it->t = t;
+          it->t = made[j];
         }
         items[out++] = *it;
         j++;
@@ -238,6 +250,7 @@ static void functor_close(OpInst *op, bool ok) {
   keytable_each(&f->keys, release_states, &f->nstates);
   keytable_release(&f->keys);
   free(f->cols);
+  free(f->rows);
   arena_free(f->arena);
   free(f);
   op->state = NULL;
