@@ -31,8 +31,9 @@
 #               refused by name to the same graph with an operator changed (peruser's max(v) made
 #               min(v), firsts' partitionBy "user item" made "user") and to another graph (the
 #               graph renamed), with or without --restore, nothing removed; the real job restores
-#               at width 2 and, while it runs, a second job given the same directory is refused,
-#               naming the first's pid; the first then completes with the sequential output.
+#               at width 2 and, while it runs (stopped by SIGSTOP once restored), a second job given
+#               the same directory is refused, naming the first's pid; the first then completes
+#               (SIGCONT) with the sequential output.
 #   refused:    a job refusing checkpoints at start-up (a FileSink rolling by seconds) leaves no
 #               checkpoint directory behind when it made it.
 #   commit:     a job that committed its outputs and stopped before it had removed its checkpoints
@@ -462,7 +463,9 @@ elif try other.xml --restore; [[ $ST != 1 || $(cat "$d/try.log") != "$want_other
 elif [[ $(cd "$d/ck" && find . | sort | md5sum) != "$before" ]]; then
   job_bad "the refused runs changed the checkpoint directory"
 else
-  # the job itself restores (at width 2); a second job given its directory meanwhile is refused
+  # the job itself restores (at width 2); a second job given its directory meanwhile is refused.
+  # The restored job is stopped (SIGSTOP) once it has restored, holding its lock, while the second
+  # one is tried: the rest of its input may take less time than a second sf-exec takes to start
   (cd "$d" && exec "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.1 --restore ../w2.xml) >"$d/restore.log" 2>&1 &
   pid=$!
   for ((i = 0; i < 1000; i++)); do
@@ -470,10 +473,12 @@ else
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.01
   done
+  kill -STOP "$pid" 2>/dev/null
   (cd "$d/second" && timeout -k 5 120 "$B/sf-exec" --checkpoint-dir "$d/ck" ../../w1.xml) >"$d/try.log" 2>&1
   ST=$?
   running=no
   kill -0 "$pid" 2>/dev/null && running=yes
+  kill -CONT "$pid" 2>/dev/null
   want_lock="sf-exec: error: cannot use the checkpoint directory '$d/ck': it is in use by another job (pid $pid on '$(hostname)')"
   wait "$pid"
   ST2=$?
