@@ -276,7 +276,7 @@ static int restore_node(Exec *x, Node *n, NodeSnaps *ns, uint64_t id, char *why,
   if (g && g->entry == n && g->driver != DRIVE_SINGLE) {
     g->next_seq = first->next_seq;
     g->taken = first->taken;
-    g->rr_next = (int)(first->taken / SPLIT_RR_RUN % (uint64_t)n->nslots);
+    g->rr_next = split_rr_channel(first->taken, n->nslots);
   }
   if (n->nslots == 0) { /* a source: it is at the checkpoint's position */
     n->ck_seen = id;

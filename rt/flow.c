@@ -197,8 +197,13 @@ static int edge_push(Edge *e, const Item *it) {
 
 /* Per-operator counters have one writer (the operator's thread) and are only read by the stats
  * printer: a relaxed load and store, no locked add on the per-tuple path. */
+static inline void count_n(atomic_ullong *c, int n) {
+  atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + (unsigned long long)n,
+                        memory_order_relaxed);
+}
+
 static inline void count_one(atomic_ullong *c) {
-  atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
+  count_n(c, 1);
 }
 
 static int emit_item(OpInst *op, int port, const Item *it) {
@@ -285,14 +290,16 @@ static inline int deliver_tuple(Node *n, int slot, uint64_t seq, uint64_t src, i
   return rc;
 }
 
+/* A source's tuple is born now (CLOCK_MONOTONIC ns: latency at the sinks, Item.born). */
+static int64_t born_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 /* Releases the tuples of items[0..n). */
 static void unref_items(Item *items, int n) {
   for (int i = 0; i < n; i++) tuple_unref(items[i].t);
-}
-
-static inline void count_n(atomic_ullong *c, int n) {
-  atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + (unsigned long long)n,
-                        memory_order_relaxed);
 }
 
 int deliver_run(Node *n, int slot, Item *items, int k) {
@@ -361,9 +368,8 @@ int rt_emit_run(OpInst *op, int port, Item *items, int k) {
   if (n->nslots == 0) { /* a source (rt_run_room said it may): its tuples are born now */
     sf_assert(!op->exec->ck);
     if (op->exec->o->stats) {
-      struct timespec ts;
-      clock_gettime(CLOCK_MONOTONIC, &ts);
-      for (int i = 0; i < k; i++) items[i].born = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+      int64_t born = born_now();
+      for (int i = 0; i < k; i++) items[i].born = born;
     }
   }
   Edge *e = n->direct ? n->direct[port] : NULL;
@@ -401,11 +407,7 @@ int rt_emit(OpInst *op, int port, Tuple *t) {
     return -1;
   }
   int64_t born = op->cur_born;
-  if (n->nslots == 0 && op->exec->o->stats) { /* a source: the tuple is born (latency at the sinks) */
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    born = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-  }
+  if (n->nslots == 0 && op->exec->o->stats) born = born_now(); /* a source: the tuple is born (latency at the sinks) */
   /* (a node made outside plan.c, as the unit tests make them, has no direct table) */
   Edge *e = n->direct && port >= 0 && port < n->op->noutputs ? n->direct[port] : NULL; /* else emit_item says */
   if (e) { /* the port's one edge, to an operator of this thread: emit_item and node_deliver's work */

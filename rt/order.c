@@ -117,7 +117,7 @@ static Step step_roundrobin(Group *g, Item *out) {
   if (h->kind == ITEM_TUPLE) {
     *out = *h;
     pop(g, g->rr_next);
-    g->rr_next = (int)(g->taken / SPLIT_RR_RUN % (uint64_t)W); /* the Split's runs, in turn */
+    g->rr_next = split_rr_channel(g->taken, W); /* the Split's runs, in turn */
     return STEP_DELIVER;
   }
   if (h->kind == ITEM_PULSE || h->kind == ITEM_PROGRESS) {
@@ -310,7 +310,7 @@ static int rr_take(Group *g, Item *out, int max) {
   int s = g->rr_next;
   Batch *b = g->cur[s];
   if (!b) return 0;
-  int left = SPLIT_RR_RUN - (int)(g->taken % SPLIT_RR_RUN);
+  int left = split_rr_left(g->taken);
   if (left > max) left = max;
   if (left > b->n - b->next) left = b->n - b->next;
   const Item *it = &b->items[b->next];
@@ -323,7 +323,7 @@ static int rr_take(Group *g, Item *out, int max) {
   g->floor[s] = it[k - 1].seq;
   g->floor_known[s] = true;
   g->last_slot = s;
-  g->rr_next = (int)(g->taken / SPLIT_RR_RUN % (uint64_t)g->entry->nslots);
+  g->rr_next = split_rr_channel(g->taken, g->entry->nslots);
   return k;
 }
 

@@ -242,6 +242,15 @@ bool rt_owns_key(const OpInst *op, const Value *vals, const int *slots, int nval
  * width or --batch deals on from the same count. Short, because a channel's backlog grows by a
  * run: with operators as slow as the input is fast, a tuple may wait for up to a run's work. */
 enum { SPLIT_RR_RUN = 16 };
+/* The channel of tuple t (counted from the stream's start) of a round-robin Split of `width`
+ * outputs, and how many tuples of t's run are left from t on: the one rule the Split, the Merge,
+ * a restore and the benchmarks share. */
+static inline int split_rr_channel(uint64_t t, int width) {
+  return (int)(t / SPLIT_RR_RUN % (uint64_t)width);
+}
+static inline int split_rr_left(uint64_t t) {
+  return SPLIT_RR_RUN - (int)(t % SPLIT_RR_RUN);
+}
 /* ops/split.c: a Split's snapshot (the n bytes at p) read for the counters a restore checks others
  * against: the next sequence number it assigns and the tuples it dealt round-robin. false when
  * it is not a Split's snapshot. */

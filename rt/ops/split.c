@@ -74,7 +74,7 @@ static int split_process(OpInst *op, int port, Tuple *t) {
     for (int i = 0; i < s->nkeys; i++) h = value_hash(&t->v[s->keys[i]], h);
     out = sf_key_channel(h, s->width);
   } else {
-    out = (int)(s->rr++ / SPLIT_RR_RUN % (uint64_t)s->width);
+    out = split_rr_channel(s->rr++, s->width);
   }
   uint64_t seq = s->assign ? s->next_seq++ : op->cur_seq;
   s->high = seq + 1;
@@ -89,8 +89,8 @@ static int split_process(OpInst *op, int port, Tuple *t) {
 static int split_process_run(OpInst *op, int port, Item *items, int n) {
   Split *s = op->state;
   for (int i = 0; !s->hash && s->assign && i < n;) {
-    int out = (int)(s->rr / SPLIT_RR_RUN % (uint64_t)s->width);
-    int k = SPLIT_RR_RUN - (int)(s->rr % SPLIT_RR_RUN);
+    int out = split_rr_channel(s->rr, s->width);
+    int k = split_rr_left(s->rr);
     if (k > n - i) k = n - i;
     if (s->pulse && (uint64_t)k > s->pulse - s->since) k = (int)(s->pulse - s->since);
     for (int j = i; j < i + k; j++) items[j].seq = s->next_seq++;

@@ -236,7 +236,7 @@ static long drain(Exec *x, Node *split, uint64_t *last_seq) {
         if (it->kind != ITEM_TUPLE) continue;
         tuples_seen++;
         int want = hash ? sf_key_channel(value_hash(&it->t->v[0], SF_HASH_SEED), width)
-                         : (int)(it->seq / SPLIT_RR_RUN % (uint64_t)width); /* runs (rt.h) */
+                         : split_rr_channel(it->seq, width); /* runs (rt.h) */
         fail_if(it->t != tuples[it->src & (NTUPLES - 1)] || want != c || (last_seq[c] && it->seq <= last_seq[c] - 1),
                 "the Split sent a tuple to the wrong channel or out of order", x);
         last_seq[c] = it->seq + 1;
@@ -288,7 +288,7 @@ static void base_split(SplitKind sk, int width, long n, Timer *t) {
   timer_start(t);
   for (long i = 0; i < n; i++) {
     Tuple *tp = tuples[i & (NTUPLES - 1)];
-    int out = hash ? sf_key_channel(value_hash(&tp->v[0], SF_HASH_SEED), width) : (int)(rr++ / SPLIT_RR_RUN % (uint64_t)width);
+    int out = hash ? sf_key_channel(value_hash(&tp->v[0], SF_HASH_SEED), width) : split_rr_channel(rr++, width);
     uint64_t seq = sk == S_SHUFFLE ? (uint64_t)i : next_seq++;
     Item *it = &ring[out][slot[out]][fill[out]++];
     it->kind = ITEM_TUPLE, it->seq = seq, it->src = (uint64_t)i, it->born = 0, it->t = tp;
