@@ -569,6 +569,21 @@ else
   fi
 fi
 
+# Runs GRAPH (relative to DIR) in DIR with checkpoints every 0.05 s into DIR/ck, SIGKILLs it once a
+# checkpoint is complete (or it ended), and sets k to the newest complete checkpoint ("" if none).
+kill_after_checkpoint() { # DIR GRAPH
+  local d=$1 graph=$2 pid newest=""
+  (cd "$d" && exec "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.05 "$graph") >"$d/run.log" 2>&1 &
+  pid=$!
+  while [[ -z $newest ]] && kill -0 "$pid" 2>/dev/null; do
+    newest=$(cd "$d" && compgen -G "ck/ckpt-*/MANIFEST" | head -n 1)
+    sleep 0.01
+  done
+  kill -KILL "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  k=$(cd "$d/ck" 2>/dev/null && for m in ckpt-*/MANIFEST; do [[ -f $m ]] && echo "${m%/MANIFEST}"; done | sed 's/ckpt-//' | sort -n | tail -n 1)
+}
+
 # regions: Splits and Merges are matched by where they sit, not by their region's number: with
 # width hints the names r1.split and r1.merge are other operators' at -w 1 than at -w 3 (checked
 # first: the case would mean nothing otherwise); killed once a checkpoint is complete at one width,
@@ -591,16 +606,7 @@ else
     set -- $dir
     d=$work/regions/k$1
     mkdir -p "$d"
-    (cd "$d" && exec "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.05 "../w$1.xml") >"$d/run.log" 2>&1 &
-    pid=$!
-    newest=""
-    while [[ -z $newest ]] && kill -0 "$pid" 2>/dev/null; do
-      newest=$(cd "$d" && compgen -G "ck/ckpt-*/MANIFEST" | head -n 1)
-      sleep 0.01
-    done
-    kill -KILL "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-    k=$(cd "$d/ck" 2>/dev/null && for m in ckpt-*/MANIFEST; do [[ -f $m ]] && echo "${m%/MANIFEST}"; done | sed 's/ckpt-//' | sort -n | tail -n 1)
+    kill_after_checkpoint "$d" "../w$1.xml"
     (cd "$d" && timeout -k 5 300 "$B/sf-exec" --restore --checkpoint-dir ck --checkpoint-interval 0.05 "../w$2.xml") >"$d/restore.log" 2>&1
     ST=$?
     bad=$(grep -v -x -e "sf-exec: restored checkpoint $k from 'ck'" \
@@ -655,16 +661,7 @@ else
     set -- $dir
     d=$work/rr/k$1
     mkdir -p "$d"
-    (cd "$d" && exec "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.05 "../w$1.xml") >"$d/run.log" 2>&1 &
-    pid=$!
-    newest=""
-    while [[ -z $newest ]] && kill -0 "$pid" 2>/dev/null; do
-      newest=$(cd "$d" && compgen -G "ck/ckpt-*/MANIFEST" | head -n 1)
-      sleep 0.01
-    done
-    kill -KILL "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-    k=$(cd "$d/ck" 2>/dev/null && for m in ckpt-*/MANIFEST; do [[ -f $m ]] && echo "${m%/MANIFEST}"; done | sed 's/ckpt-//' | sort -n | tail -n 1)
+    kill_after_checkpoint "$d" "../w$1.xml"
     (cd "$d" && timeout -k 5 120 "$B/sf-exec" --restore --checkpoint-dir ck "../w$2.xml") >"$d/restore.log" 2>&1
     ST=$?
     if [[ -z $k ]]; then
