@@ -85,7 +85,8 @@ explain w2 "$head
 $cheap_serial
 $(dear 2 'the 2 cores')
 $tail" --profile prof2.json -w 2
-grep -q 'width 2 would run at 0\.' w2.raw || fail "w2: cheap's width 2 should run slower than serial: $(grep cheap: w2.raw | head -n 1)"
+# (a sanitizer build's costs are not this machine's: there only the decision above is checked)
+[[ -n ${SF_SANITIZE:-} ]] || grep -q 'width 2 would run at 0\.' w2.raw || fail "w2: cheap's width 2 should run slower than serial: $(grep cheap: w2.raw | head -n 1)"
 speed=$(sed -n 's/.*dear: region r1: estimated speed-up \([0-9.]*\)x.*/\1/p' w2.raw)
 awk -v s="${speed:-0}" 'BEGIN { exit !(s >= 1.5) }' || fail "w2: dear's estimated speed-up is '$speed', want at least 1.5"
 # the chosen widths are the parallel graph's, and it computes what the sequential one did
