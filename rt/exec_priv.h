@@ -157,7 +157,20 @@ struct Group {
   bool started;               /* its thread was created (main thread) */
   RunSlot run;                /* the operator its thread is running (fatal.c) */
   int64_t cpu_ns;             /* --stats or --stats-json: its thread's CPU time, read when it ends
-                                 (thread; the main thread reads it after joining) */
+                                 (thread; the main thread reads it after joining); of a hosted group,
+                                 the CPU time of its pumps (pump_mu) */
+  /* A hosted group (a region's Merge and the operators fused after it, which emit nothing to
+   * another thread) has no thread of its own: the threads of its channels run it (group_pump)
+   * after each batch they handled, before they wait and when they end, one at a time. Its driver
+   * state above ("thread") then belongs to whichever thread holds pump_mu. */
+  bool hosted;                /* run by its producers' threads (plan) */
+  pthread_mutex_t pump_mu;    /* held by the thread running it; only ever try-locked, never held
+                                 while taking another pump_mu; taken before (never inside) any mu */
+  atomic_bool pump_asked;     /* a producer asked for a pump since the holder's last look (atomic) */
+  atomic_bool pump_idle;      /* a producer that asked is about to wait: the idle hooks run at the
+                                 pump's wait (atomic) */
+  atomic_bool pump_over;      /* it delivered its end or failed: nothing more to pump (atomic) */
+  PtrVec hosts;               /* Group*: the hosted groups this group's thread pumps (plan) */
 };
 
 struct Exec {
@@ -238,6 +251,13 @@ int plan_build(Exec *x);
 void groups_start(Exec *x);
 /* Joins every thread groups_start started. Main thread. */
 void groups_join(Exec *x);
+/* Runs hosted group h (plan_hosts) on the calling thread, one of its producers', until it would
+ * wait for input, unless another producer's thread runs it now (which then looks again). idle: the
+ * caller is about to wait, so h's idle hooks run when h would wait too. Takes no lock the caller
+ * holds: called holding none. */
+void group_pump(Group *h, bool idle);
+/* group_pump of every hosted group g's thread feeds. */
+void group_pump_hosts(Group *g, bool idle);
 
 /* ---- order.c: the ordered drivers ---- */
 
@@ -246,6 +266,8 @@ void groups_join(Exec *x);
  * entry finished (0) or the job stops or the order cannot be restored (-1, the failure recorded).
  * g's thread. */
 int order_run(Group *g);
+/* order_run that, when !wait, returns 1 where it would wait for input (a hosted group's pump). */
+int order_advance(Group *g, bool wait);
 
 /* ---- flow.c: items between operators (the lock rules are at its top) ---- */
 

@@ -42,6 +42,14 @@ static int push_batch(Exec *x, Queue *q, Batch *b, Group *pusher, Edge *via) {
     group_wake_consumers(pusher);
     pthread_mutex_lock(&o->mu);
     while (q->count == q->cap && !exec_stopping(x)) {
+      if (o->hosted) { /* no thread of its own drains it: this one may have to (group_pump) */
+        pthread_mutex_unlock(&o->mu);
+        group_pump(o, false);
+        pthread_mutex_lock(&o->mu);
+        if (q->count < q->cap) break;
+        timed_wait_ms(&q->not_full, &o->mu, 1);
+        continue;
+      }
       if (clear) {
         timed_wait(&q->not_full, &o->mu);
         continue;
@@ -260,6 +268,7 @@ bool group_before_wait(Group *g) {
   group_idle(g);
   bool clear = group_try_flush(g, NULL);
   group_wake_consumers(g);
+  group_pump_hosts(g, true);
   return clear;
 }
 

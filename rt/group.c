@@ -46,8 +46,47 @@ static int run_single(Group *g) {
       }
     }
     batch_release(b);
+    group_pump_hosts(g, false); /* what it handed on is merged on this thread, while it is warm */
   }
   return 0;
+}
+
+/* CPU time the calling thread spent in pumps of hosted groups (counted as theirs, not its own). */
+static _Thread_local int64_t pumped_ns;
+
+/* The loop of group_pump: whoever asks last finds the token free or is seen by its holder, which
+ * looks again after letting it go (pump_asked is set before the try, cleared before each look). */
+void group_pump(Group *h, bool idle) {
+  Exec *x = h->exec;
+  if (idle) atomic_store(&h->pump_idle, true);
+  atomic_store(&h->pump_asked, true);
+  while (atomic_load(&h->pump_asked) && !atomic_load(&h->pump_over)) {
+    if (pthread_mutex_trylock(&h->pump_mu) != 0) return; /* its holder looks again */
+    if (atomic_load(&h->pump_over)) {
+      pthread_mutex_unlock(&h->pump_mu);
+      return;
+    }
+    atomic_store(&h->pump_asked, false);
+    bool timed = x->o->stats || x->o->stats_json;
+    int64_t t0 = timed ? stats_thread_cpu_ns() : 0;
+    int rc = order_advance(h, false);
+    if (rc == 1 && atomic_exchange(&h->pump_idle, false)) group_before_wait(h);
+    if (rc <= 0) {
+      if (rc == 0) group_flush(h, NULL);
+      if (rc < 0 && !exec_stopping(x)) exec_fail(x, "internal error: a merge stopped without a message");
+      atomic_store(&h->pump_over, true);
+    }
+    if (timed) {
+      int64_t d = stats_thread_cpu_ns() - t0;
+      h->cpu_ns += d;
+      pumped_ns += d;
+    }
+    pthread_mutex_unlock(&h->pump_mu);
+  }
+}
+
+void group_pump_hosts(Group *g, bool idle) {
+  for (int i = 0; i < g->hosts.n; i++) group_pump(g->hosts.items[i], idle);
 }
 
 static void *group_main(void *arg) {
@@ -72,19 +111,24 @@ static void *group_main(void *arg) {
   }
   if (rc == 0) group_flush(g, NULL);
   if (rc < 0 && !exec_stopping(x)) exec_fail(x, "internal error: a thread stopped without a message");
-  if (x->o->stats || x->o->stats_json) g->cpu_ns = stats_thread_cpu_ns();
+  group_pump_hosts(g, true); /* its end, or what is left, goes on: the last channel's thread ends the merge */
+  if (x->o->stats || x->o->stats_json) g->cpu_ns = stats_thread_cpu_ns() - pumped_ns;
   fatal_thread_end(alt);
   atomic_fetch_sub(&x->running, 1);
   return NULL;
 }
 
 void groups_start(Exec *x) {
-  atomic_store(&x->running, x->groups.n);
+  int threads = 0;
+  for (int i = 0; i < x->groups.n; i++) threads += !((Group *)x->groups.items[i])->hosted;
+  atomic_store(&x->running, threads);
   for (int i = 0; i < x->groups.n; i++) {
     Group *gr = x->groups.items[i];
+    if (gr->hosted) continue; /* run by its channels' threads (group_pump) */
     if (pthread_create(&gr->thread, NULL, group_main, gr) != 0) {
       exec_fail(x, "cannot start a thread: %s", strerror(errno));
-      atomic_fetch_sub(&x->running, x->groups.n - i);
+      for (int j = i; j < x->groups.n; j++)
+        if (!((Group *)x->groups.items[j])->hosted) atomic_fetch_sub(&x->running, 1);
       break;
     }
     gr->started = true;

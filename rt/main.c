@@ -32,6 +32,9 @@ static const char usage_text[] =
     "      --batch N             tuples per batch between threads and between hosts (default:\n"
     "                            256 between threads, 1024 per message between hosts)\n"
     "      --queue N             batches a queue holds before its producer waits (8)\n"
+    "      --merge-threads       give every Merge a thread of its own (by default a region's\n"
+    "                            Merge, and what is fused after it, runs on its channels' threads\n"
+    "                            when it hands nothing to another thread or host)\n"
     "      --stats               print per-operator counts and rates to stderr while running\n"
     "      --stats-interval S    seconds between stats lines (2)\n"
     "      --stats-json FILE     write the final per-operator counts and CPU times as JSON\n"
@@ -161,7 +164,7 @@ int main(int argc, char **argv) {
     {"checkpoint-interval", required_argument, 0, 'I'}, {"restore", no_argument, 0, 'R'},
     {"hosts", required_argument, 0, 'A'},      {"remove-checkpoints", no_argument, 0, 'X'},
     {"stop-grace", required_argument, 0, 'G'},
-    {"max-state-memory", required_argument, 0, 'M'},
+    {"max-state-memory", required_argument, 0, 'M'}, {"merge-threads", no_argument, 0, 'W'},
     {0, 0, 0, 0},
   };
   ExecOptions o = {0};
@@ -176,6 +179,7 @@ int main(int argc, char **argv) {
     case 'C': o.connect_timeout_ms = (int)int_arg(optarg, 1, 3600000, "--connect-timeout"); break;
     case 'b': o.batch = (int)int_arg(optarg, 1, 65536, "--batch"); break;
     case 'q': o.queue_batches = (int)int_arg(optarg, 1, 4096, "--queue"); break;
+    case 'W': o.merge_threads = true; break;
     case 's': o.stats = true; break;
     case 'i': {
       char *end;

@@ -353,7 +353,9 @@ static int deliver_collected(Group *g, Item *run, int nrun, int slot) {
   return rc;
 }
 
-int order_run(Group *g) {
+/* Delivers items in order until the end (0), a failure (-1) or, when !wait, the moment it would
+ * wait for input (1: a hosted group's pump, group.c); with wait it waits instead. */
+int order_advance(Group *g, bool wait) {
   Exec *x = g->exec;
   Node *n = g->entry;
   /* consecutive tuples of one port collect into a run for an operator with process_run; the run
@@ -404,6 +406,7 @@ int order_run(Group *g) {
       }
       if (st == STEP_WAIT) continue; /* look again: the run took its time */
     }
+    if (st == STEP_WAIT && !wait) return exec_stopping(x) ? -1 : 1;
     if (st == STEP_WAIT) {
       pthread_mutex_lock(&g->mu);
       g->order_locked = true;
@@ -437,4 +440,8 @@ int order_run(Group *g) {
     if (node_deliver(n, it.kind == ITEM_TUPLE ? g->last_slot : 0, &it) < 0) return -1;
     if (it.kind == ITEM_FINAL) return 0;
   }
+}
+
+int order_run(Group *g) {
+  return order_advance(g, true);
 }

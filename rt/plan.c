@@ -174,6 +174,40 @@ static void plan_edges(Exec *x) {
   }
 }
 
+/* Hosted groups (group.c, group_pump): a region's Merge whose group hands nothing to another
+ * thread or host (everything after it is fused, down to its sinks), has no Custom operator (which
+ * may block or wait in its callbacks) and is fed only by local channel threads that deliver one
+ * input stream each, runs on those threads instead of a thread of its own. At width 2 on 2 cores
+ * that leaves the source's thread and the two channels' instead of four busy threads, and a run is
+ * merged and written by the core that just processed it. --merge-threads keeps the thread. */
+static void plan_hosts(Exec *x) {
+  if (x->o->merge_threads) return;
+  for (int i = 0; i < x->groups.n; i++) {
+    Group *g = x->groups.items[i];
+    Node *n = g->entry;
+    if (!n || n->op->kind != KIND_MERGE || g->driver == DRIVE_SINGLE || g->driver == DRIVE_SRC) continue;
+    if (g->outs.n > 0) continue;
+    bool ok = true;
+    for (int k = 0; k < x->nnodes && ok; k++)
+      if (x->nodes[k].local && x->nodes[k].group == g && x->nodes[k].op->kind == KIND_CUSTOM) ok = false;
+    for (int s = 0; s < n->nslots && ok; s++) {
+      Edge *e = n->in[s];
+      Group *p = e && e->kind == EDGE_QUEUE && e->from ? e->producer : NULL;
+      if (!p || p->source || p->driver != DRIVE_SINGLE || p->hosted) ok = false;
+    }
+    if (!ok) continue;
+    g->hosted = true;
+    pthread_mutex_init(&g->pump_mu, NULL);
+    for (int s = 0; s < n->nslots; s++) {
+      Group *p = n->in[s]->producer;
+      bool listed = false;
+      for (int h = 0; h < p->hosts.n; h++)
+        if (p->hosts.items[h] == g) listed = true;
+      if (!listed) ptrvec_push(x->arena, &p->hosts, g);
+    }
+  }
+}
+
 /* RemoteConfig.deliver: a receiver thread's batch goes into the queue of its edge. */
 static int on_remote_items(void *ctx, void *edge, Item *items, int n) {
   return edge_receive(ctx, edge, items, n);
@@ -267,6 +301,7 @@ int plan_build(Exec *x) {
   plan_nodes(x);
   plan_groups(x);
   plan_edges(x);
+  plan_hosts(x);
   if (plan_remote(x) < 0) return -1;
   plan_direct(x);
   return 0;

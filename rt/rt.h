@@ -330,6 +330,8 @@ struct ExecOptions {
                               executor may hold: a key beyond it fails the job (0: no limit) */
   double stop_grace;       /* seconds operators get to return once the job stopped, after which the
                               process ends without them (0: default 5) */
+  bool merge_threads;      /* every Merge gets a thread of its own (--merge-threads); otherwise a
+                              region's Merge runs on its channels' threads where it can (group.c) */
   FILE *log;               /* where errors and stats go (NULL: stderr) */
 };
 

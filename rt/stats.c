@@ -350,7 +350,9 @@ int stats_write_json(Exec *x, const char *path, bool ok) {
     Node *driver = g->source ? g->source : g->entry;
     fprintf(f, "%s    {\"name\": ", gi ? ",\n" : "");
     json_string(f, driver ? driver->op->name : "");
-    fprintf(f, ", \"cpu_ns\": %lld, \"operators\": [", (long long)g->cpu_ns);
+    fprintf(f, ", \"cpu_ns\": %lld, ", (long long)g->cpu_ns);
+    if (g->hosted) fputs("\"hosted\": true, ", f); /* no thread: its pumps on its channels' threads */
+    fputs("\"operators\": [", f);
     bool one = true;
     for (int i = 0; i < x->nnodes; i++) {
       if (!x->nodes[i].local || x->nodes[i].group != g) continue;
