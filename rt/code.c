@@ -640,14 +640,14 @@ int code_eval_run(const Code *c, const EvalEnv *env, const Value *const *attrs, 
                        (const char *)env->aggs, NULL, NULL},
               .attrs = attrs, .rs = sizeof(Value) * (size_t)(c->nregs ? c->nregs : 1)};
   if (c->names) {
-    Value *names = arena_alloc(env->scratch, sizeof *names * 2 * (size_t)n);
+    Value *names = arena_alloc_raw(env->scratch, sizeof *names * 2 * (size_t)n);
     for (int r = 0; r < n; r++) {
       value_put_int(&names[2 * r], seqs ? seqs[r] : env->seq);
       value_put_int(&names[2 * r + 1], env->index);
     }
     x.base[BASE_NAME] = (const char *)names;
   }
-  char *regs = c->nins ? arena_alloc(env->scratch, x.rs * (size_t)n) : NULL;
+  char *regs = c->nins ? arena_alloc_raw(env->scratch, x.rs * (size_t)n) : NULL; /* written before read */
   x.base[BASE_REG] = regs;
   /* The rows an instruction runs for: 0..nsel-1 while dense (code without jumps), else sel[] */
   int sel[CODE_RUN_MAX], nsel = n, limit = n;
@@ -660,7 +660,7 @@ int code_eval_run(const Code *c, const EvalEnv *env, const Value *const *attrs, 
   int *parked = NULL;
   if (c->jumps) {
     memset(wait, 0, sizeof wait[0] * (size_t)n);
-    parked = arena_alloc(env->scratch, sizeof *parked * (size_t)(c->nins + 1));
+    parked = arena_alloc_raw(env->scratch, sizeof *parked * (size_t)(c->nins + 1));
     memset(parked, 0, sizeof *parked * (size_t)(c->nins + 1));
   }
   char buf[SF_DOUBLE_CHARS];

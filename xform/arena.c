@@ -47,7 +47,7 @@ Arena *arena_new(void) {
   return a;
 }
 
-void *arena_alloc(Arena *a, size_t size) {
+void *arena_alloc_raw(Arena *a, size_t size) {
   size = (size + 15) & ~(size_t)15;
   a->dirty = true;
   Block *b = a->head;
@@ -62,6 +62,11 @@ void *arena_alloc(Arena *a, size_t size) {
   }
   void *p = b->data + b->used;
   b->used += size;
+  return p;
+}
+
+void *arena_alloc(Arena *a, size_t size) {
+  void *p = arena_alloc_raw(a, size);
   memset(p, 0, size);
   return p;
 }

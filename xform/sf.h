@@ -28,6 +28,9 @@ struct Arena {
 
 Arena *arena_new(void);
 void *arena_alloc(Arena *a, size_t size);                     /* zeroed, 16-byte aligned */
+/* arena_alloc without the zeroing, for memory the caller writes before it reads (the evaluator's
+ * register vectors over a run: tens of kilobytes per call). */
+void *arena_alloc_raw(Arena *a, size_t size);
 char *arena_strdup(Arena *a, const char *s);                  /* NULL stays NULL */
 char *arena_strndup(Arena *a, const char *s, size_t n);
 char *arena_printf(Arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
