@@ -308,7 +308,7 @@ static int64_t born_now(void) {
 
 /* Releases the tuples of items[0..n). */
 static void unref_items(Item *items, int n) {
-  for (int i = 0; i < n; i++) tuple_unref(items[i].t);
+  tuple_unref_items(items, n);
 }
 
 int deliver_run(Node *n, int slot, Item *items, int k) {

@@ -81,6 +81,12 @@ typedef struct Item {
   Tuple *t;      /* ITEM_TUPLE only */
 } Item;
 
+/* tuple_unref of n tuples (NULL ones skipped), of a run's items[0..n) (tuples all) the second: the
+ * tuples of one slab that die together cost one atomic decrement of its count, not one each (a
+ * run's tuples, made in one slab, end in the same call). */
+void tuple_unref_all(Tuple *const *ts, int n);
+void tuple_unref_items(const Item *items, int n);
+
 /* ---- operator instances ---- */
 
 typedef struct OpInst OpInst;

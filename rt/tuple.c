@@ -231,6 +231,46 @@ Tuple *tuple_new(const Value *vals, int n) {
   return t;
 }
 
+/* Drops m tuples of slab s at once: one atomic operation for them all. */
+static void slab_drop(Slab *s, int m) {
+  if (m > 0 && (atomic_load_explicit(&s->live, memory_order_acquire) == m ||
+                atomic_fetch_sub_explicit(&s->live, m, memory_order_acq_rel) == m))
+    pool_free(s);
+}
+
+/* Drops a reference of t; when it was the last one and t lives in a slab, t is counted into
+ * *run (its slab, *m tuples of it so far) instead of decremented there one by one. */
+static inline void unref_counted(Tuple *t, Slab **run, int *m) {
+  if (!t || !(atomic_load_explicit(&t->refs, memory_order_acquire) == 1 ||
+              atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1))
+    return;
+  Hdr *h = (Hdr *)t - 1;
+  if (h->cls != POOL_SLAB) {
+    pool_free(t);
+    return;
+  }
+  if (h->owner != *run) {
+    if (*run) slab_drop(*run, *m);
+    *run = h->owner;
+    *m = 0;
+  }
+  (*m)++;
+}
+
+void tuple_unref_all(Tuple *const *ts, int n) {
+  Slab *run = NULL;
+  int m = 0;
+  for (int i = 0; i < n; i++) unref_counted(ts[i], &run, &m);
+  if (run) slab_drop(run, m);
+}
+
+void tuple_unref_items(const Item *items, int n) {
+  Slab *run = NULL;
+  int m = 0;
+  for (int i = 0; i < n; i++) unref_counted(items[i].t, &run, &m);
+  if (run) slab_drop(run, m);
+}
+
 Tuple *tuple_ref(Tuple *t) {
   atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
   return t;

@@ -397,16 +397,14 @@ static int filesink_process_run(OpInst *op, int port, Item *items, int n) {
     }
     return 0;
   }
-  for (int i = 0; i < n; i++) {
-    Tuple *t = items[i].t;
+  int rc = 0;
+  for (int i = 0; i < n && rc == 0; i++) {
+    const Tuple *t = items[i].t;
     csv_put_row(&s->buf, t->v, t->n);
-    tuple_unref(t);
-    if (s->buf.n >= FLUSH_AT && flush(op, s) < 0) {
-      for (int j = i + 1; j < n; j++) tuple_unref(items[j].t);
-      return -1;
-    }
+    if (s->buf.n >= FLUSH_AT) rc = flush(op, s);
   }
-  return 0;
+  tuple_unref_items(items, n); /* the run's tuples die together: one release per slab */
+  return rc;
 }
 
 /* The sink's thread is about to wait for input: a streaming output shows what it has. */

@@ -39,16 +39,18 @@ static int filter_process_run(OpInst *op, int port, Item *items, int n) {
   Filter *f = op->state;
   const Value *rows[CODE_RUN_MAX];
   Value keep[CODE_RUN_MAX];
+  Tuple *drop[CODE_RUN_MAX];
   EvalEnv env = {.scratch = op->scratch};
   int kept = 0;
   for (int base = 0; base < n; base += CODE_RUN_MAX) {
-    int m = n - base < CODE_RUN_MAX ? n - base : CODE_RUN_MAX;
+    int m = n - base < CODE_RUN_MAX ? n - base : CODE_RUN_MAX, ndrop = 0;
     for (int r = 0; r < m; r++) rows[r] = items[base + r].t->v;
     int ok = code_eval_run(f->where, &env, rows, NULL, m, keep);
     for (int r = 0; r < ok; r++) {
       if (keep[r].b) items[kept++] = items[base + r];
-      else tuple_unref(items[base + r].t);
+      else drop[ndrop++] = items[base + r].t;
     }
+    tuple_unref_all(drop, ndrop);
     if (__builtin_expect(ok < m, 0))
       return keyed_run_fail(op, items, kept, &items[base + ok], n - base - ok, f->where, "where", NULL, NULL);
   }

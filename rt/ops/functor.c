@@ -125,6 +125,7 @@ static int functor_process_run(OpInst *op, int port, Item *items, int n) {
   Value keep[CODE_RUN_MAX];
   int kidx[CODE_RUN_MAX]; /* per kept row: its row in the chunk */
   Tuple *made[CODE_RUN_MAX]; /* per kept row: its output tuple */
+  Tuple *drop[CODE_RUN_MAX]; /* the chunk's input tuples released */
   if (!f->cols && !p->identity) {
     f->cols = sf_xmalloc(sizeof *f->cols * (size_t)CODE_RUN_MAX * ((size_t)p->n + 1));
     f->rows = sf_xmalloc(sizeof *f->rows * (size_t)CODE_RUN_MAX * ((size_t)p->n + 1));
@@ -173,18 +174,20 @@ static int functor_process_run(OpInst *op, int port, Item *items, int n) {
         row[k] = p->set[k] ? f->cols[(size_t)k * CODE_RUN_MAX + (size_t)j] : in->v[p->from[k]];
     }
     tuple_new_rows(f->rows, p->n, nb, made);
+    int ndrop = 0;
     for (int r = 0, j = 0; r < fault; r++) {
       Item *it = &items[base + r];
       if (j < nk && kidx[j] == r) {
         if (!p->identity) {
-          tuple_unref(it->t);
+          drop[ndrop++] = it->t;
           it->t = made[j];
         }
         items[out++] = *it;
         j++;
       } else
-        tuple_unref(it->t);
+        drop[ndrop++] = it->t;
     }
+    tuple_unref_all(drop, ndrop); /* the inputs: one release per slab */
     if (__builtin_expect(bad != NULL, 0))
       return keyed_run_fail(op, items, out, &items[base + fault], n - base - fault, bad, bad_set ? "set" : "where",
                             bad_set ? bad_set->attr : NULL, bad_set ? bad_set->text : NULL);

@@ -92,6 +92,42 @@ START_TEST(test_new_rows) {
 }
 END_TEST
 
+/* tuple_unref_all and tuple_unref_items: tuples of two slabs, a tuple of its own and NULL in one
+ * call; the slab whose tuples all died is freed (its block is the next one of its size), the one
+ * with a tuple still referenced is not (a new slab of its size does not take its block), until
+ * that tuple dies too. */
+START_TEST(test_unref_many) {
+  Value rows[8 * 2];
+  for (int r = 0; r < 8; r++) {
+    value_put_int(&rows[2 * r], r);
+    value_put_double(&rows[2 * r + 1], r * 0.5);
+  }
+  Tuple *a[8], *b[8], *all[18];
+  tuple_new_rows(rows, 2, 8, a);
+  tuple_new_rows(rows, 2, 8, b);
+  tuple_ref(b[3]);
+  int n = 0;
+  for (int r = 0; r < 8; r++) all[n++] = a[r];
+  all[n++] = make(99, 5);
+  all[n++] = NULL;
+  for (int r = 0; r < 8; r++) all[n++] = b[r];
+  tuple_unref_all(all, n);
+  Tuple *c[8];
+  tuple_new_rows(rows, 2, 8, c); /* a's block, which is free; never b's */
+  ck_assert_ptr_eq(c[0], a[0]);
+  Value *v = b[3]->v;
+  ck_assert(atomic_load(&b[3]->refs) == 1 && v[0].i == 3 && v[1].d == 1.5);
+  Item items[9];
+  for (int r = 0; r < 8; r++) items[r] = (Item){.kind = ITEM_TUPLE, .t = c[r]};
+  items[8] = (Item){.kind = ITEM_TUPLE, .t = b[3]};
+  tuple_unref_items(items, 9); /* both slabs die */
+  Tuple *d[8];
+  tuple_new_rows(rows, 2, 8, d);
+  ck_assert(d[0] == b[0] || d[0] == c[0]);
+  tuple_unref_all(d, 8);
+}
+END_TEST
+
 /* A block freed on its own thread is the next one of its size. */
 START_TEST(test_reuse_same_thread) {
   Tuple *a = make(1, 10);
@@ -288,6 +324,7 @@ int main(void) {
   TCase *tc = unit_case(s, "tuple", NULL, NULL, 120);
   tcase_add_test(tc, test_values);
   tcase_add_test(tc, test_new_rows);
+  tcase_add_test(tc, test_unref_many);
   tcase_add_test(tc, test_reuse_same_thread);
   tcase_add_test(tc, test_pool_blocks);
   tcase_add_test(tc, test_cross_thread);
