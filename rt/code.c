@@ -610,12 +610,12 @@ static inline Src source(const RunEnv *x, int k, uint32_t off) {
 
 /* code_eval row by row: what code_eval_run does for code too large for its registers. */
 static int eval_rows(const Code *c, const EvalEnv *env, const Value *const *attrs, const int64_t *seqs, int n,
-                     Value *out) {
+                     char *out, size_t stride) {
   EvalEnv e = *env;
   for (int r = 0; r < n; r++) {
     if (attrs) e.attrs = attrs[r];
     if (seqs) e.seq = seqs[r];
-    if (code_eval(c, &e, &out[r], NULL, 0)) return r;
+    if (code_eval(c, &e, (Value *)(out + (size_t)r * stride), NULL, 0)) return r;
   }
   return n;
 }
@@ -634,8 +634,15 @@ static int eval_rows(const Code *c, const EvalEnv *env, const Value *const *attr
 
 int code_eval_run(const Code *c, const EvalEnv *env, const Value *const *attrs, const int64_t *seqs, int n,
                   Value *out) {
+  return code_eval_run_to(c, env, attrs, seqs, n, out, sizeof *out);
+}
+
+int code_eval_run_to(const Code *c, const EvalEnv *env, const Value *const *attrs, const int64_t *seqs, int n,
+                     Value *out_, size_t stride) {
+  char *out = (char *)out_;
+#define OUT(r) ((Value *)(out + (size_t)(r) * stride))
   if (n <= 0) return 0;
-  if (n > CODE_RUN_MAX || c->nregs > RUN_MAX_REGS) return eval_rows(c, env, attrs, seqs, n, out);
+  if (n > CODE_RUN_MAX || c->nregs > RUN_MAX_REGS) return eval_rows(c, env, attrs, seqs, n, out, stride);
   RunEnv x = {.base = {(const char *)c->consts, (const char *)env->attrs, (const char *)env->states,
                        (const char *)env->aggs, NULL, NULL},
               .attrs = attrs, .rs = sizeof(Value) * (size_t)(c->nregs ? c->nregs : 1)};
@@ -781,14 +788,15 @@ int code_eval_run(const Code *c, const EvalEnv *env, const Value *const *attrs, 
   if (c->nins || c->kres == BASE_NAME) {
     if (limit == 0) return 0;
     switch (src_at(&res, 0)->type) { /* the checker fixed one type for every row */
-    case TYPE_INT: for (int r = 0; r < limit; r++) value_put_int(&out[r], src_at(&res, r)->i); break;
-    case TYPE_DOUBLE: for (int r = 0; r < limit; r++) value_put_double(&out[r], src_at(&res, r)->d); break;
-    case TYPE_BOOL: for (int r = 0; r < limit; r++) value_put_bool(&out[r], src_at(&res, r)->b); break;
-    default: for (int r = 0; r < limit; r++) copy(&out[r], src_at(&res, r)); break;
+    case TYPE_INT: for (int r = 0; r < limit; r++) value_put_int(OUT(r), src_at(&res, r)->i); break;
+    case TYPE_DOUBLE: for (int r = 0; r < limit; r++) value_put_double(OUT(r), src_at(&res, r)->d); break;
+    case TYPE_BOOL: for (int r = 0; r < limit; r++) value_put_bool(OUT(r), src_at(&res, r)->b); break;
+    default: for (int r = 0; r < limit; r++) copy(OUT(r), src_at(&res, r)); break;
     }
   } else
-    for (int r = 0; r < limit; r++) out[r] = *src_at(&res, r);
+    for (int r = 0; r < limit; r++) *OUT(r) = *src_at(&res, r);
   return limit;
+#undef OUT
 }
 
 #undef EACH

@@ -68,6 +68,10 @@ enum { CODE_RUN_MAX = 256 };
  * (rows after it are not evaluated further). */
 int code_eval_run(const Code *c, const EvalEnv *env, const Value *const *attrs, const int64_t *seqs, int n,
                   Value *out);
+/* code_eval_run with row r's result at (char *)out + r * stride instead of out[r]: straight into
+ * the r-th tuple of a slab (tuple_new_blank_rows), for instance. */
+int code_eval_run_to(const Code *c, const EvalEnv *env, const Value *const *attrs, const int64_t *seqs, int n,
+                     Value *out, size_t stride);
 /* The number of instructions of c: 0 when the expression folded to a constant or reads a name as
  * it is (what the tests check folding with). */
 int code_length(const Code *c);

@@ -50,8 +50,14 @@ void tuple_slab_begin(TupleSlab *s, int ntuples, size_t size);
 Tuple *tuple_slab_add(TupleSlab *s, int n, size_t bytes, char **strings);
 
 /* n tuples of nvals values each, row r's values at rows[r * nvals] (strings copied), made in one
- * slab into out[0..n): one allocation for them all (a source's run). refs = 1 each. */
+ * slab into out[0..n): one allocation for them all (a source's run). refs = 1 each. Every row has
+ * the first row's types (rows of one schema). */
 void tuple_new_rows(const Value *rows, int nvals, int n, Tuple **out);
+/* n tuples of nvals values and no string bytes in one slab into out[0..n), refs = 1 each, their
+ * values left for the caller to write (every one, before the tuple goes anywhere); they lie at a
+ * fixed distance, the size returned: out[r]->v == (Value *)((char *)out[0]->v + r * size), so
+ * code_eval_run_to can write one attribute of every row at once. */
+size_t tuple_new_blank_rows(int nvals, int n, Tuple **out);
 
 /* Blocks of memory from the same per-thread pools, for what one thread makes and another frees
  * (batches of items): like malloc and free (NULL is ignored), on any thread. */

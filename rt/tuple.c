@@ -312,33 +312,65 @@ Tuple *tuple_slab_add(TupleSlab *b, int n, size_t bytes, char **strings) {
   return t;
 }
 
-static size_t string_bytes(const Value *vals, int n) {
-  size_t bytes = 0;
-  for (int i = 0; i < n; i++)
-    if (vals[i].type == TYPE_STRING) bytes += vals[i].s.n;
-  return bytes;
+/* tuple_slab_add's work, inline for the slabs made here. */
+static inline Tuple *slab_next(TupleSlab *b, int n, size_t size) {
+  Hdr *h = (Hdr *)b->next;
+  *h = (Hdr){ .owner = b->slab, .cls = POOL_SLAB };
+  Tuple *t = (Tuple *)(h + 1);
+  atomic_init(&t->refs, 1);
+  t->n = n;
+  b->next += size;
+  b->left--;
+  return t;
 }
 
 void tuple_new_rows(const Value *rows, int nvals, int n, Tuple **out) {
   if (n <= 0) return;
-  size_t size = 0;
-  for (int r = 0; r < n; r++) size += tuple_slab_size(nvals, string_bytes(rows + (size_t)r * nvals, nvals));
+  /* the string columns, from the first row: every row has the same types (one schema) */
+  int scol[nvals > 0 ? nvals : 1], ns = 0;
+  for (int i = 0; i < nvals; i++)
+    if (rows[i].type == TYPE_STRING) scol[ns++] = i;
+  size_t plain = tuple_slab_size(nvals, 0), size = plain * (size_t)n;
+  if (ns) {
+    size = 0;
+    for (int r = 0; r < n; r++) {
+      size_t bytes = 0;
+      for (int j = 0; j < ns; j++) bytes += rows[(size_t)r * nvals + scol[j]].s.n;
+      size += tuple_slab_size(nvals, bytes);
+    }
+  }
   TupleSlab slab;
   tuple_slab_begin(&slab, n, size);
   for (int r = 0; r < n; r++) {
     const Value *vals = rows + (size_t)r * nvals;
-    char *p;
-    Tuple *t = tuple_slab_add(&slab, nvals, string_bytes(vals, nvals), &p);
-    for (int i = 0; i < nvals; i++) {
-      t->v[i] = vals[i];
-      if (vals[i].type == TYPE_STRING) {
-        if (vals[i].s.n) memcpy(p, vals[i].s.p, vals[i].s.n);
-        t->v[i].s.p = p;
-        p += vals[i].s.n;
-      }
+    if (!ns) { /* a row of plain values: one copy */
+      Tuple *t = slab_next(&slab, nvals, plain);
+      memcpy(t->v, vals, sizeof *vals * (size_t)nvals);
+      out[r] = t;
+      continue;
+    }
+    size_t bytes = 0;
+    for (int j = 0; j < ns; j++) bytes += vals[scol[j]].s.n;
+    Tuple *t = slab_next(&slab, nvals, tuple_slab_size(nvals, bytes));
+    memcpy(t->v, vals, sizeof *vals * (size_t)nvals);
+    char *p = (char *)(t->v + nvals);
+    for (int j = 0; j < ns; j++) {
+      Value *v = &t->v[scol[j]];
+      if (v->s.n) memcpy(p, v->s.p, v->s.n);
+      v->s.p = p;
+      p += v->s.n;
     }
     out[r] = t;
   }
+}
+
+size_t tuple_new_blank_rows(int nvals, int n, Tuple **out) {
+  size_t size = tuple_slab_size(nvals, 0);
+  if (n <= 0) return size;
+  TupleSlab slab;
+  tuple_slab_begin(&slab, n, size * (size_t)n);
+  for (int r = 0; r < n; r++) out[r] = slab_next(&slab, nvals, size);
+  return size;
 }
 
 void tuple_describe(const Tuple *t, const Schema *s, char *buf, size_t cap) {

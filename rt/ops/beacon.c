@@ -20,6 +20,8 @@ typedef struct Beacon {
   Value *rows;    /* run_unpaced: the rows of a run being made, nvals values each */
   Value *cols;    /* run_unpaced: per set, its values over a run (CODE_RUN_MAX each) */
   int nvals;      /* output attributes */
+  bool plain;     /* the output schema has no string attribute: runs are made in place */
+  bool unset;     /* some output attribute has no set (it keeps its value of vals) */
   Arena *arena;   /* the compiled sets */
   Code **sets;    /* per set (op->op->sets order): its expression, compiled */
   uint64_t next;  /* the seq of the next tuple to emit (while rt_emit has tuple n: n) */
@@ -56,6 +58,14 @@ static int setup(OpInst *op, Beacon *b) {
   }
   for (int i = 0; i < op->op->nsets; i++)
     if (!op->op->sets[i].expr) return rt_fail(op, "set '%s' is not checked", op->op->sets[i].attr);
+  b->plain = true;
+  for (int i = 0; i < b->nvals; i++)
+    if (op->out_schema->attrs[i].type == TYPE_STRING) b->plain = false;
+  for (int i = 0; i < b->nvals; i++) {
+    bool set = false;
+    for (int k = 0; k < op->op->nsets; k++) set = set || op->op->sets[k].slot == i;
+    if (!set) b->unset = true;
+  }
   b->arena = arena_new();
   b->sets = arena_alloc(b->arena, sizeof *b->sets * ((size_t)op->op->nsets + 1));
   for (int i = 0; i < op->op->nsets; i++) b->sets[i] = code_compile(op->op->sets[i].expr, b->arena);
@@ -97,59 +107,85 @@ static __attribute__((cold, noinline)) int set_fail(OpInst *op, const Code *c, c
   return rt_fail(op, "set '%s': %s in '%s' at seq %llu", s->attr, err, s->text, (unsigned long long)n);
 }
 
-/* Makes the k tuples of a run from their rows (one slab) and emits them. */
-static int emit_rows(OpInst *op, Beacon *b, Item *run, Tuple **made, uint64_t first, int k) {
+/* Emits the k tuples made[0..k) of a run, from seq first on. */
+static int emit_made(OpInst *op, Item *run, Tuple **made, uint64_t first, int k) {
   if (k == 0) return 0;
-  tuple_new_rows(b->rows, b->nvals, k, made);
   for (int j = 0; j < k; j++)
     run[j] = (Item){ .kind = ITEM_TUPLE, .seq = first + (uint64_t)j, .src = first + (uint64_t)j, .t = made[j] };
   op->cur_seq = op->cur_src = first; /* how far the thread has got while the run goes */
   int rc = rt_emit_run(op, 0, run, k);
-  arena_reset(op->scratch); /* the rows' strings, copied into the tuples */
+  arena_reset(op->scratch); /* the registers, and the rows' strings, copied into the tuples */
   return rc;
 }
 
-/* beacon_run without pacing and checkpoints: up to `room` tuples made, then their tuples in one
- * slab, emitted as one run. Each set is evaluated over the whole run (code_eval_run, seq per row)
- * into its column of b->cols, then the rows are filled from the columns. A fault of a set emits
- * the tuples before its row first, as one at a time would have; of the sets that fault on that
- * row, the first one reports. */
+/* The k tuples of a run, from seq first on (in seqs[0..k)), each set evaluated over the run
+ * (code_eval_run, seq per row); returns how many rows were made before the first row on which a
+ * set faults (k: none), *bad that set (the first one faulting on that row). Without string
+ * attributes, the sets write straight into the tuples of a slab (code_eval_run_to); else into
+ * their columns of b->cols, then the rows are filled from the columns and the tuples made from
+ * them. */
+static int make_run(OpInst *op, Beacon *b, const int64_t *seqs, int k, int room, Tuple **made, int *bad) {
+  int nsets = op->op->nsets;
+  EvalEnv env = { .scratch = op->scratch };
+  *bad = -1;
+  if (b->plain) {
+    size_t stride = tuple_new_blank_rows(b->nvals, k, made);
+    int all = k;
+    if (b->unset)
+      for (int r = 0; r < k; r++) memcpy(made[r]->v, b->vals, sizeof *b->vals * (size_t)b->nvals);
+    for (int i = 0; i < nsets; i++) {
+      int ok = code_eval_run_to(b->sets[i], &env, NULL, seqs, k, &made[0]->v[op->op->sets[i].slot], stride);
+      if (__builtin_expect(ok < k, 0)) {
+        k = ok; /* the rows from ok on are not made; set i faults on row ok */
+        *bad = i;
+      }
+    }
+    tuple_unref_all(made + k, all - k); /* the tuples of rows not made */
+    return k;
+  }
+  for (int i = 0; i < nsets; i++) {
+    int ok = code_eval_run(b->sets[i], &env, NULL, seqs, k, b->cols + (size_t)i * (size_t)room);
+    if (__builtin_expect(ok < k, 0)) {
+      k = ok;
+      *bad = i;
+    }
+  }
+  for (int r = 0; r < k; r++) {
+    Value *row = b->rows + (size_t)r * b->nvals;
+    memcpy(row, b->vals, sizeof *row * (size_t)b->nvals); /* attributes without a set */
+    for (int i = 0; i < nsets; i++) row[op->op->sets[i].slot] = b->cols[(size_t)i * (size_t)room + (size_t)r];
+  }
+  tuple_new_rows(b->rows, b->nvals, k, made);
+  return k;
+}
+
+/* beacon_run without pacing and checkpoints: up to `room` tuples made (make_run) and emitted as
+ * one run. A fault of a set emits the tuples before its row first, as one at a time would have; of
+ * the sets that fault on that row, the first one reports. */
 static int run_unpaced(OpInst *op, Beacon *b, int room) {
   if (room > CODE_RUN_MAX) room = CODE_RUN_MAX;
   Item run[room];
   Tuple *made[room];
   int64_t seqs[room];
   int nsets = op->op->nsets;
-  if (!b->rows) b->rows = sf_xmalloc(sizeof *b->rows * (size_t)room * ((size_t)b->nvals + 1));
-  if (!b->cols) b->cols = sf_xmalloc(sizeof *b->cols * (size_t)room * ((size_t)nsets + 1));
+  if (!b->plain && !b->rows) b->rows = sf_xmalloc(sizeof *b->rows * (size_t)room * ((size_t)b->nvals + 1));
+  if (!b->plain && !b->cols) b->cols = sf_xmalloc(sizeof *b->cols * (size_t)room * ((size_t)nsets + 1));
   while (b->count == 0 || b->next < b->count) {
     if (rt_halting(op)) return 0; /* a drain ends the stream here */
     uint64_t first = b->next, end = first + (uint64_t)room;
     if (b->count && end > b->count) end = b->count;
-    int k = (int)(end - first), bad = -1;
+    int k = (int)(end - first), bad;
     for (int r = 0; r < k; r++) seqs[r] = (int64_t)(first + (uint64_t)r);
-    EvalEnv env = { .scratch = op->scratch };
-    for (int i = 0; i < nsets; i++) {
-      int ok = code_eval_run(b->sets[i], &env, NULL, seqs, k, b->cols + (size_t)i * (size_t)room);
-      if (__builtin_expect(ok < k, 0)) {
-        k = ok; /* the rows from ok on are not made; set i faults on row ok */
-        bad = i;
-      }
-    }
-    for (int r = 0; r < k; r++) {
-      Value *row = b->rows + (size_t)r * b->nvals;
-      memcpy(row, b->vals, sizeof *row * (size_t)b->nvals); /* attributes without a set */
-      for (int i = 0; i < nsets; i++) row[op->op->sets[i].slot] = b->cols[(size_t)i * (size_t)room + (size_t)r];
-    }
+    k = make_run(op, b, seqs, k, room, made, &bad);
     if (bad >= 0) {
-      if (emit_rows(op, b, run, made, first, k) < 0) return -1;
+      if (emit_made(op, run, made, first, k) < 0) return -1;
       uint64_t n = first + (uint64_t)k;
       b->next = n;
-      env.seq = (int64_t)n;
+      EvalEnv env = { .seq = (int64_t)n, .scratch = op->scratch };
       return set_fail(op, b->sets[bad], &env, &op->op->sets[bad], n);
     }
     b->next = end;
-    if (emit_rows(op, b, run, made, first, k) < 0) return -1;
+    if (emit_made(op, run, made, first, k) < 0) return -1;
     op->cur_seq = op->cur_src = end - 1; /* the last tuple's, as after rt_emit of it (the end's) */
   }
   return 0;

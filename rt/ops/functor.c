@@ -29,6 +29,7 @@ typedef struct Functor {
   KeyTable keys; /* per key: Value vals[nstates] then size_t caps[nstates] (held strings) */
   Value *cols;   /* functor_process_run: per output attribute, its set's values over a run */
   Value *rows;   /* functor_process_run: the kept rows' output values, row by row */
+  bool plain;    /* the output has no string attribute: a run's sets write into its tuples */
 } Functor;
 
 static int functor_open(OpInst *op) {
@@ -37,6 +38,9 @@ static int functor_open(OpInst *op) {
   op->state = f;
   if (outplan_init(&f->plan, op, f->arena)) return -1;
   if (op->op->where) f->where = code_compile(op->op->where, f->arena);
+  f->plain = !f->plan.identity;
+  for (int k = 0; k < f->plan.n; k++)
+    if (op->out_schema->attrs[k].type == TYPE_STRING) f->plain = false;
   if (f->nstates == 0) return 0;
   f->init = arena_alloc(f->arena, sizeof *f->init * (size_t)f->nstates);
   f->update = arena_alloc(f->arena, sizeof *f->update * (size_t)f->nstates);
@@ -126,7 +130,7 @@ static int functor_process_run(OpInst *op, int port, Item *items, int n) {
   int kidx[CODE_RUN_MAX]; /* per kept row: its row in the chunk */
   Tuple *made[CODE_RUN_MAX]; /* per kept row: its output tuple */
   Tuple *drop[CODE_RUN_MAX]; /* the chunk's input tuples released */
-  if (!f->cols && !p->identity) {
+  if (!f->cols && !p->identity && !f->plain) {
     f->cols = sf_xmalloc(sizeof *f->cols * (size_t)CODE_RUN_MAX * ((size_t)p->n + 1));
     f->rows = sf_xmalloc(sizeof *f->rows * (size_t)CODE_RUN_MAX * ((size_t)p->n + 1));
   }
@@ -154,7 +158,23 @@ static int functor_process_run(OpInst *op, int port, Item *items, int n) {
       nk = m;
     }
     int built = nk; /* kept rows whose sets all evaluate */
-    for (int k = 0; !p->identity && k < p->n; k++) {
+    if (f->plain && nk > 0) { /* the sets into the output tuples, then the forwarded attributes */
+      size_t stride = tuple_new_blank_rows(p->n, nk, made);
+      for (int k = 0; k < p->n; k++) {
+        if (!p->set[k]) continue;
+        int ok = code_eval_run_to(p->code[k], &env, krows, NULL, built, &made[0]->v[k], stride);
+        if (ok < built) {
+          built = ok;
+          bad = p->code[k];
+          bad_set = p->set[k];
+        }
+      }
+      for (int k = 0; k < p->n; k++)
+        if (!p->set[k])
+          for (int j = 0; j < built; j++) made[j]->v[k] = krows[j][p->from[k]];
+      tuple_unref_all(made + built, nk - built); /* the tuples of rows not built */
+    }
+    for (int k = 0; !p->identity && !f->plain && k < p->n; k++) {
       if (!p->set[k]) continue;
       int ok = code_eval_run(p->code[k], &env, krows, NULL, built, f->cols + (size_t)k * CODE_RUN_MAX);
       if (ok < built) {
@@ -167,13 +187,13 @@ static int functor_process_run(OpInst *op, int port, Item *items, int n) {
     /* the kept rows' output values, then their tuples in one slab, before any input tuple goes
      * (their strings point into the inputs and the scratch arena) */
     int nb = 0;
-    for (int j = 0; !p->identity && j < nk && kidx[j] < fault; j++, nb++) {
+    for (int j = 0; !p->identity && !f->plain && j < nk && kidx[j] < fault; j++, nb++) {
       const Tuple *in = items[base + kidx[j]].t;
       Value *row = f->rows + (size_t)nb * p->n;
       for (int k = 0; k < p->n; k++)
         row[k] = p->set[k] ? f->cols[(size_t)k * CODE_RUN_MAX + (size_t)j] : in->v[p->from[k]];
     }
-    tuple_new_rows(f->rows, p->n, nb, made);
+    if (!f->plain) tuple_new_rows(f->rows, p->n, nb, made);
     int ndrop = 0;
     for (int r = 0, j = 0; r < fault; r++) {
       Item *it = &items[base + r];

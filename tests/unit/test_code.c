@@ -274,9 +274,10 @@ END_TEST
 
 static char *nest(const char *head, int reps, const char *leaf, const char *tail);
 
-/* code_eval_run over runs of random rows (attributes and seq per row) against code_eval row by
- * row: the same values for every row before the first fault, and the first fault at the row
- * where code_eval first faults. Runs of 1 to CODE_RUN_MAX rows; the values are compared after the
+/* code_eval_run (and, every other expression, code_eval_run_to with a stride of three Values)
+ * over runs of random rows (attributes and seq per row) against code_eval row by row: the same
+ * values for every row before the first fault, and the first fault at the row where code_eval
+ * first faults. Runs of 1 to CODE_RUN_MAX rows; the values are compared after the
  * whole run, so strings made in the scratch arena must all survive it. */
 START_TEST(test_random_runs) {
   rng = 777;
@@ -285,7 +286,7 @@ START_TEST(test_random_runs) {
   static Value tuples[ROWS][4];
   static const Value *rows[ROWS];
   static int64_t seqs[ROWS];
-  static Value got[ROWS];
+  static Value got[ROWS], wide[ROWS][3];
   int faulted = 0, late = 0, whole = 0, jumps = 0;
   Text t = {0};
   for (int n = 0; n < 3000; n++) {
@@ -312,7 +313,19 @@ START_TEST(test_random_runs) {
     }
     Value st[2] = {value_int(ints[pick(7)]), value_double(doubles[pick(7)])};
     EvalEnv env = {.states = st, .index = pick(5), .scratch = arena};
-    int first = code_eval_run(c, &env, rows, seqs, len, got);
+    int first;
+    if (n % 2) { /* code_eval_run_to, into the middle Value of each row of wide: the others untouched */
+      for (int r = 0; r < ROWS; r++)
+        for (int k = 0; k < 3; k++) wide[r][k] = value_int(-7 - k);
+      first = code_eval_run_to(c, &env, rows, seqs, len, &wide[0][1], sizeof wide[0]);
+      for (int r = 0; r < ROWS; r++) {
+        ck_assert_msg(wide[r][0].type == TYPE_INT && wide[r][0].i == -7 && wide[r][2].type == TYPE_INT &&
+                      wide[r][2].i == -9, "'%s': code_eval_run_to wrote outside row %d's value", t.p, r);
+        if (r < first) got[r] = wide[r][1];
+        else ck_assert_msg(wide[r][1].type == TYPE_INT && wide[r][1].i == -8, "'%s': row %d written", t.p, r);
+      }
+    } else
+      first = code_eval_run(c, &env, rows, seqs, len, got);
     ck_assert_msg(first >= 0 && first <= len, "'%s': code_eval_run returned %d of %d", t.p, first, len);
     int want = len;
     for (int r = 0; r < len; r++) {
