@@ -621,14 +621,28 @@ static int eval_rows(const Code *c, const EvalEnv *env, const Value *const *attr
 }
 
 /* Each instruction runs over the selected rows (0..nsel-1, or sel[0..nsel)): A, B and d are row i's operands and
- * register. A fault of row i ends the rows at i (limit): the rows before it go on. */
-#define EACH(...)                                                        \
+ * register. A fault of row i ends the rows at i (limit): the rows before it go on. The loop comes
+ * in three forms, so that the common ones test nothing per row: dense rows with operands at a
+ * stride (constants, registers, seq), dense rows with A an attribute of rows of their own and B at
+ * a stride (an attribute against a constant), and anything else. */
+#define EACH_LOOP(I, OPA, OPB, ...)                                      \
   for (int k_ = 0; k_ < nsel; k_++) {                                    \
-    const int i = dense ? k_ : sel[k_];                                  \
-    const Value *A = src_at(&sa, i), *B = src_at(&sb, i);                \
+    const int i = (I);                                                   \
+    const Value *A = (OPA), *B = (OPB);                                  \
     Value *d = (Value *)(regs + (size_t)i * x.rs + in->dst);             \
     (void)A, (void)B, (void)d;                                           \
     __VA_ARGS__                                                          \
+  }
+#define EACH(...)                                                                                          \
+  {                                                                                                        \
+    if (dense && !sa.rows && !sb.rows)                                                                     \
+      EACH_LOOP(k_, (const Value *)(sa.p + (size_t)i * sa.stride), (const Value *)(sb.p + (size_t)i * sb.stride), \
+                __VA_ARGS__)                                                                               \
+    else if (dense && sa.rows && !sb.rows)                                                                 \
+      EACH_LOOP(k_, (const Value *)((const char *)sa.rows[i] + sa.off),                                   \
+                (const Value *)(sb.p + (size_t)i * sb.stride), __VA_ARGS__)                                \
+    else                                                                                                   \
+      EACH_LOOP(dense ? k_ : sel[k_], src_at(&sa, i), src_at(&sb, i), __VA_ARGS__)                         \
   }
 #define FAULT() { limit = i; nsel = k_; break; }
 
@@ -787,12 +801,21 @@ int code_eval_run_to(const Code *c, const EvalEnv *env, const Value *const *attr
   Src res = source(&x, c->kres, (uint32_t)(c->res * (int32_t)sizeof(Value)));
   if (c->nins || c->kres == BASE_NAME) {
     if (limit == 0) return 0;
-    switch (src_at(&res, 0)->type) { /* the checker fixed one type for every row */
-    case TYPE_INT: for (int r = 0; r < limit; r++) value_put_int(OUT(r), src_at(&res, r)->i); break;
-    case TYPE_DOUBLE: for (int r = 0; r < limit; r++) value_put_double(OUT(r), src_at(&res, r)->d); break;
-    case TYPE_BOOL: for (int r = 0; r < limit; r++) value_put_bool(OUT(r), src_at(&res, r)->b); break;
-    default: for (int r = 0; r < limit; r++) copy(OUT(r), src_at(&res, r)); break;
+    /* the checker fixed one type for every row; a register or seq (no rows of their own) is read
+     * at its stride without a test per row */
+#define COPY_OUT(GET)                                                                    \
+  switch (src_at(&res, 0)->type) {                                                       \
+  case TYPE_INT: for (int r = 0; r < limit; r++) value_put_int(OUT(r), (GET)->i); break; \
+  case TYPE_DOUBLE: for (int r = 0; r < limit; r++) value_put_double(OUT(r), (GET)->d); break; \
+  case TYPE_BOOL: for (int r = 0; r < limit; r++) value_put_bool(OUT(r), (GET)->b); break; \
+  default: for (int r = 0; r < limit; r++) copy(OUT(r), (GET)); break;                   \
+  }
+    if (res.rows) {
+      COPY_OUT(src_at(&res, r))
+    } else {
+      COPY_OUT((const Value *)(res.p + (size_t)r * res.stride))
     }
+#undef COPY_OUT
   } else
     for (int r = 0; r < limit; r++) *OUT(r) = *src_at(&res, r);
   return limit;
@@ -800,4 +823,5 @@ int code_eval_run_to(const Code *c, const EvalEnv *env, const Value *const *attr
 }
 
 #undef EACH
+#undef EACH_LOOP
 #undef FAULT
