@@ -344,6 +344,49 @@ void csv_put_row(Buf *b, const Value *v, int n) {
   put_end(b, out);
 }
 
+/* A row of values none of which is a string at out; its end. */
+static inline char *put_plain_row_at(char *out, const Value *v, int n) {
+  for (int i = 0; i < n; i++) {
+    const Value *x = &v[i];
+    switch (x->type) { /* the bytes of csv_put_row */
+    case TYPE_INT:
+      out += sf_int_format(x->i, out);
+      break;
+    case TYPE_DOUBLE:
+      out += double_format(x->d, out, SF_DOUBLE_CHARS);
+      break;
+    case TYPE_BOOL:
+      if (x->b) {
+        memcpy(out, "true", 4);
+        out += 4;
+      } else {
+        memcpy(out, "false", 5);
+        out += 5;
+      }
+      break;
+    default:
+      sf_die("csv_put_plain_rows of a string or a value without a type");
+    }
+    *out++ = ',';
+  }
+  out[-1] = '\n'; /* the last comma: a row has at least one value */
+  return out;
+}
+
+int csv_put_plain_rows(Buf *b, const Value *const *rows, int n, int nvals, size_t until) {
+  if (n <= 0) return 0;
+  sf_assert(nvals > 0);
+  char *out = buf_reserve(b, (size_t)n * csv_plain_row_max(nvals));
+  const char *stop = b->p + until;
+  int r = 0;
+  while (r < n) {
+    out = put_plain_row_at(out, rows[r++], nvals);
+    if (out >= stop) break;
+  }
+  put_end(b, out);
+  return r;
+}
+
 int csv_skip_line(CsvReader *r) {
   for (;;) {
     if (!refill(r)) return r->failed ? read_error(r) : 0;

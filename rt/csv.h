@@ -103,5 +103,13 @@ void csv_put_value(Buf *b, const Value *v);
 /* Appends a row of n values separated by commas and ended by LF. A row made of one empty string is
  * written as "" so that it does not read back as a blank line. */
 void csv_put_row(Buf *b, const Value *v, int n);
+/* The most bytes csv_put_plain_rows writes for one row of n values, none of them a string. */
+static inline size_t csv_plain_row_max(int n) {
+  return (size_t)n * (SF_DOUBLE_CHARS + 1) + 1;
+}
+/* Appends the rows of tuples' values rows[0..n) (nvals values each, none of them a string: a
+ * schema without string attributes), each as csv_put_row writes it, reserving room once for them
+ * all; stops after the row that takes b past `until` bytes. Returns the rows written. */
+int csv_put_plain_rows(Buf *b, const Value *const *rows, int n, int nvals, size_t until);
 
 #endif

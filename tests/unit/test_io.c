@@ -574,6 +574,51 @@ START_TEST(test_csv_put_row_random) {
 }
 END_TEST
 
+/* csv_put_plain_rows gives csv_put_row's bytes for runs of random rows without strings (every
+ * number and bool random_value makes), and stops after the row that passes `until`. */
+START_TEST(test_csv_put_plain_rows_random) {
+  enum { RUNS = 4000, MAX_FIELDS = 9, MAX_ROWS = 20 };
+  static Value v[MAX_ROWS][MAX_FIELDS];
+  const Value *rows[MAX_ROWS];
+  static char pool[3 * 3300]; /* what a string random_value makes, thrown away, takes */
+  Buf got, want;
+  buf_init(&got);
+  buf_init(&want);
+  for (int run = 0; run < RUNS; run++) {
+    int nvals = 1 + (int)(csv_next() % MAX_FIELDS), n = 1 + (int)(csv_next() % MAX_ROWS);
+    for (int r = 0; r < n; r++) {
+      for (int i = 0; i < nvals; i++)
+        do {
+          size_t used = 0;
+          v[r][i] = random_value(pool, &used);
+        } while (v[r][i].type == TYPE_STRING);
+      rows[r] = v[r];
+    }
+    size_t at = got.n;
+    /* until: past every row, or somewhere inside the run */
+    size_t until = csv_next() % 2 ? SIZE_MAX / 2 : at + csv_next() % (size_t)(n * 30);
+    int wrote = csv_put_plain_rows(&got, rows, n, nvals, until);
+    int expect = 0;
+    size_t end = at;
+    while (expect < n) { /* csv_put_row row by row, stopping after the row that passes until */
+      csv_put_row(&want, rows[expect++], nvals);
+      end = want.n;
+      if (end >= until) break;
+    }
+    ck_assert_int_eq(wrote, expect);
+    ck_assert_uint_eq(got.n, want.n);
+    ck_assert_msg(!memcmp(got.p, want.p, got.n), "run %d: the rows differ", run);
+    ck_assert_int_eq(got.p[got.n], 0); /* the Buf stays NUL-terminated */
+    if (got.n > (1 << 16)) {
+      buf_reset(&got);
+      buf_reset(&want);
+    }
+  }
+  buf_release(&got);
+  buf_release(&want);
+}
+END_TEST
+
 START_TEST(test_csv_round_trip) {
   const char *strings[] = { "", "a", "a,b", "\"", "\"\"", "x\ny", "x\r\ny", "\r", "\n", ",", " ", "end\"" };
   int ns = (int)(sizeof strings / sizeof strings[0]);
@@ -1464,6 +1509,7 @@ static Suite *io_suite(void) {
   tcase_add_test(csv, test_csv_put_row);
   tcase_add_test(csv, test_csv_round_trip);
   UNIT_ADD_TIMEOUT(s, test_csv_put_row_random, NULL, NULL, 60); /* under load: a second of CPU */
+  UNIT_ADD_TIMEOUT(s, test_csv_put_plain_rows_random, NULL, NULL, 60);
 
   TCase *graphs = unit_case(s, "graphs", setup, teardown, 60);
   tcase_add_test(graphs, test_beacon_to_filesink);
