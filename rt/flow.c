@@ -366,6 +366,43 @@ static int edge_push_run(Edge *e, const Item *items, int k) {
   return 0;
 }
 
+/* edge_push_run for an edge to another host: the receiver holds a message to at most
+ * 2 x --batch + 64 items (remote.c), so the run goes in pieces that fill the pending batch up to
+ * the edge's limit (--batch items), each full batch sent before the next piece, and the rest stays
+ * pending as after edge_push. While the thread waits (stalled) nothing is sent, as in edge_push.
+ * Returns -1 when a send failed; the tuples not appended by then are released. */
+static int edge_push_run_remote(Edge *e, const Item *items, int k) {
+  while (k > 0) {
+    if (e->closed) sf_die("item after the end of stream '%s'", e->stream->name);
+    if (!e->pending) e->pending = batch_new(e->limit + 1);
+    Batch *b = e->pending;
+    bool hold = e->pushing || e->producer->stalled;
+    int m = hold ? k : e->limit - b->n;
+    if (m < 1) m = 1; /* a batch grown past its limit while the thread waited: it goes now */
+    if (m > k) m = k;
+    if (b->n + m > b->cap) e->pending = b = batch_grow(b, b->n + m > 2 * b->cap ? b->n + m : 2 * b->cap);
+    int64_t now = coarse_ns();
+    if (b->n == 0) e->pending_since = now;
+    uint64_t hi = e->sent_any ? e->sent_src : items[0].src;
+    Item *d = b->items + b->n;
+    for (int j = 0; j < m; j++) {
+      item_copy(&d[j], &items[j]);
+      if (items[j].src > hi) hi = items[j].src;
+    }
+    b->n += m;
+    e->sent_src = hi;
+    e->sent_any = true;
+    items += m;
+    k -= m;
+    if (hold) continue; /* handed on once the wait is over */
+    if ((b->n >= e->limit || now - e->pending_since > BATCH_DELAY_NS) && edge_flush(e) < 0) {
+      unref_items((Item *)items, k);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 int rt_emit_run(OpInst *op, int port, Item *items, int k) {
   if (k <= 0) return 0;
   Node *n = op->exec_data;
@@ -387,14 +424,15 @@ int rt_emit_run(OpInst *op, int port, Item *items, int k) {
     return deliver_run(e->to, e->slot, items, k);
   }
   PtrVec *edges = &n->outs[port];
-  /* one edge into a queue: the whole run into its pending batch. An edge to another host goes item
-   * by item: its batches must keep to the limit the receiver holds them to (--batch items), which a
-   * whole run would pass. Several edges (a fan-out) go item by item too, each item to every edge
-   * in turn, as a wait for room on one edge must find the others holding every item before it
-   * (flow.c's rule before a wait) */
-  if (edges->n == 1 && ((Edge *)edges->items[0])->kind == EDGE_QUEUE) {
+  /* one edge into a queue: the whole run into its pending batch; one edge to another host: the
+   * run in pieces of at most the limit the receiver holds its batches to (edge_push_run_remote).
+   * Several edges (a fan-out) go item by item, each item to every edge in turn, as a wait for
+   * room on one edge must find the others holding every item before it (flow.c's rule before a
+   * wait) */
+  if (edges->n == 1 && ((Edge *)edges->items[0])->kind != EDGE_DIRECT) {
+    Edge *e1 = edges->items[0];
     count_n(&op->n_out, k);
-    return edge_push_run(edges->items[0], items, k);
+    return e1->kind == EDGE_QUEUE ? edge_push_run(e1, items, k) : edge_push_run_remote(e1, items, k);
   }
   for (int i = 0; i < k; i++)
     if (emit_item(op, port, &items[i]) < 0) {
