@@ -26,8 +26,7 @@ Batch *batch_grow(Batch *b, int cap) {
 
 void batch_free(Batch *b) {
   if (!b) return;
-  for (int i = b->next; i < b->n; i++)
-    if (b->items[i].kind == ITEM_TUPLE) tuple_unref(b->items[i].t);
+  tuple_unref_items(b->items + b->next, b->n - b->next); /* a slab's tuples with one count */
   pool_free(b);
 }
 

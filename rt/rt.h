@@ -87,9 +87,10 @@ typedef struct Item {
   Tuple *t;      /* ITEM_TUPLE only */
 } Item;
 
-/* tuple_unref of n tuples (NULL ones skipped), of a run's items[0..n) (tuples all) the second: the
- * tuples of one slab that die together cost one atomic decrement of its count, not one each (a
- * run's tuples, made in one slab, end in the same call). */
+/* tuple_unref of n tuples (NULL ones skipped), and of the tuples of items[0..n) (other kinds of
+ * item skipped) the second: the tuples of one slab that die together cost one atomic decrement of
+ * its count, not one each (a run's tuples, made in one slab, end in the same call; so do a batch's,
+ * freed unread or sent to another host). */
 void tuple_unref_all(Tuple *const *ts, int n);
 void tuple_unref_items(const Item *items, int n);
 

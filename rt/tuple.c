@@ -267,7 +267,8 @@ void tuple_unref_all(Tuple *const *ts, int n) {
 void tuple_unref_items(const Item *items, int n) {
   Slab *run = NULL;
   int m = 0;
-  for (int i = 0; i < n; i++) unref_counted(items[i].t, &run, &m);
+  for (int i = 0; i < n; i++)
+    if (items[i].kind == ITEM_TUPLE) unref_counted(items[i].t, &run, &m);
   if (run) slab_drop(run, m);
 }
 
