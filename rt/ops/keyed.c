@@ -45,6 +45,16 @@ struct KeyEntry {
 
 enum { KEYTABLE_MIN_CAP = 16 };
 
+/* A key's home bucket: bits of its hash above the low 8. A hash Split chose the key's channel from
+ * hash % SF_KEY_GROUPS (value.h), so below a Split every key of one channel shares those low bits:
+ * a home taken from them would leave most buckets no key's home (at width 2, blocks of 128 buckets
+ * of every 256) and the probe runs long. The bits above them are as well mixed (sf_mix64) and say
+ * nothing about the channel. */
+_Static_assert(SF_KEY_GROUPS == 256, "key_home skips the bits of the key group");
+static inline size_t key_home(uint64_t hash, size_t cap) {
+  return (size_t)(hash >> 8) & (cap - 1);
+}
+
 int keytable_init(KeyTable *kt, OpInst *op, size_t data_size) {
   memset(kt, 0, sizeof *kt);
   kt->arena = arena_new();
@@ -93,7 +103,7 @@ static bool keytable_grow(KeyTable *kt) {
   for (size_t i = 0; i < kt->cap; i++) {
     KeyEntry *e = kt->buckets[i].e;
     if (!e) continue;
-    size_t j = e->hash & (cap - 1);
+    size_t j = key_home(e->hash, cap);
     while (buckets[j].e) j = (j + 1) & (cap - 1);
     buckets[j] = kt->buckets[i];
   }
@@ -134,12 +144,12 @@ static void *find_vals(KeyTable *kt, const Value *vals, const int *at, bool *cre
   uint64_t hash = key_hash(kt, vals, at);
   *created = false;
   if (kt->cap) {
-    for (size_t j = hash & (kt->cap - 1); kt->buckets[j].e; j = (j + 1) & (kt->cap - 1))
+    for (size_t j = key_home(hash, kt->cap); kt->buckets[j].e; j = (j + 1) & (kt->cap - 1))
       if (kt->buckets[j].hash == hash && key_matches(kt, kt->buckets[j].e, hash, vals, at)) return kt->buckets[j].e->data;
   }
   if ((kt->count + 1) * 4 > kt->cap * 3 && !keytable_grow(kt)) return NULL;
   if (!charge(kt, key_size(kt, vals, at))) return NULL;
-  size_t j = hash & (kt->cap - 1);
+  size_t j = key_home(hash, kt->cap);
   while (kt->buckets[j].e) j = (j + 1) & (kt->cap - 1);
   KeyEntry *e = key_new(kt, hash, vals, at);
   kt->buckets[j] = (KeyBucket){ hash, e };

@@ -32,6 +32,7 @@
 
 #include "check_helper.h"
 #include "csv.h"
+#include "ops/keyed.h"
 #include "rt.h"
 #include "sf.h"
 
@@ -467,6 +468,39 @@ START_TEST(test_dedup) {
   Buf snap = check_cuts("dd", 50, 7);
   check_bad_snapshots("dd", &snap);
   buf_release(&snap);
+}
+END_TEST
+
+/* A KeyTable below a hash Split holds only its channel's keys, which share the low bits of their
+ * hash (the key group, value.h). Its buckets must still be used evenly: the longest stretch of
+ * occupied buckets stays short. 20,000 distinct keys of channel 0 of 2 (or of 3 of 4) go into a
+ * Dedup: 46 or 47 buckets in a row at most; homes from the low bits of the hash made 182 and 193. */
+START_TEST(test_keytable_channel_keys) {
+  use_graph(IN_SCHEMA IN_SOURCE "<operator name=\"dd\" kind=\"Dedup\"><input stream=\"A\"/>"
+            "<output stream=\"B\" schema=\"In\"/><param name=\"partitionBy\">k</param></operator>\n" SINK("B"));
+  static const int widths[] = {2, 4}, channels[] = {0, 3};
+  for (int w = 0; w < 2; w++) {
+    OpInst a;
+    reset_output();
+    inst_open(&a, "dd");
+    int fed = 0;
+    for (int64_t k = 0; fed < 20000; k++) {
+      Value v[4] = {value_int(k), value_string("a", 1), value_int(0), value_double(0)};
+      if (key_channel(v, 1, widths[w]) != channels[w]) continue;
+      a.cur_seq = a.cur_src = (uint64_t)fed++;
+      ck_assert_int_eq(a.impl->process(&a, 0, tuple_new(v, 4)), 0);
+    }
+    ck_assert_int_eq(nemitted, 20000);
+    const KeyTable *kt = a.state;
+    ck_assert_uint_eq(kt->count, 20000);
+    size_t longest = 0, run = 0;
+    for (size_t j = 0; j < 2 * kt->cap; j++) { /* twice round: a stretch may wrap */
+      run = kt->buckets[j & (kt->cap - 1)].e ? run + 1 : 0;
+      if (run > longest) longest = run;
+    }
+    ck_assert_msg(longest < 100, "width %d: %zu occupied buckets in a row of %zu", widths[w], longest, kt->cap);
+    inst_close(&a, true);
+  }
 }
 END_TEST
 
@@ -1592,6 +1626,7 @@ END_TEST
 int main(void) {
   Suite *s = suite_create("snapshot");
   UNIT_ADD_TIMEOUT(s, test_dedup, setup, teardown, 60);
+  UNIT_ADD(s, test_keytable_channel_keys, setup, teardown);
   UNIT_ADD(s, test_rewidth_dedup, setup, teardown);
   UNIT_ADD(s, test_rewidth_owns_nothing, setup, teardown);
   UNIT_ADD_TIMEOUT(s, test_functor_per_key, setup, teardown, 60);
