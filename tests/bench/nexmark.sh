@@ -9,11 +9,14 @@
 #   auction, tumbling windows of 10 (count, max, avg); q6 a bidder's mean over its last 10 bids
 #   (sliding); q11 the first bid of each bidder on each auction (Dedup); q14 bids in daytime hours
 #   with a price band (Functor with ?:, Filter; an "hour" is 1000 events here).
-# Each query runs as written (sequential) and as rewritten by `sf-xform -w 2`, alternately, outputs
-# checked byte-identical; a figure per query is its -w 2 rate against the sequential rate (the
-# ratio is the speed-up), beside it one of its peak resident memory at -w 2 against sequential
-# (peak_rss_kib of sf-exec --stats-json, the median of the same runs), and one figure the median
-# speed-up over the queries. SF_BENCH_NEX_N events (default 1000000).
+# Each query runs as written (sequential), as rewritten by `sf-xform -w 2`, and as rewritten by
+# `sf-xform -w 2 --profile STATS` where STATS is what `sf-exec --stats-json` measured in one
+# untimed sequential run of the query before (so that each region gets the width its measured
+# costs pay for, or stays serial), the three alternately, outputs checked byte-identical. Figures
+# per query: its -w 2 rate against the sequential rate (the ratio is the speed-up), the same with
+# --profile, and its peak resident memory at -w 2 against sequential (peak_rss_kib of sf-exec
+# --stats-json, the median of the same runs); then the median speed-up over the queries, plain and
+# with --profile. SF_BENCH_NEX_N events (default 1000000).
 # shellcheck source=tests/bench/lib.sh disable=SC2016 # bench_alternate evaluates its commands
 source "$(dirname "$0")/lib.sh" "$@"
 
@@ -161,7 +164,7 @@ XML
 }
 
 queries=(q0 q1 q2 q3 q5 q6 q11 q14)
-speedups=()
+speedups=() profiled=()
 # peak_mib FILE: the peak resident memory an sf-exec --stats-json file reports, in MiB
 peak_mib() {
   local kib
@@ -169,31 +172,52 @@ peak_mib() {
   [ -n "$kib" ] || bench_die "no peak_rss_kib in $1"
   awk -v k="$kib" 'BEGIN { printf "%.1f", k / 1024 }'
 }
+# slower_count RATIO...: how many ratios are below 0.95
+slower_count() {
+  local s n=0
+  for s in "$@"; do awk -v s="$s" 'BEGIN { exit !(s < 0.95) }' && n=$((n + 1)); done
+  echo "$n"
+}
 echo "NEXMark-style queries over $EN events (1 person, 3 auctions, 46 bids in 50), sequential against"
-echo "sf-xform -w 2 (outputs identical), median of $RUNS alternating runs; peak resident memory"
-echo "(sf-exec --stats-json), median of the same runs"
-printf '   %-5s %10s %10s %9s %10s %9s %9s\n' query sequential "-w 2" speed-up "rows out" "MiB seq" "MiB -w 2"
+echo "sf-xform -w 2, plain and with --profile of a sequential run's --stats-json (outputs identical),"
+echo "median of $RUNS alternating runs; peak resident memory (sf-exec --stats-json), median of the same"
+echo "runs; 'serial' counts the regions --profile kept serial, of all the plain -w 2 graph has"
+printf '   %-5s %10s %10s %9s %10s %9s %7s %10s %9s %9s\n' query sequential "-w 2" speed-up "--profile" speed-up serial \
+  "rows out" "MiB seq" "MiB -w 2"
 for q in "${queries[@]}"; do
   query "$q" "$EN" "out/$q-seq.csv" >"$q-seq.xml"
   query "$q" "$EN" "out/$q-par.csv" >"$q-orig.xml"
   "$bin/sf-xform" -w 2 "$q-orig.xml" -o "$q-par.xml"
+  # the profile: one sequential run, untimed, measuring each operator's CPU per tuple
+  "$bin/sf-exec" --stats-json "$q-profile.json" "$q-seq.xml" >/dev/null || bench_die "$q: the profiling run failed"
+  query "$q" "$EN" "out/$q-prof.csv" >"$q-porig.xml"
+  "$bin/sf-xform" -w 2 --profile "$q-profile.json" "$q-porig.xml" -o "$q-prof.xml"
+  regions=$(grep -c '<operator [^>]*kind="Split"' "$q-par.xml" || true)
+  kept=$((regions - $(grep -c '<operator [^>]*kind="Split"' "$q-prof.xml" || true)))
   mem_seq=() mem_par=()
-  bench_alternate -c "bench_same out/$q-par.csv out/$q-seq.csv '$q at -w 2'; mem_seq+=(\$(peak_mib $q-seq.json)); mem_par+=(\$(peak_mib $q-par.json))" \
-    "\"\$bin/sf-exec\" --stats-json $q-seq.json $q-seq.xml" "\"\$bin/sf-exec\" --stats-json $q-par.json $q-par.xml"
-  t1=${bench_med[0]} t2=${bench_med[1]}
-  s=$(ratio "$t1" "$t2")
+  bench_alternate -c "bench_same out/$q-par.csv out/$q-seq.csv '$q at -w 2'; bench_same out/$q-prof.csv out/$q-seq.csv '$q at -w 2 --profile'; mem_seq+=(\$(peak_mib $q-seq.json)); mem_par+=(\$(peak_mib $q-par.json))" \
+    "\"\$bin/sf-exec\" --stats-json $q-seq.json $q-seq.xml" "\"\$bin/sf-exec\" --stats-json $q-par.json $q-par.xml" \
+    "\"\$bin/sf-exec\" $q-prof.xml"
+  t1=${bench_med[0]} t2=${bench_med[1]} t3=${bench_med[2]}
+  s=$(ratio "$t1" "$t2") p=$(ratio "$t1" "$t3")
   speedups+=("$s")
+  profiled+=("$p")
   m1=$(bench_median "${mem_seq[@]}") m2=$(bench_median "${mem_par[@]}")
-  printf '   %-5s %9ss %9ss %9s %10s %9s %9s\n' "$q" "$t1" "$t2" "$s" "$(($(wc -l <"out/$q-seq.csv") - 1))" "$m1" "$m2"
+  printf '   %-5s %9ss %9ss %9s %9ss %9s %7s %10s %9s %9s\n' "$q" "$t1" "$t2" "$s" "$t3" "$p" "$kept/$regions" \
+    "$(($(wc -l <"out/$q-seq.csv") - 1))" "$m1" "$m2"
   bench_figure "$q" "$(mrate "$EN" "$t2")" "$(mrate "$EN" "$t1")" "M events/s" \
     "NEXMark-style $q, $EN events: sf-xform -w 2 against the sequential graph (the ratio is the speed-up)"
+  bench_figure "$q.profile" "$(mrate "$EN" "$t3")" "$(mrate "$EN" "$t1")" "M events/s" \
+    "NEXMark-style $q, $EN events: sf-xform -w 2 --profile (a sequential run's --stats-json) against the sequential graph; $kept of $regions regions kept serial"
   bench_figure "$q.memory" "$m2" "$m1" MiB \
     "NEXMark-style $q, $EN events: peak resident memory at -w 2 against sequential (sf-exec --stats-json, median of the runs)"
 done
-med=$(bench_median "${speedups[@]}")
-slower=0
-for s in "${speedups[@]}"; do awk -v s="$s" 'BEGIN { exit !(s < 0.95) }' && slower=$((slower + 1)); done
+med=$(bench_median "${speedups[@]}") pmed=$(bench_median "${profiled[@]}")
+slower=$(slower_count "${speedups[@]}") pslower=$(slower_count "${profiled[@]}")
 echo "   median speed-up $med; $slower of ${#queries[@]} queries slower than 0.95 at -w 2"
+echo "   with --profile: median speed-up $pmed; $pslower of ${#queries[@]} queries slower than 0.95"
 bench_figure median "${med}x" - - \
   "NEXMark-style queries: median speed-up of -w 2 over sequential, $slower of ${#queries[@]} below 0.95"
+bench_figure median.profile "${pmed}x" - - \
+  "NEXMark-style queries: median speed-up of -w 2 --profile over sequential, $pslower of ${#queries[@]} below 0.95"
 bench_end
