@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A hash Split's run is dealt in pieces of this many tuples: their channels first, then the stretches. */
+enum { RUN_CHANNELS_MAX = 256 };
+
 typedef struct Split {
   bool hash;         /* strategy hash (else round-robin) */
   int *keys;         /* key attribute indexes */
@@ -66,13 +69,18 @@ static int send_pulses(OpInst *op, Split *s, uint64_t seq) {
   return 0;
 }
 
+/* The channel of t by the hash of its key attributes. */
+static inline int hash_channel(const Split *s, const Tuple *t) {
+  uint64_t h = SF_HASH_SEED;
+  for (int i = 0; i < s->nkeys; i++) h = value_hash(&t->v[s->keys[i]], h);
+  return sf_key_channel(h, s->width);
+}
+
 static int split_process(OpInst *op, int port, Tuple *t) {
   Split *s = op->state;
   int out;
   if (s->hash) {
-    uint64_t h = SF_HASH_SEED;
-    for (int i = 0; i < s->nkeys; i++) h = value_hash(&t->v[s->keys[i]], h);
-    out = sf_key_channel(h, s->width);
+    out = hash_channel(s, t);
   } else {
     out = split_rr_channel(s->rr++, s->width);
   }
@@ -83,31 +91,61 @@ static int split_process(OpInst *op, int port, Tuple *t) {
   return 0;
 }
 
-/* A run: dealt round-robin as split_process deals it, each stretch for one channel (up to the end
- * of its SPLIT_RR_RUN, or the next pulse) emitted as one run; by hash (or keeping the upstream
- * numbering) tuple by tuple. */
+/* How many tuples may go before the period's next pulse is due (at least 1). */
+static inline uint64_t pulse_room(const Split *s) {
+  if (!s->pulse) return UINT64_MAX;
+  return s->since < s->pulse ? s->pulse - s->since : 1;
+}
+
+/* Emits items[i..i+k) (numbered already) down output `out` as one run, counted as sent: a wait
+ * inside its emit pulses past it, from its last position (the src of such a pulse must not go back
+ * behind tuples of the run already on their way), as split_process would after its last tuple.
+ * Then the period's pulse when it is due. On a failure releases items[i+k..n) too. */
+static int emit_stretch(OpInst *op, Split *s, int out, Item *items, int i, int k, int n) {
+  s->high = items[i + k - 1].seq + 1;
+  op->cur_seq = items[i + k - 1].seq;
+  op->cur_src = items[i + k - 1].src;
+  op->cur_born = items[i + k - 1].born;
+  int rc = rt_emit_run(op, out, items + i, k);
+  if (rc == 0 && s->pulse && (s->since += (uint64_t)k) >= s->pulse) rc = send_pulses(op, s, s->high);
+  if (rc < 0) {
+    for (int j = i + k; j < n; j++) tuple_unref(items[j].t);
+    return -1;
+  }
+  return 0;
+}
+
+/* A run: dealt as split_process deals it, one tuple after the other, but each stretch of
+ * consecutive tuples for one channel (round-robin: up to the end of its SPLIT_RR_RUN; by hash: as
+ * long as the keys go to the same channel), ending at the next pulse, emitted as one run. Keeping
+ * the upstream numbering (a shuffle's Splits), tuple by tuple. */
 static int split_process_run(OpInst *op, int port, Item *items, int n) {
   Split *s = op->state;
+  if (s->assign && s->hash) {
+    int chan[RUN_CHANNELS_MAX];
+    for (int base = 0; base < n; base += RUN_CHANNELS_MAX) {
+      int m = n - base < RUN_CHANNELS_MAX ? n - base : RUN_CHANNELS_MAX;
+      for (int r = 0; r < m; r++) chan[r] = hash_channel(s, items[base + r].t);
+      for (int r = 0; r < m;) {
+        int out = chan[r], k = 1;
+        uint64_t room = pulse_room(s);
+        while (r + k < m && chan[r + k] == out && (uint64_t)k < room) k++;
+        for (int j = base + r; j < base + r + k; j++) items[j].seq = s->next_seq++;
+        if (emit_stretch(op, s, out, items, base + r, k, n) < 0) return -1;
+        r += k;
+      }
+    }
+    return 0;
+  }
   for (int i = 0; !s->hash && s->assign && i < n;) {
     int out = split_rr_channel(s->rr, s->width);
     int k = split_rr_left(s->rr);
     if (k > n - i) k = n - i;
-    if (s->pulse && (uint64_t)k > s->pulse - s->since) k = (int)(s->pulse - s->since);
+    if ((uint64_t)k > pulse_room(s)) k = (int)pulse_room(s);
     for (int j = i; j < i + k; j++) items[j].seq = s->next_seq++;
     s->rr += (uint64_t)k;
-    /* the run counts as sent: a wait inside its emit pulses past it, from its last position (the
-     * src of such a pulse must not go back behind tuples of the run already on their way) */
-    s->high = s->next_seq;
-    op->cur_seq = items[i + k - 1].seq;
-    op->cur_src = items[i + k - 1].src;
-    op->cur_born = items[i + k - 1].born;
-    int rc = rt_emit_run(op, out, items + i, k);
+    if (emit_stretch(op, s, out, items, i, k, n) < 0) return -1;
     i += k;
-    if (rc == 0 && s->pulse && (s->since += (uint64_t)k) >= s->pulse) rc = send_pulses(op, s, s->high);
-    if (rc < 0) {
-      for (int j = i; j < n; j++) tuple_unref(items[j].t);
-      return -1;
-    }
     if (i == n) return 0;
   }
   for (int i = 0; i < n; i++) {

@@ -8,9 +8,10 @@
  * a Filter, a Merge, a FileSink) is parsed, checked and planned by plan_build, and then pieces of the
  * plan are driven by hand on one thread pinned to one CPU (sched_setaffinity; $SF_BENCH_CPU, else
  * the last CPU this process may use). Nothing else of this process runs while a piece is timed.
- *   - Split: N pre-built tuples go to the Split through the Beacon's rt_emit (the direct call a
- *     Beacon makes: split_process, then rt_emit_item into each channel's pending batch, pushed into
- *     the channel's queue when full, pulses as the Split sends them). The channels' threads do not
+ *   - Split: N pre-built tuples go to the Split in runs of RUN_MAX through the Beacon's
+ *     rt_emit_run (the direct call a Beacon makes without checkpoints: split_process_run, then
+ *     rt_emit_run of each stretch for one channel into its pending batch, pushed into the channel's
+ *     queue when full, pulses as the Split sends them). The channels' threads do not
  *     run: every 4 batches per channel the clock stops and this thread empties the queues (the
  *     batches go back to the pool as a channel would release them), so the Split never waits for
  *     room and its batches stay in cache, as with running consumers.
@@ -206,11 +207,20 @@ static void fail_if(bool bad, const char *what, Exec *x) {
   exit(1);
 }
 
-/* The Split's input: tuple i as the Beacon emits it (direct call to the Split, fused in its thread).
- * A shuffle's Split keeps the upstream numbering: tuple i comes with seq i. */
-static void source_emit(Node *src, long i) {
-  src->inst.cur_seq = src->inst.cur_src = (uint64_t)i;
-  fail_if(rt_emit(&src->inst, 0, tuples[i & (NTUPLES - 1)]) < 0, "rt_emit failed", src->inst.exec);
+/* The Split's input: tuples i..i+k-1 as the Beacon emits them without checkpoints, one run
+ * (rt_emit_run: a direct call to the Split's split_process_run, fused in its thread). A shuffle's
+ * Split keeps the upstream numbering: tuple i comes with seq i. */
+static void source_emit(Node *src, long i, int k) {
+  Item items[RUN_MAX];
+  for (int j = 0; j < k; j++)
+    items[j] = (Item){ .kind = ITEM_TUPLE, .seq = (uint64_t)(i + j), .src = (uint64_t)(i + j),
+                       .t = tuples[(i + j) & (NTUPLES - 1)] };
+  src->inst.cur_seq = src->inst.cur_src = (uint64_t)i; /* as beacon.c: how far it got while the run goes */
+  fail_if(rt_emit_run(&src->inst, 0, items, k) < 0, "rt_emit_run failed", src->inst.exec);
+}
+/* The runs of tuples from..to-1: RUN_MAX long, as a Beacon makes them. */
+static void source_emit_all(Node *src, long from, long to) {
+  for (long i = from; i < to; i += RUN_MAX) source_emit(src, i, to - i < RUN_MAX ? (int)(to - i) : RUN_MAX);
 }
 static void source_end(Node *src, long n) {
   src->finals_left = 1;
@@ -258,13 +268,11 @@ static void time_split(Graph *g, long n, Timer *t) {
   long chunk = (long)CHUNK_BATCHES * DEFAULT_BATCH * split->op->noutputs, seen = 0;
   uint64_t last_seq[MAX_WIDTH] = {0};
   timer_start(t);
-  for (long i = 0; i < n; i++) {
-    source_emit(src, i);
-    if ((i + 1) % chunk == 0) {
-      timer_stop(t);
-      seen += drain(x, split, last_seq);
-      timer_start(t);
-    }
+  for (long i = 0; i < n; i += chunk) { /* chunk is a multiple of RUN_MAX */
+    source_emit_all(src, i, i + chunk < n ? i + chunk : n);
+    timer_stop(t);
+    seen += drain(x, split, last_seq);
+    timer_start(t);
   }
   source_end(src, n);
   timer_stop(t);
@@ -325,7 +333,7 @@ static void *feed_main(void *arg) {
   Feed *f = arg;
   Node *src = node(f->x, "src");
   fatal_slot = &src->group->run;
-  for (long i = 0; i < f->n; i++) source_emit(src, i);
+  source_emit_all(src, 0, f->n);
   source_end(src, f->n);
   fatal_slot = NULL;
   return NULL;
