@@ -140,8 +140,9 @@ static KeyEntry *key_new(KeyTable *kt, uint64_t hash, const Value *vals, const i
   return e;
 }
 
-static void *find_vals(KeyTable *kt, const Value *vals, const int *at, bool *created) {
-  uint64_t hash = key_hash(kt, vals, at);
+/* The data block of the key whose values are vals (at as in key_val) and whose hash is `hash`
+ * (key_hash of them), made when new (*created). NULL after rt_fail. */
+static void *find_hashed(KeyTable *kt, const Value *vals, const int *at, uint64_t hash, bool *created) {
   *created = false;
   if (kt->cap) {
     for (size_t j = key_home(hash, kt->cap); kt->buckets[j].e; j = (j + 1) & (kt->cap - 1))
@@ -158,8 +159,29 @@ static void *find_vals(KeyTable *kt, const Value *vals, const int *at, bool *cre
   return e->data;
 }
 
+static void *find_vals(KeyTable *kt, const Value *vals, const int *at, bool *created) {
+  return find_hashed(kt, vals, at, key_hash(kt, vals, at), created);
+}
+
 void *keytable_find(KeyTable *kt, const Tuple *t, bool *created) {
   return find_vals(kt, t->v, kt->slots, created);
+}
+
+void keytable_hash_run(const KeyTable *kt, const Item *items, int n, uint64_t *hash) {
+  for (int i = 0; i < n; i++) {
+    hash[i] = key_hash(kt, items[i].t->v, kt->slots);
+    if (kt->cap) __builtin_prefetch(&kt->buckets[key_home(hash[i], kt->cap)]);
+  }
+}
+
+void keytable_prefetch_data(const KeyTable *kt, uint64_t hash) {
+  if (!kt->cap) return;
+  const KeyBucket *b = &kt->buckets[key_home(hash, kt->cap)];
+  if (b->e && b->hash == hash) __builtin_prefetch(b->e);
+}
+
+void *keytable_find_hashed(KeyTable *kt, const Tuple *t, uint64_t hash, bool *created) {
+  return find_hashed(kt, t->v, kt->slots, hash, created);
 }
 
 void keytable_each(KeyTable *kt, void (*fn)(void *data, void *ctx), void *ctx) {

@@ -43,6 +43,22 @@ int keytable_init(KeyTable *kt, OpInst *op, size_t data_size);
  * take the executor's keyed state past --max-state-memory, or memory ran out ("out of memory
  * (...)"): the table is as it was. */
 void *keytable_find(KeyTable *kt, const Tuple *t, bool *created);
+/* The tuples a keyed kind's process_run looks up at a time. */
+enum { KEYED_RUN = 256 };
+/* A run's lookups (process_run of Dedup, Aggregate): the hash of each key of items[0..n) into
+ * hash[], each home bucket prefetched, so that the lookups that follow (keytable_find_hashed, in
+ * the items' order) wait for memory less. */
+void keytable_hash_run(const KeyTable *kt, const Item *items, int n, uint64_t *hash);
+/* Prefetches the entry of the key of this hash when its home bucket holds it (a hint). */
+void keytable_prefetch_data(const KeyTable *kt, uint64_t hash);
+/* keytable_find of t, whose key's hash keytable_hash_run gave. */
+void *keytable_find_hashed(KeyTable *kt, const Tuple *t, uint64_t hash, bool *created);
+/* Whether the next keytable_find may fail: with --max-state-memory any new key may, without only
+ * one that makes the buckets grow. A run's process_run emits what it has before such a lookup, so
+ * a failure comes after the outputs before it, as one tuple at a time. */
+static inline bool keytable_may_fail(const KeyTable *kt) {
+  return kt->limit || (kt->count + 1) * 4 > kt->cap * 3;
+}
 /* Calls fn(data, ctx) for every key's data block, in no particular order. */
 void keytable_each(KeyTable *kt, void (*fn)(void *data, void *ctx), void *ctx);
 /* Frees everything the table allocated (not what the data blocks point to); kt is empty again.

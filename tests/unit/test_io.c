@@ -743,6 +743,23 @@ static int run_graph_with(const char *xml, char **log, bool accept) {
   return rc;
 }
 
+/* run_graph_with --max-state-memory `budget` bytes. */
+static int run_graph_budget(const char *xml, char **log, uint64_t budget) {
+  char *text = fill(xml);
+  write_file("g.xml", text, strlen(text));
+  free(text);
+  char *gpath = path_in_dir("g.xml");
+  Graph *g = unit_graph_file(gpath);
+  size_t len = 0;
+  FILE *m = open_memstream(log, &len);
+  ExecOptions o = { .graph_path = gpath, .log = m, .max_state_memory = budget };
+  int rc = exec_run(g, &o);
+  fclose(m);
+  graph_free(g);
+  free(gpath);
+  return rc;
+}
+
 /* run_graph_with the default options. */
 static int run_graph(const char *xml, char **log) {
   return run_graph_with(xml, log, false);
@@ -947,6 +964,35 @@ START_TEST(test_functor_run_fault_order) {
                      &log);
   assert_failure(rc, log, "sf-exec: error: operator 'g': set 'b': division by zero in '1 / (290 - a)' "
                           "on tuple (a=290, b=0, c=0)\n");
+}
+END_TEST
+
+/* A Dedup takes runs of tuples and emits the first of each key as one run, but before a lookup
+ * that may fail it hands on what it kept: with --max-state-memory 1M, Dedup 'd' fails on its
+ * 12289th key, a = 12387 (its table cannot grow), and the Functor 'g' below it faults on a =
+ * 12386, kept just before in the same run (12288..12543): g's fault is the job's. */
+START_TEST(test_dedup_run_fault_order) {
+  static const char *graph =
+    "<graph xmlns='urn:streamfission:graph:1' name='t'>\n"
+    "  <schema name='S'><attr name='a' type='int'/><attr name='b' type='int'/></schema>\n"
+    "  <operator name='gen' kind='Beacon'><output stream='A' schema='S'/>\n"
+    "    <param name='count'>100000</param><set attr='a'>seq &lt; 100 ? 0 : seq</set><set attr='b'>0</set>\n"
+    "  </operator>\n"
+    "  <operator name='d' kind='Dedup'><input stream='A'/><output stream='B' schema='S'/>\n"
+    "    <param name='partitionBy'>a</param>\n"
+    "  </operator>\n"
+    "  <operator name='g' kind='Functor'><input stream='B'/><output stream='C' schema='S'/>\n"
+    "    <set attr='b'>1 / (%d - a)</set>\n"
+    "  </operator>\n" SINK("C") "</graph>\n";
+  char xml[2048], *log;
+  snprintf(xml, sizeof xml, graph, 12386);
+  int rc = run_graph_budget(xml, &log, 1 << 20);
+  assert_failure(rc, log, "sf-exec: error: operator 'g': set 'b': division by zero in '1 / (12386 - a)' "
+                          "on tuple (a=12386, b=0)\n");
+  snprintf(xml, sizeof xml, graph, 12387); /* the tuple g would fault on never comes */
+  rc = run_graph_budget(xml, &log, 1 << 20);
+  assert_failure(rc, log, "sf-exec: error: operator 'd': out of memory (keyed state over --max-state-memory "
+                          "1048576 bytes; this operator holds 12288 keys)\n");
 }
 END_TEST
 
@@ -1519,6 +1565,7 @@ static Suite *io_suite(void) {
   tcase_add_test(graphs, test_beacon_run_sets_fault_order);
   tcase_add_test(graphs, test_filter_run_fault_order);
   tcase_add_test(graphs, test_functor_run_fault_order);
+  tcase_add_test(graphs, test_dedup_run_fault_order);
   tcase_add_test(graphs, test_roll_parts);
   tcase_add_test(graphs, test_roll_failure_keeps_closed_parts);
   tcase_add_test(graphs, test_round_trip);
