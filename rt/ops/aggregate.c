@@ -184,7 +184,8 @@ static int tumbling_add(Aggregate *g, Tumbling *w) {
   return 1;
 }
 
-static int aggregate_process(OpInst *op, int port, Tuple *t) {
+/* One input tuple; hash is its key's (keytable_hash_run), or NULL to hash it here. */
+static int aggregate_tuple(OpInst *op, Tuple *t, const uint64_t *hash) {
   Aggregate *g = op->state;
   EvalEnv env = {.attrs = t->v, .scratch = op->scratch};
   for (int s = 0; s < g->naggs; s++) {
@@ -193,7 +194,7 @@ static int aggregate_process(OpInst *op, int port, Tuple *t) {
     if (a->arg && keyed_eval(op, a->code, &env, &g->args[s], "set", a->set->attr, a->set->text, t)) goto fail;
   }
   bool created;
-  void *window = keytable_find(&g->keys, t, &created);
+  void *window = hash ? keytable_find_hashed(&g->keys, t, *hash, &created) : keytable_find(&g->keys, t, &created);
   if (!window) goto fail;
   int slot = -1;
   if (g->sliding) {
@@ -218,6 +219,37 @@ static int aggregate_process(OpInst *op, int port, Tuple *t) {
 fail:
   tuple_unref(t);
   return -1;
+}
+
+static int aggregate_process(OpInst *op, int port, Tuple *t) {
+  return aggregate_tuple(op, t, NULL);
+}
+
+/* A run: every key hashed first (its bucket prefetched, and a few tuples ahead the key's entry),
+ * then each tuple exactly as aggregate_process takes it, in order, with its own position and
+ * scratch: outputs and faults are those of one tuple at a time. */
+static int aggregate_process_run(OpInst *op, int port, Item *items, int n) {
+  Aggregate *g = op->state;
+  uint64_t hash[KEYED_RUN];
+  enum { AHEAD = 4 }; /* tuples ahead whose entry is prefetched: their bucket has come meanwhile */
+  for (int base = 0; base < n; base += KEYED_RUN) {
+    int m = n - base < KEYED_RUN ? n - base : KEYED_RUN;
+    keytable_hash_run(&g->keys, items + base, m, hash);
+    for (int r = 0; r < m; r++) {
+      if (r + AHEAD < m) keytable_prefetch_data(&g->keys, hash[r + AHEAD]);
+      Item *it = &items[base + r];
+      op->cur_seq = it->seq;
+      op->cur_src = it->src;
+      op->cur_born = it->born;
+      int rc = aggregate_tuple(op, it->t, &hash[r]);
+      arena_reset(op->scratch);
+      if (rc < 0) {
+        keyed_release_items(it + 1, n - base - r - 1);
+        return -1;
+      }
+    }
+  }
+  return 0;
 }
 
 /* Incomplete tumbling windows are discarded; sliding windows have emitted already. */
@@ -330,6 +362,7 @@ const OpKindImpl op_aggregate = {
   .kind = KIND_AGGREGATE,
   .open = aggregate_open,
   .process = aggregate_process,
+  .process_run = aggregate_process_run,
   .final = aggregate_final,
   .close = aggregate_close,
   .snapshot = aggregate_snapshot,

@@ -967,6 +967,37 @@ START_TEST(test_functor_run_fault_order) {
 }
 END_TEST
 
+/* An Aggregate takes runs of tuples (its keys hashed first) but each tuple as one at a time: its
+ * outputs go on before a later tuple faults. Aggregate 'agg' faults at a = 300 (a run of 256..511);
+ * the Functor 'g' below it faults on an output before that (last_a = 290), which went on first:
+ * g's fault is the job's. */
+START_TEST(test_aggregate_run_fault_order) {
+  static const char *graph =
+    "<graph xmlns='urn:streamfission:graph:1' name='t'>\n"
+    "  <schema name='S'><attr name='a' type='int'/><attr name='k' type='int'/></schema>\n"
+    "  <schema name='O'><attr name='k' type='int'/><attr name='s' type='int'/><attr name='last_a' type='int'/></schema>\n"
+    "  <operator name='gen' kind='Beacon'><output stream='A' schema='S'/>\n"
+    "    <param name='count'>1000</param><set attr='a'>seq</set><set attr='k'>seq %% 3</set>\n"
+    "  </operator>\n"
+    "  <operator name='agg' kind='Aggregate'><input stream='A'/><output stream='B' schema='O'/>\n"
+    "    <param name='partitionBy'>k</param><param name='window'>sliding 2</param>\n"
+    "    <set attr='s'>sum(100 / (300 - a))</set><set attr='last_a'>last(a)</set>\n"
+    "  </operator>\n"
+    "  <operator name='g' kind='Functor'><input stream='B'/><output stream='C' schema='O'/>\n"
+    "    <set attr='s'>1 / (%d - last_a)</set>\n"
+    "  </operator>\n" SINK("C") "</graph>\n";
+  char xml[2048], *log;
+  snprintf(xml, sizeof xml, graph, 290);
+  int rc = run_graph(xml, &log);
+  assert_failure(rc, log, "sf-exec: error: operator 'g': set 's': division by zero in '1 / (290 - last_a)' "
+                          "on tuple (k=2, s=17, last_a=290)\n");
+  snprintf(xml, sizeof xml, graph, 999); /* g never faults: agg's fault at 300 is the job's */
+  rc = run_graph(xml, &log);
+  assert_failure(rc, log, "sf-exec: error: operator 'agg': set 's': division by zero in 'sum(100 / (300 - a))' "
+                          "on tuple (a=300, k=0)\n");
+}
+END_TEST
+
 /* A Dedup takes runs of tuples and emits the first of each key as one run, but before a lookup
  * that may fail it hands on what it kept: with --max-state-memory 1M, Dedup 'd' fails on its
  * 12289th key, a = 12387 (its table cannot grow), and the Functor 'g' below it faults on a =
@@ -1565,6 +1596,7 @@ static Suite *io_suite(void) {
   tcase_add_test(graphs, test_beacon_run_sets_fault_order);
   tcase_add_test(graphs, test_filter_run_fault_order);
   tcase_add_test(graphs, test_functor_run_fault_order);
+  tcase_add_test(graphs, test_aggregate_run_fault_order);
   tcase_add_test(graphs, test_dedup_run_fault_order);
   tcase_add_test(graphs, test_roll_parts);
   tcase_add_test(graphs, test_roll_failure_keeps_closed_parts);
