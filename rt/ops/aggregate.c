@@ -225,18 +225,24 @@ static int aggregate_process(OpInst *op, int port, Tuple *t) {
   return aggregate_tuple(op, t, NULL);
 }
 
-/* A run: every key hashed first (its bucket prefetched, and a few tuples ahead the key's entry),
- * then each tuple exactly as aggregate_process takes it, in order, with its own position and
- * scratch: outputs and faults are those of one tuple at a time. */
+/* A run: every key hashed first (its bucket prefetched; a few tuples ahead its entry and data, and
+ * a sliding window's cells), then each tuple exactly as aggregate_process takes it, in order, with
+ * its own position and scratch: outputs and faults are those of one tuple at a time. */
 static int aggregate_process_run(OpInst *op, int port, Item *items, int n) {
   Aggregate *g = op->state;
   uint64_t hash[KEYED_RUN];
-  enum { AHEAD = 4 }; /* tuples ahead whose entry is prefetched: their bucket has come meanwhile */
+  /* tuples ahead whose entry is prefetched (their bucket has come meanwhile), and whose sliding
+   * window's cells are (their entry has come) */
+  enum { AHEAD = 8, AHEAD_CELLS = 3 };
   for (int base = 0; base < n; base += KEYED_RUN) {
     int m = n - base < KEYED_RUN ? n - base : KEYED_RUN;
     keytable_hash_run(&g->keys, items + base, m, hash);
     for (int r = 0; r < m; r++) {
       if (r + AHEAD < m) keytable_prefetch_data(&g->keys, hash[r + AHEAD]);
+      if (g->sliding && r + AHEAD_CELLS < m) {
+        const Slide *w = keytable_peek(&g->keys, hash[r + AHEAD_CELLS]);
+        if (w) slide_prefetch(w, &g->spec);
+      }
       Item *it = &items[base + r];
       op->cur_seq = it->seq;
       op->cur_src = it->src;

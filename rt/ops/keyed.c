@@ -177,7 +177,17 @@ void keytable_hash_run(const KeyTable *kt, const Item *items, int n, uint64_t *h
 void keytable_prefetch_data(const KeyTable *kt, uint64_t hash) {
   if (!kt->cap) return;
   const KeyBucket *b = &kt->buckets[key_home(hash, kt->cap)];
-  if (b->e && b->hash == hash) __builtin_prefetch(b->e);
+  if (!b->e || b->hash != hash) return;
+  /* the entry (its key values) and its data block, found without reading the entry */
+  const char *e = (const char *)b->e;
+  __builtin_prefetch(e);
+  __builtin_prefetch(e + ((sizeof(KeyEntry) + sizeof(Value) * (size_t)kt->nkeys + 15) & ~(size_t)15));
+}
+
+void *keytable_peek(const KeyTable *kt, uint64_t hash) {
+  if (!kt->cap) return NULL;
+  const KeyBucket *b = &kt->buckets[key_home(hash, kt->cap)];
+  return b->e && b->hash == hash ? b->e->data : NULL;
 }
 
 void *keytable_find_hashed(KeyTable *kt, const Tuple *t, uint64_t hash, bool *created) {

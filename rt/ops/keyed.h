@@ -49,8 +49,12 @@ enum { KEYED_RUN = 256 };
  * hash[], each home bucket prefetched, so that the lookups that follow (keytable_find_hashed, in
  * the items' order) wait for memory less. */
 void keytable_hash_run(const KeyTable *kt, const Item *items, int n, uint64_t *hash);
-/* Prefetches the entry of the key of this hash when its home bucket holds it (a hint). */
+/* Prefetches the entry and the data block of the key of this hash when its home bucket holds it
+ * (a hint). */
 void keytable_prefetch_data(const KeyTable *kt, uint64_t hash);
+/* The data block in the home bucket of this hash when that bucket holds a key of this hash (a
+ * hint for prefetching: the key's values are not compared), else NULL. */
+void *keytable_peek(const KeyTable *kt, uint64_t hash);
 /* keytable_find of t, whose key's hash keytable_hash_run gave. */
 void *keytable_find_hashed(KeyTable *kt, const Tuple *t, uint64_t hash, bool *created);
 /* Whether the next keytable_find may fail: with --max-state-memory any new key may, without only

@@ -194,6 +194,15 @@ static void add_newest(Slide *w, const SlideSpec *spec) {
   }
 }
 
+void slide_prefetch(const Slide *w, const SlideSpec *spec) {
+  if (!w->rows) return;
+  size_t naggs = (size_t)spec->naggs;
+  size_t next = (size_t)(w->seen % w->rows) * naggs, oldest = (size_t)((w->seen - w->n) % w->rows) * naggs;
+  __builtin_prefetch(&w->cells[next]);
+  __builtin_prefetch(&w->caps[next]);
+  if (oldest != next) __builtin_prefetch(&w->cells[oldest]);
+}
+
 int slide_push(Slide *w, const SlideSpec *spec, const Value *args, Value *results) {
   int overflow = -1;
   size_t naggs = (size_t)spec->naggs;

@@ -71,6 +71,9 @@ size_t slide_size(const SlideSpec *spec);
  * 2^53: those are folded again over the window (O(N)), because floating-point addition is not
  * associative and no running total gives the same bits. Out of memory aborts. */
 int slide_push(Slide *w, const SlideSpec *spec, const Value *args, Value *results);
+/* A hint before slide_push: prefetches the cells that push will read and write (the newest row's
+ * and the oldest's, with their caps). */
+void slide_prefetch(const Slide *w, const SlideSpec *spec);
 /* Checkpoints: appends w's window, its rows oldest first (snap_* values; the argument values of
  * the slots other than count and FUNC_NONE). */
 void slide_snapshot(const Slide *w, const SlideSpec *spec, Buf *out);
