@@ -299,21 +299,8 @@ void tuple_slab_begin(TupleSlab *b, int ntuples, size_t size) {
   b->slab = s;
 }
 
-Tuple *tuple_slab_add(TupleSlab *b, int n, size_t bytes, char **strings) {
-  size_t size = tuple_slab_size(n, bytes);
-  sf_assert(b->left > 0 && size <= (size_t)(b->end - b->next));
-  Hdr *h = (Hdr *)b->next;
-  *h = (Hdr){ .owner = b->slab, .cls = POOL_SLAB };
-  Tuple *t = (Tuple *)(h + 1);
-  atomic_init(&t->refs, 1);
-  t->n = n;
-  *strings = (char *)(t->v + n);
-  b->next += size;
-  b->left--;
-  return t;
-}
-
-/* tuple_slab_add's work, inline for the slabs made here. */
+/* The next tuple of slab b, of n values in size bytes (tuple_slab_add's work, inline for the
+ * slabs made here). */
 static inline Tuple *slab_next(TupleSlab *b, int n, size_t size) {
   Hdr *h = (Hdr *)b->next;
   *h = (Hdr){ .owner = b->slab, .cls = POOL_SLAB };
@@ -322,6 +309,14 @@ static inline Tuple *slab_next(TupleSlab *b, int n, size_t size) {
   t->n = n;
   b->next += size;
   b->left--;
+  return t;
+}
+
+Tuple *tuple_slab_add(TupleSlab *b, int n, size_t bytes, char **strings) {
+  size_t size = tuple_slab_size(n, bytes);
+  sf_assert(b->left > 0 && size <= (size_t)(b->end - b->next));
+  Tuple *t = slab_next(b, n, size);
+  *strings = (char *)(t->v + n);
   return t;
 }
 
