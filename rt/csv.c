@@ -305,6 +305,23 @@ void csv_put_value(Buf *b, const Value *v) {
     value_format(v, b); /* int, double (shortest round-trip), bool: never need quotes */
 }
 
+/* An int, a double or a bool at out (the bytes of value_format: none needs quotes); its end, or
+ * NULL for a string or a value without a type. */
+static inline char *put_scalar_at(char *out, const Value *x) {
+  switch (x->type) {
+  case TYPE_INT: return out + sf_int_format(x->i, out);
+  case TYPE_DOUBLE: return out + double_format(x->d, out, SF_DOUBLE_CHARS);
+  case TYPE_BOOL:
+    if (x->b) {
+      memcpy(out, "true", 4);
+      return out + 4;
+    }
+    memcpy(out, "false", 5);
+    return out + 5;
+  default: return NULL;
+  }
+}
+
 void csv_put_row(Buf *b, const Value *v, int n) {
   if (n == 1 && v[0].type == TYPE_STRING && v[0].s.n == 0) {
     buf_puts(b, "\"\"\n");
@@ -315,30 +332,13 @@ void csv_put_row(Buf *b, const Value *v, int n) {
   char *out = buf_reserve(b, room);
   for (int i = 0; i < n; i++) {
     if (i) *out++ = ',';
-    const Value *x = &v[i];
-    switch (x->type) { /* the bytes of csv_put_value */
-    case TYPE_INT:
-      out += sf_int_format(x->i, out);
-      break;
-    case TYPE_DOUBLE:
-      out += double_format(x->d, out, SF_DOUBLE_CHARS);
-      break;
-    case TYPE_BOOL:
-      if (x->b) {
-        memcpy(out, "true", 4);
-        out += 4;
-      } else {
-        memcpy(out, "false", 5);
-        out += 5;
-      }
-      break;
-    case TYPE_STRING:
-      out = put_field_at(out, x->s.p, x->s.n);
-      break;
-    default:
+    const Value *x = &v[i]; /* the bytes of csv_put_value */
+    char *end = x->type == TYPE_STRING ? put_field_at(out, x->s.p, x->s.n) : put_scalar_at(out, x);
+    if (!end) {
       put_end(b, out);
       sf_die("value_format of a value without a type");
     }
+    out = end;
   }
   *out++ = '\n';
   put_end(b, out);
@@ -347,26 +347,8 @@ void csv_put_row(Buf *b, const Value *v, int n) {
 /* A row of values none of which is a string at out; its end. */
 static inline char *put_plain_row_at(char *out, const Value *v, int n) {
   for (int i = 0; i < n; i++) {
-    const Value *x = &v[i];
-    switch (x->type) { /* the bytes of csv_put_row */
-    case TYPE_INT:
-      out += sf_int_format(x->i, out);
-      break;
-    case TYPE_DOUBLE:
-      out += double_format(x->d, out, SF_DOUBLE_CHARS);
-      break;
-    case TYPE_BOOL:
-      if (x->b) {
-        memcpy(out, "true", 4);
-        out += 4;
-      } else {
-        memcpy(out, "false", 5);
-        out += 5;
-      }
-      break;
-    default:
-      sf_die("csv_put_plain_rows of a string or a value without a type");
-    }
+    out = put_scalar_at(out, &v[i]); /* the bytes of csv_put_row */
+    if (!out) sf_die("csv_put_plain_rows of a string or a value without a type");
     *out++ = ',';
   }
   out[-1] = '\n'; /* the last comma: a row has at least one value */
