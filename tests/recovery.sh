@@ -627,7 +627,9 @@ fi
 
 # rr: a roundrobin region deals and merges runs of 16 tuples, counted from the start: killed once
 # a checkpoint is complete at one width and restored at another, the Split and the Merge go on from
-# the same count (the checkpoint's position is rarely a multiple of 16)
+# the same count (the checkpoint's position is rarely a multiple of 16). Its Beacon's rate makes
+# the job last a second however fast the build is, so a checkpoint completes before it ends (under
+# ASan the job once ended before its first checkpoint completed)
 c=rr
 mkdir -p "$work/rr/ref"
 cat >"$work/rr/seq.xml" <<XML
@@ -637,6 +639,7 @@ cat >"$work/rr/seq.xml" <<XML
   <operator name="src" kind="Beacon">
     <output stream="A" schema="E"/>
     <param name="count">$rcount</param>
+    <param name="rate">$rcount</param>
     <set attr="id">seq</set>
     <set attr="v">rand(seq) % 1000</set>
   </operator>
