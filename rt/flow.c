@@ -345,9 +345,9 @@ int deliver_run_now(Node *n, int slot, Item *items, int k) {
  * its limit by less than a run), which then goes on when full or old, as after one item. All go in
  * before any wait for room: what the thread's idle hooks emit during the wait (a Split's pulse
  * promising every tuple of the run) follows the whole run. */
-static int edge_push_run(Edge *e, const Item *items, int k) {
-  if (e->closed) sf_die("item after the end of stream '%s'", e->stream->name);
-  if (!e->pending) e->pending = batch_new(e->limit + 1 > k ? e->limit + 1 : k);
+/* Appends items[0..k) to e's pending batch (made already; grown if need be) and notes how far
+ * the edge has got; returns the time read for the batch's age. */
+static inline int64_t pending_append_run(Edge *e, const Item *items, int k) {
   Batch *b = e->pending;
   if (b->n + k > b->cap) e->pending = b = batch_grow(b, b->n + k > 2 * b->cap ? b->n + k : 2 * b->cap);
   int64_t now = coarse_ns();
@@ -361,8 +361,15 @@ static int edge_push_run(Edge *e, const Item *items, int k) {
   b->n += k;
   e->sent_src = hi;
   e->sent_any = true;
+  return now;
+}
+
+static int edge_push_run(Edge *e, const Item *items, int k) {
+  if (e->closed) sf_die("item after the end of stream '%s'", e->stream->name);
+  if (!e->pending) e->pending = batch_new(e->limit + 1 > k ? e->limit + 1 : k);
+  int64_t now = pending_append_run(e, items, k);
   if (e->pushing || e->producer->stalled) return 0; /* handed on once the wait is over */
-  if (b->n >= e->limit || now - e->pending_since > BATCH_DELAY_NS) return edge_flush(e);
+  if (e->pending->n >= e->limit || now - e->pending_since > BATCH_DELAY_NS) return edge_flush(e);
   return 0;
 }
 
@@ -380,18 +387,8 @@ static int edge_push_run_remote(Edge *e, const Item *items, int k) {
     int m = hold ? k : e->limit - b->n;
     if (m < 1) m = 1; /* a batch grown past its limit while the thread waited: it goes now */
     if (m > k) m = k;
-    if (b->n + m > b->cap) e->pending = b = batch_grow(b, b->n + m > 2 * b->cap ? b->n + m : 2 * b->cap);
-    int64_t now = coarse_ns();
-    if (b->n == 0) e->pending_since = now;
-    uint64_t hi = e->sent_any ? e->sent_src : items[0].src;
-    Item *d = b->items + b->n;
-    for (int j = 0; j < m; j++) {
-      item_copy(&d[j], &items[j]);
-      if (items[j].src > hi) hi = items[j].src;
-    }
-    b->n += m;
-    e->sent_src = hi;
-    e->sent_any = true;
+    int64_t now = pending_append_run(e, items, m);
+    b = e->pending;
     items += m;
     k -= m;
     if (hold) continue; /* handed on once the wait is over */
