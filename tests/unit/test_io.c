@@ -725,9 +725,9 @@ static char *list_dir(const char *sub) {
   return buf;
 }
 
-/* Writes the graph (with @DIR@ filled in) to dir/g.xml, parses, checks and runs it (with
- * ExecOptions.accept_unterminated = accept). Returns exec_run's status; *log gets what it printed. */
-static int run_graph_with(const char *xml, char **log, bool accept) {
+/* Writes the graph (with @DIR@ filled in) to dir/g.xml, parses, checks and runs it with options o
+ * (its graph_path and log filled in here). Returns exec_run's status; *log gets what it printed. */
+static int run_graph_opts(const char *xml, char **log, ExecOptions o) {
   char *text = fill(xml);
   write_file("g.xml", text, strlen(text));
   free(text);
@@ -735,7 +735,8 @@ static int run_graph_with(const char *xml, char **log, bool accept) {
   Graph *g = unit_graph_file(gpath);
   size_t len = 0;
   FILE *m = open_memstream(log, &len);
-  ExecOptions o = { .graph_path = gpath, .log = m, .accept_unterminated = accept };
+  o.graph_path = gpath;
+  o.log = m;
   int rc = exec_run(g, &o);
   fclose(m);
   graph_free(g);
@@ -743,21 +744,14 @@ static int run_graph_with(const char *xml, char **log, bool accept) {
   return rc;
 }
 
-/* run_graph_with --max-state-memory `budget` bytes. */
+/* run_graph_opts with ExecOptions.accept_unterminated = accept. */
+static int run_graph_with(const char *xml, char **log, bool accept) {
+  return run_graph_opts(xml, log, (ExecOptions){ .accept_unterminated = accept });
+}
+
+/* run_graph_opts with --max-state-memory `budget` bytes. */
 static int run_graph_budget(const char *xml, char **log, uint64_t budget) {
-  char *text = fill(xml);
-  write_file("g.xml", text, strlen(text));
-  free(text);
-  char *gpath = path_in_dir("g.xml");
-  Graph *g = unit_graph_file(gpath);
-  size_t len = 0;
-  FILE *m = open_memstream(log, &len);
-  ExecOptions o = { .graph_path = gpath, .log = m, .max_state_memory = budget };
-  int rc = exec_run(g, &o);
-  fclose(m);
-  graph_free(g);
-  free(gpath);
-  return rc;
+  return run_graph_opts(xml, log, (ExecOptions){ .max_state_memory = budget });
 }
 
 /* run_graph_with the default options. */
