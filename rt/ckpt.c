@@ -74,6 +74,7 @@ int ckpt_snapshot(Node *n, Item barrier) {
   Buf state;
   buf_init(&state);
   n->ck_taking = id;
+  if (clock_kept(n)) clock_snapshot(n, &state); /* the ticks it has seen, in front (clock.c) */
   if (op->impl->snapshot && op->impl->snapshot(op, &state) < 0) {
     buf_release(&state);
     return -1;

@@ -287,6 +287,9 @@ static int restore_node(Exec *x, Node *n, NodeSnaps *ns, uint64_t id, char *why,
   n->ck_taking = id; /* rt_checkpoint_taking: the checkpoint being restored */
   for (int k = 0; k < ns->n; k++) {
     CkptSnap *s = &ns->s[k];
+    if (clock_kept(n) && clock_restore(n, &s->state) < 0)
+      return snprintf(why, cap, "operator '%s': its snapshot does not fit this sf-exec (its ticks are %s)",
+                      n->op->name, s->state.bad ? "truncated" : "malformed"), 0;
     if (n->inst.impl->restore) {
       char msg[1600] = "";
       x->restore_why = msg;
@@ -297,7 +300,7 @@ static int restore_node(Exec *x, Node *n, NodeSnaps *ns, uint64_t id, char *why,
       if (!snap_done(&s->state))
         return snprintf(why, cap, "operator '%s': its snapshot does not fit this sf-exec (%s)", n->op->name,
                         s->state.bad ? "truncated" : "bytes left over"), 0;
-    } else if (s->state.n > 0) {
+    } else if (s->state.off < s->state.n) {
       return snprintf(why, cap, "operator '%s': its snapshot has state this operator kind cannot restore",
                       n->op->name), 0;
     }
@@ -312,6 +315,7 @@ static int reset_node(Exec *x, Node *n) {
   n->inst.state = NULL;
   n->ck_seen = n->ck_prev = 0;
   atomic_store(&n->ck_pos, 0);
+  clock_reset(n);
   Group *g = n->group;
   if (g && g->entry == n) g->next_seq = g->taken = 0, g->rr_next = 0;
   return n->inst.impl->open && n->inst.impl->open(&n->inst) < 0 ? -1 : 0;

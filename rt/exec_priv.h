@@ -59,6 +59,28 @@ typedef struct Latency {
   atomic_ullong count[LATENCY_BUCKETS]; /* tuples per bucket (one writer: the sink's thread) */
 } Latency;
 
+/* ---- clock.c: event time (sources' clocks and ticks, a fan-in's tick) ---- */
+
+typedef struct Clock Clock;
+/* Sets up n's clock (a source with `time`) or its inputs' ticks (a fan-in below one), and its
+ * current tick (none). */
+void clock_plan(Exec *x, Node *n);
+/* A source with a clock is about to emit t (rt_emit): the tick it reaches goes first. 0 or -1. */
+int clock_source_tuple(Node *n, const Tuple *t);
+/* A source with a clock emits the run items[0..k) (rt_emit_run, stamped): cut where ticks go. */
+int clock_source_run(Node *n, int port, Item *items, int k);
+/* A source with a clock ends: its final tick goes. */
+int clock_source_end(Node *n);
+/* A tick reaches n on input slot `slot` (node_deliver). */
+int clock_deliver(Node *n, int slot, const Item *it);
+/* Whether n keeps clock state in its checkpoints (ticks reach it): clock_snapshot writes it in
+ * front of the operator's snapshot, clock_restore reads it back (-1: malformed). */
+bool clock_kept(const Node *n);
+void clock_snapshot(const Node *n, Buf *out);
+int clock_restore(Node *n, SnapIn *in);
+/* Back to no tick seen, as clock_plan left it (a restore that gave up on a checkpoint). */
+void clock_reset(Node *n);
+
 /* ---- stats.c: latency ---- */
 
 /* Counts one tuple born at `born` (CLOCK_MONOTONIC ns), now. */
@@ -125,6 +147,11 @@ struct Node {
   uint64_t ck_seen;     /* the last checkpoint request it has dealt with (thread) */
   uint64_t ck_prev;     /* src of its previous tuple + 1 (0: none yet) (thread) */
   uint64_t ck_taking;   /* the checkpoint its snapshot is being taken for, or restored from (thread) */
+  /* event time (clock.c) */
+  struct Clock *clock;  /* a source declaring `time`: its clock (plan; thread) */
+  int64_t *slot_tick;   /* a fan-in below a source with event time: each input's latest tick (plan;
+                           thread) */
+  bool timed;           /* a source with event time is upstream (or it is one): ticks reach it (plan) */
   const char *label;    /* "operator 'NAME'" (a replica's: "operator 'NAME' (from 'ORIGIN')"), as
                            rt_fail names it: what fatal.c's handlers write (plan) */
 };
@@ -274,6 +301,8 @@ int order_advance(Group *g, bool wait);
 /* Hands item it to slot `slot` of n's operator (process, pulse, window or, once every slot ended,
  * final, then FINAL forwarded to every output); n's thread. 0, or -1 when the job is failing. */
 int node_deliver(Node *n, int slot, const Item *it);
+/* rt_emit_run's work after a source's run has been stamped and cut at its ticks (clock.c). */
+int emit_run_items(OpInst *op, int port, Item *items, int k);
 /* node_deliver without the profile's timing (stats.c times it). */
 int node_deliver_now(Node *n, int slot, const Item *it);
 /* Hands the k tuple items of a run to slot `slot` of n's operator: one process_run call, or process

@@ -414,7 +414,14 @@ int rt_emit_run(OpInst *op, int port, Item *items, int k) {
       int64_t born = born_now();
       for (int i = 0; i < k; i++) items[i].born = born;
     }
+    if (n->clock) return clock_source_run(n, port, items, k); /* cut where its ticks go */
   }
+  return emit_run_items(op, port, items, k);
+}
+
+int emit_run_items(OpInst *op, int port, Item *items, int k) {
+  if (k <= 0) return 0;
+  Node *n = op->exec_data;
   Edge *e = n->direct ? n->direct[port] : NULL;
   if (e) {
     count_n(&op->n_out, k);
@@ -450,6 +457,10 @@ int rt_emit(OpInst *op, int port, Tuple *t) {
     tuple_unref(t);
     return -1;
   }
+  if (n->clock && clock_source_tuple(n, t) < 0) { /* a source with event time: its tick first */
+    tuple_unref(t);
+    return -1;
+  }
   int64_t born = op->cur_born;
   if (n->nslots == 0 && op->exec->o->stats) born = born_now(); /* a source: the tuple is born (latency at the sinks) */
   /* (a node made outside plan.c, as the unit tests make them, has no direct table) */
@@ -471,6 +482,10 @@ int rt_emit(OpInst *op, int port, Tuple *t) {
   return emit_item(op, port, &it);
 }
 
+int rt_emit_tick(OpInst *op, int port, int64_t t) {
+  return emit_item(op, port, &(Item){ .kind = ITEM_TICK, .seq = op->cur_seq, .src = op->cur_src, .tick = t });
+}
+
 static int forward_all(Node *n, const Item *it) {
   for (int p = 0; p < n->op->noutputs; p++)
     if (emit_item(&n->inst, p, it) < 0) return -1;
@@ -486,7 +501,7 @@ static int deliver(Node *n, int slot, const Item *it) {
   int port = n->slot_port ? n->slot_port[slot] : 0;
   op->cur_seq = it->seq;
   op->cur_src = it->src;
-  op->cur_born = it->born;
+  op->cur_born = it->kind == ITEM_TICK ? 0 : it->born;
   switch (it->kind) {
   case ITEM_TUPLE: {
     count_one(&op->n_in);
@@ -501,6 +516,8 @@ static int deliver(Node *n, int slot, const Item *it) {
   case ITEM_WINDOW:
     if (impl->window) return impl->window(op, port);
     return forward_all(n, it);
+  case ITEM_TICK:
+    return clock_deliver(n, slot, it);
   case ITEM_PROGRESS:
     return 0;
   case ITEM_BARRIER:
@@ -509,6 +526,7 @@ static int deliver(Node *n, int slot, const Item *it) {
     return forward_all(n, it);
   case ITEM_FINAL:
     if (--n->finals_left > 0) return 0;
+    if (n->clock && clock_source_end(n) < 0) return -1; /* the final tick goes first */
     if (impl->final && impl->final(op) < 0) return -1;
     n->finished = true;
     return forward_all(n, it);

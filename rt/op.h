@@ -96,7 +96,8 @@
  * sf_emit returns, never before it. A restored source then gets SF_PUNCT_FINAL as usual and
  * carries on from the restored position.
  * A version-1 operator (abi_version 1, whose struct ends after close) still loads: sf-exec never
- * reads snapshot or restore from it, so it runs as a version-2 operator leaving them NULL. */
+ * reads snapshot or restore from it, so it runs as a version-2 operator leaving them NULL; and a
+ * version-2 one runs as a version-3 operator without a tick callback. */
 #ifndef SF_OP_H
 #define SF_OP_H
 
@@ -109,8 +110,11 @@ extern "C" {
 #endif
 
 /* The version of this interface. This sf-exec loads operators of versions 1 (no checkpoint
- * callbacks) and 2, and refuses any other abi_version. */
-#define SF_OPERATOR_ABI 2
+ * callbacks), 2 (no tick callback) and 3, and refuses any other abi_version. */
+#define SF_OPERATOR_ABI 3
+
+/* The final tick (+infinity), passed to sf_operator.tick before SF_PUNCT_FINAL. */
+#define SF_TICK_FINAL INT64_MAX
 
 /* Kinds of punctuation passed to sf_operator.punctuation. */
 #define SF_PUNCT_WINDOW 1 /* a window ended upstream; forwarded downstream after the callback */
@@ -140,6 +144,14 @@ struct sf_operator {
    * restore merges the state one snapshot wrote, data[0..n), into *state. */
   int (*snapshot)(sf_op *op, void *state, sf_snapshot *out);
   int (*restore)(sf_op *op, void *state, const void *data, size_t n);
+  /* ABI version 3 (appended: a version-2 struct ends above). Event time: a tick t reached the
+   * operator, after every tuple before it and before every tuple after it (the language
+   * reference, "Event time"); it goes on downstream after the callback. t rises from call to
+   * call; SF_TICK_FINAL comes once, before SF_PUNCT_FINAL. Emitting from it is emitting on
+   * punctuation: the model must declare punct="consumes". A job restored from a checkpoint
+   * calls it once, before anything else reaches the operator, with the tick the operator had at
+   * the checkpoint (an operator that keeps only the latest tick need not snapshot it). */
+  int (*tick)(sf_op *op, void *state, int port, int64_t t);
 };
 
 /* ---- the operator ---- */

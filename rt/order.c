@@ -59,12 +59,13 @@ static void pop(Group *g, int s) {
 }
 
 /* Order of items of equal key: progress and pulses first (they only promise), then window
- * punctuation, then tuples; FINAL sorts after everything. */
+ * punctuation and ticks, then tuples; FINAL sorts after everything. */
 static int kind_rank(ItemKind k) {
   switch (k) {
   case ITEM_PROGRESS:
   case ITEM_PULSE: return 0;
   case ITEM_WINDOW:
+  case ITEM_TICK:
   case ITEM_BARRIER: return 1;
   case ITEM_TUPLE: return 2;
   default: return 3;
@@ -125,7 +126,7 @@ static Step step_roundrobin(Group *g, Item *out) {
     pop(g, g->rr_next);
     return STEP_AGAIN;
   }
-  /* window, barrier or final: every channel must have it at its head */
+  /* window, tick, barrier or final: every channel must have it at its head */
   for (int s = 0; s < W; s++) {
     Item *o = head(g, s);
     if (!o) return STEP_WAIT;
@@ -134,7 +135,8 @@ static Step step_roundrobin(Group *g, Item *out) {
       pop(g, s);
       return STEP_AGAIN;
     }
-    if (o->kind != h->kind || (o->kind == ITEM_BARRIER && o->ckpt != h->ckpt))
+    if (o->kind != h->kind || (o->kind == ITEM_BARRIER && o->ckpt != h->ckpt) ||
+        (o->kind == ITEM_TICK && o->tick != h->tick))
       return broken_promise(g, "merge '%s': channels reached the end or a window at different tuples (%llu); "
                             "an operator in the region emitted more or fewer tuples than its model says", 0);
   }
@@ -144,11 +146,11 @@ static Step step_roundrobin(Group *g, Item *out) {
 }
 
 /* seq: the tuple whose sequence number is the next expected, as soon as it is at some head; window
- * punctuation and the end leave once every channel has them at its head. */
+ * punctuation, ticks and the end leave once every channel has them at its head. */
 static Step step_seq(Group *g, Item *out) {
   int W = g->entry->nslots;
   bool all = true;
-  int windows = 0, finals = 0, barriers = 0;
+  int windows = 0, finals = 0, barriers = 0, ticks = 0;
   for (int s = 0; s < W; s++) {
     Item *h = head(g, s);
     if (!h) {
@@ -167,13 +169,17 @@ static Step step_seq(Group *g, Item *out) {
       return STEP_DELIVER;
     }
     if (h->kind == ITEM_WINDOW) windows++;
+    if (h->kind == ITEM_TICK) ticks++;
     if (h->kind == ITEM_FINAL) finals++;
     if (h->kind == ITEM_BARRIER) barriers++;
   }
   if (!all) return STEP_WAIT;
   for (int s = 1; barriers == W && s < W; s++)
     if (head(g, s)->ckpt != head(g, 0)->ckpt) barriers = 0; /* cannot happen: one Split sent them */
-  if (windows == W || finals == W || barriers == W) {
+  for (int s = 1; ticks == W && s < W; s++)
+    if (head(g, s)->tick != head(g, 0)->tick)
+      return broken_promise(g, "merge '%s': the channels' ticks at %llu differ", head(g, 0)->seq);
+  if (windows == W || finals == W || barriers == W || ticks == W) {
     *out = *head(g, 0);
     for (int s = 0; s < W; s++) pop(g, s);
     return STEP_DELIVER;
@@ -239,7 +245,8 @@ static Step step_smallest(Group *g, Item *out) {
   }
   if (!bh) return STEP_WAIT;
   if (missing) {
-    if (bh->kind == ITEM_FINAL || bh->kind == ITEM_WINDOW || bh->kind == ITEM_BARRIER) return STEP_WAIT;
+    if (bh->kind == ITEM_FINAL || bh->kind == ITEM_WINDOW || bh->kind == ITEM_TICK || bh->kind == ITEM_BARRIER)
+      return STEP_WAIT;
     uint64_t key = by_src ? bh->src : bh->seq;
     for (int s = 0; s < W; s++) {
       if (g->cur[s] && g->cur[s]->next < g->cur[s]->n) continue;
@@ -272,10 +279,16 @@ static Step step_smallest(Group *g, Item *out) {
   case ITEM_BARRIER:
     return align_barrier(g, bh, out);
   case ITEM_WINDOW:
+  case ITEM_TICK:
   case ITEM_FINAL:
+    if (by_src && bh->kind == ITEM_TICK) { /* each input's ticks count: clock.c takes the smallest */
+      *out = *bh;
+      pop(g, best);
+      return STEP_DELIVER;
+    }
     for (int s = 0; s < W; s++) {
       Item *h = head(g, s);
-      if (h->kind != bh->kind) {
+      if (h->kind != bh->kind || (h->kind == ITEM_TICK && h->tick != bh->tick)) {
         if (h->kind == ITEM_PULSE || h->kind == ITEM_PROGRESS) {
           pop(g, s);
           return STEP_AGAIN;
@@ -287,7 +300,9 @@ static Step step_smallest(Group *g, Item *out) {
           pop(g, best);
           return STEP_DELIVER;
         }
-        return broken_promise(g, "merge '%s': window punctuation %llu missing on a channel", bh->seq);
+        return broken_promise(g, bh->kind == ITEM_TICK ? "merge '%s': tick %llu missing on a channel"
+                                                       : "merge '%s': window punctuation %llu missing on a channel",
+                              bh->seq);
       }
     }
     *out = *bh;
@@ -437,7 +452,7 @@ int order_advance(Group *g, bool wait) {
     }
     g->progress = it.src;
     if (it.kind == ITEM_FINAL) n->finals_left = 1;
-    if (node_deliver(n, it.kind == ITEM_TUPLE ? g->last_slot : 0, &it) < 0) return -1;
+    if (node_deliver(n, it.kind == ITEM_TUPLE || it.kind == ITEM_TICK ? g->last_slot : 0, &it) < 0) return -1;
     if (it.kind == ITEM_FINAL) return 0;
   }
 }

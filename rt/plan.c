@@ -80,6 +80,7 @@ static void plan_nodes(Exec *x) {
       for (int b = 0; b < LATENCY_BUCKETS; b++) atomic_init(&n->latency->count[b], 0);
     }
     n->prof = stats_prof_new(x);
+    clock_plan(x, n);
   }
 }
 

@@ -73,7 +73,13 @@ typedef enum ItemKind {
   ITEM_FINAL,  /* end of stream */
   ITEM_PROGRESS, /* executor-internal: nothing with a smaller src will follow (feeds fan-in) */
   ITEM_BARRIER, /* checkpoint barrier: everything before it is in checkpoint `ckpt`, nothing after */
+  ITEM_TICK,    /* event-time tick: `tick` holds its time (TICK_FINAL: the final tick, +infinity) */
 } ItemKind;
+
+/* The final tick (+infinity), which precedes the final punctuation of a source with event time;
+ * TICK_NONE (-infinity) is the tick of an operator that has received none. */
+#define TICK_FINAL INT64_MAX
+#define TICK_NONE INT64_MIN
 
 typedef struct Item {
   ItemKind kind; /* what it is */
@@ -83,6 +89,7 @@ typedef struct Item {
     int64_t born;  /* ITEM_TUPLE: when its source emitted the tuple it comes from (CLOCK_MONOTONIC ns,
                       the same clock in every process of a machine); 0 when not measured (no --stats) */
     uint64_t ckpt; /* ITEM_BARRIER: the checkpoint's number (1, 2, ...) */
+    int64_t tick;  /* ITEM_TICK: its time */
   };
   Tuple *t;      /* ITEM_TUPLE only */
 } Item;
@@ -140,6 +147,10 @@ typedef struct OpKindImpl {
    * take. Without it the runtime calls process per tuple. */
   int (*process_run)(OpInst *op, int port, Item *items, int n);
   int (*window)(OpInst *op, int port);            /* window punctuation; NULL: forwarded to outputs */
+  /* An event-time tick t (docs/language.md, "Event time"), rising: a fan-in's is the smallest of
+   * its inputs' latest ticks (flow.c), and a tick not above the operator's current one is dropped
+   * before it gets here. NULL: forwarded to outputs unchanged. */
+  int (*tick)(OpInst *op, int port, int64_t t);
   int (*pulse)(OpInst *op, int port, uint64_t seq); /* a pulse; NULL: forwarded to outputs */
   /* a checkpoint barrier, after the snapshot (Split: down every output with its own sequence
    * number); NULL: forwarded to outputs */
@@ -188,6 +199,8 @@ struct OpInst {
   atomic_ullong n_in;     /* tuples received (stats) */
   atomic_ullong n_out;    /* tuples emitted (stats) */
   atomic_ullong n_skipped; /* sources with onerror="skip": malformed lines dropped (stats) */
+  atomic_ullong n_late;   /* time windows: late tuples dropped (stats) */
+  _Atomic int64_t cur_tick; /* the latest tick it received (TICK_NONE: none yet) (stats) */
   void *exec_data;        /* the executor's own data about this instance */
 };
 
@@ -202,6 +215,9 @@ int rt_emit_run(OpInst *op, int port, Item *items, int n);
  * must emit each as it makes it (checkpoints: a snapshot is taken inside rt_emit, before the
  * tuple that crosses a checkpoint's position). */
 int rt_run_room(const OpInst *op);
+/* Emits the tick t on output port `port` with the current seq/src (a time window passes its
+ * input's ticks on late by its lateness). 0 or -1 as rt_emit. */
+int rt_emit_tick(OpInst *op, int port, int64_t t);
 /* Emits an item with explicit seq/src (Split, Merge): read, not kept. Takes over item->t's reference. */
 int rt_emit_item(OpInst *op, int port, const Item *item);
 /* Records the job's first failure as "operator 'NAME': message" ("operator 'NAME' (from 'ORIGIN'):

@@ -251,6 +251,16 @@ static void print_latency(FILE *f, const Node *n) {
   for (int i = 0; i < 3; i++) fprintf(f, " %s %.3f ms", names[i], latency_quantile(n->latency, qs[i]) / 1000.0);
 }
 
+/* An operator's current tick, once it has seen one: the stats show how far event time has got. */
+static void print_tick(FILE *f, const Node *n, bool json) {
+  int64_t t = atomic_load_explicit(&n->inst.cur_tick, memory_order_relaxed);
+  if (t == TICK_NONE) return;
+  if (t == TICK_FINAL)
+    fprintf(f, json ? ", \"tick\": \"final\"" : "  tick final");
+  else
+    fprintf(f, json ? ", \"tick\": %lld" : "  tick %lld", (long long)t);
+}
+
 /* A source with onerror="skip": its stats say how many malformed lines it dropped. */
 static bool skips_lines(const Node *n) {
   const char *onerror = n->inst.impl && !n->op->ninputs ? op_param(n->op, "onerror") : NULL;
@@ -268,6 +278,7 @@ void stats_print(Exec *x, bool final) {
     fprintf(x->log, "  %-24s %-10s in %12llu  out %12llu  %12.0f in/s  %12.0f out/s", n->op->name,
             kind_name(n->op->kind), in, out, t > 0 ? in / t : 0.0, t > 0 ? out / t : 0.0);
     if (skips_lines(n)) fprintf(x->log, "  skipped %llu", (unsigned long long)atomic_load(&n->inst.n_skipped));
+    print_tick(x->log, n, false);
     print_latency(x->log, n);
     fputc('\n', x->log);
   }
@@ -334,6 +345,7 @@ int stats_write_json(Exec *x, const char *path, bool ok) {
     fprintf(f, ", \"in\": %llu, \"out\": %llu, \"in_per_s\": %.1f, \"out_per_s\": %.1f", in, out,
             t > 0 ? in / t : 0.0, t > 0 ? out / t : 0.0);
     if (skips_lines(n)) fprintf(f, ", \"skipped\": %llu", (unsigned long long)atomic_load(&n->inst.n_skipped));
+    print_tick(f, n, true);
     if (n->latency && latency_quantile(n->latency, 0.5) >= 0)
       fprintf(f, ", \"latency_us\": {\"p50\": %.0f, \"p99\": %.0f, \"p99_9\": %.0f}", latency_quantile(n->latency, 0.5),
               latency_quantile(n->latency, 0.99), latency_quantile(n->latency, 0.999));

@@ -73,7 +73,9 @@ void wire_encode(const char *edge, const Schema *s, const Item *items, int n, Bu
   b.doubles = arena_alloc(a, sizeof *b.doubles * (nd + 1));
   b.strings = arena_alloc(a, sizeof *b.strings * (ns + 1));
   b.bools = arena_alloc(a, sizeof *b.bools * (nb + 1));
-  bool stamped = false; /* latency is measured, or a barrier's number goes: every item's born goes */
+  /* latency is measured, or a barrier's number or a tick's time goes (the same union): every
+   * item's born goes */
+  bool stamped = false;
   for (int i = 0; i < n && !stamped; i++) stamped = items[i].born != 0;
   if (stamped) {
     b.n_borns = (size_t)n;
@@ -228,7 +230,7 @@ int wire_decode(const void *buf, size_t len, const char *edge, const Schema *s, 
   int per[5] = {0};
   for (int k = 0; k < s->nattrs; k++) per[s->attrs[k].type]++;
   for (size_t i = 0; i < b->n_kinds; i++) {
-    if ((unsigned)b->kinds[i] > SF__ITEM_KIND__BARRIER) {
+    if ((unsigned)b->kinds[i] > SF__ITEM_KIND__TICK) {
       snprintf(err, errlen, "malformed batch: unknown item kind %d", (int)b->kinds[i]);
       return -1;
     }

@@ -43,6 +43,7 @@ typedef enum Handling {
   HANDLING_NOTHING, /* open, or between callbacks */
   HANDLING_TUPLE,   /* process */
   HANDLING_WINDOW,  /* punctuation(SF_PUNCT_WINDOW) */
+  HANDLING_TICK,    /* tick (ABI 3) */
   HANDLING_FINAL,   /* punctuation(SF_PUNCT_FINAL) */
   HANDLING_SNAPSHOT, /* snapshot (may run inside sf_emit: a source's) */
   HANDLING_RESTORE, /* restore */
@@ -66,6 +67,8 @@ struct sf_op {
   int abi;                       /* the library's abi_version */
   int (*snapshot)(sf_op *, void *, sf_snapshot *);         /* ABI 2; NULL when absent or version 1 */
   int (*restore)(sf_op *, void *, const void *, size_t);   /* ABI 2; NULL when absent or version 1 */
+  int (*tick)(sf_op *, void *, int, int64_t);              /* ABI 3; NULL when absent or older */
+  bool tick_synced;              /* the library was told the current tick a restore gave it */
   sf_snapshot snap;              /* what snapshot writes into */
   int *key_slots;                /* input attribute slots of the model's keys (sf_owns_key) */
   int nkeys;                     /* how many (0: not state="partitioned", every key is owned) */
@@ -296,12 +299,15 @@ static int model_may_emit(sf_op *op) {
                    op->emitted_now, tuple, selectivity_name(sel));
   }
   case HANDLING_WINDOW:
+  case HANDLING_TICK: {
+    const char *on = op->handling == HANDLING_TICK ? "a tick" : "window punctuation";
     if (m->punct == PUNCT_CONSUMES && !op->replica) return 0;
     if (m->punct == PUNCT_CONSUMES)
-      return op_fail(op, "emitted a tuple on window punctuation in a parallel region, but its model declares "
-                         "punct=\"consumes\": it must not be replicated");
-    return op_fail(op, "emitted a tuple on window punctuation, but its model does not declare "
-                       "punct=\"consumes\" (which would keep it out of parallel regions)");
+      return op_fail(op, "emitted a tuple on %s in a parallel region, but its model declares "
+                         "punct=\"consumes\": it must not be replicated", on);
+    return op_fail(op, "emitted a tuple on %s, but its model does not declare "
+                       "punct=\"consumes\" (which would keep it out of parallel regions)", on);
+  }
   case HANDLING_FINAL:
     if (op->inst->op->ninputs == 0) return 0; /* a source: its final punctuation is where it emits */
     if (m->final == FINAL_EMITS && !op->replica) return 0;
@@ -458,6 +464,7 @@ static int custom_restore(OpInst *inst, SnapIn *in) {
   const void *data = has_state ? snap_get_bytes(in, &n) : NULL;
   if (!snap_done(in)) return op_fail(op, "snapshot truncated");
   if (inst->op->ninputs == 0) op->emitted = emitted; /* a source goes on from there */
+  op->tick_synced = false; /* the first item tells it the tick it had (sync_tick) */
   if (!has_state) return 0;
   if (!op->restore)
     return op_fail(op, "the checkpoint holds a snapshot of its state, but '%s' in library '%s' has no restore "
@@ -604,6 +611,7 @@ static int open_library(sf_op *op) {
     op->snapshot = op->vt->snapshot;
     op->restore = op->vt->restore;
   }
+  if (op->abi >= 3) op->tick = op->vt->tick; /* a version-2 struct ends after restore */
   if (key_slots(op) < 0) return -1;
   if (op->vt->open) {
     int rc = op->vt->open(op, &op->state);
@@ -611,6 +619,7 @@ static int open_library(sf_op *op) {
     if (rc != 0) return op_fail(op, "open returned %d", rc);
   }
   op->opened = true;
+  op->tick_synced = true; /* until a restore: a fresh job's operators start without a tick */
   return 0;
 }
 
@@ -652,8 +661,30 @@ static int call_punctuation(sf_op *op, int port, int kind) {
   return callback_result(op, rc, "punctuation");
 }
 
+/* Calls the library's tick callback for t, if any. 0, or the job fails. */
+static int call_tick(sf_op *op, int port, int64_t t) {
+  if (!op->tick) return 0;
+  op->handling = HANDLING_TICK;
+  op->emitted_now = 0;
+  int rc = op->tick(op, op->state, port, t);
+  op->handling = HANDLING_NOTHING;
+  return callback_result(op, rc, "tick");
+}
+
+/* Before the first item after a restore: the operator hears the tick it had at the checkpoint
+ * (op.h), so it need not snapshot it. */
+static int sync_tick(sf_op *op) {
+  op->tick_synced = true;
+  int64_t t = atomic_load_explicit(&op->inst->cur_tick, memory_order_relaxed);
+  return t == TICK_NONE ? 0 : call_tick(op, 0, t);
+}
+
 static int custom_process(OpInst *inst, int port, Tuple *t) {
   sf_op *op = inst->state;
+  if (!op->tick_synced && sync_tick(op) < 0) {
+    tuple_unref(t);
+    return -1;
+  }
   int rc = 0;
   op->handling = HANDLING_TUPLE;
   op->input = t;
@@ -672,10 +703,20 @@ static int custom_process(OpInst *inst, int port, Tuple *t) {
 
 static int custom_window(OpInst *inst, int port) {
   sf_op *op = inst->state;
+  if (!op->tick_synced && sync_tick(op) < 0) return -1;
   if (call_punctuation(op, port, SF_PUNCT_WINDOW) < 0) return -1;
   if (!inst->out_schema) return 0;
   Item it = { .kind = ITEM_WINDOW, .seq = inst->cur_seq, .src = inst->cur_src };
   return rt_emit_item(inst, 0, &it);
+}
+
+/* A tick: the library's callback (ABI 3), then the tick goes on. */
+static int custom_tick(OpInst *inst, int port, int64_t t) {
+  sf_op *op = inst->state;
+  if (!op->tick_synced && sync_tick(op) < 0) return -1;
+  if (call_tick(op, port, t) < 0) return -1;
+  if (!inst->out_schema) return 0;
+  return rt_emit_tick(inst, 0, t);
 }
 
 static int custom_final(OpInst *inst) {
@@ -702,6 +743,7 @@ const OpKindImpl op_custom = {
   .run = custom_run,
   .process = custom_process,
   .window = custom_window,
+  .tick = custom_tick,
   .final = custom_final,
   .close = custom_close,
   .snapshot = custom_snapshot,

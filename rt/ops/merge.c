@@ -36,11 +36,19 @@ static int merge_window(OpInst *op, int port) {
                                      .src = op->cur_src });
 }
 
+/* A tick, once every channel delivered it: at the outer stream's position, as window punctuation. */
+static int merge_tick(OpInst *op, int port, int64_t t) {
+  bool in_channel = op->op->channel >= 0;
+  return rt_emit_item(op, 0, &(Item){ .kind = ITEM_TICK, .seq = in_channel ? op->cur_seq : op->cur_src,
+                                     .src = op->cur_src, .tick = t });
+}
+
 const OpKindImpl op_merge = {
   .kind = KIND_MERGE,
   .process = merge_process,
   .process_run = merge_process_run,
   .pulse = merge_pulse,
   .window = merge_window,
+  .tick = merge_tick,
   .barrier = merge_barrier,
 };

@@ -194,6 +194,16 @@ static int split_window(OpInst *op, int port) {
   return 0;
 }
 
+/* A tick goes down every output like window punctuation: each channel's operators see it, and
+ * the region's Merge lets it go once every channel delivered it. */
+static int split_tick(OpInst *op, int port, int64_t t) {
+  Split *s = op->state;
+  uint64_t seq = s->assign ? s->next_seq : op->cur_seq;
+  for (int p = 0; p < s->width; p++)
+    if (rt_emit_item(op, p, &(Item){ .kind = ITEM_TICK, .seq = seq, .src = op->cur_src, .tick = t }) < 0) return -1;
+  return 0;
+}
+
 /* A checkpoint barrier goes down every output, numbered like window punctuation: after every tuple
  * sent so far, before every later one. */
 static int split_barrier(OpInst *op, Item b) {
@@ -306,6 +316,7 @@ const OpKindImpl op_split = {
   .idle = split_idle,
   .final = split_final,
   .window = split_window,
+  .tick = split_tick,
   .barrier = split_barrier,
   .snapshot = split_snapshot,
   .restore = split_restore,

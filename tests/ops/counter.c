@@ -6,7 +6,7 @@
  *   next v; as op.h asks of a source, it moves on only after sf_emit returned, so a snapshot taken
  *   inside sf_emit names the tuple being emitted, which a restored sf_count emits first.
  * sf_count_nosnap: the same without snapshot and restore (a source that checkpoints must refuse).
- * sf_abi_future: claims an op.h ABI version this sf-exec does not know (3); never run.
+ * sf_abi_future: claims an op.h ABI version this sf-exec does not know (4); never run.
  * Errors (the job fails, naming the operator): a malformed `n`, no int output attribute `v`, a
  * snapshot of the wrong size. */
 #include "op.h"
@@ -94,7 +94,7 @@ SF_EXPORT const struct sf_operator sf_count_nosnap = {
 };
 
 SF_EXPORT const struct sf_operator sf_abi_future = {
-  .abi_version = 3,
+  .abi_version = 4,
   .open = count_open,
   .punctuation = count_punctuation,
   .close = count_close,

@@ -10,7 +10,7 @@
  * (exec_priv.h) whose only edge delivers the operator's output to a capturing kind. Libraries:
  * graphs/ops/sf_example_ops.c (sf_sessionize, version 2 with snapshot and restore) and
  * tests/ops (sf_copies, exported as a version-1 struct; sf_count, a version-2 source;
- * sf_count_nosnap; sf_jitter, version 2 without the callbacks; sf_abi_future, version 3). */
+ * sf_count_nosnap; sf_jitter, version 3 without the callbacks; sf_abi_future, version 4). */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -273,7 +273,7 @@ START_TEST(unknown_version_refused) {
   Run r;
   ck_assert(!run_open(&r, SOURCE_GRAPH("sf_abi_future", "3"), "gen"));
   ck_assert_str_eq(run_failure(&r), "operator 'gen': 'sf_abi_future' in library 'libsf_test_ops.so' was built for "
-                                    "op.h ABI version 3, this sf-exec supports versions 1 and 2");
+                                    "op.h ABI version 4, this sf-exec supports versions 1, 2 and 3");
   free(run_close(&r));
 }
 END_TEST

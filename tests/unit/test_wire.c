@@ -256,6 +256,53 @@ START_TEST(test_borns) {
 }
 END_TEST
 
+/* Ticks travel with their time, also without latency stamps: ticks of 0, negative, +infinity
+ * (the final tick) and -infinity+1 come back exactly, between tuples and in order. An unknown kind
+ * past the tick is refused. */
+START_TEST(test_ticks) {
+  static const int64_t ticks[] = {0, -50, INT64_MAX, INT64_MIN + 1, 1700000000000LL};
+  enum { NT = sizeof ticks / sizeof ticks[0] };
+  Item in[2 * NT];
+  for (int i = 0; i < NT; i++) {
+    Value v[2];
+    value_put_int(&v[0], i);
+    value_put_int(&v[1], -i);
+    in[2 * i] = (Item){.kind = ITEM_TICK, .seq = (uint64_t)i, .src = (uint64_t)i, .tick = ticks[i]};
+    in[2 * i + 1] = (Item){.kind = ITEM_TUPLE, .seq = (uint64_t)i, .src = (uint64_t)i, .t = tuple_new(v, 2)};
+  }
+  for (int first = 0; first < 2; first++) { /* a batch holding only the tick 0 sends no borns */
+    int count = first ? 2 : 2 * NT;
+    Buf b;
+    buf_init(&b);
+    wire_encode("e", &schema, in, count, &b);
+    Item *out;
+    int n;
+    char err[200] = "";
+    ck_assert_msg(wire_decode(b.p, b.n, "e", &schema, count, &out, &n, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(n, count);
+    for (int i = 0; i < count; i++) {
+      ck_assert_int_eq(out[i].kind, in[i].kind);
+      ck_assert_uint_eq(out[i].seq, in[i].seq);
+      if (in[i].kind == ITEM_TICK) ck_assert_int_eq(out[i].tick, in[i].tick);
+      else ck_assert_int_eq(out[i].t->v[0].i, in[i].t->v[0].i);
+    }
+    free_items(out, n);
+    buf_release(&b);
+  }
+  for (int i = 0; i < NT; i++) tuple_unref(in[2 * i + 1].t);
+  /* kind 7 does not exist */
+  Buf b;
+  buf_init(&b);
+  buf_append(&b, "\x0a\x01\x65\x12\x01\x07\x1a\x01\x00\x22\x01\x00", 12);
+  Item *out;
+  int n;
+  char err[200] = "";
+  ck_assert_int_eq(wire_decode(b.p, b.n, "e", &schema, 4, &out, &n, err, sizeof err), -1);
+  ck_assert_str_eq(err, "malformed batch: unknown item kind 7");
+  buf_release(&b);
+}
+END_TEST
+
 /* 5 M pulses in one 15 MB message: refused by count, with no memory spent on it (before the
  * limit, unpacking it cost the receiver about 440 MiB). */
 START_TEST(test_oversized_pulse_batch) {
@@ -351,6 +398,7 @@ int main(void) {
   TCase *tc = unit_case(s, "wire", NULL, NULL, 60);
   tcase_add_test(tc, test_roundtrip);
   tcase_add_test(tc, test_borns);
+  tcase_add_test(tc, test_ticks);
   tcase_add_test(tc, test_slab_types);
   tcase_add_test(tc, test_count_items);
   tcase_add_test(tc, test_oversized_pulse_batch);

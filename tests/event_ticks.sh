@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# tests/event_ticks.sh BUILD_DIR SOURCE_DIR
+#
+# Event-time ticks (docs/language.md, "Event time") through whole runs of sf-exec, on
+# tests/distributed/ticks_fanin.xml: two Beacons with `time` and `tick` (periods 100 and 250, times
+# that go back now and then), a fan-in, a Filter and sf_tickstamp (libsf_test_ops.so), which
+# writes into every tuple the latest tick it received. Cases:
+#   seq:       the sequential output equals the one awk works out here from the language's rules
+#              (a source's tick ⌊clock / P⌋·P before the tuple that reaches it, floor toward
+#              −infinity; a fan-in's tick the smaller of its inputs' latest, an ended input not
+#              counting), byte for byte;
+#   w1..w4:    rewritten by sf-xform -w W (the Filter and sf_tickstamp in one region with a
+#              seqpulse Merge: --explain says so), the same bytes: every channel gets every tick,
+#              before the tuples after it;
+#   ckpt:      width 3 with a checkpoint every 10 ms: the same bytes;
+#   stats:     --stats-json gives each operator's current tick: "final" at the end for every
+#              operator the final ticks reached (the sink included);
+#   restore:   width 2 with checkpoints, killed (SIGKILL) once a checkpoint is complete, then
+#              --restore at width 3: the same bytes (the sources' clocks come back from the
+#              checkpoint, so the restored job emits the same ticks).
+# The same graph runs on three executors in tests/e2e_distributed.sh.
+# Every case prints one line, OK or FAIL; failures keep the work directory. SF_KEEP=1 keeps it.
+set -uo pipefail
+
+if [[ $# -lt 2 ]]; then
+  echo "usage: $0 BUILD_DIR SOURCE_DIR" >&2
+  exit 2
+fi
+build=$(cd "$1" && pwd) || exit 2
+src=$(cd "$2" && pwd) || exit 2
+source "$src/tests/lib.sh"
+sf_need_bins "$build" sf-xform sf-exec || exit 1
+B=$build/bin
+trap sf_cleanup EXIT
+sf_mktemp work sf-ticks || exit 1
+export SF_LIBRARY_PATH=$build/lib/streamfission
+
+passed=0
+failed=0
+ok() { printf '%-10s OK    %s\n' "$1" "$2"; passed=$((passed + 1)); }
+bad() { # CASE WHAT [LOG...]
+  local c=$1 what=$2 f
+  shift 2
+  printf '%-10s FAIL  %s (work dir %s)\n' "$c" "$what" "$work"
+  for f in "$@"; do
+    [[ -f $f ]] || continue
+    echo "    $(basename "$f"):"
+    sed 's/^/    | /' "$f" | head -n 15
+  done
+  failed=$((failed + 1))
+  sf_keep "$work"
+}
+
+graph=$src/tests/distributed/ticks_fanin.xml
+cd "$work" || exit 1
+mkdir -p out
+
+# The expected output, from the rules alone.
+awk '
+function floordiv(t, p,   q) { q = int(t / p); if (q * p > t) q--; return q * p }
+BEGIN {
+  NONE = -1e30; INF = 1e30
+  cnt[0] = 3000; cnt[1] = 2000; per[0] = 100; per[1] = 250
+  last[0] = NONE; last[1] = NONE; cur = NONE
+  print "side,n,ts,tick"
+  for (p = 0; p < 3000; p++)
+    for (s = 0; s < 2; s++) {          # the fan-in: by position, then in the order listed
+      if (p >= cnt[s]) continue
+      ts = s == 0 ? p * 7 - (p % 5 == 4 ? 30 : 0) - 50 : p * 11 - (p % 4 == 3 ? 60 : 0)
+      k = floordiv(ts, per[s])         # the clock only rises: so does its tick
+      if (k > last[s]) last[s] = k
+      m = last[0] < last[1] ? last[0] : last[1]
+      if (m > cur) cur = m
+      if (p % 3 != 1) printf "%d,%d,%d,%d\n", s, p, ts, cur == NONE ? -1 : cur
+      if (p == cnt[s] - 1) last[s] = INF # its final tick: it no longer holds the fan-in back
+    }
+}' >expect.csv
+
+if "$B/sf-exec" --stats-json stats.json "$graph" 2>seq.log && cmp -s expect.csv out/ticks.csv; then
+  ok seq "$(($(wc -l <expect.csv) - 1)) rows as worked out"
+else
+  bad seq "the sequential output differs from the expected one" seq.log
+  diff expect.csv out/ticks.csv | head -n 10
+fi
+
+# every operator the final ticks reached says so; the sources and the sink are among them
+finals=$(grep -o '"name": "[a-z]*", "kind": "[A-Za-z]*"[^}]*"tick": "final"' stats.json | cut -d'"' -f4 | tr '\n' ' ')
+if [[ $finals == "a b mix keep stamp sink " ]]; then
+  ok stats "current tick final for: $finals"
+else
+  bad stats "expected the tick final for 'a b mix keep stamp sink', got '$finals'" stats.json
+fi
+
+for w in 1 2 3 4; do
+  "$B/sf-xform" -w "$w" --explain "$graph" >"w$w.xml" 2>"w$w.explain"
+  rm -f out/ticks.csv
+  if [[ $w -gt 1 ]] && ! grep -q " keep: parallel in region r1 (width $w, split roundrobin, merge seqpulse)" "w$w.explain"; then
+    bad "w$w" "--explain does not put keep in a seqpulse region of width $w" "w$w.explain"
+  elif [[ $w -gt 1 ]] && ! grep -q " stamp: parallel in region r1 (width $w" "w$w.explain"; then
+    bad "w$w" "--explain does not put stamp in region r1" "w$w.explain"
+  elif "$B/sf-exec" "w$w.xml" 2>"w$w.log" && cmp -s expect.csv out/ticks.csv; then
+    ok "w$w" "the sequential bytes"
+  else
+    bad "w$w" "the output at width $w differs" "w$w.log"
+  fi
+done
+
+rm -rf out/ticks.csv ck
+if "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.01 w3.xml 2>ckpt.log && cmp -s expect.csv out/ticks.csv; then
+  ok ckpt "the sequential bytes with checkpoints every 10 ms"
+else
+  bad ckpt "the output with checkpoints differs" ckpt.log
+fi
+
+# restore: the same graph paced (each Beacon emits its tuples over about a second), killed once a
+# checkpoint is complete, restored at another width
+sed 's|<param name="count">\([0-9]*\)</param>|<param name="count">\1</param><param name="rate">\1</param>|' \
+  "$graph" >paced.xml
+"$B/sf-xform" -w 2 paced.xml >p2.xml && "$B/sf-xform" -w 3 paced.xml >p3.xml
+rm -rf out/ticks.csv ck
+"$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.05 p2.xml 2>kill.log &
+pid=$!
+for _ in $(seq 1 300); do
+  [[ -n $(find ck -name MANIFEST 2>/dev/null) ]] && break
+  sleep 0.01
+done
+sleep 0.1
+kill -KILL "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+if [[ -z $(find ck -name MANIFEST 2>/dev/null) ]]; then
+  bad restore "no checkpoint was complete at the kill" kill.log
+elif [[ -f out/ticks.csv ]]; then
+  bad restore "the job ended before the kill: nothing to restore" kill.log
+elif "$B/sf-exec" --checkpoint-dir ck --restore p3.xml 2>restore.log && cmp -s expect.csv out/ticks.csv; then
+  ok restore "killed at width 2, restored at width 3: the sequential bytes"
+else
+  bad restore "the restored output differs" restore.log
+fi
+
+echo "event_ticks: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]
