@@ -218,21 +218,22 @@ static int emit_item(OpInst *op, int port, const Item *it) {
   Node *n = op->exec_data;
   Exec *x = op->exec;
   if (atomic_load_explicit(&x->failed, memory_order_relaxed)) {
-    if (it->kind == ITEM_TUPLE) tuple_unref(it->t);
+    if (item_has_tuple(it->kind)) tuple_unref(it->t);
     return -1;
   }
   sf_assert(port >= 0 && port < n->op->noutputs);
   PtrVec *edges = &n->outs[port];
-  if (it->kind == ITEM_TUPLE) count_one(&op->n_out);
+  bool has_tuple = item_has_tuple(it->kind);
+  if (has_tuple) count_one(&op->n_out);
   if (edges->n == 0) {
-    if (it->kind == ITEM_TUPLE) tuple_unref(it->t);
+    if (has_tuple) tuple_unref(it->t);
     return 0;
   }
   for (int i = 0; i < edges->n; i++) {
-    if (it->kind == ITEM_TUPLE && i + 1 < edges->n) tuple_ref(it->t);
+    if (has_tuple && i + 1 < edges->n) tuple_ref(it->t);
     if (edge_push(edges->items[i], it) < 0) {
       for (int j = i + 1; j < edges->n; j++)
-        if (it->kind == ITEM_TUPLE) tuple_unref(it->t);
+        if (has_tuple) tuple_unref(it->t);
       return -1;
     }
   }
@@ -482,6 +483,11 @@ int rt_emit(OpInst *op, int port, Tuple *t) {
   return emit_item(op, port, &it);
 }
 
+int rt_emit_keyed(OpInst *op, int port, Tuple *t, const unsigned char *key, uint32_t len) {
+  return emit_item(op, port, &(Item){ .kind = ITEM_KEYED, .keylen = len, .seq = op->cur_seq, .src = op->cur_src,
+                                     .key = key, .t = t });
+}
+
 int rt_emit_tick(OpInst *op, int port, int64_t t) {
   return emit_item(op, port, &(Item){ .kind = ITEM_TICK, .seq = op->cur_seq, .src = op->cur_src, .tick = t });
 }
@@ -516,6 +522,17 @@ static int deliver(Node *n, int slot, const Item *it) {
   case ITEM_WINDOW:
     if (impl->window) return impl->window(op, port);
     return forward_all(n, it);
+  case ITEM_KEYED: { /* a tuple to every kind but Split and Merge, which keep its place (cur_key) */
+    count_one(&op->n_in);
+    op->cur_born = 0;
+    op->cur_key = it->key;
+    op->cur_keylen = it->keylen;
+    int rc = impl->process(op, port, it->t);
+    op->cur_key = NULL;
+    op->cur_keylen = 0;
+    arena_reset(op->scratch);
+    return rc;
+  }
   case ITEM_TICK:
     return clock_deliver(n, slot, it);
   case ITEM_PROGRESS:

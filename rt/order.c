@@ -53,23 +53,34 @@ static void pop(Group *g, int s) {
     g->floor[s] = g->by_src ? it->src : it->seq;
     g->floor_known[s] = true;
   }
-  if (it->kind == ITEM_TUPLE) g->taken++;
+  if (item_has_tuple(it->kind)) g->taken++;
   g->cur[s]->next++;
   g->last_slot = s;
 }
 
-/* Order of items of equal key: progress and pulses first (they only promise), then window
- * punctuation and ticks, then tuples; FINAL sorts after everything. */
+/* Order of items of equal key: progress and pulses first (they only promise), then what the
+ * channels emitted at the punctuation of that position (ITEM_KEYED), then window punctuation and
+ * ticks (which leave after what was emitted for them), then tuples (the tuple of that position
+ * comes after the punctuation before it); FINAL sorts after everything. */
 static int kind_rank(ItemKind k) {
   switch (k) {
   case ITEM_PROGRESS:
   case ITEM_PULSE: return 0;
+  case ITEM_KEYED: return 1;
   case ITEM_WINDOW:
   case ITEM_TICK:
-  case ITEM_BARRIER: return 1;
-  case ITEM_TUPLE: return 2;
-  default: return 3;
+  case ITEM_BARRIER: return 2;
+  case ITEM_TUPLE: return 3;
+  default: return 4;
   }
+}
+
+/* Two tuples emitted at one punctuation: by their keys (sortkey.c: memcmp, a prefix first). */
+static int key_cmp(const Item *a, const Item *b) {
+  uint32_t n = a->keylen < b->keylen ? a->keylen : b->keylen;
+  int c = n ? memcmp(a->key, b->key, n) : 0;
+  if (c) return c;
+  return a->keylen < b->keylen ? -1 : a->keylen > b->keylen;
 }
 
 static bool item_before(const Item *a, int sa, const Item *b, int sb, bool by_src) {
@@ -84,6 +95,10 @@ static bool item_before(const Item *a, int sa, const Item *b, int sb, bool by_sr
   if (by_src) return sa < sb; /* fan-in: ties go by the order the streams are listed */
   int ra = kind_rank(a->kind), rb = kind_rank(b->kind);
   if (ra != rb) return ra < rb;
+  if (a->kind == ITEM_KEYED && b->kind == ITEM_KEYED) {
+    int c = key_cmp(a, b);
+    if (c) return c < 0;
+  }
   return sa < sb;
 }
 
@@ -252,8 +267,11 @@ static Step step_smallest(Group *g, Item *out) {
       if (g->cur[s] && g->cur[s]->next < g->cur[s]->n) continue;
       if (!g->floor_known[s]) return STEP_WAIT;
       /* seq numbers are unique, so a floor equal to the key is no obstacle; src positions repeat
-       * (FlatMap), and on a tie the lower slot goes first */
-      bool ok = by_src ? key < g->floor[s] || (key == g->floor[s] && best < s) : key <= g->floor[s];
+       * (FlatMap), and on a tie the lower slot goes first. But a channel that is at the position of
+       * a tuple emitted at a punctuation may still emit more there, with smaller keys. */
+      bool ok = by_src ? key < g->floor[s] || (key == g->floor[s] && best < s)
+              : bh->kind == ITEM_KEYED ? key < g->floor[s]
+                                       : key <= g->floor[s];
       if (!ok) return STEP_WAIT;
     }
   }
@@ -273,6 +291,7 @@ static Step step_smallest(Group *g, Item *out) {
     pop(g, best);
     return STEP_AGAIN;
   case ITEM_TUPLE:
+  case ITEM_KEYED:
     *out = *bh;
     pop(g, best);
     return STEP_DELIVER;
@@ -416,7 +435,7 @@ int order_advance(Group *g, bool wait) {
       int rc = deliver_collected(g, run, nrun, run_slot);
       nrun = 0;
       if (rc < 0) {
-        if (st == STEP_DELIVER && it.kind == ITEM_TUPLE) tuple_unref(it.t);
+        if (st == STEP_DELIVER && item_has_tuple(it.kind)) tuple_unref(it.t);
         return -1;
       }
       if (st == STEP_WAIT) continue; /* look again: the run took its time */
@@ -441,7 +460,7 @@ int order_advance(Group *g, bool wait) {
       pthread_mutex_unlock(&g->mu);
     }
     if (exec_stopping(x)) {
-      if (st == STEP_DELIVER && it.kind == ITEM_TUPLE) tuple_unref(it.t); /* consumed, not delivered */
+      if (st == STEP_DELIVER && item_has_tuple(it.kind)) tuple_unref(it.t); /* consumed, not delivered */
       return -1;
     }
     if (st == STEP_DONE) return 0;
@@ -452,7 +471,7 @@ int order_advance(Group *g, bool wait) {
     }
     g->progress = it.src;
     if (it.kind == ITEM_FINAL) n->finals_left = 1;
-    if (node_deliver(n, it.kind == ITEM_TUPLE || it.kind == ITEM_TICK ? g->last_slot : 0, &it) < 0) return -1;
+    if (node_deliver(n, item_has_tuple(it.kind) || it.kind == ITEM_TICK ? g->last_slot : 0, &it) < 0) return -1;
     if (it.kind == ITEM_FINAL) return 0;
   }
 }

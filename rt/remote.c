@@ -239,7 +239,7 @@ static void *receiver_main(void *arg) {
     if (why) {
       if (bad == 0) {
         for (int i = 0; i < n; i++)
-          if (items[i].kind == ITEM_TUPLE) tuple_unref(items[i].t);
+          if (item_has_tuple(items[i].kind)) tuple_unref(items[i].t);
         free(items);
       }
       transport_rx_abort(rx->stream, why);

@@ -26,6 +26,8 @@ typedef struct Tuple {
 
 /* A new tuple holding copies of vals (strings copied). refs = 1. */
 Tuple *tuple_new(const Value *vals, int n);
+/* tuple_new with a copy of key[0..len) kept in the tuple's memory, at *keyp (rt_emit_keyed). */
+Tuple *tuple_new_keyed(const Value *vals, int n, const void *key, size_t len, const unsigned char **keyp);
 Tuple *tuple_ref(Tuple *t);
 void tuple_unref(Tuple *t);
 /* `(sym="A", vol=3)` for error messages, into buf. */
@@ -74,7 +76,14 @@ typedef enum ItemKind {
   ITEM_PROGRESS, /* executor-internal: nothing with a smaller src will follow (feeds fan-in) */
   ITEM_BARRIER, /* checkpoint barrier: everything before it is in checkpoint `ckpt`, nothing after */
   ITEM_TICK,    /* event-time tick: `tick` holds its time (TICK_FINAL: the final tick, +infinity) */
+  ITEM_KEYED,   /* a tuple emitted at a punctuation, with its place among all the tuples emitted at
+                   it: `key` (keylen bytes, in t's memory), compared with memcmp (sortkey.c) */
 } ItemKind;
+
+/* The kinds that hold a tuple (t). */
+static inline bool item_has_tuple(ItemKind k) {
+  return k == ITEM_TUPLE || k == ITEM_KEYED;
+}
 
 /* The final tick (+infinity), which precedes the final punctuation of a source with event time;
  * TICK_NONE (-infinity) is the tick of an operator that has received none. */
@@ -83,6 +92,7 @@ typedef enum ItemKind {
 
 typedef struct Item {
   ItemKind kind; /* what it is */
+  uint32_t keylen; /* ITEM_KEYED: the bytes of key (in the padding: an Item stays 40 bytes) */
   uint64_t seq;  /* ordering key inside a region (assigned by a Split), else = src */
   uint64_t src;  /* position in the source's stream: orders fan-in deterministically */
   union {
@@ -90,8 +100,9 @@ typedef struct Item {
                       the same clock in every process of a machine); 0 when not measured (no --stats) */
     uint64_t ckpt; /* ITEM_BARRIER: the checkpoint's number (1, 2, ...) */
     int64_t tick;  /* ITEM_TICK: its time */
+    const unsigned char *key; /* ITEM_KEYED: its sort key, in t's memory */
   };
-  Tuple *t;      /* ITEM_TUPLE only */
+  Tuple *t;      /* ITEM_TUPLE and ITEM_KEYED only */
 } Item;
 
 /* tuple_unref of n tuples (NULL ones skipped), and of the tuples of items[0..n) (other kinds of
@@ -100,6 +111,13 @@ typedef struct Item {
  * freed unread or sent to another host). */
 void tuple_unref_all(Tuple *const *ts, int n);
 void tuple_unref_items(const Item *items, int n);
+
+/* ---- sortkey.c: the order of what a punctuation makes operators emit ---- */
+
+/* Appends an int, or a value, to a sort key (rt_emit_keyed): keys of the same parts compare with
+ * memcmp as value_compare compares the values, part by part. */
+void sortkey_int(Buf *b, int64_t v);
+void sortkey_value(Buf *b, const Value *v);
 
 /* ---- operator instances ---- */
 
@@ -195,6 +213,8 @@ struct OpInst {
   uint64_t cur_seq;       /* seq of the item being processed: rt_emit stamps it */
   uint64_t cur_src;       /* src of the item being processed */
   int64_t cur_born;       /* born of the item being processed: rt_emit stamps it */
+  const unsigned char *cur_key; /* an ITEM_KEYED being processed: its key (NULL: none) */
+  uint32_t cur_keylen;    /* and its length */
   Arena *scratch;         /* per-input scratch (expression strings); reset after each input */
   atomic_ullong n_in;     /* tuples received (stats) */
   atomic_ullong n_out;    /* tuples emitted (stats) */
@@ -215,6 +235,11 @@ int rt_emit_run(OpInst *op, int port, Item *items, int n);
  * must emit each as it makes it (checkpoints: a snapshot is taken inside rt_emit, before the
  * tuple that crosses a checkpoint's position). */
 int rt_run_room(const OpInst *op);
+/* Emits t, made by tuple_new_keyed with the sort key key[0..len) (sortkey.c), at the punctuation
+ * being handled: with the punctuation's position, and, where the replicas of the operator's
+ * region meet, in the order of the keys among what every replica emitted at it (order.c). Takes
+ * over the reference. 0 or -1 as rt_emit. */
+int rt_emit_keyed(OpInst *op, int port, Tuple *t, const unsigned char *key, uint32_t len);
 /* Emits the tick t on output port `port` with the current seq/src (a time window passes its
  * input's ticks on late by its lateness). 0 or -1 as rt_emit. */
 int rt_emit_tick(OpInst *op, int port, int64_t t);

@@ -212,11 +212,12 @@ static void tuple_free(Tuple *t) {
     pool_free(s);
 }
 
-Tuple *tuple_new(const Value *vals, int n) {
+/* tuple_new with `extra` more bytes after the strings' (uninitialized): their address in *tail. */
+static Tuple *tuple_new_extra(const Value *vals, int n, size_t extra, char **tail) {
   size_t bytes = 0;
   for (int i = 0; i < n; i++)
     if (vals[i].type == TYPE_STRING) bytes += vals[i].s.n;
-  Tuple *t = pool_alloc(sizeof *t + sizeof(Value) * (size_t)n + bytes);
+  Tuple *t = pool_alloc(sizeof *t + sizeof(Value) * (size_t)n + bytes + extra);
   atomic_init(&t->refs, 1);
   t->n = n;
   char *p = (char *)(t->v + n);
@@ -228,6 +229,19 @@ Tuple *tuple_new(const Value *vals, int n) {
       p += vals[i].s.n;
     }
   }
+  if (tail) *tail = p;
+  return t;
+}
+
+Tuple *tuple_new(const Value *vals, int n) {
+  return tuple_new_extra(vals, n, 0, NULL);
+}
+
+Tuple *tuple_new_keyed(const Value *vals, int n, const void *key, size_t len, const unsigned char **keyp) {
+  char *tail;
+  Tuple *t = tuple_new_extra(vals, n, len, &tail);
+  if (len) memcpy(tail, key, len);
+  *keyp = (const unsigned char *)tail;
   return t;
 }
 
@@ -268,7 +282,7 @@ void tuple_unref_items(const Item *items, int n) {
   Slab *run = NULL;
   int m = 0;
   for (int i = 0; i < n; i++)
-    if (items[i].kind == ITEM_TUPLE) unref_counted(items[i].t, &run, &m);
+    if (item_has_tuple(items[i].kind)) unref_counted(items[i].t, &run, &m);
   if (run) slab_drop(run, m);
 }
 

@@ -58,8 +58,10 @@ void wire_encode(const char *edge, const Schema *s, const Item *items, int n, Bu
   b.seqs = arena_alloc(a, sizeof *b.seqs * (size_t)(n + 1));
   b.srcs = arena_alloc(a, sizeof *b.srcs * (size_t)(n + 1));
   size_t ni = 0, nd = 0, ns = 0, nb = 0;
+  size_t nk = 0;
   for (int i = 0; i < n; i++) {
-    if (items[i].kind != ITEM_TUPLE) continue;
+    if (!item_has_tuple(items[i].kind)) continue;
+    nk += items[i].kind == ITEM_KEYED;
     for (int k = 0; k < s->nattrs; k++) {
       switch (s->attrs[k].type) {
       case TYPE_INT: ni++; break;
@@ -73,21 +75,26 @@ void wire_encode(const char *edge, const Schema *s, const Item *items, int n, Bu
   b.doubles = arena_alloc(a, sizeof *b.doubles * (nd + 1));
   b.strings = arena_alloc(a, sizeof *b.strings * (ns + 1));
   b.bools = arena_alloc(a, sizeof *b.bools * (nb + 1));
+  b.keys = arena_alloc(a, sizeof *b.keys * (nk + 1));
   /* latency is measured, or a barrier's number or a tick's time goes (the same union): every
    * item's born goes */
   bool stamped = false;
-  for (int i = 0; i < n && !stamped; i++) stamped = items[i].born != 0;
+  for (int i = 0; i < n && !stamped; i++) stamped = items[i].kind != ITEM_KEYED && items[i].born != 0;
   if (stamped) {
     b.n_borns = (size_t)n;
     b.borns = arena_alloc(a, sizeof *b.borns * (size_t)(n + 1));
   }
   for (int i = 0; i < n; i++) {
     const Item *it = &items[i];
-    if (stamped) b.borns[i] = it->born;
+    if (stamped) b.borns[i] = it->kind == ITEM_KEYED ? 0 : it->born;
     b.kinds[i] = (Sf__ItemKind)it->kind;
     b.seqs[i] = it->seq;
     b.srcs[i] = it->src;
-    if (it->kind != ITEM_TUPLE) continue;
+    if (!item_has_tuple(it->kind)) continue;
+    if (it->kind == ITEM_KEYED) {
+      b.keys[b.n_keys].data = (uint8_t *)it->key;
+      b.keys[b.n_keys++].len = it->keylen;
+    }
     for (int k = 0; k < s->nattrs; k++) {
       const Value *v = &it->t->v[k];
       switch (s->attrs[k].type) {
@@ -135,18 +142,19 @@ static size_t final_bytes(const uint8_t *p, size_t n) {
   return count;
 }
 
-/* Counts the elements of each field of a Batch (counts[1..9], packed or not; counts[0]: fields
+/* Counts the elements of each field of a Batch (counts[1..10], packed or not; counts[0]: fields
  * that are not Batch's) by walking the wire format, without allocating: protobuf-c would allocate
  * for all of them before we could look.  Returns -1 when the bytes are not a protobuf message
  * (unpacking then says so). */
-static int count_fields(const uint8_t *p, size_t len, size_t counts[10]) {
+enum { NFIELDS = 11 };
+static int count_fields(const uint8_t *p, size_t len, size_t counts[NFIELDS]) {
   size_t i = 0;
-  memset(counts, 0, 10 * sizeof *counts);
+  memset(counts, 0, NFIELDS * sizeof *counts);
   while (i < len) {
     uint64_t key, v;
     if (read_varint(p, len, &i, &key) < 0) return -1;
     uint64_t field = key >> 3;
-    size_t *c = field >= 1 && field <= 9 ? &counts[field] : &counts[0];
+    size_t *c = field >= 1 && field < NFIELDS ? &counts[field] : &counts[0];
     switch (key & 7) {
     case 0: /* varint */
       if (read_varint(p, len, &i, &v) < 0) return -1;
@@ -182,11 +190,12 @@ static int count_fields(const uint8_t *p, size_t len, size_t counts[10]) {
 
 /* Refuses a batch with more items, or more values, than max_items items can hold. */
 static int check_counts(const void *buf, size_t len, const Schema *s, int max_items, char *err, size_t errlen) {
-  size_t counts[10];
+  size_t counts[NFIELDS];
   if (count_fields(buf, len, counts) < 0) return 0; /* not protobuf: sf__batch__unpack says so */
   size_t items = counts[2] > counts[3] ? counts[2] : counts[3];
   if (counts[4] > items) items = counts[4];
   if (counts[9] > items) items = counts[9]; /* borns: one per item */
+  if (counts[10] > items) items = counts[10]; /* keys: at most one per item */
   if (items > (size_t)max_items) {
     snprintf(err, errlen, "batch of %zu items exceeds the limit of %d items per batch", items, max_items);
     return -1;
@@ -226,11 +235,11 @@ int wire_decode(const void *buf, size_t len, const char *edge, const Schema *s, 
              b->n_borns);
     return -1;
   }
-  size_t ni = 0, nd = 0, ns = 0, nb = 0;
+  size_t ni = 0, nd = 0, ns = 0, nb = 0, nkeyed = 0;
   int per[5] = {0};
   for (int k = 0; k < s->nattrs; k++) per[s->attrs[k].type]++;
   for (size_t i = 0; i < b->n_kinds; i++) {
-    if ((unsigned)b->kinds[i] > SF__ITEM_KIND__TICK) {
+    if ((unsigned)b->kinds[i] > SF__ITEM_KIND__KEYED) {
       snprintf(err, errlen, "malformed batch: unknown item kind %d", (int)b->kinds[i]);
       return -1;
     }
@@ -238,7 +247,8 @@ int wire_decode(const void *buf, size_t len, const char *edge, const Schema *s, 
       snprintf(err, errlen, "malformed batch: a checkpoint barrier without its number");
       return -1;
     }
-    if (b->kinds[i] == SF__ITEM_KIND__TUPLE) {
+    nkeyed += b->kinds[i] == SF__ITEM_KIND__KEYED;
+    if (b->kinds[i] == SF__ITEM_KIND__TUPLE || b->kinds[i] == SF__ITEM_KIND__KEYED) {
       ni += (size_t)per[TYPE_INT];
       nd += (size_t)per[TYPE_DOUBLE];
       ns += (size_t)per[TYPE_STRING];
@@ -250,17 +260,27 @@ int wire_decode(const void *buf, size_t len, const char *edge, const Schema *s, 
              "%zu bools for %zu items)", s->name, b->n_ints, b->n_doubles, b->n_strings, b->n_bools, b->n_kinds);
     return -1;
   }
+  if (nkeyed != b->n_keys) {
+    snprintf(err, errlen, "malformed batch: %zu keys for %zu keyed items", b->n_keys, nkeyed);
+    return -1;
+  }
+  for (size_t k = 0; k < b->n_keys; k++)
+    if (b->keys[k].len > UINT32_MAX) {
+      snprintf(err, errlen, "malformed batch: a key of %zu bytes", b->keys[k].len);
+      return -1;
+    }
   int n = (int)b->n_kinds;
   Item *items = sf_xmalloc(sizeof(Item) * (size_t)(n + 1));
   /* the tuples go straight into one slab: its size first */
   int ntuples = 0;
   size_t slab_bytes = 0, fixed = tuple_slab_size(s->nattrs, 0);
-  for (int i = 0; i < n; i++) ntuples += b->kinds[i] == SF__ITEM_KIND__TUPLE;
-  if (per[TYPE_STRING]) {
-    for (int i = 0, is = 0; i < n; i++) {
-      if (b->kinds[i] != SF__ITEM_KIND__TUPLE) continue;
+  for (int i = 0; i < n; i++) ntuples += b->kinds[i] == SF__ITEM_KIND__TUPLE || b->kinds[i] == SF__ITEM_KIND__KEYED;
+  if (per[TYPE_STRING] || nkeyed) {
+    for (int i = 0, is = 0, ik = 0; i < n; i++) {
+      if (b->kinds[i] != SF__ITEM_KIND__TUPLE && b->kinds[i] != SF__ITEM_KIND__KEYED) continue;
       size_t bytes = 0;
       for (int k = 0; k < per[TYPE_STRING]; k++) bytes += b->strings[is++].len;
+      if (b->kinds[i] == SF__ITEM_KIND__KEYED) bytes += b->keys[ik++].len; /* the key after the strings */
       slab_bytes += tuple_slab_size(s->nattrs, bytes);
     }
   } else {
@@ -268,19 +288,26 @@ int wire_decode(const void *buf, size_t len, const char *edge, const Schema *s, 
   }
   TupleSlab slab;
   if (ntuples) tuple_slab_begin(&slab, ntuples, slab_bytes);
-  size_t ii = 0, id = 0, is = 0, ib = 0;
+  size_t ii = 0, id = 0, is = 0, ib = 0, ik = 0;
   for (int i = 0; i < n; i++) {
     Item *it = &items[i];
     it->kind = (ItemKind)b->kinds[i];
     it->seq = b->seqs[i];
     it->src = b->srcs[i];
     it->born = b->n_borns ? b->borns[i] : 0;
+    it->keylen = 0;
     it->t = NULL;
-    if (it->kind != ITEM_TUPLE) continue;
-    size_t bytes = 0;
+    if (!item_has_tuple(it->kind)) continue;
+    size_t bytes = 0, keylen = it->kind == ITEM_KEYED ? b->keys[ik].len : 0;
     for (int k = 0; k < per[TYPE_STRING]; k++) bytes += b->strings[is + (size_t)k].len;
     char *str;
-    Tuple *t = tuple_slab_add(&slab, s->nattrs, bytes, &str);
+    Tuple *t = tuple_slab_add(&slab, s->nattrs, bytes + keylen, &str);
+    if (it->kind == ITEM_KEYED) { /* its key after its strings (tuple_new_keyed's layout) */
+      if (keylen) memcpy(str + bytes, b->keys[ik].data, keylen);
+      it->key = (const unsigned char *)str + bytes;
+      it->keylen = (uint32_t)keylen;
+      ik++;
+    }
     Value *vals = t->v;
     for (int k = 0; k < s->nattrs; k++) {
       switch (s->attrs[k].type) {

@@ -7,6 +7,9 @@
 
 static int merge_process(OpInst *op, int port, Tuple *t) {
   bool in_channel = op->op->channel >= 0;
+  if (in_channel && op->cur_key) /* in a channel: a tuple emitted at a punctuation keeps its place */
+    return rt_emit_item(op, 0, &(Item){ .kind = ITEM_KEYED, .keylen = op->cur_keylen, .seq = op->cur_seq,
+                                       .src = op->cur_src, .key = op->cur_key, .t = t });
   return rt_emit_item(op, 0, &(Item){ .kind = ITEM_TUPLE, .seq = in_channel ? op->cur_seq : op->cur_src,
                                      .src = op->cur_src, .born = op->cur_born, .t = t });
 }

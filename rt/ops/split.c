@@ -85,6 +85,13 @@ static int split_process(OpInst *op, int port, Tuple *t) {
     out = split_rr_channel(s->rr++, s->width);
   }
   uint64_t seq = s->assign ? s->next_seq++ : op->cur_seq;
+  if (op->cur_key && !s->assign) {
+    /* a shuffle passes on a tuple emitted at a punctuation with its place: the tuple of its
+     * position, and others emitted there, may still follow, so a pulse promises no more */
+    if (seq > s->high) s->high = seq;
+    return rt_emit_item(op, out, &(Item){ .kind = ITEM_KEYED, .keylen = op->cur_keylen, .seq = seq, .src = op->cur_src,
+                                          .key = op->cur_key, .t = t });
+  }
   s->high = seq + 1;
   if (rt_emit_item(op, out, &(Item){ .kind = ITEM_TUPLE, .seq = seq, .src = op->cur_src, .born = op->cur_born, .t = t }) < 0) return -1;
   if (s->pulse && ++s->since >= s->pulse) return send_pulses(op, s, s->high);

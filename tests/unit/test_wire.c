@@ -51,7 +51,7 @@ static uint8_t *pulses(size_t n, size_t *len) {
 
 static void free_items(Item *items, int n) {
   for (int i = 0; i < n; i++)
-    if (items[i].kind == ITEM_TUPLE) tuple_unref(items[i].t);
+    if (item_has_tuple(items[i].kind)) tuple_unref(items[i].t);
   free(items);
 }
 
@@ -258,7 +258,7 @@ END_TEST
 
 /* Ticks travel with their time, also without latency stamps: ticks of 0, negative, +infinity
  * (the final tick) and -infinity+1 come back exactly, between tuples and in order. An unknown kind
- * past the tick is refused. */
+ * is refused. */
 START_TEST(test_ticks) {
   static const int64_t ticks[] = {0, -50, INT64_MAX, INT64_MIN + 1, 1700000000000LL};
   enum { NT = sizeof ticks / sizeof ticks[0] };
@@ -290,16 +290,60 @@ START_TEST(test_ticks) {
     buf_release(&b);
   }
   for (int i = 0; i < NT; i++) tuple_unref(in[2 * i + 1].t);
-  /* kind 7 does not exist */
+  /* kind 8 does not exist */
   Buf b;
   buf_init(&b);
-  buf_append(&b, "\x0a\x01\x65\x12\x01\x07\x1a\x01\x00\x22\x01\x00", 12);
+  buf_append(&b, "\x0a\x01\x65\x12\x01\x08\x1a\x01\x00\x22\x01\x00", 12);
   Item *out;
   int n;
   char err[200] = "";
   ck_assert_int_eq(wire_decode(b.p, b.n, "e", &schema, 4, &out, &n, err, sizeof err), -1);
-  ck_assert_str_eq(err, "malformed batch: unknown item kind 7");
+  ck_assert_str_eq(err, "malformed batch: unknown item kind 8");
   buf_release(&b);
+}
+END_TEST
+
+/* Tuples emitted at a punctuation travel with their sort keys (empty, with NUL bytes, long), which
+ * the receiver keeps in the tuple's memory; a batch whose keys do not match its keyed items is
+ * refused. */
+START_TEST(test_keyed) {
+  static const struct { const char *p; uint32_t n; } keys[] = {{"", 0}, {"a\0b", 3}, {NULL, 300}};
+  char longkey[300];
+  for (int i = 0; i < 300; i++) longkey[i] = (char)(i * 7);
+  Item in[4];
+  const unsigned char *kp[3];
+  for (int i = 0; i < 3; i++) {
+    Value v[2];
+    value_put_int(&v[0], 10 + i);
+    value_put_int(&v[1], -i);
+    const char *k = keys[i].p ? keys[i].p : longkey;
+    Tuple *t = tuple_new_keyed(v, 2, k, keys[i].n, &kp[i]);
+    in[i] = (Item){.kind = ITEM_KEYED, .keylen = keys[i].n, .seq = 5, .src = 9, .key = kp[i], .t = t};
+  }
+  in[3] = (Item){.kind = ITEM_TICK, .seq = 5, .src = 9, .tick = 1000};
+  Buf b;
+  buf_init(&b);
+  wire_encode("e", &schema, in, 4, &b);
+  Item *out;
+  int n;
+  char err[200] = "";
+  ck_assert_msg(wire_decode(b.p, b.n, "e", &schema, 4, &out, &n, err, sizeof err) == 0, "%s", err);
+  ck_assert_int_eq(n, 4);
+  for (int i = 0; i < 3; i++) {
+    ck_assert_int_eq(out[i].kind, ITEM_KEYED);
+    ck_assert_uint_eq(out[i].keylen, keys[i].n);
+    ck_assert_int_eq(memcmp(out[i].key, keys[i].p ? keys[i].p : longkey, keys[i].n), 0);
+    ck_assert_int_eq(out[i].t->v[0].i, 10 + i);
+    ck_assert_int_eq(out[i].t->v[1].i, -i);
+  }
+  ck_assert_int_eq(out[3].tick, 1000);
+  free_items(out, n);
+  /* one keys entry too many */
+  buf_append(&b, "\x52\x01\x41", 3); /* field 10, one byte */
+  ck_assert_int_eq(wire_decode(b.p, b.n, "e", &schema, 4, &out, &n, err, sizeof err), -1);
+  ck_assert_str_eq(err, "malformed batch: 4 keys for 3 keyed items");
+  buf_release(&b);
+  for (int i = 0; i < 3; i++) tuple_unref(in[i].t);
 }
 END_TEST
 
@@ -399,6 +443,7 @@ int main(void) {
   tcase_add_test(tc, test_roundtrip);
   tcase_add_test(tc, test_borns);
   tcase_add_test(tc, test_ticks);
+  tcase_add_test(tc, test_keyed);
   tcase_add_test(tc, test_slab_types);
   tcase_add_test(tc, test_count_items);
   tcase_add_test(tc, test_oversized_pulse_batch);
