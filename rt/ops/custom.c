@@ -72,6 +72,15 @@ struct sf_op {
   sf_snapshot snap;              /* what snapshot writes into */
   int *key_slots;                /* input attribute slots of the model's keys (sf_owns_key) */
   int nkeys;                     /* how many (0: not state="partitioned", every key is owned) */
+  /* The ordering service (docs/design.md, "Sub-positions, ticks and time"): what a keyed operator
+   * emits at a punctuation (window, tick, final) is held here until the callback returns, then
+   * sent on in the order of its key values (then of emission), each with its sort key, so that a
+   * region's Merge interleaves its replicas' emissions as one instance's. */
+  int *out_keys;                 /* output attribute slots of the model's keys (NULL: not keyed, or
+                                    a key missing from the output: emitted as they come) */
+  struct Held { Tuple *t; const unsigned char *key; uint32_t len; int index; } *held;
+  int nheld, held_cap;           /* tuples held, and room */
+  Buf keybuf;                    /* the sort key being built */
   void *state;                   /* what the library's open returned */
   bool opened;                   /* open succeeded: close must be called */
   bool failed;                   /* the job failed through this operator, or emitting failed */
@@ -301,19 +310,21 @@ static int model_may_emit(sf_op *op) {
   case HANDLING_WINDOW:
   case HANDLING_TICK: {
     const char *on = op->handling == HANDLING_TICK ? "a tick" : "window punctuation";
-    if (m->punct == PUNCT_CONSUMES && !op->replica) return 0;
+    if (m->punct == PUNCT_CONSUMES && (!op->replica || op->out_keys)) return 0; /* keyed: ordered */
     if (m->punct == PUNCT_CONSUMES)
       return op_fail(op, "emitted a tuple on %s in a parallel region, but its model declares "
-                         "punct=\"consumes\": it must not be replicated", on);
+                         "punct=\"consumes\" without a key in its output to order such tuples by: it must "
+                         "not be replicated", on);
     return op_fail(op, "emitted a tuple on %s, but its model does not declare "
                        "punct=\"consumes\" (which would keep it out of parallel regions)", on);
   }
   case HANDLING_FINAL:
     if (op->inst->op->ninputs == 0) return 0; /* a source: its final punctuation is where it emits */
-    if (m->final == FINAL_EMITS && !op->replica) return 0;
+    if (m->final == FINAL_EMITS && (!op->replica || op->out_keys)) return 0;
     if (m->final == FINAL_EMITS)
       return op_fail(op, "emitted a tuple on the final punctuation in a parallel region, but its model declares "
-                         "final=\"emits\": it must not be replicated");
+                         "final=\"emits\" without a key in its output to order such tuples by: it must not be "
+                         "replicated");
     return op_fail(op, "emitted a tuple on the final punctuation, but its model does not declare "
                        "final=\"emits\" (which would keep it out of parallel regions)");
   case HANDLING_NOTHING:
@@ -330,6 +341,53 @@ static int model_processed(sf_op *op, const Tuple *t) {
   char tuple[512];
   tuple_describe(t, op->inst->in_schema, tuple, sizeof tuple);
   return op_fail(op, "emitted no tuple on tuple %s, but its model declares selectivity=\"one\"", tuple);
+}
+
+/* Whether what the running callback emits is held for the ordering service. */
+static bool holding(const sf_op *op) {
+  return op->out_keys && (op->handling == HANDLING_WINDOW || op->handling == HANDLING_TICK ||
+                          op->handling == HANDLING_FINAL);
+}
+
+/* Holds out (emitted at a punctuation) with its sort key: the key's values in the output. */
+static void hold(sf_op *op, const Value *v, int n) {
+  buf_reset(&op->keybuf);
+  for (int k = 0; k < op->nkeys; k++) sortkey_value(&op->keybuf, &v[op->out_keys[k]]);
+  if (op->nheld == op->held_cap) {
+    op->held_cap = op->held_cap ? 2 * op->held_cap : 16;
+    op->held = sf_xrealloc(op->held, sizeof *op->held * (size_t)op->held_cap);
+  }
+  struct Held *h = &op->held[op->nheld];
+  h->t = tuple_new_keyed(v, n, op->keybuf.p, op->keybuf.n, &h->key);
+  h->len = (uint32_t)op->keybuf.n;
+  h->index = op->nheld++;
+}
+
+static int held_order(const void *a, const void *b) {
+  const struct Held *x = a, *y = b;
+  uint32_t n = x->len < y->len ? x->len : y->len;
+  int c = n ? memcmp(x->key, y->key, n) : 0;
+  if (c) return c;
+  if (x->len != y->len) return x->len < y->len ? -1 : 1;
+  return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Sends the held tuples on, sorted. At the final punctuation they take the position after every
+ * tuple (each channel's final punctuation has a position of its own). 0, or -1 when emitting
+ * failed (the rest released). */
+static int flush_held(sf_op *op, bool final) {
+  if (op->nheld == 0) return 0;
+  qsort(op->held, (size_t)op->nheld, sizeof *op->held, held_order);
+  OpInst *inst = op->inst;
+  uint64_t seq = inst->cur_seq;
+  if (final) inst->cur_seq = UINT64_MAX;
+  int rc = 0, i = 0;
+  for (; i < op->nheld && rc == 0; i++) rc = rt_emit_keyed(inst, 0, op->held[i].t, op->held[i].key, op->held[i].len);
+  for (; i < op->nheld; i++) tuple_unref(op->held[i].t);
+  op->nheld = 0;
+  inst->cur_seq = seq;
+  if (rc < 0) op->failed = true;
+  return rc;
 }
 
 int sf_emit(sf_op *op, sf_tuple *t) {
@@ -356,6 +414,11 @@ int sf_emit(sf_op *op, sf_tuple *t) {
   if (op->checked && model_may_emit(op) < 0) {
     sf_tuple_free(t);
     return -1;
+  }
+  if (holding(op)) {
+    hold(op, t->v, t->n);
+    sf_tuple_free(t);
+    return 0;
   }
   Tuple *out = tuple_new(t->v, t->n);
   sf_tuple_free(t);
@@ -408,8 +471,20 @@ static int key_slots(sf_op *op) {
       return op_fail(op, "the key '%s' of its model is not an attribute of its input", m->keys[k]);
   }
   op->nkeys = m->nkeys;
+  const Schema *out = op->inst->out_schema;
+  if (!out || op->inst->op->ninputs == 0) return 0;
+  int *slots = sf_xmalloc(sizeof *slots * (size_t)m->nkeys);
+  for (int k = 0; k < m->nkeys; k++) {
+    slots[k] = schema_find_attr(out, m->keys[k]);
+    if (slots[k] < 0 || out->attrs[slots[k]].type != op->inst->in_schema->attrs[op->key_slots[k]].type) {
+      free(slots);
+      return 0;
+    }
+  }
+  op->out_keys = slots;
   return 0;
 }
+
 
 bool sf_owns_key(sf_op *op, const sf_tuple *t) {
   if (!t) {
@@ -629,6 +704,7 @@ static int custom_open(OpInst *inst) {
   op->checked = op->replica || inst->op->model.declared;
   op->snap.op = op;
   buf_init(&op->snap.buf);
+  buf_init(&op->keybuf);
   inst->state = op;
   if (open_library(op) == 0) return 0;
   custom_close(inst, false); /* the executor closes only operators whose open succeeded */
@@ -658,7 +734,8 @@ static int call_punctuation(sf_op *op, int port, int kind) {
   op->emitted_now = 0;
   int rc = op->vt->punctuation(op, op->state, port, kind);
   op->handling = HANDLING_NOTHING;
-  return callback_result(op, rc, "punctuation");
+  if (callback_result(op, rc, "punctuation") < 0) return -1;
+  return flush_held(op, kind == SF_PUNCT_FINAL);
 }
 
 /* Calls the library's tick callback for t, if any. 0, or the job fails. */
@@ -668,7 +745,8 @@ static int call_tick(sf_op *op, int port, int64_t t) {
   op->emitted_now = 0;
   int rc = op->tick(op, op->state, port, t);
   op->handling = HANDLING_NOTHING;
-  return callback_result(op, rc, "tick");
+  if (callback_result(op, rc, "tick") < 0) return -1;
+  return flush_held(op, false);
 }
 
 /* Before the first item after a restore: the operator hears the tick it had at the checkpoint
@@ -733,6 +811,10 @@ static void custom_close(OpInst *inst, bool ok) {
   if (op->dl) dlclose(op->dl);
   buf_release(&op->snap.buf);
   free(op->key_slots);
+  free(op->out_keys);
+  for (int i = 0; i < op->nheld; i++) tuple_unref(op->held[i].t);
+  free(op->held);
+  buf_release(&op->keybuf);
   free(op);
   inst->state = NULL;
 }

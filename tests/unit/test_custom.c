@@ -474,6 +474,25 @@ START_TEST(version_2_window_counts_continue) {
 }
 END_TEST
 
+/* The ordering service: what a keyed operator emits at a punctuation leaves in the order of its
+ * keys, at the punctuation's position (sf_window_counts emits its counts in the order the keys
+ * first came: b, a, then c, a). */
+START_TEST(keyed_punctuation_sorted) {
+  static const char *const want =
+      "src=2 (user=\"a\", count=1, window=0)\nsrc=2 (user=\"b\", count=2, window=0)\nwindow\nwindow\n"
+      "src=8 (user=\"a\", count=1, window=2)\nsrc=8 (user=\"c\", count=3, window=2)\nwindow\n"
+      "src=10 (user=\"a\", count=1, window=3)\nwindow\n";
+  Run r;
+  ck_assert(run_open(&r, window_counts_graph, "counts"));
+  send_count_items(&r, 0, NCOUNT_ITEMS);
+  run_final(&r, NCOUNT_ITEMS - 1);
+  run_ok(&r);
+  char *got = run_close(&r);
+  ck_assert_str_eq(got, want);
+  free(got);
+}
+END_TEST
+
 /* What restore refuses: a snapshot cut short. */
 START_TEST(restore_truncated) {
   Run r;
@@ -580,6 +599,7 @@ static Suite *custom_suite(void) {
   UNIT_ADD_TIMEOUT(s, version_2_restore_continues, NULL, NULL, 60);
   UNIT_ADD_TIMEOUT(s, version_2_restore_merges, NULL, NULL, 60);
   UNIT_ADD_TIMEOUT(s, version_2_window_counts_continue, NULL, NULL, 60);
+  UNIT_ADD_TIMEOUT(s, keyed_punctuation_sorted, NULL, NULL, 60);
   UNIT_ADD(s, source_snapshot_inside_emit, NULL, NULL);
   UNIT_ADD(s, restore_truncated, NULL, NULL);
   UNIT_ADD(s, owns_key, NULL, NULL);
