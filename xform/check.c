@@ -285,6 +285,25 @@ static bool address_ok(const char *text) {
   return true;
 }
 
+/* An Aggregate's `window` (window_parse): its syntax, then what the numbers must satisfy. */
+static void check_window(Diag *d, const Op *op, const Param *p) {
+  WindowSpec w;
+  size_t at;
+  NumRead r = window_parse(p->text, &w, &at);
+  check_number(d, op, p, at, r,
+               "'tumbling N', 'sliding N', 'tumbling time SIZE', 'hopping time SIZE SLIDE', 'session time GAP' "
+               "or 'running', each number >= 1",
+               "'tumbling N', 'sliding N', 'tumbling time SIZE', 'hopping time SIZE SLIDE', 'session time GAP' "
+               "or 'running', each number from 1 to 9223372036854775807");
+  if (r == NUM_OK && w.kind == WIN_HOPPING_TIME && w.size % w.slide != 0) {
+    TextOrigin where = text_at(p->line, &p->origin);
+    diag_error_in(d, &where, (int)at + 1,
+                  "parameter 'window' of operator '%s': the slide %lld does not divide the size %lld (every "
+                  "tuple must be in the same number of windows), got '%s'",
+                  op->name, (long long)w.slide, (long long)w.size, p->text);
+  }
+}
+
 /* "parameter 'P' of operator 'O' must be WANT, got 'TEXT'" */
 static void bad_value(Diag *d, const Op *op, const Param *p, const char *want) {
   diag_error(d, p->line, 0, "parameter '%s' of operator '%s' must be %s, got '%s'", p->name, op->name, want,
@@ -374,13 +393,18 @@ static void check_params(Graph *g, Op *op, Diag *d) {
                    "standard output ('-')", op->name);
     } else if (!strcmp(n, "iterations")) {
       check_count(d, op, p);
-    } else if (!strcmp(n, "window")) {
-      bool sliding;
-      int64_t size;
+    } else if (op->kind == KIND_AGGREGATE && !strcmp(n, "window")) {
+      check_window(d, op, p);
+    } else if (op->kind == KIND_AGGREGATE && !strcmp(n, "lateness")) {
+      check_count(d, op, p);
+      WindowSpec w;
       size_t at;
-      NumRead r = window_read(p->text, &sliding, &size, &at);
-      check_number(d, op, p, at, r, "'tumbling N' or 'sliding N' with N >= 1",
-                   "'tumbling N' or 'sliding N' with N from 1 to 9223372036854775807");
+      const Param *win = op_find_param(op, "window");
+      if (win && window_parse(win->text, &w, &at) == NUM_OK && !window_is_time(w.kind))
+        diag_error(d, p->line, 0,
+                   "parameter 'lateness' of operator '%s' needs a time window (tumbling time, hopping time, "
+                   "session time): it is how long a window waits after its end, and '%s' has no end in time",
+                   op->name, win->text);
     } else if (!strcmp(n, "partitionBy") && !spec->any_params) {
       int nk;
       const char **keys = names_split(g->arena, p->text, &nk);

@@ -327,15 +327,75 @@ NumRead number_read(const char *text, size_t n, int64_t min, int64_t max, int64_
   return NUM_OK;
 }
 
-NumRead window_read(const char *text, bool *sliding, int64_t *size, size_t *at) {
+/* The words of a window's text: where each starts and how long it is. More than WINDOW_WORDS
+ * words are never valid, so the one after them only needs its offset. */
+enum { WINDOW_WORDS = 4 };
+typedef struct WindowWords {
+  size_t off[WINDOW_WORDS + 1], len[WINDOW_WORDS + 1];
+  int n; /* words found, at most WINDOW_WORDS + 1 */
+} WindowWords;
+
+static bool word_is(const char *text, const WindowWords *ws, int k, const char *word) {
+  return k < ws->n && ws->len[k] == strlen(word) && !strncmp(text + ws->off[k], word, ws->len[k]);
+}
+
+/* Reads the numbers of words first..last-1 into out[], then wants no word after them. */
+static NumRead window_numbers(const char *text, const WindowWords *ws, int first, int last, int64_t *out,
+                              size_t *at) {
+  for (int k = first; k < last; k++) {
+    if (k >= ws->n) { /* the number is missing: no word to point at */
+      *at = 0;
+      return NUM_MALFORMED;
+    }
+    *at = ws->off[k];
+    NumRead r = number_read(text + ws->off[k], ws->len[k], 1, INT64_MAX, &out[k - first]);
+    if (r != NUM_OK) return r;
+  }
+  if (ws->n > last) {
+    *at = ws->off[last];
+    return NUM_MALFORMED;
+  }
+  return NUM_OK;
+}
+
+NumRead window_parse(const char *text, WindowSpec *w, size_t *at) {
+  static const char space[] = " \t\n\r";
   *at = 0;
   if (!text) return NUM_MALFORMED;
-  size_t kind = strcspn(text, " \t\n\r");
-  if (!((kind == 8 && !strncmp(text, "tumbling", 8)) || (kind == 7 && !strncmp(text, "sliding", 7))))
-    return NUM_MALFORMED;
-  size_t num = kind + strspn(text + kind, " \t\n\r");
-  if (num == kind || !text[num]) return NUM_MALFORMED;
-  *at = num;
-  *sliding = kind == 7;
-  return number_read(text + num, strlen(text + num), 1, INT64_MAX, size);
+  WindowWords ws = {.n = 0};
+  for (size_t i = 0; text[i] && ws.n <= WINDOW_WORDS;) {
+    ws.off[ws.n] = i;
+    ws.len[ws.n] = strcspn(text + i, space);
+    i += ws.len[ws.n++];
+    i += strspn(text + i, space);
+  }
+  int64_t v[2] = {0, 0};
+  NumRead r;
+  if (word_is(text, &ws, 0, "running")) {
+    if (ws.n > 1) {
+      *at = ws.off[1];
+      return NUM_MALFORMED;
+    }
+    *w = (WindowSpec){.kind = WIN_RUNNING};
+    return NUM_OK;
+  }
+  bool hopping = word_is(text, &ws, 0, "hopping"), session = word_is(text, &ws, 0, "session");
+  bool tumbling = word_is(text, &ws, 0, "tumbling"), sliding = word_is(text, &ws, 0, "sliding");
+  if (hopping || session || (tumbling && word_is(text, &ws, 1, "time"))) {
+    if (!word_is(text, &ws, 1, "time")) {
+      *at = ws.n > 1 ? ws.off[1] : 0;
+      return NUM_MALFORMED;
+    }
+    r = window_numbers(text, &ws, 2, hopping ? 4 : 3, v, at);
+    if (r != NUM_OK) return r;
+    if (hopping) *w = (WindowSpec){.kind = WIN_HOPPING_TIME, .size = v[0], .slide = v[1]};
+    else if (session) *w = (WindowSpec){.kind = WIN_SESSION_TIME, .size = v[0]};
+    else *w = (WindowSpec){.kind = WIN_TUMBLING_TIME, .size = v[0], .slide = v[0]};
+    return NUM_OK;
+  }
+  if (!tumbling && !sliding) return NUM_MALFORMED;
+  r = window_numbers(text, &ws, 1, 2, v, at);
+  if (r != NUM_OK) return r;
+  *w = (WindowSpec){.kind = sliding ? WIN_SLIDING : WIN_TUMBLING, .size = v[0]};
+  return NUM_OK;
 }

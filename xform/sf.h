@@ -274,10 +274,25 @@ typedef enum NumRead { NUM_OK, NUM_MALFORMED, NUM_BELOW, NUM_ABOVE } NumRead;
  * digits and nothing else (no sign '+', no space, no base prefix), within [min, max]. NUM_BELOW
  * or NUM_ABOVE for well-formed digits outside it (however many), never a saturated value. */
 NumRead number_read(const char *text, size_t n, int64_t min, int64_t max, int64_t *out);
-/* An Aggregate's `window`: "tumbling N" or "sliding N" (spaces, tabs or line breaks between), N
- * from 1 to INT64_MAX.
- * Sets *at to the offset of N in text when there is one (else 0). */
-NumRead window_read(const char *text, bool *sliding, int64_t *size, size_t *at);
+/* An Aggregate's `window` (docs/language.md, "Aggregate" and "Event time"): count windows of N
+ * tuples per key, time windows over the stream's event time, or `running` (no window). */
+typedef enum WindowKind { WIN_TUMBLING, WIN_SLIDING, WIN_TUMBLING_TIME, WIN_HOPPING_TIME, WIN_SESSION_TIME, WIN_RUNNING } WindowKind;
+typedef struct WindowSpec {
+  WindowKind kind;
+  int64_t size;  /* count windows: N; tumbling/hopping time: SIZE; session time: GAP; running: 0 */
+  int64_t slide; /* hopping time: SLIDE; tumbling time: SIZE; otherwise 0 */
+} WindowSpec;
+/* Reads "tumbling N", "sliding N", "tumbling time S", "hopping time S L", "session time G" or
+ * "running" (spaces, tabs or line breaks between the words, none before or after), every number
+ * from 1 to INT64_MAX (number_read). NUM_MALFORMED for another word, a missing or extra one;
+ * NUM_BELOW or NUM_ABOVE for a number out of range. *at: the offset in text of the first bad word
+ * or number (0 when the text is empty or all of it is wrong). A hopping window whose SLIDE does not
+ * divide SIZE reads as NUM_OK: check.c refuses it with its own message. */
+NumRead window_parse(const char *text, WindowSpec *w, size_t *at);
+/* Whether windows of kind k are over event time: they close at ticks and need a stream with one. */
+static inline bool window_is_time(WindowKind k) {
+  return k == WIN_TUMBLING_TIME || k == WIN_HOPPING_TIME || k == WIN_SESSION_TIME;
+}
 
 /* ---- graph.c: the in-memory graph ---- */
 

@@ -97,12 +97,15 @@ static int aggregate_open(OpInst *op) {
   *g = (Aggregate){.arena = arena_new()};
   op->state = g;
   const char *window = rt_param(op, "window");
-  int64_t size;
+  WindowSpec spec;
   size_t at;
-  if (window_read(window, &g->sliding, &size, &at) != NUM_OK)
+  if (window_parse(window, &spec, &at) != NUM_OK)
     return rt_fail(op, "window must be 'tumbling N' or 'sliding N' with N from 1 to 9223372036854775807, got '%s'",
                    window ? window : "");
-  g->size = size;
+  if (spec.kind != WIN_TUMBLING && spec.kind != WIN_SLIDING)
+    return rt_fail(op, "window kind not implemented yet: '%s'", window);
+  g->sliding = spec.kind == WIN_SLIDING;
+  g->size = spec.size;
   if (outplan_init(&g->plan, op, g->arena)) return -1;
   for (int i = 0; i < op->op->nsets; i++) {
     int n = count_aggs(op->op->sets[i].expr);

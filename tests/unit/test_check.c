@@ -935,22 +935,55 @@ START_TEST(numbers_in_parameters) {
     if (r == NUM_OK) ck_assert_msg(v == cases[k].value, "'%s': %lld", cases[k].text, (long long)v);
     else ck_assert_msg(v == -77, "'%s': the value was written", cases[k].text);
   }
-  bool sliding;
-  int64_t size;
+  /* window_parse: every form, blanks of any kind between words, *at at the first bad word */
+  static const struct {
+    const char *text; NumRead want; WindowKind kind; int64_t size, slide; size_t at;
+  } windows[] = {
+    {"sliding  \t12", NUM_OK, WIN_SLIDING, 12, 0, 10},
+    {"tumbling 9223372036854775807", NUM_OK, WIN_TUMBLING, INT64_MAX, 0, 9},
+    {"tumbling time 60000", NUM_OK, WIN_TUMBLING_TIME, 60000, 60000, 14},
+    {"hopping\ntime 60 15", NUM_OK, WIN_HOPPING_TIME, 60, 15, 16},
+    {"hopping time 60 7", NUM_OK, WIN_HOPPING_TIME, 60, 7, 16}, /* check.c refuses it */
+    {"session time 30", NUM_OK, WIN_SESSION_TIME, 30, 0, 13},
+    {"running", NUM_OK, WIN_RUNNING, 0, 0, 0},
+    {"tumbling 99999999999999999999", NUM_ABOVE, 0, 0, 0, 9},
+    {"tumbling 0", NUM_BELOW, 0, 0, 0, 9},
+    {"tumbling 3 rows", NUM_MALFORMED, 0, 0, 0, 11},
+    {"tumbling", NUM_MALFORMED, 0, 0, 0, 0},
+    {"tumblingly 3", NUM_MALFORMED, 0, 0, 0, 0},
+    {"tumbling time", NUM_MALFORMED, 0, 0, 0, 0},
+    {"sliding time 5", NUM_MALFORMED, 0, 0, 0, 8},
+    {"hopping 10", NUM_MALFORMED, 0, 0, 0, 8},
+    {"hopping time 60", NUM_MALFORMED, 0, 0, 0, 0},
+    {"hopping time 60 -5", NUM_BELOW, 0, 0, 0, 16},
+    {"session time 5 5", NUM_MALFORMED, 0, 0, 0, 15},
+    {"session 5", NUM_MALFORMED, 0, 0, 0, 8},
+    {"running 5", NUM_MALFORMED, 0, 0, 0, 8},
+    {"", NUM_MALFORMED, 0, 0, 0, 0},
+    {" running", NUM_MALFORMED, 0, 0, 0, 0},
+  };
+  for (size_t k = 0; k < sizeof windows / sizeof windows[0]; k++) {
+    WindowSpec w = {.kind = -1};
+    size_t at = 99;
+    NumRead r = window_parse(windows[k].text, &w, &at);
+    ck_assert_msg(r == windows[k].want, "'%s': %d, want %d", windows[k].text, (int)r, (int)windows[k].want);
+    ck_assert_msg(at == windows[k].at, "'%s': at %zu, want %zu", windows[k].text, at, windows[k].at);
+    if (r == NUM_OK)
+      ck_assert_msg(w.kind == windows[k].kind && w.size == windows[k].size && w.slide == windows[k].slide,
+                    "'%s': kind %d size %lld slide %lld", windows[k].text, (int)w.kind, (long long)w.size,
+                    (long long)w.slide);
+  }
+  WindowSpec w;
   size_t at;
-  ck_assert_int_eq(window_read("sliding  \t12", &sliding, &size, &at), NUM_OK);
-  ck_assert(sliding && size == 12 && at == 10);
-  ck_assert_int_eq(window_read("tumbling 9223372036854775807", &sliding, &size, &at), NUM_OK);
-  ck_assert(!sliding && size == INT64_MAX && at == 9);
-  ck_assert_int_eq(window_read("tumbling 99999999999999999999", &sliding, &size, &at), NUM_ABOVE);
-  ck_assert_int_eq(window_read("tumbling 0", &sliding, &size, &at), NUM_BELOW);
-  ck_assert_int_eq(window_read("tumbling 3 rows", &sliding, &size, &at), NUM_MALFORMED);
-  ck_assert_int_eq(at, 9);
-  ck_assert_int_eq(window_read("tumbling", &sliding, &size, &at), NUM_MALFORMED);
-  ck_assert_int_eq(window_read("tumblingly 3", &sliding, &size, &at), NUM_MALFORMED);
-  ck_assert_int_eq(window_read(NULL, &sliding, &size, &at), NUM_MALFORMED);
+  ck_assert_int_eq(window_parse(NULL, &w, &at), NUM_MALFORMED);
+  ck_assert(window_is_time(WIN_TUMBLING_TIME) && window_is_time(WIN_HOPPING_TIME) && window_is_time(WIN_SESSION_TIME));
+  ck_assert(!window_is_time(WIN_TUMBLING) && !window_is_time(WIN_SLIDING) && !window_is_time(WIN_RUNNING));
 }
 END_TEST
+
+/* What parameter 'window' may be, as its diagnostics say. */
+#define WINDOW_FORMS \
+  "'tumbling N', 'sliding N', 'tumbling time SIZE', 'hopping time SIZE SLIDE', 'session time GAP' or 'running'"
 
 START_TEST(parameter_values) {
   check_fails(HEAD
@@ -995,8 +1028,8 @@ START_TEST(parameter_values) {
               "got '0'\n"
               "g.xml:29: error: parameter 'partitionBy' of operator 'bars' names 'symbol', which input schema "
               "'Trade' does not have\n"
-              "g.xml:30:35: error: parameter 'window' of operator 'bars' must be 'tumbling N' or 'sliding N' with "
-              "N >= 1, got 'tumbling 0'\n"
+              "g.xml:30:35: error: parameter 'window' of operator 'bars' must be " WINDOW_FORMS ", each number >= 1, "
+              "got 'tumbling 0'\n"
               "g.xml:36:30: error: parameter 'iterations' of operator 'spin' must be a non-negative integer, got "
               "'lots'\n"
               "g.xml:38: error: Split operator 'split' with strategy 'hash' needs parameter 'keys'\n"
@@ -1021,8 +1054,46 @@ START_TEST(line_breaks_in_values_stay_on_one_line) {
               "    <set attr='avg'>avg(price)</set><set attr='n'>count()</set>\n"
               "  </operator>\n" TAIL,
               1,
-              "g.xml:25:7: error: parameter 'window' of operator 'bars' must be 'tumbling N' or 'sliding N' with "
-              "N >= 1, got 'tumbling\\n      10 rows'\n");
+              "g.xml:25:10: error: parameter 'window' of operator 'bars' must be " WINDOW_FORMS ", each number >= 1, "
+              "got 'tumbling\\n      10 rows'\n");
+}
+END_TEST
+
+/* Time windows: the slide of a hopping window divides its size; lateness is a non-negative
+ * integer and only goes with a time window. */
+START_TEST(time_window_values) {
+  check_fails(HEAD
+              "  <operator name='hop' kind='Aggregate'>\n"                    /* 20 */
+              "    <input stream='Trades'/>\n"
+              "    <output stream='Hop' schema='Bar'/>\n"
+              "    <param name='partitionBy'>sym</param>\n"
+              "    <param name='window'>hopping time 100 30</param>\n"       /* 24 */
+              "    <param name='lateness'>-1</param>\n"                      /* 25 */
+              "    <set attr='avg'>avg(price)</set><set attr='n'>count()</set>\n"
+              "  </operator>\n"
+              "  <operator name='run' kind='Aggregate'>\n"                   /* 28 */
+              "    <input stream='Trades'/>\n"
+              "    <output stream='Run' schema='Bar'/>\n"
+              "    <param name='partitionBy'>sym</param>\n"
+              "    <param name='window'>running</param>\n"
+              "    <param name='lateness'>10</param>\n"                      /* 33 */
+              "    <set attr='avg'>avg(price)</set><set attr='n'>count()</set>\n"
+              "  </operator>\n"
+              "  <operator name='wide' kind='Aggregate'>\n"                  /* 36 */
+              "    <input stream='Trades'/>\n"
+              "    <output stream='Wide' schema='Bar'/>\n"
+              "    <param name='partitionBy'>sym</param>\n"
+              "    <param name='window'>hopping time 10 20</param>\n"        /* 40 */
+              "    <set attr='avg'>avg(price)</set><set attr='n'>count()</set>\n"
+              "  </operator>\n" TAIL,
+              4,
+              "g.xml:24:43: error: parameter 'window' of operator 'hop': the slide 30 does not divide the size 100 "
+              "(every tuple must be in the same number of windows), got 'hopping time 100 30'\n"
+              "g.xml:25:28: error: parameter 'lateness' of operator 'hop' must be a non-negative integer, got '-1'\n"
+              "g.xml:33: error: parameter 'lateness' of operator 'run' needs a time window (tumbling time, hopping "
+              "time, session time): it is how long a window waits after its end, and 'running' has no end in time\n"
+              "g.xml:40:42: error: parameter 'window' of operator 'wide': the slide 20 does not divide the size 10 "
+              "(every tuple must be in the same number of windows), got 'hopping time 10 20'\n");
 }
 END_TEST
 
@@ -1336,6 +1407,7 @@ static Suite *check_suite(void) {
   UNIT_ADD(s, kind_unknown_suggest, setup, teardown);
   UNIT_ADD(s, parameter_values, setup, teardown);
   UNIT_ADD(s, line_breaks_in_values_stay_on_one_line, setup, teardown);
+  UNIT_ADD(s, time_window_values, setup, teardown);
   UNIT_ADD(s, structure_errors_stop_before_expressions, setup, teardown);
   UNIT_ADD(s, cycle_of_three, setup, teardown);
   UNIT_ADD(s, every_cycle_reported_once, setup, teardown);
