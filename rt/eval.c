@@ -128,7 +128,8 @@ static int eval_call(const Expr *e, const EvalEnv *env, Value *out, char *err, s
   Value v[3];
   switch (e->func) {
   case FUNC_COUNT: case FUNC_SUM: case FUNC_AVG: case FUNC_AMIN: case FUNC_AMAX:
-  case FUNC_FIRST: case FUNC_LAST:
+  case FUNC_FIRST: case FUNC_LAST: case FUNC_COUNT_DISTINCT: case FUNC_ARG_MAX: case FUNC_ARG_MIN:
+  case FUNC_WINDOW_START: case FUNC_WINDOW_END:
     sf_assert(env->aggs && e->slot >= 0);
     *out = env->aggs[e->slot];
     return 0;

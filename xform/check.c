@@ -801,10 +801,14 @@ static void check_expressions(Graph *g, Op *op, Diag *d) {
     check_sets(g, op, d, &scope);
     break;
   }
-  case KIND_AGGREGATE:
+  case KIND_AGGREGATE: {
+    WindowSpec w;
+    size_t at;
     scope.allow_aggregates = true;
+    scope.allow_window_bounds = window_parse(op_param(op, "window"), &w, &at) == NUM_OK && window_is_time(w.kind);
     check_sets(g, op, d, &scope);
     break;
+  }
   default:
     break;
   }

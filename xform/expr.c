@@ -465,6 +465,8 @@ typedef struct Checker {
   const char *in_agg;  /* name of the enclosing aggregate call, NULL outside */
 } Checker;
 
+/* aggregate: an aggregate slot (FUNC_COUNT and after); window_start and window_end are slots too,
+ * allowed by allow_window_bounds instead of allow_aggregates. */
 static const struct {
   const char *name;
   ExprFunc func;
@@ -475,7 +477,20 @@ static const struct {
   {"len", FUNC_LEN, false}, {"substr", FUNC_SUBSTR, false}, {"hash", FUNC_HASH, false},
   {"rand", FUNC_RAND, false}, {"count", FUNC_COUNT, true}, {"sum", FUNC_SUM, true},
   {"avg", FUNC_AVG, true}, {"first", FUNC_FIRST, true}, {"last", FUNC_LAST, true},
+  {"count_distinct", FUNC_COUNT_DISTINCT, true}, {"arg_max", FUNC_ARG_MAX, true},
+  {"arg_min", FUNC_ARG_MIN, true}, {"window_start", FUNC_WINDOW_START, true},
+  {"window_end", FUNC_WINDOW_END, true},
 };
+
+static bool is_window_bound(ExprFunc f) {
+  return f == FUNC_WINDOW_START || f == FUNC_WINDOW_END;
+}
+
+/* Whether a function of the table may be called in this scope (for "did you mean"). */
+static bool func_allowed(const ExprScope *scope, ExprFunc f, bool aggregate) {
+  if (is_window_bound(f)) return scope->allow_window_bounds;
+  return !aggregate || scope->allow_aggregates;
+}
 
 static const char *op_text(ExprOp op) {
   static const char *const text[] = {
@@ -655,11 +670,15 @@ static Type check_call(Checker *c, Expr *e) {
     const char *names[NFUNCS];
     int nc = 0;
     for (size_t k = 0; k < NFUNCS; k++)
-      if (!func_table[k].aggregate || c->scope->allow_aggregates) names[nc++] = func_table[k].name;
+      if (func_allowed(c->scope, func_table[k].func, func_table[k].aggregate)) names[nc++] = func_table[k].name;
     const char *hint = diag_suggest(e->sval, names, nc);
     check_error(c, e->col, "unknown function '%s'" DIAG_HINT_FMT, e->sval, DIAG_HINT(hint));
     ok = false;
-  } else if (aggregate && !c->scope->allow_aggregates) {
+  } else if (is_window_bound(func) && !c->scope->allow_window_bounds) {
+    check_error(c, e->col, "%s() is only defined in a time window (tumbling time, hopping time, session time)",
+                e->sval);
+    ok = false;
+  } else if (aggregate && !is_window_bound(func) && !c->scope->allow_aggregates) {
     check_error(c, e->col, "aggregate function '%s' is only allowed in an Aggregate", e->sval);
     ok = false;
   } else if (aggregate && c->in_agg) {
@@ -673,8 +692,8 @@ static Type check_call(Checker *c, Expr *e) {
   /* arity */
   int want = 1;
   switch (func) {
-  case FUNC_COUNT: want = 0; break;
-  case FUNC_MIN: case FUNC_MAX: want = 2; break;
+  case FUNC_COUNT: case FUNC_WINDOW_START: case FUNC_WINDOW_END: want = 0; break;
+  case FUNC_MIN: case FUNC_MAX: case FUNC_ARG_MAX: case FUNC_ARG_MIN: want = 2; break;
   case FUNC_SUBSTR: want = 3; break;
   default: break;
   }
@@ -712,7 +731,13 @@ static Type check_call(Checker *c, Expr *e) {
   case FUNC_LAST:
     return at[0];
   case FUNC_COUNT:
+  case FUNC_COUNT_DISTINCT:
+  case FUNC_WINDOW_START:
+  case FUNC_WINDOW_END:
     return TYPE_INT;
+  case FUNC_ARG_MAX:
+  case FUNC_ARG_MIN:
+    return check_arg(c, e, 1, at[1], TS_ANY) ? at[0] : TYPE_NONE;
   case FUNC_MIN:
   case FUNC_MAX:
     if (at[0] != at[1] || !in_set(at[0], TS_ORD)) {

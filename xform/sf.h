@@ -200,8 +200,12 @@ typedef enum ExprOp {
 typedef enum ExprFunc {
   FUNC_NONE, FUNC_ABS, FUNC_MIN, FUNC_MAX, FUNC_INT, FUNC_DOUBLE, FUNC_STR, FUNC_LEN, FUNC_SUBSTR,
   FUNC_HASH, FUNC_RAND,
-  /* aggregate functions, Aggregate only */
+  /* aggregate functions, Aggregate only: every one from FUNC_COUNT on is an aggregate slot */
   FUNC_COUNT, FUNC_SUM, FUNC_AVG, FUNC_AMIN, FUNC_AMAX, FUNC_FIRST, FUNC_LAST,
+  FUNC_COUNT_DISTINCT, FUNC_ARG_MAX, FUNC_ARG_MIN, /* arg_max(e, by): args[0] e, args[1] by */
+  /* the bounds of the emitted window, in a time window's sets only: numbered as aggregate slots, so
+   * the runtime gives them with the aggregate values */
+  FUNC_WINDOW_START, FUNC_WINDOW_END,
 } ExprFunc;
 
 typedef enum NameScope {
@@ -246,7 +250,8 @@ typedef struct ExprScope {
   int nstates;              /* how many */
   bool allow_seq;           /* Beacon: `seq` */
   bool allow_index;         /* FlatMap: `i` */
-  bool allow_aggregates;    /* Aggregate: count/sum/avg/min/max/first/last */
+  bool allow_aggregates;    /* Aggregate: count/sum/avg/min/max/first/last/count_distinct/arg_max/arg_min */
+  bool allow_window_bounds; /* an Aggregate with a time window: window_start(), window_end() */
   int naggregates;          /* out: aggregate calls numbered 0..naggregates-1 in slot */
 } ExprScope;
 

@@ -117,6 +117,9 @@ static int aggregate_open(OpInst *op) {
   g->results = arena_alloc(g->arena, sizeof *g->results * n);
   for (int i = 0; i < op->op->nsets; i++) collect_aggs(g, op->op->sets[i].expr, &op->op->sets[i]);
   for (int s = 0; s < g->naggs; s++)
+    if (g->aggs[s].func > FUNC_LAST)
+      return rt_fail(op, "aggregate function not implemented yet in set '%s'", g->aggs[s].set->attr);
+  for (int s = 0; s < g->naggs; s++)
     if (g->aggs[s].arg) g->aggs[s].code = code_compile(g->aggs[s].arg, g->arena);
   ExprFunc *func = arena_alloc(g->arena, sizeof *func * n);
   Type *type = arena_alloc(g->arena, sizeof *type * n);

@@ -675,6 +675,66 @@ START_TEST(test_check_aggregate_errors) {
 }
 END_TEST
 
+/* count_distinct, arg_max and arg_min: aggregate slots in every window; arg_max(e, by) has e's type
+ * and takes a `by` of any type. */
+START_TEST(test_check_new_aggregates) {
+  ExprScope s = agg_scope();
+  Expr *e = parse_ok("count_distinct(sym) + len(arg_max(sym, price)) + arg_min(vol, flag)");
+  ck_assert_int_eq(expr_check(e, &s, &mem.diag, &at), TYPE_INT);
+  ck_assert_str_eq(diags(), "");
+  ck_assert_int_eq(s.naggregates, 3);
+  ck_assert_int_eq(e->a->a->func, FUNC_COUNT_DISTINCT);
+  ck_assert_int_eq(e->a->a->slot, 0);
+  ck_assert_int_eq(e->a->b->args[0]->func, FUNC_ARG_MAX);
+  ck_assert_int_eq(e->a->b->args[0]->slot, 1);
+  ck_assert_int_eq(e->b->func, FUNC_ARG_MIN);
+  ck_assert_int_eq(e->b->nargs, 2);
+  ck_assert_int_eq(type_in("arg_max(flag, sym)", &s), TYPE_BOOL);
+  ck_assert_int_eq(type_in("arg_min(price, vol)", &s), TYPE_DOUBLE);
+  ck_assert_int_eq(type_in("count_distinct(price)", &s), TYPE_INT);
+  ck_assert_int_eq(FUNC_COUNT_DISTINCT > FUNC_LAST && FUNC_WINDOW_END > FUNC_COUNT, 1);
+  ck_assert_str_eq(check_error_in("arg_max(vol) + count_distinct() + arg_min(sum(vol), vol)", &s),
+                   "g.xml:7:1: error: function 'arg_max' takes 2 arguments, got 1\n"
+                   "g.xml:7:16: error: function 'count_distinct' takes 1 argument, got 0\n"
+                   "g.xml:7:43: error: aggregate function 'sum' cannot be nested inside 'arg_min'\n");
+  reset_diags();
+  ck_assert_str_eq(check_error("count_distinct(vol)"),
+                   "g.xml:7:1: error: aggregate function 'count_distinct' is only allowed in an Aggregate\n");
+}
+END_TEST
+
+/* window_start() and window_end(): ints, numbered with the aggregates, only in a time window. */
+START_TEST(test_check_window_bounds) {
+  ExprScope s = agg_scope();
+  s.allow_window_bounds = true;
+  Expr *e = parse_ok("window_end() - window_start() + count()");
+  ck_assert_int_eq(expr_check(e, &s, &mem.diag, &at), TYPE_INT);
+  ck_assert_int_eq(s.naggregates, 3);
+  ck_assert_int_eq(e->a->a->func, FUNC_WINDOW_END);
+  ck_assert_int_eq(e->a->a->slot, 0);
+  ck_assert_int_eq(e->a->b->func, FUNC_WINDOW_START);
+  ck_assert_int_eq(e->a->b->slot, 1);
+  ck_assert_str_eq(check_error_in("window_end(vol) + sum(window_start())", &s),
+                   "g.xml:7:1: error: function 'window_end' takes 0 arguments, got 1\n"
+                   "g.xml:7:23: error: aggregate function 'window_start' cannot be nested inside 'sum'\n");
+  reset_diags();
+  s = agg_scope(); /* a count window or running */
+  ck_assert_str_eq(check_error_in("window_start()", &s),
+                   "g.xml:7:1: error: window_start() is only defined in a time window (tumbling time, hopping "
+                   "time, session time)\n");
+  reset_diags();
+  ck_assert_str_eq(check_error_in("window_ends()", &s), "g.xml:7:1: error: unknown function 'window_ends'\n");
+  reset_diags();
+  s.allow_window_bounds = true;
+  ck_assert_str_eq(check_error_in("window_ends()", &s),
+                   "g.xml:7:1: error: unknown function 'window_ends'; did you mean 'window_end'?\n");
+  reset_diags();
+  ck_assert_str_eq(check_error("window_end()"),
+                   "g.xml:7:1: error: window_end() is only defined in a time window (tumbling time, hopping "
+                   "time, session time)\n");
+}
+END_TEST
+
 START_TEST(test_reads_and_is_attr) {
   ExprScope s = full_scope();
   Expr *e = parse_ok("flag ? len(sym) + total : vol");
@@ -1109,6 +1169,8 @@ static Suite *expr_suite(void) {
   UNIT_ADD(s, test_check_aggregate_outside, setup, teardown);
   UNIT_ADD(s, test_check_aggregates, setup, teardown);
   UNIT_ADD(s, test_check_aggregate_errors, setup, teardown);
+  UNIT_ADD(s, test_check_new_aggregates, setup, teardown);
+  UNIT_ADD(s, test_check_window_bounds, setup, teardown);
   UNIT_ADD(s, test_reads_and_is_attr, setup, teardown);
   UNIT_ADD(s, test_eval_int_arithmetic, setup, teardown);
   UNIT_ADD(s, test_eval_int_edges, setup, teardown);
