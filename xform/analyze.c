@@ -100,6 +100,7 @@ static void analyze_op(Graph *g, Op *op) {
 
 void graph_analyze(Graph *g) {
   for (int i = 0; i < g->nops; i++) analyze_op(g, g->ops[i]);
+  g->analyzed = true;
 }
 
 bool model_forwards(const Op *op, const char *name) {

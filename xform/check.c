@@ -304,6 +304,21 @@ static void check_window(Diag *d, const Op *op, const Param *p) {
   }
 }
 
+/* A source's `time`: an int attribute of its output schema. */
+static void check_time_param(Diag *d, const Op *op, const Param *p) {
+  const Schema *out = op_output_schema(op);
+  if (!out) return;
+  int k = schema_find_attr(out, p->text);
+  if (k < 0) {
+    const char *hint = schema_suggest_attr(out, p->text);
+    diag_error(d, p->line, 0, "parameter 'time' of operator '%s' names '%s', which output schema '%s' does not "
+               "have" DIAG_HINT_FMT, op->name, p->text, out->name, DIAG_HINT(hint));
+  } else if (out->attrs[k].type != TYPE_INT) {
+    diag_error(d, p->line, 0, "parameter 'time' of operator '%s' must name an int attribute, but '%s' is %s in "
+               "output schema '%s'", op->name, p->text, type_name(out->attrs[k].type), out->name);
+  }
+}
+
 /* "parameter 'P' of operator 'O' must be WANT, got 'TEXT'" */
 static void bad_value(Diag *d, const Op *op, const Param *p, const char *want) {
   diag_error(d, p->line, 0, "parameter '%s' of operator '%s' must be %s, got '%s'", p->name, op->name, want,
@@ -391,6 +406,11 @@ static void check_params(Graph *g, Op *op, Diag *d) {
       else if (file && !strcmp(file, "-"))
         diag_error(d, p->line, 0, "parameter 'roll' of operator '%s' needs a file to write parts beside, not "
                    "standard output ('-')", op->name);
+    } else if (op->ninputs == 0 && !spec->any_params && !strcmp(n, "time")) {
+      check_time_param(d, op, p);
+    } else if (op->ninputs == 0 && !spec->any_params && !strcmp(n, "tick")) {
+      check_number(d, op, p, 0, number_read(p->text, strlen(p->text), 1, INT64_MAX, &n64), "a positive integer",
+                   "a positive integer of at most 9223372036854775807");
     } else if (!strcmp(n, "iterations")) {
       check_count(d, op, p);
     } else if (op->kind == KIND_AGGREGATE && !strcmp(n, "window")) {
@@ -827,6 +847,7 @@ int graph_check(Graph *g, Diag *d) {
   if (d->nerrors == before) { /* cycles and expressions need every reference resolved */
     check_acyclic(g, d);
     for (int i = 0; i < g->nops; i++) check_expressions(g, g->ops[i], d);
+    if (d->nerrors == before && g->order) graph_time(g, d); /* event time follows the checked sets */
   }
   return d->nerrors - before;
 }

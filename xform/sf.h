@@ -341,7 +341,7 @@ typedef enum FinalKind { FINAL_NONE, FINAL_EMITS } FinalKind; /* what the op doe
 
 /* What a kind's row of kinds.def says (see there for the columns); kind_info(k) reads it. */
 enum { MANY = -1 };                      /* a port count without bound */
-enum { KIND_MAX_PARAMS = 8 }; /* required or optional parameters of one kind, at most */
+enum { KIND_MAX_PARAMS = 10 }; /* required or optional parameters of one kind, at most */
 enum { TAKES_SETS = 1, TAKES_STATES = 2, SAME_SCHEMA = 4, ANY_PARAMS = 8 };
 typedef enum KeyedBy { KEYED_NO, KEYED_YES, KEYED_WITH_STATE } KeyedBy;
 typedef enum ForwardsRule { FORWARDS_NONE, FORWARDS_ALL, FORWARDS_SETS, FORWARDS_KEYS } ForwardsRule;
@@ -373,6 +373,11 @@ struct Stream {
   int port;             /* which output port of the producer */
   PtrVec consumers;     /* Op* reading it (an Op appears once per input port naming it) */
   int line;             /* where declared (the <output>) */
+  /* event time (time.c), valid once graph_time ran (Graph.timed): */
+  int time_slot;        /* index in schema of its event-time attribute, -1: none */
+  const Op *time_lost_by;  /* time_slot -1: the operator upstream that dropped the time attribute
+                              (NULL: no source upstream declares `time`) */
+  const char *time_lost_attr; /* the attribute it dropped */
 };
 
 typedef struct Input {
@@ -483,6 +488,8 @@ typedef struct Graph {
   PtrVec streams;       /* Stream*, in declaration order; filled by graph_link */
   Op **order;           /* operators in topological order (ties: document order); filled by check */
   bool rewritten;       /* some operator carries a region attribute */
+  bool analyzed;        /* graph_analyze ran: the models are complete */
+  bool timed;           /* graph_time ran: every stream's time_slot is set */
   struct GraphIndex *index; /* the graph_find_* tables (graph.c), rebuilt when an array changes */
 } Graph;
 
@@ -540,6 +547,26 @@ int graph_check_pins(Graph *g, Host *const *hosts, int nhosts, Diag *d);
 void graph_analyze(Graph *g);
 /* True when the op forwards attribute `name` unchanged (per its completed model). */
 bool model_forwards(const Op *op, const char *name);
+
+/* ---- time.c: event time (docs/language.md, "Event time"), computed from the graph: input graphs
+ * and rewritten ones alike (Split and Merge forward every attribute, replicas keep their params).
+ * It reads the models, so it runs graph_analyze first when that has not run. ---- */
+
+/* The event-time attribute of stream s: its index in s->schema, or -1 when it has none.
+   A source with param `time` declares it; an operator forwarding it unchanged (its model's forwards) keeps it;
+   an Aggregate with a time window: the first output attribute (schema order) set to exactly window_end();
+   a fan-in: the inputs' (which must agree). */
+int stream_time_slot(const Graph *g, const Stream *s);
+/* The tick period P of a source that declares `time`: its `tick` param, else the gcd of the sizes, slides and gaps
+   of the time windows downstream of it (1 if none). */
+int64_t source_tick(const Graph *g, const Op *src);
+/* Whether source_tick(g, src) comes from the source's `tick` parameter rather than the windows. */
+bool source_tick_given(const Op *src);
+/* Sets every stream's time_slot (once; stream_time_slot calls it on demand). With d, reports what
+ * event time makes impossible: a time-window Aggregate or an order="time" input without event time,
+ * a fan-in of streams with different time attributes. Needs linked streams without cycles and
+ * checked expressions. Returns the number of errors reported. */
+int graph_time(Graph *g, Diag *d);
 
 /* ---- regions.c: safety and greedy region formation ---- */
 

@@ -1097,6 +1097,159 @@ START_TEST(time_window_values) {
 }
 END_TEST
 
+/* A source of bids declaring event time `ts`. Lines 1 to 19; the next line is 20. */
+#define TIME_HEAD                                                         \
+  "<graph xmlns='" NS "' name='g'>\n"                          /* 1 */    \
+  "  <schema name='Bid'>\n"                                    /* 2 */    \
+  "    <attr name='auction' type='int'/>\n"                    /* 3 */    \
+  "    <attr name='ts' type='int'/>\n"                         /* 4 */    \
+  "    <attr name='price' type='double'/>\n"                   /* 5 */    \
+  "  </schema>\n"                                              /* 6 */    \
+  "  <schema name='Count'>\n"                                  /* 7 */    \
+  "    <attr name='auction' type='int'/>\n"                    /* 8 */    \
+  "    <attr name='end' type='int'/>\n"                        /* 9 */    \
+  "    <attr name='n' type='int'/>\n"                          /* 10 */   \
+  "  </schema>\n"                                              /* 11 */   \
+  "  <operator name='bids' kind='Beacon'>\n"                   /* 12 */   \
+  "    <output stream='Bids' schema='Bid'/>\n"                 /* 13 */   \
+  "    <param name='count'>100</param>\n"                      /* 14 */   \
+  "    <param name='time'>ts</param>\n"                        /* 15 */   \
+  "    <set attr='auction'>seq % 5</set>\n"                    /* 16 */   \
+  "    <set attr='ts'>seq * 100</set>\n"                       /* 17 */   \
+  "    <set attr='price'>double(seq)</set>\n"                  /* 18 */   \
+  "  </operator>\n"                                            /* 19 */
+
+/* Event time follows what operators forward; a time window's output has it in the attribute set to
+ * window_end(), so windows stack; the default tick is the gcd of the windows downstream. */
+START_TEST(event_time_streams_and_ticks) {
+  Graph *g = check_ok(TIME_HEAD
+                      "  <operator name='cheap' kind='Filter'>\n"
+                      "    <input stream='Bids'/>\n"
+                      "    <output stream='Cheap' schema='Bid'/>\n"
+                      "    <param name='where'>price &lt; 50.0</param>\n"
+                      "  </operator>\n"
+                      "  <operator name='counts' kind='Aggregate'>\n"
+                      "    <input stream='Cheap'/>\n"
+                      "    <output stream='Counts' schema='Count'/>\n"
+                      "    <param name='partitionBy'>auction</param>\n"
+                      "    <param name='window'>tumbling time 60000</param>\n"
+                      "    <param name='lateness'>1000</param>\n"
+                      "    <set attr='n'>count()</set><set attr='end'>window_end()</set>\n"
+                      "  </operator>\n"
+                      "  <operator name='top' kind='Aggregate'>\n"
+                      "    <input stream='Counts'/>\n"
+                      "    <output stream='Top' schema='Count'/>\n"
+                      "    <param name='window'>hopping time 120000 40000</param>\n"
+                      "    <set attr='auction'>arg_max(auction, n)</set>\n"
+                      "    <set attr='end'>window_end()</set><set attr='n'>max(n)</set>\n"
+                      "  </operator>\n"
+                      "  <operator name='run' kind='Aggregate'>\n"
+                      "    <input stream='Bids'/>\n"
+                      "    <output stream='Run' schema='Count'/>\n"
+                      "    <param name='partitionBy'>auction</param>\n"
+                      "    <param name='window'>running</param>\n"
+                      "    <set attr='end'>max(ts)</set><set attr='n'>count_distinct(price)</set>\n"
+                      "  </operator>\n"
+                      "  <operator name='other' kind='Beacon'>\n"
+                      "    <output stream='Other' schema='Bid'/>\n"
+                      "    <param name='count'>1</param>\n"
+                      "    <param name='time'>auction</param>\n"
+                      "    <param name='tick'>7</param>\n"
+                      "    <set attr='auction'>seq</set><set attr='ts'>seq</set><set attr='price'>1.0</set>\n"
+                      "  </operator>\n" TAIL);
+  ck_assert_int_eq(stream_time_slot(g, graph_find_stream(g, "Bids")), 1);
+  ck_assert_int_eq(stream_time_slot(g, graph_find_stream(g, "Cheap")), 1);
+  ck_assert_int_eq(stream_time_slot(g, graph_find_stream(g, "Counts")), 1);
+  ck_assert_int_eq(stream_time_slot(g, graph_find_stream(g, "Top")), 1);
+  ck_assert_int_eq(stream_time_slot(g, graph_find_stream(g, "Run")), -1); /* running forwards the key only */
+  ck_assert_int_eq(stream_time_slot(g, graph_find_stream(g, "Other")), 0);
+  ck_assert_int_eq(source_tick(g, graph_find_op(g, "bids")), 20000); /* gcd of 60000, 120000 and 40000 */
+  ck_assert(!source_tick_given(graph_find_op(g, "bids")));
+  ck_assert_int_eq(source_tick(g, graph_find_op(g, "other")), 7);
+  ck_assert(source_tick_given(graph_find_op(g, "other")));
+}
+END_TEST
+
+/* What event time refuses: a bad `time` or `tick`, a time window on a stream without event time
+ * (naming the operator that dropped it), a fan-in of streams with different time attributes. */
+START_TEST(event_time_errors) {
+  check_fails(TIME_HEAD
+              "  <operator name='bad' kind='Beacon'>\n"                      /* 20 */
+              "    <output stream='Bad' schema='Bid'/>\n"
+              "    <param name='count'>1</param>\n"
+              "    <param name='time'>tss</param>\n"                         /* 23 */
+              "    <param name='tick'>0</param>\n"                           /* 24 */
+              "    <set attr='auction'>seq</set><set attr='ts'>seq</set><set attr='price'>1.0</set>\n"
+              "  </operator>\n"
+              "  <operator name='worse' kind='Beacon'>\n"                    /* 27 */
+              "    <output stream='Worse' schema='Bid'/>\n"
+              "    <param name='count'>1</param>\n"
+              "    <param name='time'>price</param>\n"                       /* 30 */
+              "    <set attr='auction'>seq</set><set attr='ts'>seq</set><set attr='price'>1.0</set>\n"
+              "  </operator>\n" TAIL,
+              3,
+              "g.xml:23: error: parameter 'time' of operator 'bad' names 'tss', which output schema 'Bid' does not "
+              "have; did you mean 'ts'?\n"
+              "g.xml:24:24: error: parameter 'tick' of operator 'bad' must be a positive integer, got '0'\n"
+              "g.xml:30: error: parameter 'time' of operator 'worse' must name an int attribute, but 'price' is "
+              "double in output schema 'Bid'\n");
+  teardown(); /* a second graph */
+  setup();
+  check_fails(TIME_HEAD
+              "  <operator name='shift' kind='Functor'>\n"                   /* 20 */
+              "    <input stream='Bids'/>\n"
+              "    <output stream='Shifted' schema='Bid'/>\n"
+              "    <set attr='ts'>ts + 1</set>\n"
+              "  </operator>\n"
+              "  <operator name='cheap' kind='Filter'>\n"                    /* 25 */
+              "    <input stream='Shifted'/>\n"
+              "    <output stream='Cheap' schema='Bid'/>\n"
+              "    <param name='where'>price &lt; 50.0</param>\n"
+              "  </operator>\n"
+              "  <operator name='sessions' kind='Aggregate'>\n"              /* 30 */
+              "    <input stream='Cheap'/>\n"
+              "    <output stream='Sessions' schema='Count'/>\n"
+              "    <param name='partitionBy'>auction</param>\n"
+              "    <param name='window'>session time 500</param>\n"         /* 34 */
+              "    <set attr='n'>count()</set><set attr='end'>window_start()</set>\n"
+              "  </operator>\n"
+              "  <operator name='stacked' kind='Aggregate'>\n"               /* 37 */
+              "    <input stream='Sessions'/>\n"
+              "    <output stream='Stacked' schema='Count'/>\n"
+              "    <param name='partitionBy'>auction</param>\n"
+              "    <param name='window'>tumbling time 10</param>\n"         /* 41 */
+              "    <set attr='n'>count()</set><set attr='end'>window_end()</set>\n"
+              "  </operator>\n"
+              "  <operator name='plain' kind='Beacon'>\n"                    /* 44 */
+              "    <output stream='Plain' schema='Bid'/>\n"
+              "    <param name='count'>1</param>\n"
+              "    <set attr='auction'>seq</set><set attr='ts'>seq</set><set attr='price'>1.0</set>\n"
+              "  </operator>\n"
+              "  <operator name='byauction' kind='Beacon'>\n"                /* 49 */
+              "    <output stream='ByAuction' schema='Bid'/>\n"
+              "    <param name='count'>1</param>\n"
+              "    <param name='time'>auction</param>\n"
+              "    <set attr='auction'>seq</set><set attr='ts'>seq</set><set attr='price'>1.0</set>\n"
+              "  </operator>\n"
+              "  <operator name='both' kind='Aggregate'>\n"                  /* 55 */
+              "    <input stream='Bids ByAuction Plain'/>\n"                 /* 56 */
+              "    <output stream='Both' schema='Count'/>\n"
+              "    <param name='partitionBy'>auction</param>\n"
+              "    <param name='window'>tumbling time 10</param>\n"         /* 59 */
+              "    <set attr='n'>count()</set><set attr='end'>window_end()</set>\n"
+              "  </operator>\n" TAIL,
+              4,
+              "g.xml:34: error: operator 'sessions' has a time window ('session time 500') but its input stream "
+              "'Cheap' has no event time: operator 'shift' (line 20) changes or drops time attribute 'ts'\n"
+              "g.xml:41: error: operator 'stacked' has a time window ('tumbling time 10') but its input stream "
+              "'Sessions' has no event time: operator 'shift' (line 20) changes or drops time attribute 'ts'\n"
+              "g.xml:56: error: streams 'Bids' and 'ByAuction' share an input of operator 'both' but have different "
+              "event times ('ts' and 'auction')\n"
+              "g.xml:59: error: operator 'both' has a time window ('tumbling time 10') but its input stream "
+              "'Plain' has no event time: no source upstream declares parameter 'time'\n");
+}
+END_TEST
+
 START_TEST(structure_errors_stop_before_expressions) {
   /* the type error in 'big' is not reported while a reference is broken: types need references */
   check_fails(HEAD
@@ -1408,6 +1561,8 @@ static Suite *check_suite(void) {
   UNIT_ADD(s, parameter_values, setup, teardown);
   UNIT_ADD(s, line_breaks_in_values_stay_on_one_line, setup, teardown);
   UNIT_ADD(s, time_window_values, setup, teardown);
+  UNIT_ADD(s, event_time_streams_and_ticks, setup, teardown);
+  UNIT_ADD(s, event_time_errors, setup, teardown);
   UNIT_ADD(s, structure_errors_stop_before_expressions, setup, teardown);
   UNIT_ADD(s, cycle_of_three, setup, teardown);
   UNIT_ADD(s, every_cycle_reported_once, setup, teardown);
