@@ -180,6 +180,7 @@ static void emit_op(Emitter *e, const Op *op) {
   for (int p = 0; p < op->ninputs; p++) {
     start(e, "input");
     attr(e, "stream", join(e->scratch, op->inputs[p].names, op->inputs[p].nstreams));
+    if (op->inputs[p].time_order) attr(e, "order", "time");
     end(e);
   }
   for (int p = 0; p < op->noutputs; p++) {

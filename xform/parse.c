@@ -408,6 +408,8 @@ static Op *build_op(Graph *g, xmlNodePtr n, Diag *d, RawText *raw) {
       Input *in = &op->inputs[op->ninputs++];
       in->line = line;
       in->names = split_list(g, prop(g, c, "stream"), &in->nstreams);
+      const char *order = prop(g, c, "order");
+      in->time_order = order && !strcmp(order, "time");
     } else if (kind == CHILD_OUTPUT) {
       Output *out = &op->outputs[op->noutputs++];
       out->line = line;

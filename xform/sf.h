@@ -384,6 +384,7 @@ typedef struct Input {
   const char **names;   /* stream names as written */
   Stream **streams;     /* resolved by check (NULL where unknown) */
   int nstreams;         /* how many (>1: fan-in) */
+  bool time_order;      /* order="time": merged by event time, not by position alone */
   int line;             /* where written */
 } Input;
 

@@ -131,9 +131,19 @@ static const char *why_no_time(Arena *a, const Stream *s) {
                       s->time_lost_attr);
 }
 
-/* The operators that need event time on their input: time-window Aggregates. */
+/* The operators that need event time on their input: time-window Aggregates, and every input
+ * merged by time (order="time"). */
 static void check_needs(Graph *g, const Op *op, Diag *d) {
   WindowSpec w;
+  for (int p = 0; p < op->ninputs; p++) {
+    const Input *in = &op->inputs[p];
+    for (int k = 0; k < in->nstreams && in->time_order; k++) {
+      const Stream *s = in->streams[k];
+      if (s && s->time_slot < 0)
+        diag_error(d, in->line, 0, "an input of operator '%s' is merged by time (order=\"time\") but its stream "
+                   "'%s' has no event time: %s", op->name, s->name, why_no_time(g->arena, s));
+    }
+  }
   if (!time_window(op, &w) || op->ninputs < 1) return;
   const Param *p = op_find_param(op, "window");
   for (int k = 0; k < op->inputs[0].nstreams; k++) {

@@ -1250,6 +1250,47 @@ START_TEST(event_time_errors) {
 }
 END_TEST
 
+/* order="time" is parsed into Input.time_order, and every stream it merges needs event time. */
+START_TEST(time_ordered_inputs) {
+  check_fails(TIME_HEAD
+              "  <operator name='plain' kind='Beacon'>\n"                    /* 20 */
+              "    <output stream='Plain' schema='Bid'/>\n"
+              "    <param name='count'>1</param>\n"
+              "    <set attr='auction'>seq</set><set attr='ts'>seq</set><set attr='price'>1.0</set>\n"
+              "  </operator>\n"
+              "  <operator name='both' kind='Filter'>\n"                     /* 25 */
+              "    <input stream='Bids Plain' order='time'/>\n"              /* 26 */
+              "    <output stream='Both' schema='Bid'/>\n"
+              "    <param name='where'>true</param>\n"
+              "  </operator>\n"
+              "  <operator name='again' kind='Filter'>\n"                    /* 30 */
+              "    <input stream='Both Bids' order='position'/>\n"
+              "    <output stream='Again' schema='Bid'/>\n"
+              "    <param name='where'>true</param>\n"
+              "  </operator>\n" TAIL,
+              1,
+              "g.xml:26: error: an input of operator 'both' is merged by time (order=\"time\") but its stream "
+              "'Plain' has no event time: no source upstream declares parameter 'time'\n");
+  ck_assert(graph_find_op(graph, "both")->inputs[0].time_order);
+  ck_assert(!graph_find_op(graph, "again")->inputs[0].time_order);
+  teardown(); /* a second graph */
+  setup();
+  Graph *g = check_ok(TIME_HEAD
+                      "  <operator name='more' kind='Beacon'>\n"
+                      "    <output stream='More' schema='Bid'/>\n"
+                      "    <param name='count'>1</param>\n"
+                      "    <param name='time'>ts</param>\n"
+                      "    <set attr='auction'>seq</set><set attr='ts'>seq</set><set attr='price'>1.0</set>\n"
+                      "  </operator>\n"
+                      "  <operator name='both' kind='Filter'>\n"
+                      "    <input stream='Bids More' order='time'/>\n"
+                      "    <output stream='Both' schema='Bid'/>\n"
+                      "    <param name='where'>true</param>\n"
+                      "  </operator>\n" TAIL);
+  ck_assert_int_eq(stream_time_slot(g, graph_find_stream(g, "Both")), 1);
+}
+END_TEST
+
 START_TEST(structure_errors_stop_before_expressions) {
   /* the type error in 'big' is not reported while a reference is broken: types need references */
   check_fails(HEAD
@@ -1563,6 +1604,7 @@ static Suite *check_suite(void) {
   UNIT_ADD(s, time_window_values, setup, teardown);
   UNIT_ADD(s, event_time_streams_and_ticks, setup, teardown);
   UNIT_ADD(s, event_time_errors, setup, teardown);
+  UNIT_ADD(s, time_ordered_inputs, setup, teardown);
   UNIT_ADD(s, structure_errors_stop_before_expressions, setup, teardown);
   UNIT_ADD(s, cycle_of_three, setup, teardown);
   UNIT_ADD(s, every_cycle_reported_once, setup, teardown);

@@ -440,6 +440,26 @@ START_TEST(test_emit_round_trip_example_graph) {
 }
 END_TEST
 
+/* order="time" on an input is written back (and order="position", the default, is not). */
+START_TEST(test_emit_time_ordered_input) {
+  char *xml = assert_round_trip(
+      "<graph xmlns=\"urn:streamfission:graph:1\" name=\"g\">\n"
+      "<schema name=\"S\"><attr name=\"ts\" type=\"int\"/></schema>\n"
+      "<operator name=\"a\" kind=\"Beacon\"><output stream=\"A\" schema=\"S\"/><param name=\"count\">3</param>"
+      "<param name=\"time\">ts</param><set attr=\"ts\">seq</set></operator>\n"
+      "<operator name=\"b\" kind=\"Beacon\"><output stream=\"B\" schema=\"S\"/><param name=\"count\">3</param>"
+      "<param name=\"time\">ts</param><set attr=\"ts\">seq</set></operator>\n"
+      "<operator name=\"f\" kind=\"Filter\"><input stream=\"A B\" order=\"time\"/><output stream=\"C\" schema=\"S\"/>"
+      "<param name=\"where\">true</param></operator>\n"
+      "<operator name=\"out\" kind=\"FileSink\"><input stream=\"C\" order=\"position\"/>"
+      "<param name=\"file\">o.csv</param></operator>\n"
+      "</graph>\n");
+  assert_contains(xml, "    <input stream=\"A B\" order=\"time\"/>\n");
+  assert_contains(xml, "    <input stream=\"C\"/>\n");
+  free(xml);
+}
+END_TEST
+
 /* Every attribute of an operator, in the documented order. */
 START_TEST(test_emit_operator_attribute_order) {
   Graph *g = unit_graph_text(PARALLEL);
@@ -859,6 +879,7 @@ static Suite *emit_suite(void) {
   tcase_add_test(xml, test_emit_escapes_texts_and_attributes);
   tcase_add_test(xml, test_emit_escapes_as_libxml2);
   tcase_add_test(xml, test_emit_round_trip_small);
+  tcase_add_test(xml, test_emit_time_ordered_input);
   tcase_add_test(xml, test_emit_round_trip_special);
   tcase_add_test(xml, test_emit_round_trip_parallel);
   tcase_add_test(xml, test_emit_round_trip_example_graph);
