@@ -37,22 +37,13 @@ static bool fed_by_time(const Op *op, int depth) {
   return false;
 }
 
-/* The period of a source's ticks: its `tick`, else 1 (until sf-xform's default). */
-static int64_t clock_period(const Graph *g, const Op *op) {
-  (void)g;
-  const char *t = op_param(op, "tick");
-  int64_t p = 1;
-  if (t && number_read(t, strlen(t), 1, INT64_MAX, &p) != NUM_OK) return 0;
-  return p;
-}
-
 void clock_plan(Exec *x, Node *n) {
   Op *op = n->op;
   atomic_init(&n->inst.cur_tick, TICK_NONE);
   if (n->nslots == 0 && op_param(op, "time") && n->inst.out_schema) {
     Clock *c = arena_alloc(x->arena, sizeof *c);
     c->slot = schema_find_attr(n->inst.out_schema, op_param(op, "time"));
-    c->period = clock_period(x->g, op);
+    c->period = source_tick(x->g, op); /* its `tick`, or the default sf-xform's explain shows */
     c->last = TICK_NONE;
     if (c->slot < 0 || n->inst.out_schema->attrs[c->slot].type != TYPE_INT || c->period <= 0)
       sf_die("operator '%s': unchecked event time", op->name); /* the checker refuses such a graph */
