@@ -402,6 +402,10 @@ int ckpt_start(Exec *x) {
   for (int i = 0; i < x->nnodes; i++) {
     Node *n = &x->nodes[i];
     if (n->local && n->inst.impl->checkpointable && n->inst.impl->checkpointable(&n->inst) < 0) return -1;
+    /* a barrier cannot cut a stream merged by time: items after one input's barrier may come
+     * before items that precede another input's (order.c, step_time) */
+    if (n->local && n->group && n->group->entry == n && n->group->driver == DRIVE_TIME)
+      return rt_fail(&n->inst, "a time-ordered fan-in (order=\"time\") cannot take part in checkpoints yet");
   }
   /* the numbers an earlier run used: new checkpoints take higher ones (another executor may still
    * read the last request of that run, and its directories may still hold that run's files) */

@@ -122,7 +122,7 @@ typedef struct Edge {
   bool final_queued; /* FINAL is in pending: no progress may follow it (thread: producer) */
 } Edge;
 
-typedef enum Driver { DRIVE_SINGLE, DRIVE_RR, DRIVE_SEQ, DRIVE_SEQPULSE, DRIVE_SRC } Driver;
+typedef enum Driver { DRIVE_SINGLE, DRIVE_RR, DRIVE_SEQ, DRIVE_SEQPULSE, DRIVE_SRC, DRIVE_TIME } Driver;
 
 struct Node {
   OpInst inst;        /* what operators see (thread, but for n_in and n_out: atomic, read by the stats) */
@@ -170,6 +170,8 @@ struct Group {
   bool *floor_known;          /* per slot: an item was taken (thread) */
   bool by_src;                /* ordered by src (fan-in) rather than seq (plan) */
   uint64_t next_seq;          /* DRIVE_SEQ: next expected seq (thread) */
+  int *time_attr;             /* DRIVE_TIME: per slot, the event-time attribute of its stream (plan) */
+  uint64_t out_pos;           /* DRIVE_TIME: tuples delivered, the merged stream's position (thread) */
   int rr_next;                /* DRIVE_RR: next channel (thread) */
   uint64_t taken;             /* ordered drivers: tuples taken so far (a checkpoint keeps it: a
                                  round-robin merge restored at another width starts at taken % W) (thread) */

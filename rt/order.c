@@ -5,7 +5,8 @@
  *   - seq: the tuple whose sequence number is the next expected;
  *   - seqpulse: the smallest head, once every channel has one or has promised with a pulse;
  *   - fan-in (not a Merge): the same by source position (src), ties by the order the streams are
- *     listed, so fan-in is deterministic.
+ *     listed, so fan-in is deterministic;
+ *   - time-ordered fan-in (<input order="time">): by event time, ties by the order listed.
  * Merges remember what each channel last promised, so a channel with nothing queued does not hold
  * back tuples it can no longer precede. The slots' cur batches and the merge state are the
  * thread's own: the steps run without the group's mu, which head takes only to take the next batch
@@ -337,6 +338,55 @@ static Step step_smallest(Group *g, Item *out) {
   return STEP_WAIT;
 }
 
+/* The key a time-ordered fan-in orders a head by: a tuple's event time, a tick's value. */
+static int64_t time_key(const Group *g, int s, const Item *h) {
+  return h->kind == ITEM_TICK ? h->tick : h->t->v[g->time_attr[s]].i;
+}
+
+/* time (DRIVE_TIME, <input order="time">): once every input that has not ended has a tuple, a tick
+ * or its end at its head, the head with the smallest key (time_key); on equal keys a tick before a
+ * tuple, then the input listed first. One input's items keep their order. What it delivers gets
+ * the merged stream's own positions (out_pos), since its inputs' positions interleave. Window
+ * punctuation goes as it comes; promises are dropped (only a tuple, a tick or the end decides). */
+static Step step_time(Group *g, Item *out) {
+  int W = g->entry->nslots;
+  int best = -1;
+  Item *bh = NULL;
+  int64_t bk = 0;
+  for (int s = 0; s < W; s++) {
+    Item *h = head(g, s);
+    if (!h) return STEP_WAIT;
+    if (h->kind == ITEM_PULSE || h->kind == ITEM_PROGRESS || h->kind == ITEM_BARRIER) {
+      pop(g, s); /* (checkpoints refuse a time-ordered fan-in: ckpt.c) */
+      return STEP_AGAIN;
+    }
+    if (h->kind == ITEM_WINDOW) {
+      *out = *h;
+      pop(g, s);
+      out->seq = out->src = g->out_pos;
+      return STEP_DELIVER;
+    }
+    if (h->kind == ITEM_FINAL) continue;
+    int64_t k = time_key(g, s, h);
+    if (!bh || k < bk || (k == bk && h->kind == ITEM_TICK && bh->kind != ITEM_TICK)) {
+      best = s;
+      bh = h;
+      bk = k;
+    }
+  }
+  if (!bh) { /* every input ended */
+    *out = *head(g, 0);
+    out->seq = out->src = g->out_pos;
+    for (int s = 0; s < W; s++) pop(g, s);
+    return STEP_DELIVER;
+  }
+  *out = *bh;
+  pop(g, best);
+  out->seq = out->src = g->out_pos;
+  if (out->kind == ITEM_TUPLE) g->out_pos++;
+  return STEP_DELIVER;
+}
+
 /* roundrobin's step for a run: the tuples at the head of the channel whose turn it is, up to the end
  * of the Split's run and the batch, taken as pop takes them one by one (0: none there; order_step
  * then looks, takes the next batch, or waits). */
@@ -368,6 +418,7 @@ static Step order_step(Group *g, Item *out) {
   switch (g->driver) {
   case DRIVE_RR: return step_roundrobin(g, out);
   case DRIVE_SEQ: return step_seq(g, out);
+  case DRIVE_TIME: return step_time(g, out);
   default: return step_smallest(g, out); /* DRIVE_SEQPULSE, DRIVE_SRC */
   }
 }

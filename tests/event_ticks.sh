@@ -15,6 +15,10 @@
 #   ckpt:      width 3 with a checkpoint every 10 ms: the same bytes;
 #   stats:     --stats-json gives each operator's current tick: "final" at the end for every
 #              operator the final ticks reached (the sink included);
+#   time, time-w3: the fan-in with order="time": the output in the order awk works out (by time,
+#              a tick before a tuple, then the input listed first; an input's final tick last),
+#              sequentially and at width 3;
+#   time-ckpt: with checkpoints, such a fan-in is refused at start-up, naming it;
 #   restore:   width 2 with checkpoints, killed (SIGKILL) once a checkpoint is complete, then
 #              --restore at width 3: the same bytes (the sources' clocks come back from the
 #              checkpoint, so the restored job emits the same ticks).
@@ -110,6 +114,67 @@ if "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.01 w3.xml 2>ckpt.log
   ok ckpt "the sequential bytes with checkpoints every 10 ms"
 else
   bad ckpt "the output with checkpoints differs" ckpt.log
+fi
+
+# time: the same fan-in merged by event time (order="time"): the head with the smallest time goes
+# first (a tick's value, a tuple's ts; a tick before a tuple, then the input listed first), and an
+# input's final tick (+infinity) goes last, so the fan-in's tick is held by the input that ended
+sed 's|<input stream="A B"/>|<input stream="A B" order="time"/>|' "$graph" >timed.xml
+awk '
+function floordiv(t, p,   q) { q = int(t / p); if (q * p > t) q--; return q * p }
+BEGIN {
+  NONE = -1e30; INF = 1e30
+  cnt[0] = 3000; cnt[1] = 2000; per[0] = 100; per[1] = 250
+  for (s = 0; s < 2; s++) {           # each input: its ticks and tuples, in its own order
+    m = 0; last = NONE
+    for (p = 0; p < cnt[s]; p++) {
+      ts = s == 0 ? p * 7 - (p % 5 == 4 ? 30 : 0) - 50 : p * 11 - (p % 4 == 3 ? 60 : 0)
+      k = floordiv(ts, per[s])
+      if (k > last) { last = k; kind[s, m] = "tick"; key[s, m] = k; m++ }
+      kind[s, m] = "tuple"; key[s, m] = ts; num[s, m] = p; m++
+    }
+    kind[s, m] = "tick"; key[s, m] = INF; m++
+    len[s] = m; at[s] = 0; latest[s] = NONE
+  }
+  cur = NONE
+  print "side,n,ts,tick"
+  while (at[0] < len[0] || at[1] < len[1]) {
+    best = -1
+    for (s = 0; s < 2; s++) {
+      if (at[s] >= len[s]) continue
+      i = at[s]
+      if (best < 0 || key[s, i] < key[best, at[best]] || (key[s, i] == key[best, at[best]] && kind[s, i] == "tick" && kind[best, at[best]] != "tick")) best = s
+    }
+    i = at[best]++
+    if (kind[best, i] == "tick") {
+      latest[best] = key[best, i]
+      m = latest[0] < latest[1] ? latest[0] : latest[1]
+      if (m > cur) cur = m
+    } else if (num[best, i] % 3 != 1)
+      printf "%d,%d,%d,%d\n", best, num[best, i], key[best, i], cur == NONE ? -1 : cur
+  }
+}' >expect-time.csv
+rm -f out/ticks.csv
+if "$B/sf-exec" timed.xml 2>time.log && cmp -s expect-time.csv out/ticks.csv; then
+  ok time "$(($(wc -l <expect-time.csv) - 1)) rows in time order as worked out"
+else
+  bad time "the time-ordered fan-in's output differs from the expected one" time.log
+  diff expect-time.csv out/ticks.csv | head -n 10
+fi
+"$B/sf-xform" -w 3 timed.xml >timed3.xml
+rm -f out/ticks.csv
+if "$B/sf-exec" timed3.xml 2>time3.log && cmp -s expect-time.csv out/ticks.csv; then
+  ok time-w3 "the same bytes at width 3"
+else
+  bad time-w3 "the time-ordered fan-in's output at width 3 differs" time3.log
+fi
+rm -rf out/ticks.csv ck
+if ! "$B/sf-exec" --checkpoint-dir ck timed.xml 2>time-ck.log &&
+  [[ $(cat time-ck.log) == "sf-exec: error: operator 'mix': a time-ordered fan-in (order=\"time\") cannot take part in checkpoints yet" ]] &&
+  [[ ! -e out/ticks.csv ]]; then
+  ok time-ckpt "refused with checkpoints, naming the operator, nothing written"
+else
+  bad time-ckpt "a time-ordered fan-in with checkpoints was not refused as expected" time-ck.log
 fi
 
 # restore: the same graph paced (each Beacon emits its tuples over about a second), killed once a
