@@ -194,6 +194,16 @@ void *keytable_find_hashed(KeyTable *kt, const Tuple *t, uint64_t hash, bool *cr
   return find_hashed(kt, t->v, kt->slots, hash, created);
 }
 
+bool keytable_charge(KeyTable *kt, size_t more) {
+  return charge(kt, more);
+}
+
+void keytable_uncharge(KeyTable *kt, size_t less) {
+  if (less > kt->bytes) less = kt->bytes;
+  atomic_fetch_sub(&state_bytes, less);
+  kt->bytes -= less;
+}
+
 void keytable_each(KeyTable *kt, void (*fn)(void *data, void *ctx), void *ctx) {
   for (size_t i = 0; i < kt->cap; i++)
     if (kt->buckets[i].e) fn(kt->buckets[i].e->data, ctx);

@@ -63,6 +63,12 @@ void *keytable_find_hashed(KeyTable *kt, const Tuple *t, uint64_t hash, bool *cr
 static inline bool keytable_may_fail(const KeyTable *kt) {
   return kt->limit || (kt->count + 1) * 4 > kt->cap * 3;
 }
+/* Memory a kind's data blocks point to (an Aggregate's time windows, count_distinct's values),
+ * counted with the table's bytes against --max-state-memory: keytable_charge counts `more` bytes
+ * and returns true, or false after rt_fail when that passes the limit (nothing counted then);
+ * keytable_uncharge gives back bytes counted before. */
+bool keytable_charge(KeyTable *kt, size_t more);
+void keytable_uncharge(KeyTable *kt, size_t less);
 /* Calls fn(data, ctx) for every key's data block, in no particular order. */
 void keytable_each(KeyTable *kt, void (*fn)(void *data, void *ctx), void *ctx);
 /* Frees everything the table allocated (not what the data blocks point to); kt is empty again.

@@ -54,8 +54,13 @@ size_t slide_size(const SlideSpec *spec) {
   return sizeof(Slide) + sizeof(SlideSlot) * (size_t)spec->naggs;
 }
 
+/* Cells per row: a value per slot, and a by value per slot when spec->by. */
+static size_t stride(const SlideSpec *spec) {
+  return (size_t)spec->naggs * (spec->by ? 2 : 1);
+}
+
 static Value *cell(const Slide *w, const SlideSpec *spec, int64_t pos, int slot) {
-  return &w->cells[(size_t)(pos % w->rows) * (size_t)spec->naggs + (size_t)slot];
+  return &w->cells[(size_t)(pos % w->rows) * stride(spec) + (size_t)slot];
 }
 
 /* Whether slot s folds doubles (sum of doubles, avg). */
@@ -110,7 +115,7 @@ static double fold_value(const Slide *w, const SlideSpec *spec, int s) {
 static void grow(Slide *w, const SlideSpec *spec) {
   int64_t rows = w->rows ? w->rows * 2 : 4;
   if (rows > spec->size) rows = spec->size;
-  size_t naggs = (size_t)spec->naggs, cells = (size_t)rows * naggs, old = (size_t)w->rows * naggs, deques = 0;
+  size_t naggs = stride(spec), cells = (size_t)rows * naggs, old = (size_t)w->rows * naggs, deques = 0;
   for (int s = 0; s < spec->naggs; s++) deques += spec->func[s] == FUNC_AMIN || spec->func[s] == FUNC_AMAX;
   /* one block per key: cells, then caps, then a deque ring per min and max */
   Value *block = sf_xmalloc(sizeof(Value) * cells + sizeof(size_t) * cells + sizeof(int64_t) * (size_t)rows * deques + 1);
@@ -194,9 +199,34 @@ static void add_newest(Slide *w, const SlideSpec *spec) {
   }
 }
 
+/* arg_max, arg_min: the position of the oldest row with the best by. */
+static int64_t arg_best(const Slide *w, const SlideSpec *spec, int s) {
+  int64_t best = w->seen - w->n;
+  for (int64_t pos = best + 1; pos < w->seen; pos++) {
+    int c = value_compare(cell(w, spec, pos, spec->naggs + s), cell(w, spec, best, spec->naggs + s));
+    if (spec->func[s] == FUNC_ARG_MAX ? c > 0 : c < 0) best = pos;
+  }
+  return best;
+}
+
+static int compare_values(const void *a, const void *b) {
+  return value_compare(a, b);
+}
+
+/* count_distinct: the distinct values of slot s in the window, sorted and counted. */
+static int64_t count_distinct(const Slide *w, const SlideSpec *spec, int s) {
+  Value *v = sf_xmalloc(sizeof *v * (size_t)w->n);
+  for (int64_t k = 0; k < w->n; k++) v[k] = *cell(w, spec, w->seen - w->n + k, s);
+  qsort(v, (size_t)w->n, sizeof *v, compare_values);
+  int64_t n = w->n ? 1 : 0;
+  for (int64_t k = 1; k < w->n; k++) n += value_compare(&v[k - 1], &v[k]) != 0;
+  free(v);
+  return n;
+}
+
 void slide_prefetch(const Slide *w, const SlideSpec *spec) {
   if (!w->rows) return;
-  size_t naggs = (size_t)spec->naggs;
+  size_t naggs = stride(spec);
   size_t next = (size_t)(w->seen % w->rows) * naggs, oldest = (size_t)((w->seen - w->n) % w->rows) * naggs;
   __builtin_prefetch(&w->cells[next]);
   __builtin_prefetch(&w->caps[next]);
@@ -205,7 +235,7 @@ void slide_prefetch(const Slide *w, const SlideSpec *spec) {
 
 int slide_push(Slide *w, const SlideSpec *spec, const Value *args, Value *results) {
   int overflow = -1;
-  size_t naggs = (size_t)spec->naggs;
+  size_t naggs = stride(spec);
   if (w->n == spec->size)
     drop_oldest(w, spec);
   else if (w->n == w->rows)
@@ -234,6 +264,9 @@ int slide_push(Slide *w, const SlideSpec *spec, const Value *args, Value *result
     case FUNC_AMAX: results[s] = *cell(w, spec, st->dq[st->dq_head], s); break;
     case FUNC_FIRST: results[s] = *cell(w, spec, w->seen - w->n, s); break;
     case FUNC_LAST: results[s] = *cell(w, spec, w->seen - 1, s); break;
+    case FUNC_ARG_MAX:
+    case FUNC_ARG_MIN: results[s] = *cell(w, spec, arg_best(w, spec, s), s); break;
+    case FUNC_COUNT_DISTINCT: results[s] = value_int(count_distinct(w, spec, s)); break;
     default: results[s] = value_int(0); break;
     }
   }
@@ -245,11 +278,19 @@ static bool keeps_values(const SlideSpec *spec, int s) {
   return spec->func[s] != FUNC_COUNT && spec->func[s] != FUNC_NONE;
 }
 
+/* Whether slot s's rows hold a by value. */
+static bool has_by(const SlideSpec *spec, int s) {
+  return spec->by && (spec->func[s] == FUNC_ARG_MAX || spec->func[s] == FUNC_ARG_MIN);
+}
+
 void slide_snapshot(const Slide *w, const SlideSpec *spec, Buf *out) {
   snap_i64(out, w->n);
   for (int64_t pos = w->seen - w->n; pos < w->seen; pos++)
     for (int s = 0; s < spec->naggs; s++)
-      if (keeps_values(spec, s)) snap_value(out, cell(w, spec, pos, s));
+      if (keeps_values(spec, s)) {
+        snap_value(out, cell(w, spec, pos, s));
+        if (has_by(spec, s)) snap_value(out, cell(w, spec, pos, spec->naggs + s));
+      }
 }
 
 void slide_restore(Slide *w, const SlideSpec *spec, SnapIn *in, Value *row, Value *results) {
@@ -258,16 +299,18 @@ void slide_restore(Slide *w, const SlideSpec *spec, SnapIn *in, Value *row, Valu
   for (int64_t r = 0; r < n && !in->bad; r++) {
     for (int s = 0; s < spec->naggs && !in->bad; s++) {
       row[s] = value_int(0);
+      if (spec->by) row[spec->naggs + s] = value_int(0);
       if (!keeps_values(spec, s)) continue;
       snap_get_value(in, &row[s]); /* a string points into the snapshot: slide_push copies it */
       if (row[s].type != spec->type[s]) in->bad = true;
+      if (has_by(spec, s)) snap_get_value(in, &row[spec->naggs + s]);
     }
     if (!in->bad) slide_push(w, spec, row, results); /* a prefix of the window need not fit */
   }
 }
 
 void slide_release(Slide *w, const SlideSpec *spec) {
-  size_t cells = (size_t)w->rows * (size_t)spec->naggs;
+  size_t cells = (size_t)w->rows * stride(spec);
   for (size_t c = 0; c < cells; c++) held_release(&w->cells[c], &w->caps[c]);
   free(w->cells); /* the block of the caps and the deques too */
   memset(w, 0, slide_size(spec));

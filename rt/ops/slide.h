@@ -17,6 +17,8 @@ typedef struct SlideSpec {
   int naggs;             /* aggregates (slots) per row */
   const ExprFunc *func;  /* per slot: FUNC_COUNT ... FUNC_LAST, or FUNC_NONE for a slot no set uses */
   const Type *type;      /* per slot: the argument's type (ignored for count and FUNC_NONE) */
+  bool by;               /* rows also hold a `by` value per slot (arg_max, arg_min), after the
+                            argument values: args[naggs + slot] */
 } SlideSpec;
 
 typedef struct SlideSlot SlideSlot;
@@ -65,10 +67,13 @@ size_t slide_size(const SlideSpec *spec);
  *    count;
  *  - min and max: by value_compare, the oldest of equal values; first and last: the oldest and
  *    the newest row's value;
+ *  - count_distinct: the number of distinct values (value_equal); arg_max and arg_min: the value
+ *    of the row with the largest (smallest) by, the oldest of equal ones (spec->by set);
  *  - FUNC_NONE: int 0.
  * Everything is O(1) amortized but the double folds (sum of doubles, avg) of windows holding a
  * value that is not an integer of magnitude at most 2^53, or whose magnitudes add up to more than
- * 2^53: those are folded again over the window (O(N)), because floating-point addition is not
+ * 2^53, and count_distinct, arg_max and arg_min (O(N), and O(N log N) for count_distinct): those
+ * are folded again over the window, because floating-point addition is not
  * associative and no running total gives the same bits. Out of memory aborts. */
 int slide_push(Slide *w, const SlideSpec *spec, const Value *args, Value *results);
 /* A hint before slide_push: prefetches the cells that push will read and write (the newest row's
@@ -81,7 +86,7 @@ void slide_snapshot(const Slide *w, const SlideSpec *spec, Buf *out);
  * aggregate depends on nothing but the rows in the window (the running sums, the exact-integer
  * counts and the min and max deques are functions of those rows), so the restored window gives
  * the same results, bit for bit, as the one snapshotted. row and results are scratch arrays of
- * spec->naggs values. A malformed input (too many rows, a value of another type) sets in->bad and
+ * spec->naggs values (row: twice as many with spec->by). A malformed input (too many rows, a value of another type) sets in->bad and
  * leaves w a window slide_release can free. */
 void slide_restore(Slide *w, const SlideSpec *spec, SnapIn *in, Value *row, Value *results);
 /* Frees everything w holds; its block is an empty window again (zeroed). */

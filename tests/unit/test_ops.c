@@ -63,6 +63,10 @@ static void write_parallel(Graph *g, int width, const char *path) {
   graph_free(p);
 }
 
+/* Called on the checked graph before it runs, when set: a test of what the checker does not
+ * accept yet changes the graph there. */
+static void (*patch_graph)(Graph *g);
+
 /* Runs the graph whose <graph> element holds body, parallelized at `width` first unless width is
  * 0; "@OUT@" in body stands for the absolute path of out.csv in a fresh temporary directory. The
  * graph must parse and check. */
@@ -87,6 +91,7 @@ static Result run_width(const char *body, int width) {
     graph_free(g);
     g = unit_graph_file(parallel);
   }
+  if (patch_graph) patch_graph(g);
   Result r = {0};
   size_t loglen = 0;
   FILE *log = open_memstream(&r.log, &loglen);
@@ -412,6 +417,134 @@ START_TEST(test_aggregate_sliding_every_function) {
 }
 END_TEST
 
+/* ---- Aggregate: time windows and running ----
+ * The checker of this tree does not take the time windows, `lateness`, a source's `time` nor the
+ * new aggregate functions yet, so these graphs are checked with a count window and the functions
+ * it knows, then changed (patch_graph) into what the runtime is to run: the window, the source's
+ * event time, and calls turned into window_end(), count_distinct and arg_max. Without ticks
+ * flowing, the end of the stream emits every window, in the order a final tick would. */
+
+/* Sets op's parameter name to text, adding it when it is not there. */
+static void put_param(Graph *g, Op *op, const char *name, const char *text) {
+  for (int i = 0; i < op->nparams; i++)
+    if (!strcmp(op->params[i].name, name)) {
+      op->params[i].text = text;
+      return;
+    }
+  Param *p = arena_alloc(g->arena, sizeof *p * (size_t)(op->nparams + 1));
+  memcpy(p, op->params, sizeof *p * (size_t)op->nparams);
+  p[op->nparams] = (Param){.name = name, .text = text};
+  op->params = p;
+  op->nparams++;
+}
+
+/* The aggregate call that is the whole expression of op's set of attr. */
+static Expr *set_call(Op *op, const char *attr) {
+  for (int i = 0; i < op->nsets; i++)
+    if (!strcmp(op->sets[i].attr, attr)) {
+      ck_assert_int_eq(op->sets[i].expr->kind, EXPR_CALL);
+      return op->sets[i].expr;
+    }
+  ck_abort_msg("no set of '%s'", attr);
+  return NULL;
+}
+
+static const char *patch_window; /* the window patch_time_graph gives 'agg' */
+
+/* 'agg' gets patch_window, its source the event time ts; its set e becomes window_end() (in a
+ * time window), cd count_distinct(p), am arg_max(x, ts) (ts: the argument of sts = sum(ts)). */
+static void patch_time_graph(Graph *g) {
+  Op *src = graph_find_op(g, "src"), *agg = graph_find_op(g, "agg");
+  put_param(g, src, "time", "ts");
+  put_param(g, agg, "window", patch_window);
+  if (strstr(patch_window, " time ")) set_call(agg, "e")->func = FUNC_WINDOW_END;
+  set_call(agg, "cd")->func = FUNC_COUNT_DISTINCT;
+  Expr *am = set_call(agg, "am");
+  Expr **args = arena_alloc(g->arena, sizeof *args * 2);
+  args[0] = am->args[0];
+  args[1] = set_call(agg, "sts")->args[0];
+  am->func = FUNC_ARG_MAX;
+  am->args = args;
+  am->nargs = 2;
+}
+
+/* Tuples (k, ts, x, p) = (seq % 3, seq * 3 % 10, seq, seq % 2): */
+#define TIME_GRAPH(SETS)                                                                                            \
+  "<schema name=\"In\"><attr name=\"k\" type=\"int\"/><attr name=\"ts\" type=\"int\"/>"                              \
+  "<attr name=\"x\" type=\"int\"/><attr name=\"p\" type=\"int\"/></schema>\n"                                       \
+  "<schema name=\"Out\"><attr name=\"k\" type=\"int\"/><attr name=\"n\" type=\"int\"/>"                              \
+  "<attr name=\"e\" type=\"int\"/><attr name=\"sx\" type=\"int\"/><attr name=\"f\" type=\"int\"/>"                   \
+  "<attr name=\"cd\" type=\"int\"/><attr name=\"am\" type=\"int\"/><attr name=\"sts\" type=\"int\"/></schema>\n"     \
+  "<operator name=\"src\" kind=\"Beacon\"><output stream=\"A\" schema=\"In\"/>"                                     \
+  "<param name=\"count\">8</param><set attr=\"k\">seq % 3</set><set attr=\"ts\">seq * 3 % 10</set>"                \
+  "<set attr=\"x\">seq</set><set attr=\"p\">seq % 2</set></operator>\n"                                             \
+  "<operator name=\"agg\" kind=\"Aggregate\"><input stream=\"A\"/><output stream=\"B\" schema=\"Out\"/>"            \
+  "<param name=\"partitionBy\">k</param><param name=\"window\">tumbling 2</param>"                                  \
+  "<set attr=\"n\">count()</set><set attr=\"e\">" SETS "</set><set attr=\"sx\">sum(x)</set>"                          \
+  "<set attr=\"f\">first(x)</set><set attr=\"cd\">first(p)</set><set attr=\"am\">last(x)</set>"                      \
+  "<set attr=\"sts\">sum(ts)</set></operator>\n" SINK("B")
+
+/* Tumbling time 5: (k, ts) = (0,0) (1,3) (2,6) (0,9) (1,2) (2,5) (0,8) (1,1): windows ordered by
+ * end, then key; arg_max(x, ts) of k=1's [0, 5) is x of ts 3, the tuple that came first. */
+START_TEST(test_aggregate_tumbling_time) {
+  patch_window = "tumbling time 5";
+  patch_graph = patch_time_graph;
+  expect_output(TIME_GRAPH("count()"), "k,n,e,sx,f,cd,am,sts\n"
+                                       "0,1,5,0,0,1,0,0\n"
+                                       "1,3,5,12,1,2,1,6\n"
+                                       "0,2,10,9,3,2,3,17\n"
+                                       "2,2,10,7,2,2,2,11\n");
+  patch_graph = NULL;
+}
+END_TEST
+
+/* Sessions of gap 3: k=0 has 0 | 8, 9; k=1 has 3, 2, 1 (one session, [1, 6)); k=2 has 6, 5. */
+START_TEST(test_aggregate_session_time) {
+  patch_window = "session time 3";
+  patch_graph = patch_time_graph;
+  expect_output(TIME_GRAPH("count()"), "k,n,e,sx,f,cd,am,sts\n"
+                                       "0,1,3,0,0,1,0,0\n"
+                                       "1,3,6,12,1,2,1,6\n"
+                                       "2,2,9,7,2,2,2,11\n"
+                                       "0,2,12,9,3,2,3,17\n");
+  patch_graph = NULL;
+}
+END_TEST
+
+/* Running: every tuple emits its key's aggregate over everything so far. */
+START_TEST(test_aggregate_running) {
+  patch_window = "running";
+  patch_graph = patch_time_graph;
+  expect_output(TIME_GRAPH("count() * 10"), "k,n,e,sx,f,cd,am,sts\n"
+                                            "0,1,10,0,0,1,0,0\n"
+                                            "1,1,10,1,1,1,1,3\n"
+                                            "2,1,10,2,2,1,2,6\n"
+                                            "0,2,20,3,0,2,3,9\n"
+                                            "1,2,20,5,1,2,1,5\n"
+                                            "2,2,20,7,2,2,2,11\n"
+                                            "0,3,30,9,0,2,3,17\n"
+                                            "1,3,30,12,1,2,1,6\n");
+  patch_graph = NULL;
+}
+END_TEST
+
+/* Sliding windows of 2 fold count_distinct and arg_max again over their rows. */
+START_TEST(test_aggregate_sliding_new_functions) {
+  patch_window = "sliding 2";
+  patch_graph = patch_time_graph;
+  expect_output(TIME_GRAPH("count() * 10"), "k,n,e,sx,f,cd,am,sts\n"
+                                            "0,1,10,0,0,1,0,0\n"
+                                            "1,1,10,1,1,1,1,3\n"
+                                            "2,1,10,2,2,1,2,6\n"
+                                            "0,2,20,3,0,2,3,9\n"
+                                            "1,2,20,5,1,2,1,5\n"
+                                            "2,2,20,7,2,2,2,11\n"
+                                            "0,2,20,9,3,2,3,17\n"
+                                            "1,2,20,11,4,2,4,3\n");
+  patch_graph = NULL;
+}
+END_TEST
+
 /* ---- Dedup ---- */
 
 START_TEST(test_dedup_two_attribute_key) {
@@ -625,6 +758,10 @@ static Suite *ops_suite(void) {
   tcase_add_test(ok, test_aggregate_int_sum_exact);
   tcase_add_test(ok, test_aggregate_sliding_per_key);
   tcase_add_test(ok, test_aggregate_sliding_every_function);
+  tcase_add_test(ok, test_aggregate_tumbling_time);
+  tcase_add_test(ok, test_aggregate_session_time);
+  tcase_add_test(ok, test_aggregate_running);
+  tcase_add_test(ok, test_aggregate_sliding_new_functions);
   tcase_add_test(ok, test_dedup_two_attribute_key);
   tcase_add_test(ok, test_work_preserves_tuples);
   TCase *par = unit_case(s, "parallel", NULL, NULL, 120);
