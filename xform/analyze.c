@@ -86,9 +86,16 @@ static void analyze_op(Graph *g, Op *op) {
   if (kind->keyed == KEYED_YES || (kind->keyed == KEYED_WITH_STATE && op->nstates > 0)) partition_by(g, op);
   /* what parameters change */
   if (op->kind == KIND_FUNCTOR && op_param(op, "where")) m->sel = SEL_ATMOSTONE;
+  m->emits_on_tick = false;
   if (op->kind == KIND_AGGREGATE) {
-    const char *w = op_param(op, "window");
-    if (w && !strncmp(w, "sliding", 7)) m->sel = SEL_ONE;
+    /* tumbling N emits at most once per input; sliding N and running once each; a time window
+     * emits at ticks only (each input adds to windows that a later tick closes) */
+    WindowSpec w;
+    size_t at;
+    if (window_parse(op_param(op, "window"), &w, &at) == NUM_OK) {
+      if (w.kind == WIN_SLIDING || w.kind == WIN_RUNNING) m->sel = SEL_ONE;
+      m->emits_on_tick = window_is_time(w.kind);
+    }
   }
   switch (kind->forwards) {
   case FORWARDS_ALL: forwards_all(g, op); break;

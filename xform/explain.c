@@ -4,6 +4,8 @@
  * on the first operator of each region a third line, what the cost model (cost.c) expects of it. */
 #include "sf.h"
 
+#include <string.h>
+
 /* 'a', 'b' and 'c' */
 static void put_names(FILE *out, const char *const *names, int n) {
   for (int i = 0; i < n; i++) fprintf(out, "%s'%s'", i == 0 ? "" : i == n - 1 ? " and " : ", ", names[i]);
@@ -34,9 +36,46 @@ static void explain_model(const Op *op, FILE *out) {
     fputs("forwards ", out);
     put_names(out, m->forwards, m->nforwards);
   }
-  fprintf(out, ", punct %s, final %s\n",
+  fprintf(out, ", punct %s, final %s%s\n",
           m->punct == PUNCT_GENERATES ? "generates" : m->punct == PUNCT_CONSUMES ? "consumes" : "none",
-          m->final == FINAL_EMITS ? "emits" : "none");
+          m->final == FINAL_EMITS ? "emits" : "none", m->emits_on_tick ? ", emits at ticks" : "");
+}
+
+/* `file:line: name: event time ...`: a source's time attribute and tick period, or how a
+ * time-window Aggregate's windows close. Nothing for other operators. */
+static void explain_time(const Graph *g, const Op *op, FILE *out) {
+  const char *t = op->ninputs == 0 && op->kind != KIND_CUSTOM ? op_param(op, "time") : NULL;
+  if (t) {
+    int64_t p = source_tick(g, op);
+    fprintf(out, "%s:%d: %s: event time '%s', tick %lld (%s)\n", g->file, op->line, op->name, t, (long long)p,
+            source_tick_given(op) ? "given" : "gcd of the windows downstream");
+    return;
+  }
+  WindowSpec w;
+  size_t at;
+  if (op->kind != KIND_AGGREGATE || window_parse(op_param(op, "window"), &w, &at) != NUM_OK ||
+      !window_is_time(w.kind))
+    return;
+  int64_t late;
+  const char *lt = op_param(op, "lateness");
+  if (!lt || number_read(lt, strlen(lt), 0, INT64_MAX, &late) != NUM_OK) late = 0;
+  long long size = (long long)w.size, slide = (long long)w.slide;
+  fprintf(out, "%s:%d: %s: %s, lateness %lld: ", g->file, op->line, op->name, op_param(op, "window"),
+          (long long)late);
+  char end[64];
+  if (late) snprintf(end, sizeof end, "end + %lld", (long long)late);
+  else snprintf(end, sizeof end, "end");
+  if (w.kind == WIN_TUMBLING_TIME)
+    fprintf(out, "a window [k*%lld, (k+1)*%lld) closes at the first tick >= %s\n", size, size, end);
+  else if (w.kind == WIN_HOPPING_TIME)
+    fprintf(out, "a window [k*%lld, k*%lld + %lld) closes at the first tick >= %s; each tuple is in %lld windows\n",
+            slide, slide, size, end, size / slide);
+  else if (late)
+    fprintf(out, "a session of a key (tuples less than %lld apart) closes at the first tick >= its last time + %lld "
+            "+ %lld\n", size, size, (long long)late);
+  else
+    fprintf(out, "a session of a key (tuples less than %lld apart) closes at the first tick >= its last time + %lld\n",
+            size, size);
 }
 
 static const char *merge_text(MergeOrder m) {
@@ -86,6 +125,7 @@ void fission_explain(const Fission *f, FILE *out) {
       fprintf(out, "not parallelized: %s\n", f->why[op->index] ? f->why[op->index] : "no reason recorded");
       fprintf(out, "%s:%d: %s: ", g->file, op->line, op->name);
       explain_model(op, out);
+      explain_time(g, op, out);
       continue;
     }
     if (!region_text[r->id]) region_text[r->id] = split_merge_text(a, r);
@@ -101,6 +141,7 @@ void fission_explain(const Fission *f, FILE *out) {
               "(warning)", op->host);
     fprintf(out, "\n%s:%d: %s: ", g->file, op->line, op->name);
     explain_model(op, out);
+    explain_time(g, op, out);
     if (r->ops.items[0] == op) {
       fprintf(out, "%s:%d: %s: ", g->file, op->line, op->name);
       explain_cost(f, r, a, out);

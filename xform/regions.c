@@ -118,6 +118,7 @@ static const char *unsafe_reason(Graph *g, const Op *op, const Op *colocated_wit
   if (m->punct == PUNCT_CONSUMES)
     return "it may emit tuples when a window punctuation arrives (punct=\"consumes\", rule 5)";
   if (m->final == FINAL_EMITS) return "it emits tuples when the final punctuation arrives (final=\"emits\", rule 5)";
+  if (m->emits_on_tick) return "it emits at ticks (rule 5: replicating ordered tick emissions is not implemented yet)";
   if (m->punct == PUNCT_GENERATES) {
     bool *seen = arena_alloc(a, (size_t)g->nops + 1);
     const Op *consumer = punct_consumer_below(g, op, seen);

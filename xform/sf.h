@@ -435,6 +435,7 @@ typedef struct Model {
   bool forwards_all;    /* `*`: every attribute of the output */
   PunctKind punct;      /* punctuation behaviour */
   FinalKind final;      /* final="emits": may emit tuples when the final punctuation arrives */
+  bool emits_on_tick;   /* emits when a tick arrives (a time-window Aggregate), not per input tuple */
   bool is_source;       /* no input port */
   bool is_sink;         /* no output port */
   int line;             /* where the <model> was written */

@@ -273,6 +273,35 @@ static void free_fission(Fission *f) {
 
 /* ---- safety rule 1: one input port with one stream, one output port ---- */
 
+/* Time windows emit at ticks and stay serial (rule 5, for now); a keyed running Aggregate is one
+ * per input and joins a keyed region like a sliding window. */
+START_TEST(test_time_windows_and_running) {
+  Fission *f = fission_of(HEAD
+                          "<operator name=\"src\" kind=\"Beacon\"><output stream=\"S\" schema=\"T\"/>"
+                          "<param name=\"count\">10</param><param name=\"time\">v</param>"
+                          "<set attr=\"k\">seq % 3</set><set attr=\"j\">seq % 2</set><set attr=\"v\">seq</set>"
+                          "</operator>\n"
+                          OP("tw", "Aggregate", "S", "A", "<param name=\"partitionBy\">k</param>"
+                             "<param name=\"window\">hopping time 10 5</param><set attr=\"j\">count()</set>"
+                             "<set attr=\"v\">window_end()</set>")
+                          OP("run", "Aggregate", "S", "B", "<param name=\"partitionBy\">k</param>"
+                             "<param name=\"window\">running</param><set attr=\"j\">arg_min(j, v)</set>"
+                             "<set attr=\"v\">count_distinct(v)</set>")
+                          OP("all", "Aggregate", "S", "C", "<param name=\"window\">running</param>"
+                             "<set attr=\"k\">count()</set><set attr=\"j\">0</set><set attr=\"v\">0</set>")
+                          SINK("a", "A") SINK("b", "B") SINK("c", "C") TAIL, 2);
+  const Model *tw = &op_named(f, "tw")->model, *run = &op_named(f, "run")->model;
+  ck_assert(tw->emits_on_tick && tw->sel == SEL_ATMOSTONE && tw->state == STATE_PARTITIONED);
+  ck_assert(!run->emits_on_tick && run->sel == SEL_ONE && run->state == STATE_PARTITIONED);
+  ck_assert_str_eq(why(f, "tw"), "it emits at ticks (rule 5: replicating ordered tick emissions is not implemented yet)");
+  ck_assert_ptr_null(why(f, "run"));
+  ck_assert_int_eq(region_of(f, "run")->merge, MERGE_SEQ);
+  ck_assert_str_eq(why(f, "all"), "its state is unknown: Aggregate without 'partitionBy' (rule 2)");
+  ck_assert_int_eq(source_tick(f->g, op_named(f, "src")), 5);
+  graph_free(f->g);
+}
+END_TEST
+
 START_TEST(test_rule1_fan_in) {
   Fission *f = fission_of(HEAD SRC WORK("a", "S", "A") WORK("b", "S", "B")
                           WORK("c", "A B", "C") WORK("d", "C", "D") SINK("out", "D") TAIL, 2);
@@ -1716,6 +1745,7 @@ static Suite *fission_suite(void) {
   Suite *s = suite_create("fission");
   TCase *safety = unit_case(s, "safety", NULL, NULL, 0);
   tcase_add_test(safety, test_rule1_fan_in);
+  tcase_add_test(safety, test_time_windows_and_running);
   tcase_add_test(safety, test_rule2_state);
   tcase_add_test(safety, test_custom_without_model);
   tcase_add_test(safety, test_custom_with_model);
