@@ -1613,6 +1613,39 @@ END_TEST
 
 /* The model line of each kind: what analyze inferred, or what a Custom operator declared (or was
  * assumed to do without a <model>). */
+/* The time lines of --explain: a source's tick given or chosen, and how each kind of time window
+ * closes, with and without lateness. */
+START_TEST(test_explain_time) {
+  Fission *f = fission_of(HEAD
+    "<operator name=\"src\" kind=\"Beacon\"><output stream=\"S\" schema=\"T\"/><param name=\"count\">10</param>"
+    "<param name=\"time\">v</param><param name=\"tick\">100</param><set attr=\"k\">seq % 3</set>"
+    "<set attr=\"j\">seq % 2</set><set attr=\"v\">seq</set></operator>\n"
+    OP("hop", "Aggregate", "S", "A", "<param name=\"partitionBy\">k</param><param name=\"window\">hopping time "
+       "600 200</param><param name=\"lateness\">50</param><set attr=\"j\">count()</set><set attr=\"v\">window_end()</set>")
+    OP("ses", "Aggregate", "S", "B", "<param name=\"partitionBy\">k</param><param name=\"window\">session time "
+       "30</param><set attr=\"j\">count()</set><set attr=\"v\">window_end()</set>")
+    OP("ses2", "Aggregate", "S", "C", "<param name=\"partitionBy\">k</param><param name=\"window\">session time "
+       "30</param><param name=\"lateness\">5</param><set attr=\"j\">count()</set><set attr=\"v\">window_end()</set>")
+    SINK("a", "A") SINK("b", "B") SINK("c", "C") TAIL, 2);
+  char *text = explain_text(f);
+  const char *want[] = {
+    "t.xml:4: src: event time 'v', tick 100 (given)\n",
+    "t.xml:5: hop: model: state partitioned on 'k', selectivity atmostone, forwards 'k', punct none, final none, "
+    "emits at ticks\n"
+    "t.xml:5: hop: hopping time 600 200, lateness 50: a window [k*200, k*200 + 600) closes at the first tick >= "
+    "end + 50; each tuple is in 3 windows\n",
+    "t.xml:6: ses: session time 30, lateness 0: a session of a key (tuples less than 30 apart) closes at the first "
+    "tick >= its last time + 30\n",
+    "t.xml:7: ses2: session time 30, lateness 5: a session of a key (tuples less than 30 apart) closes at the "
+    "first tick >= its last time + 30 + 5\n",
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+    ck_assert_msg(strstr(text, want[i]) != NULL, "no\n%s\nin\n%s", want[i], text);
+  free(text);
+  graph_free(f->g);
+}
+END_TEST
+
 START_TEST(test_explain_models) {
   Fission *f = fission_of(HEAD SRC
     SETK("f", "S", "A")
@@ -1805,6 +1838,7 @@ static Suite *fission_suite(void) {
   tcase_add_test(explain, test_explain_exact_wider);
   tcase_add_test(explain, test_explain_width_one);
   tcase_add_test(explain, test_explain_models);
+  tcase_add_test(explain, test_explain_time);
   tcase_add_test(explain, test_examples);
   return s;
 }
