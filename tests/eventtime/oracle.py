@@ -4,7 +4,7 @@
     python3 oracle.py QUERY INPUT.csv OUTPUT.csv [--late FILE] [--graph GRAPH.xml]
 
 QUERY is one of the graphs of this directory (hot_items, highest_bid, sessions, bidder_windows,
-daily). The oracle reads INPUT.csv (the bids gen.py writes), pushes it through the query's
+daily) or the example graphs/bidders.xml (bidders). The oracle reads INPUT.csv (the bids gen.py writes), pushes it through the query's
 operators as a list of items in stream order, and writes what the query's FileSink would write to
 OUTPUT.csv. --late FILE writes the number of late tuples of every time-window Aggregate as JSON
 ({"operator": count}), which the test compares with sf-exec --stats-json. --graph checks that the
@@ -316,6 +316,11 @@ PARAMS = {
         "people": {"where": 'channel != "bot"'},
         "perBidder": {"partitionBy": "bidder", "window": "tumbling time 5000", "lateness": "2000"},
     },
+    "bidders": {
+        "bids": {"time": "ts", "tick": "1000", "file": "data/bids.csv"},
+        "people": {"where": 'channel != "bot"'},
+        "perBidder": {"partitionBy": "bidder", "window": "tumbling time 10000", "lateness": "2000"},
+    },
     "daily": {
         "bids": {"time": "ts", "tick": "3600000"},
         "dayOf": {},
@@ -382,6 +387,24 @@ def q_bidder_windows(rows, late):
     return sink_csv(items, ["bidder", "wstart", "wend", "bids", "spent", "auctions"])
 
 
+def q_bidders(rows, late):
+    """The example graphs/bidders.xml: bids per bidder every 10 s, bots left out, windows waiting
+    2 s for stragglers, with the top price and its auction."""
+    items = source(rows, "ts", 1000)
+    items = filter_items(items, lambda t: t["channel"] != "bot")
+
+    def per_bidder(first, tuples, ws, we):
+        return {"bidder": first["bidder"], "wstart": ws, "wend": we, "bids": len(tuples),
+                "spent": sum(t["price"] for t in tuples),
+                "auctions": len(set(t["auction"] for t in tuples)),
+                "top": max(t["price"] for t in tuples),
+                "topAuction": arg_max(tuples, "auction", "price")}
+    items = window_agg(items, "perBidder", tumbling_windows(10000), "ts", ["bidder"], 2000,
+                       per_bidder, late)
+    return sink_csv(items, ["bidder", "wstart", "wend", "bids", "spent", "auctions", "top",
+                            "topAuction"])
+
+
 def c_div(a, b):
     """C's integer division, truncating toward zero (ts is never negative here anyway)."""
     q = abs(a) // abs(b)
@@ -410,6 +433,7 @@ QUERIES = {
     "highest_bid": q_highest_bid,
     "sessions": q_sessions,
     "bidder_windows": q_bidder_windows,
+    "bidders": q_bidders,
     "daily": q_daily,
 }
 
