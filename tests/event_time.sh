@@ -7,7 +7,8 @@
 # First tests/eventtime/oracle_selftest.py checks the oracle on inputs worked out by hand. Then,
 # for every query (or the named ones), in a scratch directory:
 #   1. python3 tests/eventtime/gen.py writes data/bids.csv (seeded; out-of-order rows within and
-#      beyond the lateness, gaps that leave windows empty);
+#      beyond the lateness, gaps that leave windows empty), and data/bids2.csv for a query with a
+#      second source;
 #   2. python3 tests/eventtime/oracle.py writes the expected output and the late count of each
 #      time-window Aggregate (and checks the graph's windows, lateness and ticks are the ones it
 #      assumes); the data must make late tuples where the query expects them;
@@ -38,6 +39,8 @@ EXPLAIN_EXPECT=(
   bidder_windows:perBidder:serial # tumbling time, keyed on bidder: serial for now
   daily:dayOf:parallel           # a stateless Functor
   daily:perDay:parallel          # running, keyed on day: selectivity one, no emission at ticks
+  merged_sites:people:serial     # a time-ordered fan-in of two streams: serial (rule 1)
+  merged_sites:perAuction:serial # tumbling time, keyed on auction: serial for now
   bidders:people:parallel        # graphs/bidders.xml: a stateless Filter
   bidders:perBidder:serial       # tumbling time, keyed on bidder: serial for now
 )
@@ -51,6 +54,7 @@ declare -A GEN_ARGS=(
   [highest_bid]=""
   [sessions]=""
   [bidder_windows]=""
+  [merged_sites]="--end 2400000 --calm-after 2350000"
   [bidders]="" # not generated: the example's own input (EXAMPLES)
   [daily]="--start 1764547200000 --step 12000 --gap-prob 0.001 --gap-min 3600000 --gap-max 7200000"
 )
@@ -61,8 +65,16 @@ declare -A MUST_BE_LATE=(
   [highest_bid]="highest"
   [sessions]="sessions"
   [bidder_windows]="perBidder"
+  [merged_sites]="perAuction"
   [bidders]="perBidder"
   [daily]=""
+)
+# The second input (data/bids2.csv, seed + 1) of the queries with two sources. merged_sites's two
+# sites end at the same time and in order, so that its output does not depend on when the
+# fan-in stops waiting for a site whose only item left is its final tick (see the oracle's
+# self-test: the literal rule keeps waiting until every input is at its final tick).
+declare -A GEN2_ARGS=(
+  [merged_sites]="--step 80 --end 2400000 --calm-after 2350000"
 )
 # Example graphs checked here too: QUERY -> "GRAPH INPUT OUTPUT" (paths in SOURCE_DIR, except
 # OUTPUT, the file its sink writes in out/); the other queries are tests/eventtime/QUERY.xml
@@ -70,7 +82,7 @@ declare -A MUST_BE_LATE=(
 declare -A EXAMPLES=(
   [bidders]="graphs/bidders.xml graphs/data/bids.csv bidders_windows.csv"
 )
-QUERIES=(hot_items highest_bid sessions bidder_windows daily bidders)
+QUERIES=(hot_items highest_bid sessions bidder_windows daily merged_sites bidders)
 WIDTHS=(2 4)
 
 if [[ $# -lt 2 ]]; then
@@ -136,16 +148,16 @@ explain_check() {
     op=${entry#*:}
     want=${op#*:}
     op=${op%%:*}
-    if grep -Eq "^[^ ]*: $op: parallel in region r[0-9]+" "$file"; then
+    if grep -Eq "^.*:[0-9]+: $op: parallel in region r[0-9]+" "$file"; then
       got=parallel
-    elif grep -Eq "^[^ ]*: $op: not parallelized" "$file"; then
+    elif grep -Eq "^.*:[0-9]+: $op: not parallelized" "$file"; then
       got=serial
     else
       got="not mentioned"
     fi
     if [[ $got != "$want" ]]; then
       echo "    $op: expected $want, --explain says: $got"
-      grep -E "^[^ ]*: $op: " "$file" | head -n 3 | sed 's/^/      | /'
+      grep -E "^.*:[0-9]+: $op: " "$file" | head -n 3 | sed 's/^/      | /'
       rc=1
     fi
   done
@@ -182,8 +194,18 @@ for q in "${QUERIES[@]}"; do
     sf_bad "$q data" "gen.py failed" "$w/gen.log"
     continue
   fi
+  input2=()
+  if [[ -n ${GEN2_ARGS[$q]+x} ]]; then
+    # shellcheck disable=SC2086 # GEN2_ARGS holds several options
+    if ! python3 "$et/gen.py" --rows "$rows" --seed $((seed + 1)) ${GEN2_ARGS[$q]} -o "$w/data/bids2.csv" \
+      >"$w/gen2.log" 2>&1; then
+      sf_bad "$q data" "gen.py failed on the second input" "$w/gen2.log"
+      continue
+    fi
+    input2=(--input2 data/bids2.csv)
+  fi
   if ! (cd "$w" && python3 "$et/oracle.py" "$q" data/bids.csv "expected/$outfile" --late oracle-late.json \
-    --graph "$graph") >"$w/oracle.log" 2>&1; then
+    "${input2[@]}" --graph "$graph") >"$w/oracle.log" 2>&1; then
     sf_bad "$q oracle" "oracle.py failed" "$w/oracle.log"
     continue
   fi

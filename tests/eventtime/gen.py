@@ -14,6 +14,10 @@ by a gap (whole windows stay empty). Most rows carry the clock; a few are out of
 `--small-prob` of them are behind it by 1..`--small-max` ms (less than the graphs' lateness:
 accepted), `--big-prob` by `--big-min`..`--big-max` ms (more than any lateness: late, dropped).
 
+`--end MS` stops before the first row whose clock would pass MS (`--rows` is then an upper
+bound), and no row is out of order once the clock reaches `--calm-after`: two inputs merged in
+event time can so end together and in order.
+
 Bidders and auctions are skewed as in NEXMark: half of the bids go to a few hot auctions and come
 from a few hot bidders. Prices are multiples of 10, so equal prices (ties of arg_max) are common.
 
@@ -72,6 +76,8 @@ def main():
     ap.add_argument("--big-prob", type=float, default=0.002)
     ap.add_argument("--big-min", type=int, default=15000)
     ap.add_argument("--big-max", type=int, default=30000)
+    ap.add_argument("--end", type=int, help="no row with a clock past this (ms)")
+    ap.add_argument("--calm-after", type=int, help="no row out of order from this clock on (ms)")
     ap.add_argument("--auctions", type=int, default=200)
     ap.add_argument("--bidders", type=int, default=500)
     ap.add_argument("-o", "--output", required=True)
@@ -86,8 +92,12 @@ def main():
         clock += 10 * r.between(0, a.step // 5)
         if r.chance(a.gap_prob):
             clock += r.between(a.gap_min, a.gap_max)
+        if a.end is not None and clock > a.end:
+            break
         ts = clock
-        if r.chance(a.small_prob):
+        if a.calm_after is not None and clock >= a.calm_after:
+            pass
+        elif r.chance(a.small_prob):
             ts = clock - r.between(1, a.small_max)
         elif r.chance(a.big_prob):
             ts = clock - r.between(a.big_min, a.big_max)

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """oracle.py: the expected output of the event-time queries, computed independently of sf.
 
-    python3 oracle.py QUERY INPUT.csv OUTPUT.csv [--late FILE] [--graph GRAPH.xml]
+    python3 oracle.py QUERY INPUT.csv OUTPUT.csv [--input2 CSV] [--late FILE] [--graph GRAPH.xml]
 
 QUERY is one of the graphs of this directory (hot_items, highest_bid, sessions, bidder_windows,
-daily) or the example graphs/bidders.xml (bidders). The oracle reads INPUT.csv (the bids gen.py writes), pushes it through the query's
+daily, merged_sites: which reads a second input, --input2) or the example graphs/bidders.xml (bidders). The oracle reads INPUT.csv (the bids gen.py writes), pushes it through the query's
 operators as a list of items in stream order, and writes what the query's FileSink would write to
 OUTPUT.csv. --late FILE writes the number of late tuples of every time-window Aggregate as JSON
 ({"operator": count}), which the test compares with sf-exec --stats-json. --graph checks that the
@@ -23,6 +23,8 @@ The rules are the language's, section "Event time" of docs/language.md, read lit
 - a session holds a key's tuples whose times are less than GAP apart, its start is its smallest
   time and its end its largest time + GAP; a tuple within GAP of two open sessions merges them;
   a tuple never joins an emitted session;
+- a time-ordered fan-in takes, of the items at its inputs' heads, the one with the smallest time,
+  a tick before a tuple and the earlier input on ties, and ticks the smallest latest tick;
 - `running` emits one tuple per input over everything its key received so far;
 - aggregate functions see a window's tuples in arrival order (stream position); `first`, `last`
   and the ties of arg_max/arg_min go by that order; a key's values come from its first tuple.
@@ -67,6 +69,64 @@ def filter_items(items, predicate):
 def functor(items, fn):
     """A stateless Functor: each tuple mapped to one, ticks passed on."""
     return [it if it[0] == "tick" else ("tuple", fn(it[1]), it[2]) for it in items]
+
+
+def time_merge(inputs):
+    """A time-ordered fan-in (input order="time") of complete item lists, the first written first.
+
+    While an input has not ended, its head is an item: a tuple (keyed by its time), a tick (by
+    its value) or its end (after its final tick; keyed +inf, after ticks). The merge takes the
+    head with the smallest key, on equal keys a tick before a tuple, then the earlier input. Its
+    own ticks are the smallest of the latest ticks of the inputs that have not ended, emitted
+    when that rises; tuples are passed on as they are taken."""
+    n = len(inputs)
+    heads = [0] * n
+    latest = [None] * n  # the latest tick taken from each input; None: none yet (-infinity)
+    ended = [False] * n
+    emitted = None  # the merge's latest tick
+    out = []
+
+    def merged_tick():
+        live = [latest[i] for i in range(n) if not ended[i]]
+        if not live or any(v is None for v in live):
+            return None
+        return min(live)
+
+    while not all(ended):
+        best = None
+        for i in range(n):
+            if ended[i]:
+                continue
+            if heads[i] == len(inputs[i]):
+                key = (INF, 2)  # its end
+            else:
+                it = inputs[i][heads[i]]
+                key = (it[1], 0) if it[0] == "tick" else (it[1]["__time__"], 1)
+            if best is None or key < best[0]:  # strictly: the earlier input wins ties
+                best = (key, i)
+        i = best[1]
+        if heads[i] == len(inputs[i]):
+            ended[i] = True
+        else:
+            it = inputs[i][heads[i]]
+            heads[i] += 1
+            if it[0] == "tick":
+                latest[i] = it[1]
+            else:
+                out.append(it)
+                continue
+        m = merged_tick()
+        if m is not None and (emitted is None or m > emitted):
+            emitted = m
+            out.append(("tick", m))
+    return out
+
+
+def with_time(items, time_attr):
+    """Items whose tuples carry their event time as __time__, for time_merge (which does not know
+    each input's time attribute)."""
+    return [it if it[0] == "tick" else ("tuple", dict(it[1], __time__=it[1][time_attr]), it[2])
+            for it in items]
 
 
 def key_order(values):
@@ -321,6 +381,12 @@ PARAMS = {
         "people": {"where": 'channel != "bot"'},
         "perBidder": {"partitionBy": "bidder", "window": "tumbling time 10000", "lateness": "2000"},
     },
+    "merged_sites": {
+        "siteA": {"time": "ts", "tick": "1000", "file": "data/bids.csv"},
+        "siteB": {"time": "ts", "tick": "1500", "file": "data/bids2.csv"},
+        "people": {"where": 'channel != "bot"', "@input": ("BidsA BidsB", "time")},
+        "perAuction": {"partitionBy": "auction", "window": "tumbling time 5000", "lateness": "1000"},
+    },
     "daily": {
         "bids": {"time": "ts", "tick": "3600000"},
         "dayOf": {},
@@ -405,6 +471,23 @@ def q_bidders(rows, late):
                             "topAuction"])
 
 
+def q_merged_sites(rows, late, rows2):
+    """Bids of two sites merged in event time (order="time"), bots left out, then per auction
+    every 5 s: bids, volume, and the first and last bidder in the merged order."""
+    a = with_time(source(rows, "ts", 1000), "ts")
+    b = with_time(source(rows2, "ts", 1500), "ts")
+    items = filter_items(time_merge([a, b]), lambda t: t["channel"] != "bot")
+
+    def per_auction(first, tuples, ws, we):
+        return {"auction": first["auction"], "wstart": ws, "wend": we, "bids": len(tuples),
+                "volume": sum(t["price"] for t in tuples), "firstBidder": tuples[0]["bidder"],
+                "lastBidder": tuples[-1]["bidder"]}
+    items = window_agg(items, "perAuction", tumbling_windows(5000), "ts", ["auction"], 1000,
+                       per_auction, late)
+    return sink_csv(items, ["auction", "wstart", "wend", "bids", "volume", "firstBidder",
+                            "lastBidder"])
+
+
 def c_div(a, b):
     """C's integer division, truncating toward zero (ts is never negative here anyway)."""
     q = abs(a) // abs(b)
@@ -434,6 +517,7 @@ QUERIES = {
     "sessions": q_sessions,
     "bidder_windows": q_bidder_windows,
     "bidders": q_bidders,
+    "merged_sites": q_merged_sites,
     "daily": q_daily,
 }
 
@@ -451,6 +535,12 @@ def check_graph(query, path):
             continue
         have = {p.get("name"): " ".join((p.text or "").split()) for p in op.findall("g:param", ns)}
         for pname, value in want.items():
+            if pname == "@input":
+                inputs = [(i.get("stream"), i.get("order")) for i in op.findall("g:input", ns)]
+                if inputs != [value]:
+                    errors.append("%s: operator '%s': inputs %r, the oracle assumes %r"
+                                  % (path, opname, inputs, [value]))
+                continue
             if have.get(pname) != value:
                 errors.append("%s: operator '%s': param '%s' is %r, the oracle assumes %r"
                               % (path, opname, pname, have.get(pname), value))
@@ -462,6 +552,7 @@ def main():
     ap.add_argument("query", choices=sorted(QUERIES))
     ap.add_argument("input")
     ap.add_argument("output")
+    ap.add_argument("--input2", help="the second input (merged_sites: the second site's bids)")
     ap.add_argument("--late", help="write the late counts per operator (JSON) here")
     ap.add_argument("--graph", help="check the graph's parameters against the oracle's")
     a = ap.parse_args()
@@ -472,7 +563,10 @@ def main():
                 print("oracle: " + e, file=sys.stderr)
             sys.exit(2)
     late = {}
-    text = QUERIES[a.query](read_bids(a.input), late)
+    if (a.query == "merged_sites") != (a.input2 is not None):
+        ap.error("--input2 is for merged_sites, which needs it")
+    extra = [read_bids(a.input2)] if a.input2 else []
+    text = QUERIES[a.query](read_bids(a.input), late, *extra)
     with open(a.output, "w", encoding="utf-8", newline="") as f:
         f.write(text)
     for name, n in late.items():

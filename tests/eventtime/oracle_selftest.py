@@ -203,6 +203,37 @@ out = o.session_agg(items, "s", 10, "t", ["k"], 0, session_make, late)
 check("session: exactly GAP apart", shape(out, ["ws", "we", "n"]),
       [("tick", 0), (0, 10, 1), (10, 20, 1), ("tick", INF)])
 
+# --- the time-ordered fan-in -----------------------------------------------------------------
+# A: times 1, 4, 12 with P 5: tick 0, 1, 4, tick 10, 12, tick inf.
+# B: times 0, 6, 3, 10, 20 with P 3: tick 0, 0, tick 6, 6, 3, tick 9, 10, tick 18, 20, tick inf.
+# Heads (A | B) and what is taken:
+#   tick 0 | tick 0: equal keys, A first: A's latest 0, B has none: no tick.
+#   1 | tick 0: B's tick 0: the smallest latest is 0: tick 0.   1 | 0: tuple 0 (B).
+#   1 | tick 6: 1 (A).   4 | tick 6: 4 (A).   tick 10 | tick 6: B's latest 6, min(0, 6) = 0.
+#   tick 10 | 6: 6 (B).   tick 10 | 3: 3 (B): an input going back in time is not reordered.
+#   tick 10 | tick 9: B's latest 9, min(0, 9) = 0.
+#   tick 10 | 10: equal keys, the tick first: A's latest 10, min(10, 9) = 9: tick 9.
+#   12 | 10: 10 (B).   12 | tick 18: 12 (A).   tick inf | tick 18: min(10, 18): tick 10.
+#   tick inf | 20: 20 (B).   tick inf | tick inf: A's: min(inf, 18): tick 18. Then B's: tick inf.
+a = o.with_time(o.source([{"s": "A", "t": t} for t in (1, 4, 12)], "t", 5), "t")
+b = o.with_time(o.source([{"s": "B", "t": t} for t in (0, 6, 3, 10, 20)], "t", 3), "t")
+check("time-ordered fan-in", shape(o.time_merge([a, b]), ["s", "t"]),
+      [("tick", 0), ("B", 0), ("A", 1), ("A", 4), ("B", 6), ("B", 3), ("tick", 9), ("B", 10),
+       ("A", 12), ("tick", 10), ("B", 20), ("tick", 18), ("tick", INF)])
+# An input whose head is its final tick has not ended: its latest tick still bounds the merge's
+# (FORMAT: the smallest key is taken, and +inf is the largest). A: 5 (P 5): tick 5, 5, tick inf.
+# B: 2, 30 (P 10): tick 0, 2, tick 30, 30, tick inf.
+#   tick 5 | tick 0: B's: A has none yet: nothing.   tick 5 | 2: 2 (B).
+#   tick 5 | tick 30: A's: min(5, 0): tick 0.   5 | tick 30: 5 (A).
+#   tick inf | tick 30: B's: min(5, 30): tick 5 (A, at its final tick, still counts).
+#   tick inf | 30: 30 (B).   tick inf | tick inf: A's first: min(inf, 30): tick 30.
+#   A's end | tick inf: B's tick: tick inf.
+a = o.with_time(o.source([{"s": "A", "t": 5}], "t", 5), "t")
+b = o.with_time(o.source([{"s": "B", "t": t} for t in (2, 30)], "t", 10), "t")
+check("time-ordered fan-in: an input at its final tick holds the tick",
+      shape(o.time_merge([a, b]), ["s", "t"]),
+      [("B", 2), ("tick", 0), ("A", 5), ("tick", 5), ("B", 30), ("tick", 30), ("tick", INF)])
+
 # --- running ---------------------------------------------------------------------------------
 # Key d; after each tuple: count, distinct b, sum p, max p of its key so far. Ticks unchanged.
 items = o.source([{"d": 0, "b": 1, "p": 10, "t": 0}, {"d": 0, "b": 2, "p": 30, "t": 1},
