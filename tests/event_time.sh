@@ -8,13 +8,12 @@
 # for every query (or the named ones), in a scratch directory:
 #   1. python3 tests/eventtime/gen.py writes data/bids.csv (seeded; out-of-order rows within and
 #      beyond the lateness, gaps that leave windows empty), and data/bids2.csv for a query with a
-#      second source;
+#      second source (the example graphs/bidders.xml reads its own input, graphs/data/bids.csv);
 #   2. python3 tests/eventtime/oracle.py writes the expected output and the late count of each
 #      time-window Aggregate (and checks the graph's windows, lateness and ticks are the ones it
 #      assumes); the data must make late tuples where the query expects them;
 #   3. sf-exec runs the graph as written; its output file must equal the oracle's byte for byte
 #      and the `late` field of each time-window Aggregate in --stats-json the oracle's count;
-#   (the example graphs/bidders.xml runs the same way on its fixed input, graphs/data/bids.csv);
 #   4. for widths 2 and 4, sf-xform --width W --explain rewrites it, sf-exec runs the rewrite:
 #      the same bytes, the same late counts (summed over replicas), and --explain must put each
 #      operator of EXPLAIN_EXPECT below in a parallel region or not, as listed.
@@ -54,7 +53,7 @@ declare -A GEN_ARGS=(
   [highest_bid]=""
   [sessions]=""
   [bidder_windows]=""
-  [merged_sites]="--end 2400000 --calm-after 2350000"
+  [merged_sites]="--end 2400000 --calm-after 2100000"
   [bidders]="" # not generated: the example's own input (EXAMPLES)
   [daily]="--start 1764547200000 --step 12000 --gap-prob 0.001 --gap-min 3600000 --gap-max 7200000"
 )
@@ -70,11 +69,13 @@ declare -A MUST_BE_LATE=(
   [daily]=""
 )
 # The second input (data/bids2.csv, seed + 1) of the queries with two sources. merged_sites's two
-# sites end at the same time and in order, so that its output does not depend on when the
-# fan-in stops waiting for a site whose only item left is its final tick (see the oracle's
-# self-test: the literal rule keeps waiting until every input is at its final tick).
+# sites end within a gap (<= 60 s) of 2400 s and have no row out of order in their last 300 s, so
+# that its output does not depend on when the fan-in stops waiting for a site whose only item
+# left is its final tick (the literal rule, which the oracle follows, keeps waiting until every
+# input is at its final tick; an implementation that lets a site at its final tick count as
+# ended would tick sooner, but no row after that point is out of order, so none becomes late).
 declare -A GEN2_ARGS=(
-  [merged_sites]="--step 80 --end 2400000 --calm-after 2350000"
+  [merged_sites]="--step 80 --end 2400000 --calm-after 2100000"
 )
 # Example graphs checked here too: QUERY -> "GRAPH INPUT OUTPUT" (paths in SOURCE_DIR, except
 # OUTPUT, the file its sink writes in out/); the other queries are tests/eventtime/QUERY.xml
