@@ -92,6 +92,7 @@ static uint64_t group_progress(const Group *g) {
  * store-forwarding stall on x86, which was most of rt_emit's and node_deliver's time. */
 static inline void item_copy(Item *d, const Item *s) {
   d->kind = s->kind;
+  d->keylen = s->keylen;
   d->seq = s->seq;
   d->src = s->src;
   d->born = s->born;
@@ -401,9 +402,27 @@ static int edge_push_run_remote(Edge *e, const Item *items, int k) {
   return 0;
 }
 
+/* An operator handling a keyed tuple (cur_key) emits t in that tuple's place: a copy of t with
+ * its key, so that a region's Merge still orders it among what the punctuation made the other
+ * replicas emit. */
+static __attribute__((noinline)) int emit_in_key_place(OpInst *op, int port, Tuple *t) {
+  const unsigned char *kp;
+  Tuple *k = tuple_new_keyed(t->v, t->n, op->cur_key, op->cur_keylen, &kp);
+  tuple_unref(t);
+  return rt_emit_keyed(op, port, k, kp, op->cur_keylen);
+}
+
 int rt_emit_run(OpInst *op, int port, Item *items, int k) {
   if (k <= 0) return 0;
   Node *n = op->exec_data;
+  if (__builtin_expect(op->cur_key != NULL, 0)) {
+    for (int i = 0; i < k; i++)
+      if (emit_in_key_place(op, port, items[i].t) < 0) {
+        unref_items(items + i + 1, k - i - 1);
+        return -1;
+      }
+    return 0;
+  }
   if (atomic_load_explicit(&op->exec->failed, memory_order_relaxed)) {
     unref_items(items, k);
     return -1;
@@ -454,6 +473,7 @@ int rt_run_room(const OpInst *op) {
 
 int rt_emit(OpInst *op, int port, Tuple *t) {
   Node *n = op->exec_data;
+  if (__builtin_expect(op->cur_key != NULL, 0)) return emit_in_key_place(op, port, t);
   if (n->nslots == 0 && op->exec->ck && ckpt_source_emit(n) < 0) { /* a source may owe a barrier */
     tuple_unref(t);
     return -1;
@@ -476,6 +496,7 @@ int rt_emit(OpInst *op, int port, Tuple *t) {
   }
   Item it;
   it.kind = ITEM_TUPLE;
+  it.keylen = 0;
   it.seq = op->cur_seq;
   it.src = op->cur_src;
   it.born = born;
@@ -486,6 +507,20 @@ int rt_emit(OpInst *op, int port, Tuple *t) {
 int rt_emit_keyed(OpInst *op, int port, Tuple *t, const unsigned char *key, uint32_t len) {
   return emit_item(op, port, &(Item){ .kind = ITEM_KEYED, .keylen = len, .seq = op->cur_seq, .src = op->cur_src,
                                      .key = key, .t = t });
+}
+
+int rt_emit_nth(OpInst *op, int port, Tuple *t, uint64_t i) {
+  if (op->op->channel < 0 && !op->cur_key) return rt_emit(op, port, t); /* not in a channel: in order */
+  Buf b;
+  buf_init(&b);
+  if (op->cur_key) buf_append(&b, (const char *)op->cur_key, op->cur_keylen); /* the input's place first */
+  sortkey_int(&b, (int64_t)i);
+  const unsigned char *kp;
+  Tuple *k = tuple_new_keyed(t->v, t->n, b.p, b.n, &kp);
+  uint32_t len = (uint32_t)b.n;
+  buf_release(&b);
+  tuple_unref(t);
+  return rt_emit_keyed(op, port, k, kp, len);
 }
 
 int rt_emit_tick(OpInst *op, int port, int64_t t) {
@@ -527,9 +562,11 @@ static int deliver(Node *n, int slot, const Item *it) {
     op->cur_born = 0;
     op->cur_key = it->key;
     op->cur_keylen = it->keylen;
+    Tuple *keeper = tuple_ref(it->t); /* the key lives in it: the kind may release it first */
     int rc = impl->process(op, port, it->t);
     op->cur_key = NULL;
     op->cur_keylen = 0;
+    tuple_unref(keeper);
     arena_reset(op->scratch);
     return rc;
   }

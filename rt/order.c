@@ -197,6 +197,7 @@ static Step step_seq(Group *g, Item *out) {
       return broken_promise(g, "merge '%s': the channels' ticks at %llu differ", head(g, 0)->seq);
   if (windows == W || finals == W || barriers == W || ticks == W) {
     *out = *head(g, 0);
+    if ((ticks == W || windows == W) && out->seq >= g->next_seq) g->next_seq = out->seq + 1; /* it has a position */
     for (int s = 0; s < W; s++) pop(g, s);
     return STEP_DELIVER;
   }

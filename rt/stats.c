@@ -140,6 +140,7 @@ int prof_deliver_run(Node *n, int slot, Item *items, int k) {
 int prof_deliver_tuple(Node *n, int slot, uint64_t seq, uint64_t src, int64_t born, Tuple *t) {
   Item it;
   it.kind = ITEM_TUPLE;
+  it.keylen = 0;
   it.seq = seq;
   it.src = src;
   it.born = born;
@@ -261,6 +262,14 @@ static void print_tick(FILE *f, const Node *n, bool json) {
     fprintf(f, json ? ", \"tick\": %lld" : "  tick %lld", (long long)t);
 }
 
+/* A time-window Aggregate: its stats say how many late tuples it dropped, 0 included. */
+static bool counts_late(const Node *n) {
+  if (n->op->kind != KIND_AGGREGATE) return false;
+  WindowSpec w;
+  size_t at;
+  return window_parse(op_param(n->op, "window"), &w, &at) == NUM_OK && window_is_time(w.kind);
+}
+
 /* A source with onerror="skip": its stats say how many malformed lines it dropped. */
 static bool skips_lines(const Node *n) {
   const char *onerror = n->inst.impl && !n->op->ninputs ? op_param(n->op, "onerror") : NULL;
@@ -278,6 +287,7 @@ void stats_print(Exec *x, bool final) {
     fprintf(x->log, "  %-24s %-10s in %12llu  out %12llu  %12.0f in/s  %12.0f out/s", n->op->name,
             kind_name(n->op->kind), in, out, t > 0 ? in / t : 0.0, t > 0 ? out / t : 0.0);
     if (skips_lines(n)) fprintf(x->log, "  skipped %llu", (unsigned long long)atomic_load(&n->inst.n_skipped));
+    if (counts_late(n)) fprintf(x->log, "  late %llu", (unsigned long long)atomic_load(&n->inst.n_late));
     print_tick(x->log, n, false);
     print_latency(x->log, n);
     fputc('\n', x->log);
@@ -345,6 +355,7 @@ int stats_write_json(Exec *x, const char *path, bool ok) {
     fprintf(f, ", \"in\": %llu, \"out\": %llu, \"in_per_s\": %.1f, \"out_per_s\": %.1f", in, out,
             t > 0 ? in / t : 0.0, t > 0 ? out / t : 0.0);
     if (skips_lines(n)) fprintf(f, ", \"skipped\": %llu", (unsigned long long)atomic_load(&n->inst.n_skipped));
+    if (counts_late(n)) fprintf(f, ", \"late\": %llu", (unsigned long long)atomic_load(&n->inst.n_late));
     print_tick(f, n, true);
     if (n->latency && latency_quantile(n->latency, 0.5) >= 0)
       fprintf(f, ", \"latency_us\": {\"p50\": %.0f, \"p99\": %.0f, \"p99_9\": %.0f}", latency_quantile(n->latency, 0.5),

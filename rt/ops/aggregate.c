@@ -81,6 +81,7 @@ typedef struct Aggregate {
   Value *results; /* the emitting window's aggregate values, by slot */
   uint64_t arrivals; /* tumbling and running: tuples so far (their arrival numbers) */
   Tw tw;          /* time windows */
+  Buf sortkey;    /* time windows: the sort key of the window being emitted (emit_window) */
   uint64_t pending; /* time windows: windows closed but not yet freed by an emit that failed */
   char first_late[512]; /* the first late tuple, described ("" while none) */
   Value *late_key;      /* its key's values (for a restore at another width; strings in arena) */
@@ -360,6 +361,20 @@ static int aggregate_process_run(OpInst *op, int port, Item *items, int n) {
   return 0;
 }
 
+/* Emits out, a window's output, with its sort key (window end, window start, the key's values:
+ * sortkey.c), so that a region's Merge puts it among the other replicas' as one instance emits
+ * them (docs/design.md, "Sub-positions, ticks and time"). */
+static int emit_window(OpInst *op, Aggregate *g, const TwWindow *w, Tuple *out) {
+  buf_reset(&g->sortkey);
+  sortkey_int(&g->sortkey, w->end);
+  sortkey_int(&g->sortkey, w->start);
+  for (int k = 0; k < g->tw.spec.nkeys; k++) sortkey_value(&g->sortkey, &w->first->v[g->tw.spec.keyslots[k]]);
+  const unsigned char *key;
+  Tuple *kt = tuple_new_keyed(out->v, out->n, g->sortkey.p, g->sortkey.n, &key);
+  tuple_unref(out);
+  return rt_emit_keyed(op, 0, kt, key, (uint32_t)g->sortkey.n);
+}
+
 /* Emits every time window tick t closes, in order (timewin.h); 0 or -1. */
 static int emit_closed(OpInst *op, int64_t t) {
   Aggregate *g = op->state;
@@ -375,7 +390,7 @@ static int emit_closed(OpInst *op, int64_t t) {
       } else {
         EvalEnv env = {.attrs = w->first->v, .scratch = op->scratch, .aggs = g->results};
         Tuple *out = outplan_build(&g->plan, op, &env, w->first);
-        rc = out ? rt_emit(op, 0, out) : -1;
+        rc = out ? emit_window(op, g, w, out) : -1;
       }
     }
     tw_window_free(&g->tw, w);
@@ -612,6 +627,7 @@ static void aggregate_close(OpInst *op, bool ok) {
   if (g->keys.arena) keytable_each(&g->keys, release_window, g);
   keytable_release(&g->keys);
   tw_release(&g->tw);
+  buf_release(&g->sortkey);
   arena_free(g->arena);
   free(g);
   op->state = NULL;

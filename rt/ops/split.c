@@ -92,7 +92,10 @@ static int split_process(OpInst *op, int port, Tuple *t) {
     return rt_emit_item(op, out, &(Item){ .kind = ITEM_KEYED, .keylen = op->cur_keylen, .seq = seq, .src = op->cur_src,
                                           .key = op->cur_key, .t = t });
   }
-  s->high = seq + 1;
+  /* a Split that numbers its tuples knows the next one's number; one that keeps them (a shuffle)
+   * may pass more tuples of this one's position (several outputs of one input, selectivity
+   * `many'), so its pulses promise no more than that position */
+  s->high = s->assign ? seq + 1 : seq > s->high ? seq : s->high;
   if (rt_emit_item(op, out, &(Item){ .kind = ITEM_TUPLE, .seq = seq, .src = op->cur_src, .born = op->cur_born, .t = t }) < 0) return -1;
   if (s->pulse && ++s->since >= s->pulse) return send_pulses(op, s, s->high);
   return 0;
@@ -109,7 +112,8 @@ static inline uint64_t pulse_room(const Split *s) {
  * behind tuples of the run already on their way), as split_process would after its last tuple.
  * Then the period's pulse when it is due. On a failure releases items[i+k..n) too. */
 static int emit_stretch(OpInst *op, Split *s, int out, Item *items, int i, int k, int n) {
-  s->high = items[i + k - 1].seq + 1;
+  uint64_t last = items[i + k - 1].seq;
+  s->high = s->assign ? last + 1 : last > s->high ? last : s->high; /* as split_process */
   op->cur_seq = items[i + k - 1].seq;
   op->cur_src = items[i + k - 1].src;
   op->cur_born = items[i + k - 1].born;
@@ -193,11 +197,13 @@ static int split_final(OpInst *op) {
   return 0;
 }
 
+/* Window punctuation goes down every output with a position of its own, as a tick does (below). */
 static int split_window(OpInst *op, int port) {
   Split *s = op->state;
-  uint64_t seq = s->assign ? s->next_seq : op->cur_seq;
+  uint64_t seq = s->assign ? s->next_seq++ : op->cur_seq;
   for (int p = 0; p < s->width; p++)
     if (rt_emit_item(op, p, &(Item){ .kind = ITEM_WINDOW, .seq = seq, .src = op->cur_src }) < 0) return -1;
+  if (s->assign) s->high = seq + 1;
   return 0;
 }
 
@@ -205,9 +211,15 @@ static int split_window(OpInst *op, int port) {
  * the region's Merge lets it go once every channel delivered it. */
 static int split_tick(OpInst *op, int port, int64_t t) {
   Split *s = op->state;
-  uint64_t seq = s->assign ? s->next_seq : op->cur_seq;
+  /* a tick takes a position of its own, so that what the channels emit at it (keyed tuples, at
+   * its position) never shares a position with a tuple's outputs */
+  uint64_t seq = s->assign ? s->next_seq++ : op->cur_seq;
   for (int p = 0; p < s->width; p++)
     if (rt_emit_item(op, p, &(Item){ .kind = ITEM_TICK, .seq = seq, .src = op->cur_src, .tick = t }) < 0) return -1;
+  /* only now may a pulse promise the position after the tick: one sent while a channel waits for
+   * room (the idle hook) would reach a channel that has not got the tick yet, whose emissions at
+   * it (keyed tuples at its position) would then come after the promise */
+  if (s->assign) s->high = seq + 1;
   return 0;
 }
 

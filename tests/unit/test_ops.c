@@ -63,10 +63,6 @@ static void write_parallel(Graph *g, int width, const char *path) {
   graph_free(p);
 }
 
-/* Called on the checked graph before it runs, when set: a test of what the checker does not
- * accept yet changes the graph there. */
-static void (*patch_graph)(Graph *g);
-
 /* Runs the graph whose <graph> element holds body, parallelized at `width` first unless width is
  * 0; "@OUT@" in body stands for the absolute path of out.csv in a fresh temporary directory. The
  * graph must parse and check. */
@@ -91,7 +87,6 @@ static Result run_width(const char *body, int width) {
     graph_free(g);
     g = unit_graph_file(parallel);
   }
-  if (patch_graph) patch_graph(g);
   Result r = {0};
   size_t loglen = 0;
   FILE *log = open_memstream(&r.log, &loglen);
@@ -418,104 +413,54 @@ START_TEST(test_aggregate_sliding_every_function) {
 END_TEST
 
 /* ---- Aggregate: time windows and running ----
- * The checker of this tree does not take the time windows, `lateness`, a source's `time` nor the
- * new aggregate functions yet, so these graphs are checked with a count window and the functions
- * it knows, then changed (patch_graph) into what the runtime is to run: the window, the source's
- * event time, and calls turned into window_end(), count_distinct and arg_max. Without ticks
- * flowing, the end of the stream emits every window, in the order a final tick would. */
-
-/* Sets op's parameter name to text, adding it when it is not there. */
-static void put_param(Graph *g, Op *op, const char *name, const char *text) {
-  for (int i = 0; i < op->nparams; i++)
-    if (!strcmp(op->params[i].name, name)) {
-      op->params[i].text = text;
-      return;
-    }
-  Param *p = arena_alloc(g->arena, sizeof *p * (size_t)(op->nparams + 1));
-  memcpy(p, op->params, sizeof *p * (size_t)op->nparams);
-  p[op->nparams] = (Param){.name = name, .text = text};
-  op->params = p;
-  op->nparams++;
-}
-
-/* The aggregate call that is the whole expression of op's set of attr. */
-static Expr *set_call(Op *op, const char *attr) {
-  for (int i = 0; i < op->nsets; i++)
-    if (!strcmp(op->sets[i].attr, attr)) {
-      ck_assert_int_eq(op->sets[i].expr->kind, EXPR_CALL);
-      return op->sets[i].expr;
-    }
-  ck_abort_msg("no set of '%s'", attr);
-  return NULL;
-}
-
-static const char *patch_window; /* the window patch_time_graph gives 'agg' */
-
-/* 'agg' gets patch_window, its source the event time ts; its set e becomes window_end() (in a
- * time window), cd count_distinct(p), am arg_max(x, ts) (ts: the argument of sts = sum(ts)). */
-static void patch_time_graph(Graph *g) {
-  Op *src = graph_find_op(g, "src"), *agg = graph_find_op(g, "agg");
-  put_param(g, src, "time", "ts");
-  put_param(g, agg, "window", patch_window);
-  if (strstr(patch_window, " time ")) set_call(agg, "e")->func = FUNC_WINDOW_END;
-  set_call(agg, "cd")->func = FUNC_COUNT_DISTINCT;
-  Expr *am = set_call(agg, "am");
-  Expr **args = arena_alloc(g->arena, sizeof *args * 2);
-  args[0] = am->args[0];
-  args[1] = set_call(agg, "sts")->args[0];
-  am->func = FUNC_ARG_MAX;
-  am->args = args;
-  am->nargs = 2;
-}
+ * The Beacon's ts goes back and forth, with no tick period given: the default is the gcd of the
+ * windows downstream (5, 3), or 1 without time windows. Ticks close windows as ts rises; the final
+ * tick emits the rest, in the order of window end, then key. */
 
 /* Tuples (k, ts, x, p) = (seq % 3, seq * 3 % 10, seq, seq % 2): */
-#define TIME_GRAPH(SETS)                                                                                            \
+#define TIME_GRAPH(WINDOW, E)                                                                                       \
   "<schema name=\"In\"><attr name=\"k\" type=\"int\"/><attr name=\"ts\" type=\"int\"/>"                              \
   "<attr name=\"x\" type=\"int\"/><attr name=\"p\" type=\"int\"/></schema>\n"                                       \
   "<schema name=\"Out\"><attr name=\"k\" type=\"int\"/><attr name=\"n\" type=\"int\"/>"                              \
   "<attr name=\"e\" type=\"int\"/><attr name=\"sx\" type=\"int\"/><attr name=\"f\" type=\"int\"/>"                   \
   "<attr name=\"cd\" type=\"int\"/><attr name=\"am\" type=\"int\"/><attr name=\"sts\" type=\"int\"/></schema>\n"     \
   "<operator name=\"src\" kind=\"Beacon\"><output stream=\"A\" schema=\"In\"/>"                                     \
-  "<param name=\"count\">8</param><set attr=\"k\">seq % 3</set><set attr=\"ts\">seq * 3 % 10</set>"                \
-  "<set attr=\"x\">seq</set><set attr=\"p\">seq % 2</set></operator>\n"                                             \
+  "<param name=\"count\">8</param><param name=\"time\">ts</param><set attr=\"k\">seq % 3</set>"                     \
+  "<set attr=\"ts\">seq * 3 % 10</set><set attr=\"x\">seq</set><set attr=\"p\">seq % 2</set></operator>\n"           \
   "<operator name=\"agg\" kind=\"Aggregate\"><input stream=\"A\"/><output stream=\"B\" schema=\"Out\"/>"            \
-  "<param name=\"partitionBy\">k</param><param name=\"window\">tumbling 2</param>"                                  \
-  "<set attr=\"n\">count()</set><set attr=\"e\">" SETS "</set><set attr=\"sx\">sum(x)</set>"                          \
-  "<set attr=\"f\">first(x)</set><set attr=\"cd\">first(p)</set><set attr=\"am\">last(x)</set>"                      \
+  "<param name=\"partitionBy\">k</param><param name=\"window\">" WINDOW "</param>"                                   \
+  "<set attr=\"n\">count()</set><set attr=\"e\">" E "</set><set attr=\"sx\">sum(x)</set>"                              \
+  "<set attr=\"f\">first(x)</set><set attr=\"cd\">count_distinct(p)</set><set attr=\"am\">arg_max(x, ts)</set>"        \
   "<set attr=\"sts\">sum(ts)</set></operator>\n" SINK("B")
 
-/* Tumbling time 5: (k, ts) = (0,0) (1,3) (2,6) (0,9) (1,2) (2,5) (0,8) (1,1): windows ordered by
- * end, then key; arg_max(x, ts) of k=1's [0, 5) is x of ts 3, the tuple that came first. */
+/* Tumbling time 5, ticks every 5: (k, ts) = (0,0) (1,3) (2,6) (0,9) (1,2) (2,5) (0,8) (1,1). ts 6
+ * brings tick 5, which closes [0, 5) (k=0: ts 0; k=1: ts 3), so (1,2) and (1,1) are late; the
+ * final tick closes [5, 10): k=0 (9, 8) and k=2 (6, 5). Windows ordered by end, then key;
+ * arg_max(x, ts) is x of the largest ts. */
 START_TEST(test_aggregate_tumbling_time) {
-  patch_window = "tumbling time 5";
-  patch_graph = patch_time_graph;
-  expect_output(TIME_GRAPH("count()"), "k,n,e,sx,f,cd,am,sts\n"
+  expect_output(TIME_GRAPH("tumbling time 5", "window_end()"), "k,n,e,sx,f,cd,am,sts\n"
                                        "0,1,5,0,0,1,0,0\n"
-                                       "1,3,5,12,1,2,1,6\n"
+                                       "1,1,5,1,1,1,1,3\n"
                                        "0,2,10,9,3,2,3,17\n"
                                        "2,2,10,7,2,2,2,11\n");
-  patch_graph = NULL;
 }
 END_TEST
 
-/* Sessions of gap 3: k=0 has 0 | 8, 9; k=1 has 3, 2, 1 (one session, [1, 6)); k=2 has 6, 5. */
+/* Sessions of gap 3, ticks every 3: ts 3, 6 and 9 bring ticks 3, 6, 9, which close k=0's (0),
+ * k=1's (3) and k=2's (6) sessions; then (1,2), (2,5) and (1,1) are late (time + 3 <= 9), and
+ * (0,8) joins k=0's open session (9): [8, 12), emitted by the final tick. */
 START_TEST(test_aggregate_session_time) {
-  patch_window = "session time 3";
-  patch_graph = patch_time_graph;
-  expect_output(TIME_GRAPH("count()"), "k,n,e,sx,f,cd,am,sts\n"
+  expect_output(TIME_GRAPH("session time 3", "window_end()"), "k,n,e,sx,f,cd,am,sts\n"
                                        "0,1,3,0,0,1,0,0\n"
-                                       "1,3,6,12,1,2,1,6\n"
-                                       "2,2,9,7,2,2,2,11\n"
+                                       "1,1,6,1,1,1,1,3\n"
+                                       "2,1,9,2,2,1,2,6\n"
                                        "0,2,12,9,3,2,3,17\n");
-  patch_graph = NULL;
 }
 END_TEST
 
 /* Running: every tuple emits its key's aggregate over everything so far. */
 START_TEST(test_aggregate_running) {
-  patch_window = "running";
-  patch_graph = patch_time_graph;
-  expect_output(TIME_GRAPH("count() * 10"), "k,n,e,sx,f,cd,am,sts\n"
+  expect_output(TIME_GRAPH("running", "count() * 10"), "k,n,e,sx,f,cd,am,sts\n"
                                             "0,1,10,0,0,1,0,0\n"
                                             "1,1,10,1,1,1,1,3\n"
                                             "2,1,10,2,2,1,2,6\n"
@@ -524,15 +469,12 @@ START_TEST(test_aggregate_running) {
                                             "2,2,20,7,2,2,2,11\n"
                                             "0,3,30,9,0,2,3,17\n"
                                             "1,3,30,12,1,2,1,6\n");
-  patch_graph = NULL;
 }
 END_TEST
 
 /* Sliding windows of 2 fold count_distinct and arg_max again over their rows. */
 START_TEST(test_aggregate_sliding_new_functions) {
-  patch_window = "sliding 2";
-  patch_graph = patch_time_graph;
-  expect_output(TIME_GRAPH("count() * 10"), "k,n,e,sx,f,cd,am,sts\n"
+  expect_output(TIME_GRAPH("sliding 2", "count() * 10"), "k,n,e,sx,f,cd,am,sts\n"
                                             "0,1,10,0,0,1,0,0\n"
                                             "1,1,10,1,1,1,1,3\n"
                                             "2,1,10,2,2,1,2,6\n"
@@ -541,7 +483,6 @@ START_TEST(test_aggregate_sliding_new_functions) {
                                             "2,2,20,7,2,2,2,11\n"
                                             "0,2,20,9,3,2,3,17\n"
                                             "1,2,20,11,4,2,4,3\n");
-  patch_graph = NULL;
 }
 END_TEST
 
