@@ -26,22 +26,22 @@
 set -uo pipefail
 
 # ---------------------------------------------------------------------------------------------
-# What sf-xform --explain must decide, QUERY:OPERATOR:parallel|serial. Update this list when the
-# transformer learns to replicate more: FORMAT allows keyed time windows in a region (their
-# emissions at a tick are ordered by key), which this branch's transformer does not do yet.
+# What sf-xform --explain must decide, QUERY:OPERATOR:parallel|serial: keyed time windows are
+# replicated (their emissions at a tick are ordered by key, docs/design.md, rule 5), stacked ones
+# joined by a shuffle; a time window without partitionBy and a fan-in stay serial.
 EXPLAIN_EXPECT=(
-  hot_items:counts:serial        # hopping time, keyed on auction: serial for now
-  hot_items:hottest:serial       # tumbling time, keyed on wend: serial for now
-  highest_bid:highest:serial     # a time window without partitionBy: always serial (rule 5)
-  sessions:sessions:serial       # session time, keyed on bidder: serial for now
-  bidder_windows:people:parallel # a stateless Filter (ticks cross its region)
-  bidder_windows:perBidder:serial # tumbling time, keyed on bidder: serial for now
-  daily:dayOf:parallel           # a stateless Functor
-  daily:perDay:parallel          # running, keyed on day: selectivity one, no emission at ticks
-  merged_sites:people:serial     # a time-ordered fan-in of two streams: serial (rule 1)
-  merged_sites:perAuction:serial # tumbling time, keyed on auction: serial for now
-  bidders:people:parallel        # graphs/bidders.xml: a stateless Filter
-  bidders:perBidder:serial       # tumbling time, keyed on bidder: serial for now
+  hot_items:counts:parallel       # hopping time, keyed on auction
+  hot_items:hottest:parallel      # tumbling time, keyed on wend: shuffled from counts' region
+  highest_bid:highest:serial      # a time window without partitionBy: state unknown (rule 2)
+  sessions:sessions:parallel      # session time, keyed on bidder
+  bidder_windows:people:parallel  # a stateless Filter (ticks cross its region)
+  bidder_windows:perBidder:parallel # tumbling time, keyed on bidder, in the Filter's region
+  daily:dayOf:parallel            # a stateless Functor
+  daily:perDay:parallel           # running, keyed on day: selectivity one, no emission at ticks
+  merged_sites:people:serial      # a time-ordered fan-in of two streams: serial (rule 1)
+  merged_sites:perAuction:parallel # tumbling time, keyed on auction
+  bidders:people:parallel         # graphs/bidders.xml: a stateless Filter
+  bidders:perBidder:parallel      # tumbling time, keyed on bidder
 )
 # ---------------------------------------------------------------------------------------------
 

@@ -48,10 +48,6 @@ static const Op *punct_consumer_below(const Graph *g, const Op *op, bool *seen) 
   return NULL;
 }
 
-static const char *selectivity_name(Selectivity s) {
-  return s == SEL_ONE ? "one" : s == SEL_ATMOSTONE ? "atmostone" : s == SEL_MANY ? "many" : "none";
-}
-
 /* Orders tagged operators by colocate tag, then document order. */
 static int colocate_cmp(const void *pa, const void *pb) {
   const Op *a = *(Op *const *)pa, *b = *(Op *const *)pb;
@@ -79,6 +75,11 @@ static const Op **colocate_partners(Graph *g) {
 
 /* Why op may not be replicated (NULL: it may); colocated_with is another operator sharing its
  * colocate tag, if any. */
+/* Whether an operator may emit tuples at a punctuation: window punctuation, the end, a tick. */
+static bool emits_at_punctuation(const Model *m) {
+  return m->punct == PUNCT_CONSUMES || m->final == FINAL_EMITS || m->emits_on_tick;
+}
+
 static const char *unsafe_reason(Graph *g, const Op *op, const Op *colocated_with) {
   Arena *a = g->arena;
   const Model *m = &op->model;
@@ -103,22 +104,26 @@ static const char *unsafe_reason(Graph *g, const Op *op, const Op *colocated_wit
     return arena_printf(a, "its state is unknown: %s without 'partitionBy' (rule 2)", kind_name(op->kind));
   }
   if (m->state == STATE_PARTITIONED && m->nkeys == 0) return "its state is partitioned on an empty key (rule 2)";
-  /* 3: selectivity */
-  if (m->sel != SEL_ONE && m->sel != SEL_ATMOSTONE) {
-    if (op->kind == KIND_CUSTOM && !m->declared)
-      return "its selectivity is many (Custom operator without a <model>; rule 3)";
-    return arena_printf(a, "its selectivity is %s: it may emit several tuples per input (rule 3)",
-                        selectivity_name(m->sel));
-  }
+  /* 3: selectivity one, atmostone and many all qualify: the outputs of one input keep its
+   * position and their order, in one channel */
   /* 4: colocation */
   if (colocated_with)
     return arena_printf(a, "it shares colocate tag '%s' with '%s' (rule 4)", op->colocate, colocated_with->name);
-  /* 5: punctuation. What an operator emits on a punctuation is caused by no input tuple, so it has
-   * no sequence number that could put it in the sequential order. */
-  if (m->punct == PUNCT_CONSUMES)
-    return "it may emit tuples when a window punctuation arrives (punct=\"consumes\", rule 5)";
-  if (m->final == FINAL_EMITS) return "it emits tuples when the final punctuation arrives (final=\"emits\", rule 5)";
-  if (m->emits_on_tick) return "it emits at ticks (rule 5: replicating ordered tick emissions is not implemented yet)";
+  /* 5: punctuation. What an operator emits on a punctuation is caused by no input tuple; it has a
+   * place in the sequential order only by its key (the runtime sorts it so, docs/design.md), and
+   * the region partitions on a part of that key (rule 2 saw it is partitioned). A Custom
+   * operator's key must be in its output, where the runtime reads it. */
+  const char *unkeyed = !emits_at_punctuation(m) || m->state == STATE_PARTITIONED ? NULL
+                        : m->punct == PUNCT_CONSUMES ? "punct=\"consumes\"" : m->final == FINAL_EMITS ? "final=\"emits\""
+                                                                                                 : "a time window";
+  if (unkeyed) return arena_printf(a, "it emits on punctuation (%s) without a key to order that by (rule 5)", unkeyed);
+  if (emits_at_punctuation(m) && op->kind == KIND_CUSTOM) {
+    const Schema *out = op_output_schema(op);
+    for (int k = 0; k < m->nkeys; k++)
+      if (!out || schema_find_attr(out, m->keys[k]) < 0)
+        return arena_printf(a, "it emits on punctuation, but its key '%s' is not an attribute of its output, where "
+                               "the runtime orders what it emits there (rule 5)", m->keys[k]);
+  }
   if (m->punct == PUNCT_GENERATES) {
     bool *seen = arena_alloc(a, (size_t)g->nops + 1);
     const Op *consumer = punct_consumer_below(g, op, seen);
@@ -350,9 +355,13 @@ static void choose_strategies(Fission *f) {
   for (int i = 0; i < f->regions.n; i++) {
     Region *r = f->regions.items[i];
     r->split = r->nkeys > 0 ? SPLIT_HASH : SPLIT_ROUNDROBIN;
+    /* a channel may drop tuples, emit several at one position, or emit at a punctuation: only
+     * seqpulse orders by position and key and waits for a promise */
     bool selective = false;
-    for (int k = 0; k < r->ops.n; k++)
-      if (((Op *)r->ops.items[k])->model.sel == SEL_ATMOSTONE) selective = true;
+    for (int k = 0; k < r->ops.n; k++) {
+      const Model *m = &((Op *)r->ops.items[k])->model;
+      if (m->sel == SEL_ATMOSTONE || m->sel == SEL_MANY || emits_at_punctuation(m)) selective = true;
+    }
     /* shuffles order by sequence number and need pulses on both sides: a channel upstream that
      * drops everything would otherwise stall every merge below it */
     if (selective || r->from || r->to)

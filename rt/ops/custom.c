@@ -423,6 +423,13 @@ int sf_emit(sf_op *op, sf_tuple *t) {
   Tuple *out = tuple_new(t->v, t->n);
   sf_tuple_free(t);
   bool source = op->inst->op->ninputs == 0;
+  if (op->handling == HANDLING_TUPLE && promised_selectivity(op) == SEL_MANY) { /* output n of the input */
+    if (rt_emit_nth(op->inst, 0, out, (uint64_t)(op->emitted_now - 1)) < 0) {
+      op->failed = true;
+      return -1;
+    }
+    return 0;
+  }
   /* a source's snapshot may be taken inside rt_emit, before the tuple leaves: op->emitted is then
    * still this tuple's seq, the one a restored source emits first */
   if (source) op->inst->cur_seq = op->inst->cur_src = op->emitted;

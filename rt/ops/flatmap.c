@@ -41,7 +41,7 @@ static int flatmap_process(OpInst *op, int port, Tuple *t) {
     env.index = i;
     Tuple *out = outplan_build(&m->plan, op, &env, t);
     arena_reset(m->scratch);
-    if (!out || rt_emit(op, 0, out)) goto fail;
+    if (!out || rt_emit_nth(op, 0, out, (uint64_t)i)) goto fail;
   }
   tuple_unref(t);
   return 0;

@@ -273,8 +273,8 @@ static void free_fission(Fission *f) {
 
 /* ---- safety rule 1: one input port with one stream, one output port ---- */
 
-/* Time windows emit at ticks and stay serial (rule 5, for now); a keyed running Aggregate is one
- * per input and joins a keyed region like a sliding window. */
+/* A keyed time window emits at ticks, ordered by key: it is replicated with a seqpulse Merge (rule
+ * 5); a keyed running Aggregate is one per input and joins a keyed region like a sliding window. */
 START_TEST(test_time_windows_and_running) {
   Fission *f = fission_of(HEAD
                           "<operator name=\"src\" kind=\"Beacon\"><output stream=\"S\" schema=\"T\"/>"
@@ -293,7 +293,8 @@ START_TEST(test_time_windows_and_running) {
   const Model *tw = &op_named(f, "tw")->model, *run = &op_named(f, "run")->model;
   ck_assert(tw->emits_on_tick && tw->sel == SEL_ATMOSTONE && tw->state == STATE_PARTITIONED);
   ck_assert(!run->emits_on_tick && run->sel == SEL_ONE && run->state == STATE_PARTITIONED);
-  ck_assert_str_eq(why(f, "tw"), "it emits at ticks (rule 5: replicating ordered tick emissions is not implemented yet)");
+  ck_assert_ptr_null(why(f, "tw"));
+  ck_assert_int_eq(region_of(f, "tw")->merge, MERGE_SEQPULSE);
   ck_assert_ptr_null(why(f, "run"));
   ck_assert_int_eq(region_of(f, "run")->merge, MERGE_SEQ);
   ck_assert_str_eq(why(f, "all"), "its state is unknown: Aggregate without 'partitionBy' (rule 2)");
@@ -412,17 +413,19 @@ START_TEST(test_custom_with_model) {
 }
 END_TEST
 
-/* ---- rule 3: selectivity one or atmostone ---- */
+/* ---- rule 3: selectivity one, atmostone or many ---- */
 
+/* FlatMap and a Custom operator of selectivity many are replicated: the outputs of one input keep
+ * its position and their order (keyed by their index), so the Merge is seqpulse. */
 START_TEST(test_rule3_selectivity) {
   Fission *f = fission_of(HEAD SRC
     OP("fm", "FlatMap", "S", "A", "<param name=\"count\">k</param><set attr=\"v\">v + i</set>")
     "<operator name=\"many\" kind=\"Custom\"><input stream=\"A\"/><output stream=\"B\" schema=\"T\"/>"
     "<model state=\"none\" selectivity=\"many\"/><library path=\"x.so\" symbol=\"s\"/></operator>\n"
     WORK("w", "B", "C") SINK("out", "C") TAIL, 2);
-  ck_assert_str_eq(why(f, "fm"), "its selectivity is many: it may emit several tuples per input (rule 3)");
-  ck_assert_str_eq(why(f, "many"), "its selectivity is many: it may emit several tuples per input (rule 3)");
-  assert_regions(f, "r1: w key=- width=2 roundrobin/roundrobin from=- to=-\n");
+  ck_assert_ptr_null(why(f, "fm"));
+  ck_assert_ptr_null(why(f, "many"));
+  assert_regions(f, "r1: fm many w key=- width=2 roundrobin/seqpulse from=- to=-\n");
   free_fission(f);
 }
 END_TEST
@@ -463,8 +466,8 @@ START_TEST(test_rule5_punctuation) {
                           SINK("out", "D") TAIL, 2);
   ck_assert_str_eq(why(f, "gen"), "it generates punctuation that 'use' downstream consumes (rule 5)");
   ck_assert_ptr_null(why(f, "w"));
-  /* a consumer may emit when a window punctuation arrives: never replicated */
-  ck_assert_str_eq(why(f, "use"), "it may emit tuples when a window punctuation arrives (punct=\"consumes\", rule 5)");
+  /* a consumer may emit when a window punctuation arrives: without a key, never replicated */
+  ck_assert_str_eq(why(f, "use"), "it emits on punctuation (punct=\"consumes\") without a key to order that by (rule 5)");
   ck_assert_ptr_null(why(f, "late")); /* the consumer is upstream of it */
   assert_regions(f, "r1: w key=- width=2 roundrobin/roundrobin from=- to=-\n"
                     "r2: late key=- width=2 roundrobin/roundrobin from=- to=-\n");
@@ -478,15 +481,16 @@ START_TEST(test_rule5_consumer_on_other_branch) {
   Fission *f = fission_of(HEAD SRC CUSTOM_PUNCT("gen", "S", "A", "generates") SINK("o1", "A")
                           CUSTOM_PUNCT("use", "S", "B", "consumes") SINK("o2", "B") TAIL, 2);
   ck_assert_ptr_null(why(f, "gen"));
-  ck_assert_str_eq(why(f, "use"), "it may emit tuples when a window punctuation arrives (punct=\"consumes\", rule 5)");
+  ck_assert_str_eq(why(f, "use"), "it emits on punctuation (punct=\"consumes\") without a key to order that by (rule 5)");
   assert_regions(f, "r1: gen key=- width=2 roundrobin/roundrobin from=- to=-\n");
   free_fission(f);
 }
 END_TEST
 
 /* A keyed Custom operator emitting per key on a window punctuation (issue 8's failing case), and one
- * flushing its open sessions on the final punctuation: both stay serial, with the reason; the
- * operators around them still form their regions. */
+ * flushing its open sessions on the final punctuation: their key is in their output, so what they
+ * emit there is ordered by key (the runtime's ordering service) and they are replicated (rule 5),
+ * with seqpulse Merges. */
 #define CUSTOM_KEYED(name, in, out, extra)                                                        \
   "<operator name=\"" name "\" kind=\"Custom\"><input stream=\"" in "\"/><output stream=\"" out   \
   "\" schema=\"T\"/><model state=\"partitioned\" keys=\"k\" selectivity=\"atmostone\" forwards=\"*\"" extra \
@@ -499,19 +503,11 @@ START_TEST(test_rule5_emits_on_punctuation) {
   ck_assert_int_eq(op_named(f, "sess")->model.final, FINAL_EMITS);
   ck_assert_int_eq(op_named(f, "plain")->model.final, FINAL_NONE);
   ck_assert_int_eq(op_named(f, "win")->model.final, FINAL_NONE); /* the default */
-  ck_assert_str_eq(why(f, "win"), "it may emit tuples when a window punctuation arrives (punct=\"consumes\", rule 5)");
-  ck_assert_str_eq(why(f, "sess"), "it emits tuples when the final punctuation arrives (final=\"emits\", rule 5)");
+  ck_assert_ptr_null(why(f, "win"));
+  ck_assert_ptr_null(why(f, "sess"));
   ck_assert_ptr_null(why(f, "plain"));
-  assert_regions(f, "r1: a key=- width=2 roundrobin/roundrobin from=- to=-\n"
-                    "r2: d key=k width=2 hash/seqpulse from=- to=-\n"
-                    "r3: plain key=k width=2 hash/seqpulse from=- to=-\n");
-  char *text = decisions_text(f);
-  ck_assert_msg(strstr(text, "t.xml:6: win: not parallelized: it may emit tuples when a window punctuation arrives "
-                             "(punct=\"consumes\", rule 5)\n") != NULL, "%s", text);
-  ck_assert_msg(strstr(text, "t.xml:8: sess: not parallelized: it emits tuples when the final punctuation arrives "
-                             "(final=\"emits\", rule 5)\n") != NULL, "%s", text);
-  free(text);
-  /* the model is written back: final="emits" on the serial copy, `none` (the default) left out */
+  assert_regions(f, "r1: a win d sess plain key=k width=2 hash/seqpulse from=- to=-\n");
+  /* the model is written back: final="emits" on the replicas, `none` (the default) left out */
   Graph *p = rewrite_and_place(f, NULL);
   char *xml = unit_write_string(graph_emit_xml, p);
   const char *sess = "    <model state=\"partitioned\" keys=\"k\" selectivity=\"atmostone\" forwards=\"*\" "
@@ -520,7 +516,7 @@ START_TEST(test_rule5_emits_on_punctuation) {
   ck_assert_ptr_null(strstr(xml, "final=\"none\""));
   /* and reads back to the same model */
   Graph *back = unit_graph_text(xml);
-  ck_assert_int_eq(graph_find_op(back, "sess")->model.final, FINAL_EMITS);
+  ck_assert_int_eq(graph_find_op(back, "sess[0]")->model.final, FINAL_EMITS);
   ck_assert_int_eq(graph_find_op(back, "plain[0]")->model.final, FINAL_NONE);
   graph_free(back);
   free(xml);
@@ -1667,44 +1663,46 @@ START_TEST(test_explain_models) {
   ck_assert_str_eq(text,
     "t.xml:4: src: not parallelized: it is a source (Beacon)\n"
     "t.xml:4: src: model: source\n"
-    "t.xml:5: f: parallel in region r1 (width 2, split roundrobin, merge seqpulse); starts region r1: its "
+    "t.xml:5: f: parallel in region r1 (width 2, split hash on 'j', shuffle into r2); starts region r1: its "
     "producer 'src' is not parallelized\n"
     "t.xml:5: f: model: state none, selectivity one, forwards 'j' and 'v', punct none, final none\n"
-    "t.xml:5: f: region r1: estimated speed-up 1.62x at width 2, bounded by the serial operator 'fm' downstream "
-    "(per tuple: upstream ~85 ns, Split ~60 ns, operators ~110 ns, channel +55 ns, Merge ~75 ns, downstream ~120 "
-    "ns; estimates by kind)\n"
-    "t.xml:6: wh: parallel in region r1 (width 2, split roundrobin, merge seqpulse)\n"
-    "t.xml:6: wh: model: state none, selectivity atmostone, forwards every attribute, punct none, final none\n"
-    "t.xml:7: fi: parallel in region r1 (width 2, split roundrobin, merge seqpulse)\n"
-    "t.xml:7: fi: model: state none, selectivity atmostone, forwards every attribute, punct none, final none\n"
-    "t.xml:8: fm: not parallelized: its selectivity is many: it may emit several tuples per input (rule 3)\n"
-    "t.xml:8: fm: model: state none, selectivity many, forwards 'k' and 'j', punct none, final none\n"
-    "t.xml:9: sl: parallel in region r2 (width 2, split hash on 'j', shuffle into r3); starts region r2: its "
-    "producer 'fm' is not parallelized\n"
-    "t.xml:9: sl: model: state partitioned on 'j', selectivity one, forwards 'j', punct none, final none\n"
-    "t.xml:9: sl: region r2: estimated speed-up 1.58x at width 2, bounded by the Merge of r1 upstream (per "
-    "tuple: upstream ~135 ns, Split ~60 ns, operators ~174 ns, channel +55 ns, Merge ~75 ns, downstream ~0 ns; "
+    "t.xml:5: f: region r1: estimated speed-up 2.15x at width 2, bounded by its channels (per tuple: "
+    "upstream ~85 ns, Split ~60 ns, operators ~344 ns, channel +55 ns, Merge ~75 ns, downstream ~0 ns; "
     "estimates by kind)\n"
-    "t.xml:10: dd: parallel in region r2 (width 2, split hash on 'j', shuffle into r3)\n"
+    "t.xml:6: wh: parallel in region r1 (width 2, split hash on 'j', shuffle into r2)\n"
+    "t.xml:6: wh: model: state none, selectivity atmostone, forwards every attribute, punct none, final "
+    "none\n"
+    "t.xml:7: fi: parallel in region r1 (width 2, split hash on 'j', shuffle into r2)\n"
+    "t.xml:7: fi: model: state none, selectivity atmostone, forwards every attribute, punct none, final "
+    "none\n"
+    "t.xml:8: fm: parallel in region r1 (width 2, split hash on 'j', shuffle into r2)\n"
+    "t.xml:8: fm: model: state none, selectivity many, forwards 'k' and 'j', punct none, final none\n"
+    "t.xml:9: sl: parallel in region r1 (width 2, split hash on 'j', shuffle into r2)\n"
+    "t.xml:9: sl: model: state partitioned on 'j', selectivity one, forwards 'j', punct none, final none\n"
+    "t.xml:10: dd: parallel in region r1 (width 2, split hash on 'j', shuffle into r2)\n"
     "t.xml:10: dd: model: state partitioned on 'k' and 'j', selectivity atmostone, forwards every attribute, "
     "punct none, final none\n"
-    "t.xml:11: w: parallel in region r2 (width 2, split hash on 'j', shuffle into r3)\n"
+    "t.xml:11: w: parallel in region r1 (width 2, split hash on 'j', shuffle into r2)\n"
     "t.xml:11: w: model: state none, selectivity one, forwards every attribute, punct none, final none\n"
-    "t.xml:12: ck: parallel in region r3 (width 2, shuffle from r2 by hash on 'k', merge seqpulse); starts "
-    "region r3, shuffled from r2: its key 'k' shares no attribute with region r2's key 'j'\n"
-    "t.xml:12: ck: model: state partitioned on 'k', selectivity one, forwards 'k' and 'j', punct none, final none\n"
-    "t.xml:12: ck: region r3: estimated speed-up 0.89x at width 2, bounded by the serial operator 'out' "
-    "downstream (per tuple: upstream ~0 ns, Split ~60 ns, operators ~45 ns, channel +55 ns, Merge ~75 ns, "
-    "downstream ~205 ns; estimates by kind)\n"
+    "t.xml:12: ck: parallel in region r2 (width 2, shuffle from r1 by hash on 'k', merge seqpulse); starts "
+    "region r2, shuffled from r1: its key 'k' shares no attribute with region r1's key 'j'\n"
+    "t.xml:12: ck: model: state partitioned on 'k', selectivity one, forwards 'k' and 'j', punct none, final "
+    "none\n"
+    "t.xml:12: ck: region r2: estimated speed-up 0.83x at width 2, bounded by the Split of r3 downstream "
+    "(per tuple: upstream ~0 ns, Split ~60 ns, operators ~45 ns, channel +55 ns, Merge ~75 ns, downstream "
+    "~105 ns; estimates by kind)\n"
     "t.xml:13: num: not parallelized: its state is unknown: it has <state> but no 'partitionBy' (rule 2)\n"
     "t.xml:13: num: model: state unknown, selectivity one, forwards 'k' and 'j', punct none, final none\n"
-    "t.xml:14: sess: not parallelized: it may emit tuples when a window punctuation arrives (punct=\"consumes\", "
-    "rule 5)\n"
-    "t.xml:14: sess: model (declared): state partitioned on 'k', selectivity atmostone, forwards 'k' and 'v', "
-    "punct consumes, final emits\n"
+    "t.xml:14: sess: parallel in region r3 (width 2, split hash on 'k', merge seqpulse); starts region r3: "
+    "its producer 'num' is not parallelized\n"
+    "t.xml:14: sess: model (declared): state partitioned on 'k', selectivity atmostone, forwards 'k' and "
+    "'v', punct consumes, final emits\n"
+    "t.xml:14: sess: region r3: estimated speed-up 1.51x at width 2, bounded by the serial operator 'out' "
+    "downstream (per tuple: upstream ~120 ns, Split ~60 ns, operators ~50 ns, channel +55 ns, Merge ~75 ns, "
+    "downstream ~110 ns; estimates by kind)\n"
     "t.xml:15: raw: not parallelized: its state is unknown (Custom operator without a <model>; rule 2)\n"
-    "t.xml:15: raw: model (assumed: no <model>): state unknown, selectivity many, forwards nothing, punct none, "
-    "final none\n"
+    "t.xml:15: raw: model (assumed: no <model>): state unknown, selectivity many, forwards nothing, punct "
+    "none, final none\n"
     "t.xml:16: out: not parallelized: it is a sink (FileSink)\n"
     "t.xml:16: out: model: sink\n");
   free(text);
@@ -1757,10 +1755,10 @@ START_TEST(test_examples) {
   ck_assert_str_eq(why(f, "number"), "its state is unknown: it has <state> but no 'partitionBy' (rule 2)");
   free_fission(f);
   f = example("wordfreq", 2);
-  assert_regions(f, "r1: content key=- width=2 roundrobin/seqpulse from=- to=-\n"
+  assert_regions(f, "r1: words content key=- width=2 roundrobin/seqpulse from=- to=-\n"
                     "r2: windows key=word width=2 hash/seqpulse from=- to=-\n"
                     "r3: milestones key=word width=2 hash/seqpulse from=- to=-\n");
-  ck_assert_str_eq(why(f, "words"), "its selectivity is many: it may emit several tuples per input (rule 3)");
+  ck_assert_ptr_null(why(f, "words")); /* a FlatMap: rule 3 allows selectivity many */
   free_fission(f);
   f = example("logs", 2);
   assert_regions(f, "r1: errors errorAlert key=- width=2 roundrobin/seqpulse from=- to=-\n"
