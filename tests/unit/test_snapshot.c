@@ -232,6 +232,7 @@ static void expect_text(const char *got, const char *want, const char *what) {
 /* ---- instances ---- */
 
 static Graph *graph; /* the test's graph */
+static int tick_every; /* > 0: a tick goes to the instance before every tick_every-th input */
 
 static void setup(void) {
   buf_init(&emitted);
@@ -246,6 +247,7 @@ static void setup(void) {
   ckpt_taking = 1;
   ckpt_complete = 0;
   graph = NULL;
+  tick_every = 0;
 }
 
 static char sink_dir[64]; /* the FileSink tests' directory ("" when none) */
@@ -363,8 +365,17 @@ static int input_channel(const Tuple *t, const int *slots, int nslots, int width
 }
 
 /* Feeds inputs from..to-1 to i (only those of `channel` among `width` when width > 0). */
+/* The tick before input n (tick_every): they rise by 20 from -600. */
+static int64_t tick_before(int n) {
+  return -600 + 20 * (int64_t)n;
+}
+
 static void feed_routed(OpInst *i, int from, int to, const int *slots, int nslots, int width, int channel) {
   for (int n = from; n < to; n++) {
+    if (tick_every > 0 && n % tick_every == 0) { /* every channel sees every tick */
+      i->cur_seq = i->cur_src = (uint64_t)n;
+      ck_assert_msg(i->impl->tick(i, 0, tick_before(n)) == 0, "tick before input %d failed: %s", n, failure);
+    }
     Tuple *t = input(n);
     if (width > 0 && input_channel(t, slots, nslots, width) != channel) {
       tuple_unref(t);
@@ -381,6 +392,10 @@ static void feed(OpInst *i, int from, int to) {
 }
 
 static void finish(OpInst *i) {
+  if (tick_every > 0) { /* the final tick, at a position after every input's */
+    i->cur_seq = i->cur_src = 999999;
+    ck_assert_msg(i->impl->tick(i, 0, INT64_MAX) == 0, "final tick failed: %s", failure);
+  }
   if (i->impl->final) ck_assert_msg(i->impl->final(i) == 0, "final failed: %s", failure);
 }
 
@@ -846,6 +861,111 @@ START_TEST(test_rewidth_aggregate) {
   check_rewidth("agg", slots, 1, 60, 27, 2, 3, false);
   use_graph(AGG_GRAPH("tumbling 3"));
   check_rewidth("agg", slots, 1, 60, 28, 3, 2, false);
+}
+END_TEST
+
+/* ---- Aggregate: time windows and running ----
+ * This tree's checker takes neither the time windows, `lateness`, a source's `time` nor the new
+ * aggregate functions yet: the graph is checked as a tumbling window, then changed into what the
+ * instance runs. x is the event time (mostly -500..500, in no order, some far ahead), ticks come
+ * every third input rising by 20 from -600 (tick_before), so with lateness 150 many tuples are
+ * late; n becomes window_end(), sx count_distinct(x), l arg_max(x, d). */
+
+static void put_param(Op *op, const char *name, const char *text) {
+  for (int i = 0; i < op->nparams; i++)
+    if (!strcmp(op->params[i].name, name)) {
+      op->params[i].text = text;
+      return;
+    }
+  Param *p = arena_alloc(graph->arena, sizeof *p * (size_t)(op->nparams + 1));
+  memcpy(p, op->params, sizeof *p * (size_t)op->nparams);
+  p[op->nparams] = (Param){.name = name, .text = text};
+  op->params = p;
+  op->nparams++;
+}
+
+static Expr *set_call(Op *op, const char *attr) {
+  for (int i = 0; i < op->nsets; i++)
+    if (!strcmp(op->sets[i].attr, attr)) {
+      ck_assert_int_eq(op->sets[i].expr->kind, EXPR_CALL);
+      return op->sets[i].expr;
+    }
+  ck_abort_msg("no set of '%s'", attr);
+  return NULL;
+}
+
+static void use_time_graph(const char *window) {
+  use_graph(AGG_GRAPH("tumbling 3"));
+  Op *src = graph_find_op(graph, "src"), *agg = graph_find_op(graph, "agg");
+  put_param(src, "time", "x");
+  put_param(agg, "window", window);
+  bool timed = strstr(window, " time ") != NULL;
+  if (timed) {
+    put_param(agg, "lateness", "150");
+    set_call(agg, "n")->func = FUNC_WINDOW_END;
+    tick_every = 3;
+  }
+  set_call(agg, "sx")->func = FUNC_COUNT_DISTINCT;
+  Expr *l = set_call(agg, "l");
+  Expr **args = arena_alloc(graph->arena, sizeof *args * 2);
+  args[0] = l->args[0];
+  args[1] = set_call(agg, "sd")->args[0];
+  l->func = FUNC_ARG_MAX;
+  l->args = args;
+  l->nargs = 2;
+}
+
+/* The late tuples of an uninterrupted run over inputs 0..n-1, and what its warning says. */
+static unsigned long long reference_late(int n) {
+  OpInst a;
+  reset_output();
+  inst_open(&a, "agg");
+  feed(&a, 0, n);
+  finish(&a);
+  unsigned long long late = atomic_load(&a.n_late);
+  inst_close(&a, true);
+  return late;
+}
+
+START_TEST(test_aggregate_time_windows) {
+  static const char *windows[] = {"tumbling time 100", "hopping time 100 25", "session time 40"};
+  static const int slots[] = {0};
+  for (int w = 0; w < 3; w++) {
+    use_time_graph(windows[w]);
+    unsigned long long late = reference_late(60);
+    ck_assert_msg(late > 0 && late < 50, "%s: %llu late tuples", windows[w], late);
+    ck_assert_msg(strstr(warnings.p ? warnings.p : "", " late tuple") != NULL, "%s: no warning", windows[w]);
+    Buf snap = check_cuts("agg", 60, 11);
+    check_bad_snapshots("agg", &snap);
+    buf_release(&snap);
+    check_rewidth("agg", slots, 1, 60, 27, 2, 3, false);
+    check_rewidth("agg", slots, 1, 60, 28, 3, 1, false);
+    /* a restored instance goes on counting from the snapshot's late tuples */
+    OpInst a, b;
+    Buf cut;
+    buf_init(&cut);
+    inst_open(&a, "agg");
+    feed(&a, 0, 30);
+    take_snapshot(&a, &cut);
+    inst_close(&a, true);
+    inst_open(&b, "agg");
+    restore_ok(&b, &cut);
+    feed(&b, 30, 60);
+    finish(&b);
+    ck_assert_uint_eq(atomic_load(&b.n_late), late);
+    inst_close(&b, true);
+    buf_release(&cut);
+  }
+}
+END_TEST
+
+START_TEST(test_aggregate_running) {
+  static const int slots[] = {0};
+  use_time_graph("running");
+  Buf snap = check_cuts("agg", 60, 11);
+  check_bad_snapshots("agg", &snap);
+  buf_release(&snap);
+  check_rewidth("agg", slots, 1, 60, 27, 2, 3, false);
 }
 END_TEST
 
@@ -1739,6 +1859,8 @@ int main(void) {
   UNIT_ADD_TIMEOUT(s, test_aggregate_sliding_long, setup, teardown, 60);
   UNIT_ADD(s, test_aggregate_other_window, setup, teardown);
   UNIT_ADD(s, test_rewidth_aggregate, setup, teardown);
+  UNIT_ADD(s, test_aggregate_time_windows, setup, teardown);
+  UNIT_ADD(s, test_aggregate_running, setup, teardown);
   UNIT_ADD(s, test_restore_key_twice, setup, teardown);
   UNIT_ADD_TIMEOUT(s, test_beacon, setup, teardown, 60);
   UNIT_ADD(s, test_beacon_end, setup, teardown);
