@@ -153,6 +153,8 @@ static int aggregate_open(OpInst *op) {
   g->sliding = g->win.kind == WIN_SLIDING;
   g->timed = g->win.kind == WIN_TUMBLING_TIME || g->win.kind == WIN_HOPPING_TIME || g->win.kind == WIN_SESSION_TIME;
   g->size = g->win.size;
+  if (g->win.kind == WIN_HOPPING_TIME && (g->win.slide <= 0 || g->win.size % g->win.slide))
+    return rt_fail(op, "window '%s': SLIDE must divide SIZE", window);
   const char *lateness = rt_param(op, "lateness");
   if (lateness && number_read(lateness, strlen(lateness), 0, INT64_MAX, &g->lateness) != NUM_OK)
     return rt_fail(op, "parameter 'lateness' must be an integer from 0 to 9223372036854775807, got '%s'", lateness);
@@ -289,7 +291,10 @@ static int aggregate_tuple(OpInst *op, Tuple *t, const uint64_t *hash) {
   if (g->win.kind == WIN_RUNNING) {
     Running *r = window;
     if (!r->first) {
-      if (!keytable_charge(&g->keys, sizeof *t + sizeof(Value) * (size_t)t->n)) goto fail;
+      size_t bytes = sizeof *t + sizeof(Value) * (size_t)t->n;
+      for (int v = 0; v < t->n; v++)
+        if (t->v[v].type == TYPE_STRING) bytes += t->v[v].s.n + 1;
+      if (!keytable_charge(&g->keys, bytes)) goto fail;
       r->first = tuple_ref(t);
     }
     if (!fold_all(g, r->acc, r->n, g->arrivals++)) goto fail;

@@ -969,6 +969,27 @@ START_TEST(test_aggregate_running) {
 }
 END_TEST
 
+/* Time windows count their memory against --max-state-memory: open windows past it fail the
+ * instance with the keyed tables' message, and closing it frees everything. */
+START_TEST(test_aggregate_time_memory_limit) {
+  use_time_graph("hopping time 100 25");
+  options.max_state_memory = 16384;
+  OpInst a;
+  reset_output();
+  inst_open(&a, "agg");
+  int n, rc = 0;
+  for (n = 0; n < 1000 && rc == 0; n++) {
+    a.cur_seq = a.cur_src = (uint64_t)n;
+    rc = a.impl->process(&a, 0, input(n));
+    arena_reset(a.scratch);
+  }
+  ck_assert_int_eq(rc, -1);
+  ck_assert_msg(n > 1 && strstr(failure, "out of memory (keyed state over --max-state-memory 16384 bytes"),
+                "after %d inputs: %s", n, failure);
+  inst_close(&a, false);
+}
+END_TEST
+
 /* The same key in two snapshots restored into one instance: they do not belong together. */
 START_TEST(test_restore_key_twice) {
   use_graph(AGG_GRAPH("tumbling 3"));
@@ -1861,6 +1882,7 @@ int main(void) {
   UNIT_ADD(s, test_rewidth_aggregate, setup, teardown);
   UNIT_ADD(s, test_aggregate_time_windows, setup, teardown);
   UNIT_ADD(s, test_aggregate_running, setup, teardown);
+  UNIT_ADD(s, test_aggregate_time_memory_limit, setup, teardown);
   UNIT_ADD(s, test_restore_key_twice, setup, teardown);
   UNIT_ADD_TIMEOUT(s, test_beacon, setup, teardown, 60);
   UNIT_ADD(s, test_beacon_end, setup, teardown);
