@@ -6,7 +6,7 @@
  * increasing in arrival order), which is what decides first, last and ties when two windows are
  * merged (sessions bridged by a tuple): the merge gives what folding both windows' tuples in
  * arrival order would, except that double sums are added as (earlier window) + (later window),
- * the order FORMAT.md's "Event time" prescribes for sessions.
+ * the order the language prescribes for sessions (docs/language.md).
  *
  * Ownership: an Acc owns the strings it keeps (held values) and count_distinct's set of distinct
  * values; acc_release frees them. A zeroed Acc is an empty one. Values acc_value writes borrow

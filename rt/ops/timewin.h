@@ -1,6 +1,6 @@
 /* timewin.h: the event-time windows of an Aggregate (`tumbling time SIZE`, `hopping time SIZE
- * SLIDE`, `session time GAP`, with `lateness`), as FORMAT.md's "Event time" defines them: per key,
- * its open windows, each a set of accumulators (accum.h), never rows; the current tick; and, at a
+ * SLIDE`, `session time GAP`, with `lateness`), as the language defines them (docs/language.md):
+ * per key, its open windows, each a set of accumulators (accum.h), never rows; the current tick; and, at a
  * tick, the windows it closes in the order they are emitted (window end, window start, the key's
  * values in partitionBy order by value_compare: ints and doubles numerically with -0.0 == 0.0 and
  * NaN after +infinity, strings by bytes, false before true).
