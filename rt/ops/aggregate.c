@@ -160,8 +160,10 @@ static int aggregate_open(OpInst *op) {
     return rt_fail(op, "parameter 'lateness' must be an integer from 0 to 9223372036854775807, got '%s'", lateness);
   if (g->timed) {
     const Stream *in = op->op->ninputs && op->op->inputs[0].nstreams ? op->op->inputs[0].streams[0] : NULL;
-    g->time_slot = in ? stream_time_slot(op->exec ? op->exec->g : NULL, in) : -1; /* no exec: a test's instance */
-    if (g->time_slot < 0 || g->time_slot >= op->in_schema->nattrs || op->in_schema->attrs[g->time_slot].type != TYPE_INT)
+    /* no executor: an instance of test_snapshot, which has no graph to give */
+    g->time_slot = in ? stream_time_slot(op->exec ? op->exec->g : NULL, in) : -1;
+    const Schema *ins = op->in_schema;
+    if (g->time_slot < 0 || g->time_slot >= ins->nattrs || ins->attrs[g->time_slot].type != TYPE_INT)
       return rt_fail(op, "a time window needs an event time on its input (a source's 'time' forwarded unchanged)");
   }
   if (outplan_init(&g->plan, op, g->arena)) return -1;

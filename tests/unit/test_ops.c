@@ -486,6 +486,19 @@ START_TEST(test_aggregate_sliding_new_functions) {
 }
 END_TEST
 
+/* Tumbling windows of 2 tuples fold count_distinct and arg_max; the last windows of k=0 and k=1
+ * stay incomplete and are discarded. */
+START_TEST(test_aggregate_tumbling_new_functions) {
+  patch_window = "tumbling 2";
+  patch_graph = patch_time_graph;
+  expect_output(TIME_GRAPH("count() * 10"), "k,n,e,sx,f,cd,am,sts\n"
+                                            "0,2,20,3,0,2,3,9\n"
+                                            "1,2,20,5,1,2,1,5\n"
+                                            "2,2,20,7,2,2,2,11\n");
+  patch_graph = NULL;
+}
+END_TEST
+
 /* ---- Dedup ---- */
 
 START_TEST(test_dedup_two_attribute_key) {
@@ -703,6 +716,7 @@ static Suite *ops_suite(void) {
   tcase_add_test(ok, test_aggregate_session_time);
   tcase_add_test(ok, test_aggregate_running);
   tcase_add_test(ok, test_aggregate_sliding_new_functions);
+  tcase_add_test(ok, test_aggregate_tumbling_new_functions);
   tcase_add_test(ok, test_dedup_two_attribute_key);
   tcase_add_test(ok, test_work_preserves_tuples);
   TCase *par = unit_case(s, "parallel", NULL, NULL, 120);
