@@ -284,6 +284,69 @@ START_TEST(test_magnitudes_past_64_bits) {
 }
 END_TEST
 
+/* count_distinct, arg_max and arg_min (folded again over the rows; by values kept in the rows
+ * after the arguments) against the plain fold: distinct by value_equal, the oldest best `by`. */
+static const ExprFunc new_funcs[] = {FUNC_COUNT_DISTINCT, FUNC_COUNT_DISTINCT, FUNC_ARG_MAX, FUNC_ARG_MIN};
+static const Type new_types[] = {TYPE_DOUBLE, TYPE_STRING, TYPE_INT, TYPE_STRING};
+enum { NNEW = 4 };
+
+static Value naive_new(int s, Value *const *rows, int64_t n) {
+  if (new_funcs[s] == FUNC_COUNT_DISTINCT) {
+    int64_t distinct = 0;
+    for (int64_t k = 0; k < n; k++) {
+      bool seen = false;
+      for (int64_t j = 0; j < k && !seen; j++) seen = value_equal(&rows[j][s], &rows[k][s]);
+      distinct += !seen;
+    }
+    return value_int(distinct);
+  }
+  int64_t best = 0;
+  for (int64_t k = 1; k < n; k++) {
+    int c = value_compare(&rows[k][NNEW + s], &rows[best][NNEW + s]);
+    if (new_funcs[s] == FUNC_ARG_MAX ? c > 0 : c < 0) best = k;
+  }
+  return rows[best][s];
+}
+
+START_TEST(test_new_functions) {
+  rng_state = 7;
+  for (int64_t size = 1; size <= 12; size++) {
+    SlideSpec spec = {.size = size, .naggs = NNEW, .func = new_funcs, .type = new_types, .by = true};
+    Slide *w = calloc(1, slide_size(&spec));
+    enum { COUNT = 80 };
+    Value *rows[COUNT];
+    char bytes[COUNT][2 * NNEW][48];
+    Value results[NNEW];
+    for (int r = 0; r < COUNT; r++) {
+      kind = r / 10 % K_KINDS;
+      Value *row = rows[r] = malloc(sizeof *row * 2 * NNEW);
+      row[0] = value_double(random_double());
+      row[1] = random_string(bytes[r][1]);
+      row[2] = value_int(random_int());
+      row[3] = random_string(bytes[r][3]);
+      row[NNEW + 0] = value_int(0);
+      row[NNEW + 1] = value_int(0);
+      row[NNEW + 2] = value_double(rnd() % 5 ? (double)(rnd() % 4) : NAN); /* ties often */
+      row[NNEW + 3] = value_int((int64_t)(rnd() % 3));
+      slide_push(w, &spec, row, results);
+      int64_t n = r + 1 < size ? r + 1 : size;
+      for (int s = 0; s < NNEW; s++) {
+        Value want = naive_new(s, rows + (r + 1 - n), n);
+        if (!same(&results[s], &want)) {
+          char got_text[96], want_text[96];
+          show(&results[s], got_text, sizeof got_text);
+          show(&want, want_text, sizeof want_text);
+          ck_abort_msg("window %lld, row %d, slot %d: got %s, want %s", (long long)size, r, s, got_text, want_text);
+        }
+      }
+    }
+    slide_release(w, &spec);
+    free(w);
+    for (int r = 0; r < COUNT; r++) free(rows[r]);
+  }
+}
+END_TEST
+
 static Suite *slide_suite(void) {
   Suite *s = suite_create("slide");
   TCase *tc = unit_case(s, "slide", NULL, NULL, 300);
@@ -291,6 +354,7 @@ static Suite *slide_suite(void) {
   tcase_add_test(tc, test_window_never_full);
   tcase_add_test(tc, test_double_sum_bits);
   tcase_add_test(tc, test_magnitudes_past_64_bits);
+  tcase_add_test(tc, test_new_functions);
   return s;
 }
 
