@@ -32,7 +32,7 @@
  *    the first). A tick closes windows, emitted in timewin's order with the attributes of each
  *    window's first tuple, then passes on as tick - lateness. */
 #include "keyed.h"
-#include "exec_priv.h"
+#include "exec_priv.h" /* Exec.g: the graph, for stream_time_slot */
 #include "slide.h"
 #include "timewin.h"
 
@@ -82,7 +82,6 @@ typedef struct Aggregate {
   uint64_t arrivals; /* tumbling and running: tuples so far (their arrival numbers) */
   Tw tw;          /* time windows */
   Buf sortkey;    /* time windows: the sort key of the window being emitted (emit_window) */
-  uint64_t pending; /* time windows: windows closed but not yet freed by an emit that failed */
   char first_late[512]; /* the first late tuple, described ("" while none) */
   Value *late_key;      /* its key's values (for a restore at another width; strings in arena) */
   bool has_late_key;
