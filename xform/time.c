@@ -170,6 +170,7 @@ int graph_time(Graph *g, Diag *d) {
 }
 
 int stream_time_slot(const Graph *g, const Stream *s) {
+  if (!g) return s->time_slot; /* (the caller's graph was checked: graph_time has run) */
   if (!g->timed) graph_time((Graph *)g, NULL);
   return g->timed ? s->time_slot : -1;
 }

@@ -489,13 +489,10 @@ END_TEST
 /* Tumbling windows of 2 tuples fold count_distinct and arg_max; the last windows of k=0 and k=1
  * stay incomplete and are discarded. */
 START_TEST(test_aggregate_tumbling_new_functions) {
-  patch_window = "tumbling 2";
-  patch_graph = patch_time_graph;
-  expect_output(TIME_GRAPH("count() * 10"), "k,n,e,sx,f,cd,am,sts\n"
-                                            "0,2,20,3,0,2,3,9\n"
-                                            "1,2,20,5,1,2,1,5\n"
-                                            "2,2,20,7,2,2,2,11\n");
-  patch_graph = NULL;
+  expect_output(TIME_GRAPH("tumbling 2", "count() * 10"), "k,n,e,sx,f,cd,am,sts\n"
+                                                          "0,2,20,3,0,2,3,9\n"
+                                                          "1,2,20,5,1,2,1,5\n"
+                                                          "2,2,20,7,2,2,2,11\n");
 }
 END_TEST
 
