@@ -304,6 +304,14 @@ static void put_kind_line(Writer *out, const Op *op) {
   }
 }
 
+/* Whether op is a time window: it emits at ticks, in key order (what its region's Merge keeps). */
+static bool emits_at_ticks(const Op *op) {
+  WindowSpec w;
+  size_t at;
+  return op->kind == KIND_AGGREGATE && window_parse(op_param(op, "window"), &w, &at) == NUM_OK &&
+         window_is_time(w.kind);
+}
+
 /* One operator node. fill: its fill colour. Splits and Merges show their strategy after their
  * kind; an operator that was not parallelized (and is neither a source nor a sink) gets a dashed
  * border, a short reason in its label and the full reason in its tooltip. */
@@ -317,6 +325,7 @@ static void put_op_node(Writer *out, const Op *op, const char *fill, const char 
   put_escaped(out, op->name, -1);
   wr_str(out, "\\n");
   put_kind_line(out, op);
+  if (emits_at_ticks(op)) wr_str(out, "\\nemits at ticks");
   if (marked) put_short_reason(out, op->why_serial);
   wr_char(out, '"');
   if (!box) { /* polygons grow fast */
@@ -512,6 +521,9 @@ static void put_region_label(Writer *out, Lookup *l, const char *region, const R
     wr_str(out, from && from->region ? " and into " : ", shuffled into ");
     put_escaped(out, into->region, -1);
   }
+  bool ticks = false;
+  for (int i = 0; i < ro->ops.n && !ticks; i++) ticks = emits_at_ticks(ro->ops.items[i]);
+  if (ticks) wr_str(out, "\\nwhat its channels emit at a tick leaves in key order");
   wr_str(out, from && !into ? "\"; labelloc=b;\n" : "\";\n");
 }
 
