@@ -264,10 +264,8 @@ static void print_tick(FILE *f, const Node *n, bool json) {
 
 /* A time-window Aggregate: its stats say how many late tuples it dropped, 0 included. */
 static bool counts_late(const Node *n) {
-  if (n->op->kind != KIND_AGGREGATE) return false;
   WindowSpec w;
-  size_t at;
-  return window_parse(op_param(n->op, "window"), &w, &at) == NUM_OK && window_is_time(w.kind);
+  return op_time_window(n->op, &w);
 }
 
 /* A source with onerror="skip": its stats say how many malformed lines it dropped. */

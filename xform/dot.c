@@ -307,9 +307,7 @@ static void put_kind_line(Writer *out, const Op *op) {
 /* Whether op is a time window: it emits at ticks, in key order (what its region's Merge keeps). */
 static bool emits_at_ticks(const Op *op) {
   WindowSpec w;
-  size_t at;
-  return op->kind == KIND_AGGREGATE && window_parse(op_param(op, "window"), &w, &at) == NUM_OK &&
-         window_is_time(w.kind);
+  return op_time_window(op, &w);
 }
 
 /* One operator node. fill: its fill colour. Splits and Merges show their strategy after their

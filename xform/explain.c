@@ -52,10 +52,7 @@ static void explain_time(const Graph *g, const Op *op, FILE *out) {
     return;
   }
   WindowSpec w;
-  size_t at;
-  if (op->kind != KIND_AGGREGATE || window_parse(op_param(op, "window"), &w, &at) != NUM_OK ||
-      !window_is_time(w.kind))
-    return;
+  if (!op_time_window(op, &w)) return;
   int64_t late;
   const char *lt = op_param(op, "lateness");
   if (!lt || number_read(lt, strlen(lt), 0, INT64_MAX, &late) != NUM_OK) late = 0;

@@ -559,6 +559,9 @@ bool model_forwards(const Op *op, const char *name);
    an Aggregate with a time window: the first output attribute (schema order) set to exactly window_end();
    a fan-in: the inputs' (which must agree). */
 int stream_time_slot(const Graph *g, const Stream *s);
+/* Whether op is an Aggregate with a time window (tumbling, hopping, session time), which emits at
+ * ticks; its window in *w. False for count windows, running, another kind, an unreadable text. */
+bool op_time_window(const Op *op, WindowSpec *w);
 /* The tick period P of a source that declares `time`: its `tick` param, else the gcd of the sizes, slides and gaps
    of the time windows downstream of it (1 if none). */
 int64_t source_tick(const Graph *g, const Op *src);

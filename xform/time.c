@@ -9,8 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The Aggregate's time window, or false when it has none (count windows, running, a bad text). */
-static bool time_window(const Op *op, WindowSpec *w) {
+bool op_time_window(const Op *op, WindowSpec *w) {
   size_t at;
   return op->kind == KIND_AGGREGATE && window_parse(op_param(op, "window"), w, &at) == NUM_OK &&
          window_is_time(w->kind);
@@ -73,7 +72,7 @@ static void op_time(const Op *op, Diag *d) {
       continue;
     }
     const char *name = from->schema->attrs[from->time_slot].name;
-    if (time_window(op, &w)) {
+    if (op_time_window(op, &w)) {
       out->time_slot = window_end_slot(op, out->schema);
     } else if (model_forwards(op, name)) {
       int k = schema_find_attr(out->schema, name);
@@ -124,7 +123,7 @@ static const char *why_no_time(Arena *a, const Stream *s) {
   if (!s->time_lost_by) return "no source upstream declares parameter 'time'";
   const Op *x = s->time_lost_by;
   WindowSpec w;
-  if (time_window(x, &w))
+  if (op_time_window(x, &w))
     return arena_printf(a, "operator '%s' (line %d) sets no output attribute to exactly window_end()", x->name,
                         x->line);
   return arena_printf(a, "operator '%s' (line %d) changes or drops time attribute '%s'", x->name, x->line,
@@ -144,7 +143,7 @@ static void check_needs(Graph *g, const Op *op, Diag *d) {
                    "'%s' has no event time: %s", op->name, s->name, why_no_time(g->arena, s));
     }
   }
-  if (!time_window(op, &w) || op->ninputs < 1) return;
+  if (!op_time_window(op, &w) || op->ninputs < 1) return;
   const Param *p = op_find_param(op, "window");
   for (int k = 0; k < op->inputs[0].nstreams; k++) {
     const Stream *s = op->inputs[0].streams[k];
@@ -204,7 +203,7 @@ int64_t source_tick(const Graph *g, const Op *src) {
   while (n > 0) {
     const Op *op = todo[--n];
     WindowSpec w;
-    if (time_window(op, &w)) {
+    if (op_time_window(op, &w)) {
       p = gcd64(p, w.size);
       if (w.slide) p = gcd64(p, w.slide);
     }
