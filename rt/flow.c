@@ -402,14 +402,18 @@ static int edge_push_run_remote(Edge *e, const Item *items, int k) {
   return 0;
 }
 
+int rt_emit_keyed_copy(OpInst *op, int port, Tuple *t, const void *key, size_t len) {
+  const unsigned char *kp;
+  Tuple *k = tuple_new_keyed(t->v, t->n, key, len, &kp);
+  tuple_unref(t);
+  return rt_emit_keyed(op, port, k, kp, (uint32_t)len);
+}
+
 /* An operator handling a keyed tuple (cur_key) emits t in that tuple's place: a copy of t with
  * its key, so that a region's Merge still orders it among what the punctuation made the other
  * replicas emit. */
 static __attribute__((noinline)) int emit_in_key_place(OpInst *op, int port, Tuple *t) {
-  const unsigned char *kp;
-  Tuple *k = tuple_new_keyed(t->v, t->n, op->cur_key, op->cur_keylen, &kp);
-  tuple_unref(t);
-  return rt_emit_keyed(op, port, k, kp, op->cur_keylen);
+  return rt_emit_keyed_copy(op, port, t, op->cur_key, op->cur_keylen);
 }
 
 int rt_emit_run(OpInst *op, int port, Item *items, int k) {
@@ -474,11 +478,8 @@ int rt_run_room(const OpInst *op) {
 int rt_emit(OpInst *op, int port, Tuple *t) {
   Node *n = op->exec_data;
   if (__builtin_expect(op->cur_key != NULL, 0)) return emit_in_key_place(op, port, t);
-  if (n->nslots == 0 && op->exec->ck && ckpt_source_emit(n) < 0) { /* a source may owe a barrier */
-    tuple_unref(t);
-    return -1;
-  }
-  if (n->clock && clock_source_tuple(n, t) < 0) { /* a source with event time: its tick first */
+  if (n->nslots == 0 && ((op->exec->ck && ckpt_source_emit(n) < 0) ||    /* a source may owe a barrier, */
+                          (n->clock && clock_source_tuple(n, t) < 0))) { /* and, with event time, a tick */
     tuple_unref(t);
     return -1;
   }
@@ -515,12 +516,9 @@ int rt_emit_nth(OpInst *op, int port, Tuple *t, uint64_t i) {
   buf_init(&b);
   if (op->cur_key) buf_append(&b, (const char *)op->cur_key, op->cur_keylen); /* the input's place first */
   sortkey_int(&b, (int64_t)i);
-  const unsigned char *kp;
-  Tuple *k = tuple_new_keyed(t->v, t->n, b.p, b.n, &kp);
-  uint32_t len = (uint32_t)b.n;
+  int rc = rt_emit_keyed_copy(op, port, t, b.p, b.n);
   buf_release(&b);
-  tuple_unref(t);
-  return rt_emit_keyed(op, port, k, kp, len);
+  return rc;
 }
 
 int rt_emit_tick(OpInst *op, int port, int64_t t) {

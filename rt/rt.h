@@ -240,6 +240,9 @@ int rt_run_room(const OpInst *op);
  * region meet, in the order of the keys among what every replica emitted at it (order.c). Takes
  * over the reference. 0 or -1 as rt_emit. */
 int rt_emit_keyed(OpInst *op, int port, Tuple *t, const unsigned char *key, uint32_t len);
+/* rt_emit_keyed of a copy of t holding the sort key key[0..len) (t released): for a tuple made
+ * without room for one. */
+int rt_emit_keyed_copy(OpInst *op, int port, Tuple *t, const void *key, size_t len);
 /* Emits t as output number i (0, 1, ...) of the input being processed, by an operator that may
  * emit several per input (selectivity many): in a region's channel it goes keyed by i (after the
  * input's own key, if it had one), so that the Merge keeps the outputs of one input in order even

@@ -375,10 +375,7 @@ static int emit_window(OpInst *op, Aggregate *g, const TwWindow *w, Tuple *out) 
   sortkey_int(&g->sortkey, w->end);
   sortkey_int(&g->sortkey, w->start);
   for (int k = 0; k < g->tw.spec.nkeys; k++) sortkey_value(&g->sortkey, &w->first->v[g->tw.spec.keyslots[k]]);
-  const unsigned char *key;
-  Tuple *kt = tuple_new_keyed(out->v, out->n, g->sortkey.p, g->sortkey.n, &key);
-  tuple_unref(out);
-  return rt_emit_keyed(op, 0, kt, key, (uint32_t)g->sortkey.n);
+  return rt_emit_keyed_copy(op, 0, out, g->sortkey.p, g->sortkey.n);
 }
 
 /* Emits every time window tick t closes, in order (timewin.h); 0 or -1. */

@@ -76,6 +76,14 @@ static inline int hash_channel(const Split *s, const Tuple *t) {
   return sf_key_channel(h, s->width);
 }
 
+/* A tuple numbered seq went out: what the next pulse may promise. A Split that numbers its tuples
+ * knows the next one's number; one that keeps them (a shuffle) may pass more tuples of this one's
+ * position (several outputs of one input, selectivity `many', or what a punctuation made an
+ * operator emit), so its pulses promise no more than that position. */
+static inline void note_sent(Split *s, uint64_t seq) {
+  s->high = s->assign ? seq + 1 : seq > s->high ? seq : s->high;
+}
+
 static int split_process(OpInst *op, int port, Tuple *t) {
   Split *s = op->state;
   int out;
@@ -85,17 +93,10 @@ static int split_process(OpInst *op, int port, Tuple *t) {
     out = split_rr_channel(s->rr++, s->width);
   }
   uint64_t seq = s->assign ? s->next_seq++ : op->cur_seq;
-  if (op->cur_key && !s->assign) {
-    /* a shuffle passes on a tuple emitted at a punctuation with its place: the tuple of its
-     * position, and others emitted there, may still follow, so a pulse promises no more */
-    if (seq > s->high) s->high = seq;
+  note_sent(s, seq);
+  if (op->cur_key && !s->assign) /* a shuffle passes on a tuple emitted at a punctuation with its place */
     return rt_emit_item(op, out, &(Item){ .kind = ITEM_KEYED, .keylen = op->cur_keylen, .seq = seq, .src = op->cur_src,
                                           .key = op->cur_key, .t = t });
-  }
-  /* a Split that numbers its tuples knows the next one's number; one that keeps them (a shuffle)
-   * may pass more tuples of this one's position (several outputs of one input, selectivity
-   * `many'), so its pulses promise no more than that position */
-  s->high = s->assign ? seq + 1 : seq > s->high ? seq : s->high;
   if (rt_emit_item(op, out, &(Item){ .kind = ITEM_TUPLE, .seq = seq, .src = op->cur_src, .born = op->cur_born, .t = t }) < 0) return -1;
   if (s->pulse && ++s->since >= s->pulse) return send_pulses(op, s, s->high);
   return 0;
@@ -112,8 +113,7 @@ static inline uint64_t pulse_room(const Split *s) {
  * behind tuples of the run already on their way), as split_process would after its last tuple.
  * Then the period's pulse when it is due. On a failure releases items[i+k..n) too. */
 static int emit_stretch(OpInst *op, Split *s, int out, Item *items, int i, int k, int n) {
-  uint64_t last = items[i + k - 1].seq;
-  s->high = s->assign ? last + 1 : last > s->high ? last : s->high; /* as split_process */
+  note_sent(s, items[i + k - 1].seq);
   op->cur_seq = items[i + k - 1].seq;
   op->cur_src = items[i + k - 1].src;
   op->cur_born = items[i + k - 1].born;
@@ -197,30 +197,28 @@ static int split_final(OpInst *op) {
   return 0;
 }
 
-/* Window punctuation goes down every output with a position of its own, as a tick does (below). */
-static int split_window(OpInst *op, int port) {
+/* Window punctuation and ticks go down every output, each with a position of its own, so that
+ * what the channels emit at it (keyed tuples, at its position) never shares a position with a
+ * tuple's outputs; the region's Merge lets it go once every channel delivered it. Only then may a
+ * pulse promise the position after it: one sent while a channel waits for room (the idle hook)
+ * would reach a channel that has not got it yet, whose emissions at it would then come after the
+ * promise. */
+static int send_punctuation(OpInst *op, Item it) {
   Split *s = op->state;
-  uint64_t seq = s->assign ? s->next_seq++ : op->cur_seq;
+  it.seq = s->assign ? s->next_seq++ : op->cur_seq;
+  it.src = op->cur_src;
   for (int p = 0; p < s->width; p++)
-    if (rt_emit_item(op, p, &(Item){ .kind = ITEM_WINDOW, .seq = seq, .src = op->cur_src }) < 0) return -1;
-  if (s->assign) s->high = seq + 1;
+    if (rt_emit_item(op, p, &it) < 0) return -1;
+  if (s->assign) s->high = it.seq + 1;
   return 0;
 }
 
-/* A tick goes down every output like window punctuation: each channel's operators see it, and
- * the region's Merge lets it go once every channel delivered it. */
+static int split_window(OpInst *op, int port) {
+  return send_punctuation(op, (Item){ .kind = ITEM_WINDOW });
+}
+
 static int split_tick(OpInst *op, int port, int64_t t) {
-  Split *s = op->state;
-  /* a tick takes a position of its own, so that what the channels emit at it (keyed tuples, at
-   * its position) never shares a position with a tuple's outputs */
-  uint64_t seq = s->assign ? s->next_seq++ : op->cur_seq;
-  for (int p = 0; p < s->width; p++)
-    if (rt_emit_item(op, p, &(Item){ .kind = ITEM_TICK, .seq = seq, .src = op->cur_src, .tick = t }) < 0) return -1;
-  /* only now may a pulse promise the position after the tick: one sent while a channel waits for
-   * room (the idle hook) would reach a channel that has not got the tick yet, whose emissions at
-   * it (keyed tuples at its position) would then come after the promise */
-  if (s->assign) s->high = seq + 1;
-  return 0;
+  return send_punctuation(op, (Item){ .kind = ITEM_TICK, .tick = t });
 }
 
 /* A checkpoint barrier goes down every output, numbered like window punctuation: after every tuple

@@ -108,6 +108,12 @@ int __wrap_rt_emit_keyed(OpInst *op, int port, Tuple *t, const unsigned char *ke
   return __wrap_rt_emit(op, port, t);
 }
 
+int __wrap_rt_emit_keyed_copy(OpInst *op, int port, Tuple *t, const void *key, size_t len) {
+  (void)key;
+  (void)len;
+  return __wrap_rt_emit(op, port, t);
+}
+
 int __wrap_rt_emit_tick(OpInst *op, int port, int64_t t) {
   (void)op;
   (void)port;
