@@ -44,21 +44,7 @@ trap sf_cleanup EXIT
 sf_mktemp work sf-ticks || exit 1
 export SF_LIBRARY_PATH=$build/lib/streamfission
 
-passed=0
-failed=0
-ok() { printf '%-10s OK    %s\n' "$1" "$2"; passed=$((passed + 1)); }
-bad() { # CASE WHAT [LOG...]
-  local c=$1 what=$2 f
-  shift 2
-  printf '%-10s FAIL  %s (work dir %s)\n' "$c" "$what" "$work"
-  for f in "$@"; do
-    [[ -f $f ]] || continue
-    echo "    $(basename "$f"):"
-    sed 's/^/    | /' "$f" | head -n 15
-  done
-  failed=$((failed + 1))
-  sf_keep "$work"
-}
+SF_PASSED=0 SF_FAILED=0 SF_CASE_WIDTH=14 SF_WORK=$work
 
 graph=$src/tests/distributed/ticks_fanin.xml
 cd "$work" || exit 1
@@ -86,39 +72,39 @@ BEGIN {
 }' >expect.csv
 
 if "$B/sf-exec" --stats-json stats.json "$graph" 2>seq.log && cmp -s expect.csv out/ticks.csv; then
-  ok seq "$(($(wc -l <expect.csv) - 1)) rows as worked out"
+  sf_ok seq "$(($(wc -l <expect.csv) - 1)) rows as worked out"
 else
-  bad seq "the sequential output differs from the expected one" seq.log
+  sf_bad seq "the sequential output differs from the expected one" seq.log
   diff expect.csv out/ticks.csv | head -n 10
 fi
 
 # every operator the final ticks reached says so; the sources and the sink are among them
 finals=$(grep -o '"name": "[a-z]*", "kind": "[A-Za-z]*"[^}]*"tick": "final"' stats.json | cut -d'"' -f4 | tr '\n' ' ')
 if [[ $finals == "a b mix keep stamp sink " ]]; then
-  ok stats "current tick final for: $finals"
+  sf_ok stats "current tick final for: $finals"
 else
-  bad stats "expected the tick final for 'a b mix keep stamp sink', got '$finals'" stats.json
+  sf_bad stats "expected the tick final for 'a b mix keep stamp sink', got '$finals'" stats.json
 fi
 
 for w in 1 2 3 4; do
   "$B/sf-xform" -w "$w" --explain "$graph" >"w$w.xml" 2>"w$w.explain"
   rm -f out/ticks.csv
   if [[ $w -gt 1 ]] && ! grep -q " keep: parallel in region r1 (width $w, split roundrobin, merge seqpulse)" "w$w.explain"; then
-    bad "w$w" "--explain does not put keep in a seqpulse region of width $w" "w$w.explain"
+    sf_bad "w$w" "--explain does not put keep in a seqpulse region of width $w" "w$w.explain"
   elif [[ $w -gt 1 ]] && ! grep -q " stamp: parallel in region r1 (width $w" "w$w.explain"; then
-    bad "w$w" "--explain does not put stamp in region r1" "w$w.explain"
+    sf_bad "w$w" "--explain does not put stamp in region r1" "w$w.explain"
   elif "$B/sf-exec" "w$w.xml" 2>"w$w.log" && cmp -s expect.csv out/ticks.csv; then
-    ok "w$w" "the sequential bytes"
+    sf_ok "w$w" "the sequential bytes"
   else
-    bad "w$w" "the output at width $w differs" "w$w.log"
+    sf_bad "w$w" "the output at width $w differs" "w$w.log"
   fi
 done
 
 rm -rf out/ticks.csv ck
 if "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.01 w3.xml 2>ckpt.log && cmp -s expect.csv out/ticks.csv; then
-  ok ckpt "the sequential bytes with checkpoints every 10 ms"
+  sf_ok ckpt "the sequential bytes with checkpoints every 10 ms"
 else
-  bad ckpt "the output with checkpoints differs" ckpt.log
+  sf_bad ckpt "the output with checkpoints differs" ckpt.log
 fi
 
 # time: the same fan-in merged by event time (order="time"): the head with the smallest time goes
@@ -161,25 +147,25 @@ BEGIN {
 }' >expect-time.csv
 rm -f out/ticks.csv
 if "$B/sf-exec" timed.xml 2>time.log && cmp -s expect-time.csv out/ticks.csv; then
-  ok time "$(($(wc -l <expect-time.csv) - 1)) rows in time order as worked out"
+  sf_ok time "$(($(wc -l <expect-time.csv) - 1)) rows in time order as worked out"
 else
-  bad time "the time-ordered fan-in's output differs from the expected one" time.log
+  sf_bad time "the time-ordered fan-in's output differs from the expected one" time.log
   diff expect-time.csv out/ticks.csv | head -n 10
 fi
 "$B/sf-xform" -w 3 timed.xml >timed3.xml
 rm -f out/ticks.csv
 if "$B/sf-exec" timed3.xml 2>time3.log && cmp -s expect-time.csv out/ticks.csv; then
-  ok time-w3 "the same bytes at width 3"
+  sf_ok time-w3 "the same bytes at width 3"
 else
-  bad time-w3 "the time-ordered fan-in's output at width 3 differs" time3.log
+  sf_bad time-w3 "the time-ordered fan-in's output at width 3 differs" time3.log
 fi
 rm -rf out/ticks.csv ck
 if ! "$B/sf-exec" --checkpoint-dir ck timed.xml 2>time-ck.log &&
   [[ $(cat time-ck.log) == "sf-exec: error: operator 'mix': a time-ordered fan-in (order=\"time\") cannot take part in checkpoints yet" ]] &&
   [[ ! -e out/ticks.csv ]]; then
-  ok time-ckpt "refused with checkpoints, naming the operator, nothing written"
+  sf_ok time-ckpt "refused with checkpoints, naming the operator, nothing written"
 else
-  bad time-ckpt "a time-ordered fan-in with checkpoints was not refused as expected" time-ck.log
+  sf_bad time-ckpt "a time-ordered fan-in with checkpoints was not refused as expected" time-ck.log
 fi
 
 # restore: the same graph paced (each Beacon emits its tuples over about a second), killed once a
@@ -198,13 +184,13 @@ sleep 0.1
 kill -KILL "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
 if [[ -z $(find ck -name MANIFEST 2>/dev/null) ]]; then
-  bad restore "no checkpoint was complete at the kill" kill.log
+  sf_bad restore "no checkpoint was complete at the kill" kill.log
 elif [[ -f out/ticks.csv ]]; then
-  bad restore "the job ended before the kill: nothing to restore" kill.log
+  sf_bad restore "the job ended before the kill: nothing to restore" kill.log
 elif "$B/sf-exec" --checkpoint-dir ck --restore p3.xml 2>restore.log && cmp -s expect.csv out/ticks.csv; then
-  ok restore "killed at width 2, restored at width 3: the sequential bytes"
+  sf_ok restore "killed at width 2, restored at width 3: the sequential bytes"
 else
-  bad restore "the restored output differs" restore.log
+  sf_bad restore "the restored output differs" restore.log
 fi
 
 # window-restore: a keyed time window (with lateness, so some tuples are late) in a region, paced;
@@ -244,20 +230,20 @@ kill -KILL "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
 late_seq=$(grep -o '"late": [0-9]*' win-seq.json | head -n 1)
 if [[ ! -s win-expect.csv || $late_seq == '"late": 0' || -z $late_seq ]]; then
-  bad window-restore "the sequential run made no windows or no late tuples ($late_seq)" win-seq.log
+  sf_bad window-restore "the sequential run made no windows or no late tuples ($late_seq)" win-seq.log
 elif [[ -z $(find ck -name MANIFEST 2>/dev/null) || -f out/win.csv ]]; then
-  bad window-restore "no checkpoint was complete at the kill, or the job ended first" wkill.log
+  sf_bad window-restore "no checkpoint was complete at the kill, or the job ended first" wkill.log
 elif "$B/sf-exec" --checkpoint-dir ck --restore --stats-json win-r.json win3.xml 2>wrestore.log &&
   cmp -s win-expect.csv out/win.csv; then
   late_r=$(grep -o '"late": [0-9]*' win-r.json | awk '{ s += $2 } END { print "\"late\": " s }')
   if [[ $late_r == "$late_seq" ]]; then
-    ok window-restore "killed at width 2, restored at width 3: the sequential windows ($late_seq)"
+    sf_ok window-restore "killed at width 2, restored at width 3: the sequential windows ($late_seq)"
   else
-    bad window-restore "the replicas' late tuples add up to $late_r, not $late_seq" win-r.json
+    sf_bad window-restore "the replicas' late tuples add up to $late_r, not $late_seq" win-r.json
   fi
 else
-  bad window-restore "the restored windows differ" wrestore.log
+  sf_bad window-restore "the restored windows differ" wrestore.log
 fi
 
-echo "event_ticks: $passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+echo "event_ticks: $SF_PASSED passed, $SF_FAILED failed"
+[[ $SF_FAILED -eq 0 ]]
