@@ -25,19 +25,19 @@ struct Clock {
   int64_t last;    /* the last tick emitted (TICK_NONE: none yet) */
 };
 
-/* Whether a source upstream of op declares an event time: only then can ticks reach op. */
-static bool fed_by_time(const Op *op, int depth) {
+/* Whether a source upstream of op declares an event time (only then can ticks reach op), from its
+ * producers' nodes, which a topological order has planned already. */
+static bool fed_by_time(const Exec *x, const Op *op) {
   if (op->ninputs == 0) return op_param(op, "time") != NULL;
-  if (depth > 10000) return true; /* a graph is acyclic; this only bounds the recursion */
   for (int p = 0; p < op->ninputs; p++)
     for (int k = 0; k < op->inputs[p].nstreams; k++) {
       const Stream *s = op->inputs[p].streams[k];
-      if (s && s->producer && fed_by_time(s->producer, depth + 1)) return true;
+      if (s && s->producer && x->nodes[s->producer->index].timed) return true;
     }
   return false;
 }
 
-void clock_plan(Exec *x, Node *n) {
+static void plan_node(Exec *x, Node *n) {
   Op *op = n->op;
   atomic_init(&n->inst.cur_tick, TICK_NONE);
   if (n->nslots == 0 && op_param(op, "time") && n->inst.out_schema) {
@@ -49,11 +49,15 @@ void clock_plan(Exec *x, Node *n) {
       sf_die("operator '%s': unchecked event time", op->name); /* the checker refuses such a graph */
     n->clock = c;
   }
-  n->timed = fed_by_time(op, 0);
+  n->timed = fed_by_time(x, op);
   if (n->nslots > 1 && op->kind != KIND_MERGE && n->timed) {
     n->slot_tick = arena_alloc(x->arena, sizeof *n->slot_tick * (size_t)n->nslots);
     for (int s = 0; s < n->nslots; s++) n->slot_tick[s] = TICK_NONE;
   }
+}
+
+void clock_plan(Exec *x) {
+  for (int t = 0; t < x->g->nops; t++) plan_node(x, &x->nodes[x->g->order[t]->index]);
 }
 
 /* The tick a clock at time t has reached, ⌊t / P⌋·P; TICK_NONE when no multiple of P at or below

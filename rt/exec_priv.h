@@ -62,9 +62,9 @@ typedef struct Latency {
 /* ---- clock.c: event time (sources' clocks and ticks, a fan-in's tick) ---- */
 
 typedef struct Clock Clock;
-/* Sets up n's clock (a source with `time`) or its inputs' ticks (a fan-in below one), and its
- * current tick (none). */
-void clock_plan(Exec *x, Node *n);
+/* Sets up every node's clock (a source with `time`) or its inputs' ticks (a fan-in below one),
+ * whether ticks reach it, and its current tick (none), in topological order. */
+void clock_plan(Exec *x);
 /* A source with a clock is about to emit t (rt_emit): the tick it reaches goes first. 0 or -1. */
 int clock_source_tuple(Node *n, const Tuple *t);
 /* A source with a clock emits the run items[0..k) (rt_emit_run, stamped): cut where ticks go. */

@@ -80,7 +80,6 @@ static void plan_nodes(Exec *x) {
       for (int b = 0; b < LATENCY_BUCKETS; b++) atomic_init(&n->latency->count[b], 0);
     }
     n->prof = stats_prof_new(x);
-    clock_plan(x, n);
   }
 }
 
@@ -307,6 +306,7 @@ static void plan_direct(Exec *x) {
 
 int plan_build(Exec *x) {
   plan_nodes(x);
+  clock_plan(x); /* (after every node exists: it reads producers' nodes) */
   plan_groups(x);
   plan_edges(x);
   plan_hosts(x);
