@@ -168,21 +168,27 @@ else
   sf_bad time-ckpt "a time-ordered fan-in with checkpoints was not refused as expected" time-ck.log
 fi
 
+# kill_after_checkpoint GRAPH LOG SECONDS: runs GRAPH with a checkpoint every 50 ms into ck and
+# SIGKILLs it SECONDS after the first checkpoint is complete (or after 3 s without one)
+kill_after_checkpoint() {
+  "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.05 "$1" 2>"$2" &
+  local pid=$!
+  for _ in $(seq 1 300); do
+    [[ -n $(find ck -name MANIFEST 2>/dev/null) ]] && break
+    sleep 0.01
+  done
+  sleep "$3"
+  kill -KILL "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+}
+
 # restore: the same graph paced (each Beacon emits its tuples over about a second), killed once a
 # checkpoint is complete, restored at another width
 sed 's|<param name="count">\([0-9]*\)</param>|<param name="count">\1</param><param name="rate">\1</param>|' \
   "$graph" >paced.xml
 "$B/sf-xform" -w 2 paced.xml >p2.xml && "$B/sf-xform" -w 3 paced.xml >p3.xml
 rm -rf out/ticks.csv ck
-"$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.05 p2.xml 2>kill.log &
-pid=$!
-for _ in $(seq 1 300); do
-  [[ -n $(find ck -name MANIFEST 2>/dev/null) ]] && break
-  sleep 0.01
-done
-sleep 0.1
-kill -KILL "$pid" 2>/dev/null
-wait "$pid" 2>/dev/null
+kill_after_checkpoint p2.xml kill.log 0.1
 if [[ -z $(find ck -name MANIFEST 2>/dev/null) ]]; then
   sf_bad restore "no checkpoint was complete at the kill" kill.log
 elif [[ -f out/ticks.csv ]]; then
@@ -219,15 +225,7 @@ rm -rf out/win.csv ck
 "$B/sf-exec" --stats-json win-seq.json win.xml 2>win-seq.log && cp out/win.csv win-expect.csv
 "$B/sf-xform" -w 2 win.xml >win2.xml && "$B/sf-xform" -w 3 win.xml >win3.xml
 rm -rf out/win.csv
-"$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.05 win2.xml 2>wkill.log &
-pid=$!
-for _ in $(seq 1 300); do
-  [[ -n $(find ck -name MANIFEST 2>/dev/null) ]] && break
-  sleep 0.01
-done
-sleep 0.2
-kill -KILL "$pid" 2>/dev/null
-wait "$pid" 2>/dev/null
+kill_after_checkpoint win2.xml wkill.log 0.2
 late_seq=$(grep -o '"late": [0-9]*' win-seq.json | head -n 1)
 if [[ ! -s win-expect.csv || $late_seq == '"late": 0' || -z $late_seq ]]; then
   sf_bad window-restore "the sequential run made no windows or no late tuples ($late_seq)" win-seq.log
