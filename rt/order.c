@@ -76,14 +76,6 @@ static int kind_rank(ItemKind k) {
   }
 }
 
-/* Two tuples emitted at one punctuation: by their keys (sortkey.c: memcmp, a prefix first). */
-static int key_cmp(const Item *a, const Item *b) {
-  uint32_t n = a->keylen < b->keylen ? a->keylen : b->keylen;
-  int c = n ? memcmp(a->key, b->key, n) : 0;
-  if (c) return c;
-  return a->keylen < b->keylen ? -1 : a->keylen > b->keylen;
-}
-
 static bool item_before(const Item *a, int sa, const Item *b, int sb, bool by_src) {
   if (a->kind == ITEM_FINAL || b->kind == ITEM_FINAL) {
     if (a->kind != b->kind) return b->kind == ITEM_FINAL;
@@ -97,7 +89,7 @@ static bool item_before(const Item *a, int sa, const Item *b, int sb, bool by_sr
   int ra = kind_rank(a->kind), rb = kind_rank(b->kind);
   if (ra != rb) return ra < rb;
   if (a->kind == ITEM_KEYED && b->kind == ITEM_KEYED) {
-    int c = key_cmp(a, b);
+    int c = sortkey_cmp(a->key, a->keylen, b->key, b->keylen); /* two tuples emitted at one punctuation */
     if (c) return c < 0;
   }
   return sa < sb;

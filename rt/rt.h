@@ -118,6 +118,8 @@ void tuple_unref_items(const Item *items, int n);
  * memcmp as value_compare compares the values, part by part. */
 void sortkey_int(Buf *b, int64_t v);
 void sortkey_value(Buf *b, const Value *v);
+/* The order of two sort keys: memcmp's, a prefix first (-1, 0, 1). */
+int sortkey_cmp(const void *a, size_t alen, const void *b, size_t blen);
 
 /* ---- operator instances ---- */
 

@@ -12,6 +12,13 @@
 
 #include <string.h>
 
+int sortkey_cmp(const void *a, size_t alen, const void *b, size_t blen) {
+  size_t n = alen < blen ? alen : blen;
+  int c = n ? memcmp(a, b, n) : 0;
+  if (c) return c < 0 ? -1 : 1;
+  return (alen > blen) - (alen < blen);
+}
+
 static void put_u64(Buf *b, uint64_t v) {
   unsigned char p[8];
   for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (56 - 8 * i));

@@ -365,10 +365,8 @@ static void hold(sf_op *op, const Value *v, int n) {
 
 static int held_order(const void *a, const void *b) {
   const struct Held *x = a, *y = b;
-  uint32_t n = x->len < y->len ? x->len : y->len;
-  int c = n ? memcmp(x->key, y->key, n) : 0;
+  int c = sortkey_cmp(x->key, x->len, y->key, y->len);
   if (c) return c;
-  if (x->len != y->len) return x->len < y->len ? -1 : 1;
   return (x->index > y->index) - (x->index < y->index);
 }
 

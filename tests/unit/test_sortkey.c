@@ -18,13 +18,6 @@ static int sign(int c) {
   return (c > 0) - (c < 0);
 }
 
-/* memcmp order of two keys, a prefix first */
-static int key_cmp(const Buf *a, const Buf *b) {
-  size_t n = a->n < b->n ? a->n : b->n;
-  int c = n ? memcmp(a->p, b->p, n) : 0;
-  if (c) return sign(c);
-  return (a->n > b->n) - (a->n < b->n);
-}
 
 static int parts_cmp(const Value *a, const Value *b, int n) {
   for (int i = 0; i < n; i++) {
@@ -42,7 +35,7 @@ static int encoded_cmp(const Value *a, const Value *b, int n) {
     sortkey_value(&ka, &a[i]);
     sortkey_value(&kb, &b[i]);
   }
-  int c = key_cmp(&ka, &kb);
+  int c = sortkey_cmp(ka.p, ka.n, kb.p, kb.n);
   buf_release(&ka);
   buf_release(&kb);
   return c;
