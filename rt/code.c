@@ -4,7 +4,8 @@
  *
  * The code is an array of instructions over registers (one Value each, on code_eval's stack).
  * An operand is a base and a byte offset: a constant of the code, an attribute of the input tuple,
- * a state variable, an aggregate value, seq or i, or a register. code_eval resolves the six bases
+ * a state variable, an aggregate value, seq or i, a register, or an attribute of a named side
+ * (P.N: env->sides[0] or [1], the same for every row of a run). code_eval resolves the bases
  * once, so an operand costs one load and an addition, never a dispatch on what it is. Opcodes are
  * typed (the checker fixed every type), so an int addition is one instruction that tests nothing.
  * An expression that is a single operand (an attribute, a folded constant) runs no instructions.
@@ -52,8 +53,9 @@ typedef enum Opcode {
   OPC_STR_I, OPC_STR_D, OPC_STR_B, OPC_LEN, OPC_SUBSTR, OPC_HASH, OPC_RAND,
 } Opcode;
 
-/* Where an operand lives: BASE_NAME is seq (index 0) and i (index 1). */
-enum { BASE_CONST, BASE_ATTR, BASE_STATE, BASE_AGG, BASE_NAME, BASE_REG, NBASES };
+/* Where an operand lives: BASE_NAME is seq (index 0) and i (index 1); BASE_SIDE0 and BASE_SIDE1
+ * are env->sides[0] and [1] (qualified names). */
+enum { BASE_CONST, BASE_ATTR, BASE_STATE, BASE_AGG, BASE_NAME, BASE_REG, BASE_SIDE0, BASE_SIDE1, NBASES };
 
 /* One instruction: dst = op(a, b, c). Operands and dst are byte offsets from their base (index *
  * sizeof(Value)), which saves a multiplication per operand. */
@@ -81,6 +83,7 @@ struct Code {
   const Value *consts; /* the constants operands refer to */
   int nregs;           /* registers code_eval needs */
   bool names;          /* whether it reads seq or i (BASE_NAME) */
+  uint8_t nsides;      /* env->sides[0..nsides) it reads (the highest side read, plus one) */
   bool jumps;          /* whether it has jumps (&&, ||, ?:) */
   uint8_t kres;        /* base of the result */
   int32_t res;         /* index of the result */
@@ -104,6 +107,7 @@ typedef struct Compiler {
   int top;       /* the lowest free register */
   int nregs;     /* registers used at most */
   bool names;    /* seq or i read */
+  int nsides;    /* the highest side read, plus one */
 } Compiler;
 
 static Operand constant(Compiler *C, Value v) {
@@ -311,6 +315,10 @@ static Operand compile(Compiler *C, const Expr *e) {
     case NAME_STATE: return (Operand){BASE_STATE, e->slot};
     case NAME_SEQ: C->names = true; return (Operand){BASE_NAME, 0};
     case NAME_INDEX: C->names = true; return (Operand){BASE_NAME, 1};
+    case NAME_SIDE:
+      sf_assert(e->side == 0 || e->side == 1);
+      if (C->nsides < e->side + 1) C->nsides = e->side + 1;
+      return (Operand){(uint8_t)(e->side ? BASE_SIDE1 : BASE_SIDE0), e->slot};
     default: sf_die("name '%s' is not resolved", e->sval);
     }
     break;
@@ -377,7 +385,7 @@ Code *code_compile(const Expr *e, Arena *a) {
   for (int k = 0; k < C.nins; k++)
     if (C.ins[k].op == OPC_JF || C.ins[k].op == OPC_JT || C.ins[k].op == OPC_JMP) jumps = true;
   *c = (Code){.ins = ins, .nins = C.nins, .magic = magic, .consts = consts, .nregs = C.nregs, .names = C.names,
-              .jumps = jumps, .kres = res.base, .res = res.idx};
+              .nsides = (uint8_t)C.nsides, .jumps = jumps, .kres = res.base, .res = res.idx};
   free(C.ins);
   free(C.consts);
   free(C.magic);
@@ -419,7 +427,9 @@ static inline __attribute__((always_inline)) int run(const Code *c, const EvalEn
     value_put_int(&names[1], env->index);
   }
   const char *base[NBASES] = {(const char *)c->consts, (const char *)env->attrs, (const char *)env->states,
-                              (const char *)env->aggs, (const char *)names, (const char *)regs};
+                              (const char *)env->aggs, (const char *)names, (const char *)regs,
+                              c->nsides > 0 ? (const char *)env->sides[0] : NULL,
+                              c->nsides > 1 ? (const char *)env->sides[1] : NULL};
   char buf[SF_DOUBLE_CHARS];
   const Ins *ins = c->ins;
   for (int pc = 0; pc < c->nins; pc++) {
@@ -571,6 +581,8 @@ int code_eval(const Code *c, const EvalEnv *env, Value *out, char *err, size_t e
   case BASE_ATTR: *out = env->attrs[c->res]; return 0;
   case BASE_STATE: *out = env->states[c->res]; return 0;
   case BASE_AGG: *out = env->aggs[c->res]; return 0;
+  case BASE_SIDE0: *out = env->sides[0][c->res]; return 0;
+  case BASE_SIDE1: *out = env->sides[1][c->res]; return 0;
   default: break;
   }
   if (c->nregs > SMALL_REGS) return run_large(c, env, out, err, errlen);
@@ -596,7 +608,7 @@ static inline const Value *src_at(const Src *s, int i) {
 
 /* What a run's operands are resolved against. */
 typedef struct RunEnv {
-  const char *base[NBASES];   /* constants, env->attrs, states, aggs, names (per row), registers */
+  const char *base[NBASES];   /* constants, env->attrs, states, aggs, names (per row), registers, sides */
   const Value *const *attrs;  /* per row its attributes, or NULL */
   size_t rs;                  /* bytes of one row's registers */
 } RunEnv;
@@ -658,7 +670,8 @@ int code_eval_run_to(const Code *c, const EvalEnv *env, const Value *const *attr
   if (n <= 0) return 0;
   if (n > CODE_RUN_MAX || c->nregs > RUN_MAX_REGS) return eval_rows(c, env, attrs, seqs, n, out, stride);
   RunEnv x = {.base = {(const char *)c->consts, (const char *)env->attrs, (const char *)env->states,
-                       (const char *)env->aggs, NULL, NULL},
+                       (const char *)env->aggs, NULL, NULL, c->nsides > 0 ? (const char *)env->sides[0] : NULL,
+                       c->nsides > 1 ? (const char *)env->sides[1] : NULL},
               .attrs = attrs, .rs = sizeof(Value) * (size_t)(c->nregs ? c->nregs : 1)};
   if (c->names) {
     Value *names = arena_alloc_raw(env->scratch, sizeof *names * 2 * (size_t)n);

@@ -14,6 +14,9 @@
  *  - String literals may not contain a raw line break; escapes are `\"`, `\\` and `\n` only.
  *  - Names resolve attribute first, then state variable, then `seq` (Beacon) and `i` (FlatMap):
  *    an input attribute named `seq` hides the Beacon counter.
+ *  - `P.N` (a name, a dot and a name, no space) is one token, a qualified name; the checker
+ *    resolves it against the scope's named sides (ExprScope.nsides), an error where there are none.
+ *    A number never starts a name, so `1.5` stays a double.
  *  - Binary operators are left-associative (`a == b == c` is `(a == b) == c`); `?:` is
  *    right-associative and its middle operand is a full expression.
  *  - For EXPR_BINARY and EXPR_COND nodes, `slot` holds the column of the operator (`?` for
@@ -202,6 +205,10 @@ static void lex(Parser *ps) {
   if (is_ident_start(*s)) {
     const char *q = s;
     while (is_ident(*q)) q++;
+    if (*q == '.' && is_ident_start(q[1])) { /* a qualified name P.N: one token, resolved by the checker */
+      q++;
+      while (is_ident(*q)) q++;
+    }
     t->len = (size_t)(q - s);
     ps->p = q;
     if (t->len == 4 && !memcmp(s, "true", 4)) t->kind = T_TRUE;
@@ -541,8 +548,50 @@ static bool in_set(Type t, unsigned set) {
   return t != TYPE_NONE && (set & (1u << t));
 }
 
+/* A qualified name P.N (e->sval holds "P.N"): N in the side named P. */
+static Type check_side_name(Checker *c, Expr *e, const char *dot) {
+  const ExprScope *s = c->scope;
+  size_t plen = (size_t)(dot - e->sval);
+  const char *attr = dot + 1;
+  int side = -1;
+  for (int k = 0; k < s->nsides && k < 2; k++)
+    if (s->side_name[k] && strlen(s->side_name[k]) == plen && !strncmp(s->side_name[k], e->sval, plen)) side = k;
+  if (side < 0) {
+    if (s->nsides == 0) {
+      check_error(c, e->col, "unknown name '%s' (no qualified names here)", e->sval);
+      return TYPE_NONE;
+    }
+    char *prefix = sf_xmalloc(plen + 1);
+    memcpy(prefix, e->sval, plen);
+    prefix[plen] = 0;
+    const char *hint = diag_suggest(prefix, s->side_name, s->nsides);
+    if (s->nsides == 2)
+      check_error(c, e->col, "unknown prefix '%s' in '%s' (here '%s.' or '%s.')" DIAG_HINT_FMT, prefix, e->sval,
+                  s->side_name[0], s->side_name[1], DIAG_HINT(hint));
+    else
+      check_error(c, e->col, "unknown prefix '%s' in '%s' (here '%s.')" DIAG_HINT_FMT, prefix, e->sval,
+                  s->side_name[0], DIAG_HINT(hint));
+    free(prefix);
+    return TYPE_NONE;
+  }
+  const Schema *sch = s->side[side];
+  int k = sch ? schema_find_attr(sch, attr) : -1;
+  if (k < 0) {
+    const char *hint = sch ? schema_suggest_attr(sch, attr) : NULL;
+    check_error(c, e->col + (int)plen + 1, "unknown attribute '%s' of '%s'" DIAG_HINT_FMT, attr,
+                s->side_name[side], DIAG_HINT(hint));
+    return TYPE_NONE;
+  }
+  e->scope = NAME_SIDE;
+  e->side = side;
+  e->slot = k;
+  return sch->attrs[k].type;
+}
+
 static Type check_name(Checker *c, Expr *e) {
   const ExprScope *s = c->scope;
+  const char *dot = strchr(e->sval, '.');
+  if (dot) return check_side_name(c, e, dot);
   int k = s->input ? schema_find_attr(s->input, e->sval) : -1;
   if (k >= 0) {
     e->scope = NAME_ATTR;

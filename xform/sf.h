@@ -210,6 +210,7 @@ typedef enum ExprFunc {
 
 typedef enum NameScope {
   NAME_UNRESOLVED, NAME_ATTR, NAME_STATE, NAME_SEQ, NAME_INDEX,
+  NAME_SIDE, /* a qualified name P.N: attribute slot of ExprScope.side[Expr.side] */
 } NameScope;
 
 typedef struct Expr Expr;
@@ -226,6 +227,7 @@ struct Expr {
   ExprFunc func;   /* EXPR_CALL */
   NameScope scope; /* EXPR_NAME, set by expr_check */
   int slot;        /* EXPR_NAME: attribute or state index; aggregate EXPR_CALL: its index */
+  int side;        /* EXPR_NAME of scope NAME_SIDE: which side (0 or 1) slot is an attribute of */
   Expr *a, *b, *c; /* operands: unary a; binary a b; cond a ? b : c */
   Expr **args;     /* EXPR_CALL arguments */
   int nargs;       /* how many */
@@ -253,6 +255,12 @@ typedef struct ExprScope {
   bool allow_aggregates;    /* Aggregate: count/sum/avg/min/max/first/last/count_distinct/arg_max/arg_min */
   bool allow_window_bounds; /* an Aggregate with a time window: window_start(), window_end() */
   int naggregates;          /* out: aggregate calls numbered 0..naggregates-1 in slot */
+  /* Named sides: `P.N` reads attribute N of side[i] when P is side_name[i] (a Join's "left" and
+   * "right", a Lookup's "table"); it resolves to NAME_SIDE, Expr.side i, Expr.slot N's index.
+   * The evaluators read it from EvalEnv.sides[i][slot]. nsides 0: a qualified name is an error. */
+  int nsides;               /* 0, 1 or 2 */
+  const char *side_name[2]; /* the prefixes */
+  const Schema *side[2];    /* their attributes */
 } ExprScope;
 
 /* Parses `text` (an expression found at `at` in the graph file). On a syntax error reports

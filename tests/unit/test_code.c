@@ -2,7 +2,8 @@
  *
  * A differential test: random well-typed expressions over every operator and function, with
  * literals chosen to hit the edges (int extremes, -0.0, nan, infinities, strings that do and do
- * not convert), are evaluated by expr_eval and by code_eval over many tuples; both must return the
+ * not convert) and names of every kind (attributes, states, seq, i, a named side's o.vol and
+ * o.price), are evaluated by expr_eval and by code_eval over many tuples; both must return the
  * same status, the same value (doubles by their bits, strings by their bytes) and the same
  * message. Then what folding must and must not do, by the length of the code. */
 #include <check.h>
@@ -42,7 +43,8 @@ static void teardown(void) {
 
 /* The checked expression of text in a Functor-like scope (attributes, states, seq, i). */
 static Expr *checked(const char *text) {
-  ExprScope s = {.input = &schema_t, .states = states, .nstates = 2, .allow_seq = true, .allow_index = true};
+  ExprScope s = {.input = &schema_t, .states = states, .nstates = 2, .allow_seq = true, .allow_index = true,
+                 .nsides = 1, .side_name = {"o"}, .side = {&schema_t}};
   Expr *e = expr_parse(arena, text, &mem.diag, &at);
   ck_assert_msg(e != NULL, "'%s' does not parse", text);
   Type t = expr_check(e, &s, &mem.diag, &at);
@@ -80,11 +82,11 @@ static void gen(Text *t, Type type, int depth);
 
 static void gen_int(Text *t, int depth) {
   static const char *leaves[] = {"0", "1", "-1", "7", "3", "100", "9223372036854775807",
-                                 "(-9223372036854775807 - 1)", "vol", "total", "seq", "i", "-2"};
+                                 "(-9223372036854775807 - 1)", "vol", "total", "seq", "i", "-2", "o.vol"};
   int k = depth <= 0 ? 0 : pick(12);
   static const char *ops[] = {"+", "-", "*", "/", "%"};
   switch (k) {
-  case 0: case 1: put(t, "%s", leaves[pick(13)]); return;
+  case 0: case 1: put(t, "%s", leaves[pick(14)]); return;
   case 2: case 3:
     put(t, "("); gen(t, TYPE_INT, depth - 1); put(t, " %s ", ops[pick(5)]); gen(t, TYPE_INT, depth - 1); put(t, ")");
     return;
@@ -114,11 +116,11 @@ static void gen_int(Text *t, int depth) {
 }
 
 static void gen_double(Text *t, int depth) {
-  static const char *leaves[] = {"0.0", "-0.0", "1.5", "0.1", "1e308", "-2.5", "price", "mean", "3.0"};
+  static const char *leaves[] = {"0.0", "-0.0", "1.5", "0.1", "1e308", "-2.5", "price", "mean", "3.0", "o.price"};
   int k = depth <= 0 ? 0 : pick(10);
   static const char *ops[] = {"+", "-", "*", "/"};
   switch (k) {
-  case 0: case 1: put(t, "%s", leaves[pick(9)]); return;
+  case 0: case 1: put(t, "%s", leaves[pick(10)]); return;
   case 2: case 3:
     put(t, "("); gen(t, TYPE_DOUBLE, depth - 1); put(t, " %s ", ops[pick(4)]); gen(t, TYPE_DOUBLE, depth - 1);
     put(t, ")");
@@ -239,6 +241,17 @@ static const int64_t ints[] = {0, 1, -1, 7, INT64_MAX, INT64_MIN, 100};
 static const double doubles[] = {0.0, -0.0, 2.5, -1e300, 1e300, 0.1, 3.0};
 static const char *strs[] = {"IBM", "", "42", "-3.5", "inf", "x,y"};
 
+/* A named side `o` (ExprScope.side) of schema T: o.vol and o.price read side_row. */
+static Value side_row[4];
+static const Value *const side_rows[1] = {side_row};
+
+static void set_side_row(int64_t vol, double price) {
+  side_row[0] = value_string("o", 1);
+  side_row[1] = value_double(price);
+  side_row[2] = value_int(vol);
+  side_row[3] = value_bool(false);
+}
+
 START_TEST(test_random_expressions) {
   rng = 12345;
   double nan = 0.0 / 0.0, inf = 1.0 / 0.0;
@@ -256,7 +269,9 @@ START_TEST(test_random_expressions) {
       double d = k == 10 ? nan : k == 11 ? -inf : doubles[pick(7)];
       Value tuple[4] = {value_string(s, strlen(s)), value_double(d), value_int(ints[pick(7)]), value_bool(pick(2))};
       Value st[2] = {value_int(ints[pick(7)]), value_double(doubles[pick(7)])};
-      EvalEnv env = {.attrs = tuple, .states = st, .seq = ints[pick(7)], .index = pick(5), .scratch = arena};
+      set_side_row(ints[pick(7)], doubles[pick(7)]);
+      EvalEnv env = {.attrs = tuple, .states = st, .seq = ints[pick(7)], .index = pick(5), .sides = side_rows,
+                     .scratch = arena};
       if (compare(t.p, e, c, &env)) faults++;
       else values++;
     }
@@ -312,7 +327,8 @@ START_TEST(test_random_runs) {
       seqs[r] = pick(3) ? r : ints[pick(7)];
     }
     Value st[2] = {value_int(ints[pick(7)]), value_double(doubles[pick(7)])};
-    EvalEnv env = {.states = st, .index = pick(5), .scratch = arena};
+    set_side_row(ints[pick(7)], doubles[pick(7)]);
+    EvalEnv env = {.states = st, .index = pick(5), .sides = side_rows, .scratch = arena};
     int first;
     if (n % 2) { /* code_eval_run_to, into the middle Value of each row of wide: the others untouched */
       for (int r = 0; r < ROWS; r++)

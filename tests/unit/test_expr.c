@@ -486,6 +486,102 @@ START_TEST(test_check_seq_not_allowed) {
 }
 END_TEST
 
+/* Qualified names over two sides: left is T, right is R(sym string, qty int). */
+static Attr right_attrs[] = {{"sym", TYPE_STRING, 9}, {"qty", TYPE_INT, 10}};
+static Schema schema_r = {"R", right_attrs, 2, 8};
+
+static ExprScope sides_scope(void) {
+  ExprScope s = {.input = &schema_t, .nsides = 2, .side_name = {"left", "right"}, .side = {&schema_t, &schema_r}};
+  return s;
+}
+
+START_TEST(test_check_side_names) {
+  ExprScope s = sides_scope();
+  Expr *e = parse_ok("right.qty");
+  ck_assert_int_eq(expr_check(e, &s, &mem.diag, &at), TYPE_INT);
+  ck_assert_int_eq(e->scope, NAME_SIDE);
+  ck_assert_int_eq(e->side, 1);
+  ck_assert_int_eq(e->slot, 1);
+  e = parse_ok("left.price * 2.0");
+  ck_assert_int_eq(expr_check(e, &s, &mem.diag, &at), TYPE_DOUBLE);
+  ck_assert_int_eq(e->a->scope, NAME_SIDE);
+  ck_assert_int_eq(e->a->side, 0);
+  ck_assert_int_eq(e->a->slot, 1);
+  /* a plain name still reads the input; the two sym are different names */
+  e = parse_ok("left.sym == right.sym && sym != \"\"");
+  ck_assert_int_eq(expr_check(e, &s, &mem.diag, &at), TYPE_BOOL);
+  ck_assert_int_eq(e->b->a->scope, NAME_ATTR);
+  ck_assert_int_eq(mem.diag.nerrors, 0);
+  /* one token, printed back as it was; a double is no name */
+  ck_assert_str_eq(fmt("left.vol+right.qty"), "(left.vol + right.qty)");
+  ck_assert_str_eq(fmt("1.5 + x1.y2"), "(1.5 + x1.y2)");
+  ck_assert_str_eq(parse_error("left. vol"), "g.xml:7:5: error: unexpected '.'\n");
+}
+END_TEST
+
+START_TEST(test_check_side_name_errors) {
+  ExprScope s = sides_scope();
+  ck_assert_str_eq(check_error_in("lfet.vol + rigth.qty", &s),
+                   "g.xml:7:1: error: unknown prefix 'lfet' in 'lfet.vol' (here 'left.' or 'right.'); "
+                   "did you mean 'left'?\n"
+                   "g.xml:7:12: error: unknown prefix 'rigth' in 'rigth.qty' (here 'left.' or 'right.'); "
+                   "did you mean 'right'?\n");
+  reset_diags();
+  ck_assert_str_eq(check_error_in("right.qtty > 0 || left.zzz", &s),
+                   "g.xml:7:7: error: unknown attribute 'qtty' of 'right'; did you mean 'qty'?\n"
+                   "g.xml:7:24: error: unknown attribute 'zzz' of 'left'\n");
+  reset_diags();
+  ExprScope one = {.input = &schema_r, .nsides = 1, .side_name = {"table"}, .side = {&schema_t}};
+  ck_assert_str_eq(check_error_in("tabel.vol", &one),
+                   "g.xml:7:1: error: unknown prefix 'tabel' in 'tabel.vol' (here 'table.'); "
+                   "did you mean 'table'?\n");
+  reset_diags();
+  ck_assert_str_eq(check_error("left.vol"), "g.xml:7:1: error: unknown name 'left.vol' (no qualified names here)\n");
+}
+END_TEST
+
+START_TEST(test_eval_side_names) {
+  ExprScope s = sides_scope();
+  Value left[4] = {value_string("IBM", 3), value_double(2.5), value_int(10), value_bool(true)};
+  Value right[2] = {value_string("IBM", 3), value_int(-4)};
+  const Value *sides[2] = {left, right};
+  const char *texts[] = {"left.vol * right.qty", "right.qty", "left.sym + right.sym",
+                         "left.sym == right.sym ? right.qty : left.vol"};
+  const int64_t want_int[] = {-40, -4, 0, -4};
+  for (int k = 0; k < 4; k++) {
+    Expr *e = parse_ok(texts[k]);
+    ck_assert(expr_check(e, &s, &mem.diag, &at) != TYPE_NONE);
+    EvalEnv env = {.attrs = tuple, .sides = sides, .scratch = arena};
+    Value tree, code, run[3];
+    Code *c = code_compile(e, arena);
+    ck_assert_int_eq(expr_eval(e, &env, &tree, NULL, 0), 0);
+    ck_assert_int_eq(code_eval(c, &env, &code, NULL, 0), 0);
+    const Value *rows[3] = {tuple, tuple, tuple};
+    ck_assert_int_eq(code_eval_run(c, &env, rows, NULL, 3, run), 3);
+    if (k == 2) {
+      ck_assert_int_eq(tree.type, TYPE_STRING);
+      ck_assert_int_eq(tree.s.n, 6);
+      ck_assert(!memcmp(tree.s.p, "IBMIBM", 6));
+      ck_assert(code.s.n == 6 && !memcmp(code.s.p, "IBMIBM", 6));
+      ck_assert(run[2].s.n == 6 && !memcmp(run[2].s.p, "IBMIBM", 6));
+    } else {
+      ck_assert_int_eq(tree.i, want_int[k]);
+      ck_assert_int_eq(code.i, want_int[k]);
+      for (int r = 0; r < 3; r++) ck_assert_int_eq(run[r].i, want_int[k]);
+    }
+  }
+  /* one side only: the code reads sides[0] alone */
+  ExprScope one = {.nsides = 1, .side_name = {"table"}, .side = {&schema_r}};
+  Expr *e = parse_ok("table.qty + 1");
+  ck_assert(expr_check(e, &one, &mem.diag, &at) == TYPE_INT);
+  const Value *only[1] = {right};
+  EvalEnv env = {.sides = only, .scratch = arena};
+  Value v;
+  ck_assert_int_eq(code_eval(code_compile(e, arena), &env, &v, NULL, 0), 0);
+  ck_assert_int_eq(v.i, -3);
+}
+END_TEST
+
 START_TEST(test_check_arithmetic) {
   ck_assert_int_eq(type_of("vol + 1"), TYPE_INT);
   ck_assert_int_eq(type_of("price * 2.0 - mean / 3.0"), TYPE_DOUBLE);
@@ -1150,6 +1246,9 @@ static Suite *expr_suite(void) {
   UNIT_ADD(s, test_check_name_precedence, setup, teardown);
   UNIT_ADD(s, test_check_unknown_names, setup, teardown);
   UNIT_ADD(s, test_check_seq_not_allowed, setup, teardown);
+  UNIT_ADD(s, test_check_side_names, setup, teardown);
+  UNIT_ADD(s, test_check_side_name_errors, setup, teardown);
+  UNIT_ADD(s, test_eval_side_names, setup, teardown);
   UNIT_ADD(s, test_check_arithmetic, setup, teardown);
   UNIT_ADD(s, test_check_arithmetic_errors, setup, teardown);
   UNIT_ADD(s, test_check_arithmetic_errors_2, setup, teardown);
