@@ -405,7 +405,9 @@ int ckpt_start(Exec *x) {
     /* a barrier cannot cut a stream merged by time: items after one input's barrier may come
      * before items that precede another input's (order.c, step_time) */
     if (n->local && n->group && n->group->entry == n && n->group->driver == DRIVE_TIME)
-      return rt_fail(&n->inst, "a time-ordered fan-in (order=\"time\") cannot take part in checkpoints yet");
+      return rt_fail(&n->inst, n->op->kind == KIND_JOIN
+                                   ? "a Join cannot take part in checkpoints yet (its two inputs are merged by time)"
+                                   : "a time-ordered fan-in (order=\"time\") cannot take part in checkpoints yet");
   }
   /* the numbers an earlier run used: new checkpoints take higher ones (another executor may still
    * read the last request of that run, and its directories may still hold that run's files) */

@@ -117,13 +117,15 @@ static void plan_groups(Exec *x) {
                  : !strcmp(order, "roundrobin") ? DRIVE_RR
                  : !strcmp(order, "seq") ? DRIVE_SEQ
                                          : DRIVE_SEQPULSE;
-    } else if (n->nslots > 1 && op->ninputs == 1 && op->inputs[0].time_order) {
+    } else if (n->nslots > 1 && ((op->ninputs == 1 && op->inputs[0].time_order) || op->kind == KIND_JOIN)) {
+      /* a Join consumes its two sides as one time-ordered fan-in, the left side's streams first */
       gr->driver = DRIVE_TIME; /* the checker gave every input stream an event time */
       gr->time_attr = arena_alloc(x->arena, sizeof(int) * (size_t)n->nslots);
-      for (int s = 0; s < n->nslots; s++) {
-        gr->time_attr[s] = stream_time_slot(g, op->inputs[0].streams[s]);
-        if (gr->time_attr[s] < 0) sf_die("operator '%s': a time-ordered input without event time", op->name);
-      }
+      for (int p = 0, s = 0; p < op->ninputs; p++)
+        for (int k = 0; k < op->inputs[p].nstreams; k++, s++) {
+          gr->time_attr[s] = stream_time_slot(g, op->inputs[p].streams[k]);
+          if (gr->time_attr[s] < 0) sf_die("operator '%s': a time-ordered input without event time", op->name);
+        }
     } else {
       gr->driver = n->nslots == 1 ? DRIVE_SINGLE : DRIVE_SRC;
     }

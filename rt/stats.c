@@ -265,7 +265,7 @@ static void print_tick(FILE *f, const Node *n, bool json) {
 /* A time-window Aggregate: its stats say how many late tuples it dropped, 0 included. */
 static bool counts_late(const Node *n) {
   WindowSpec w;
-  return op_time_window(n->op, &w);
+  return op_time_window(n->op, &w) || n->op->kind == KIND_JOIN;
 }
 
 /* A source with onerror="skip": its stats say how many malformed lines it dropped. */

@@ -97,6 +97,18 @@ static void analyze_op(Graph *g, Op *op) {
       m->emits_on_tick = window_is_time(w.kind);
     }
   }
+  if (op->kind == KIND_JOIN) { /* state per key of `on` (the left side's names stand for the pairs) */
+    JoinSpec j;
+    const Schema *left = join_side_schema(op, 0);
+    if (left && join_spec(op, g->arena, &j, NULL) == 0) {
+      m->state = STATE_PARTITIONED;
+      m->nkeys = j.nkeys;
+      m->keys = arena_alloc(g->arena, sizeof(char *) * (size_t)(j.nkeys + 1));
+      for (int k = 0; k < j.nkeys; k++) m->keys[k] = left->attrs[j.key[0][k]].name;
+    } else {
+      m->state = STATE_UNKNOWN;
+    }
+  }
   switch (kind->forwards) {
   case FORWARDS_ALL: forwards_all(g, op); break;
   case FORWARDS_SETS: forwards_of_sets(g, op); break;

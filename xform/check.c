@@ -453,6 +453,10 @@ static void check_params(Graph *g, Op *op, Diag *d) {
     else if (l && c)
       diag_error(d, c->line, 0, "SocketSource operator '%s' takes 'listen' or 'connect', not both", op->name);
   }
+  if (op->kind == KIND_JOIN) {
+    JoinSpec j;
+    join_spec(op, g->arena, &j, d);
+  }
   if (op->kind == KIND_SPLIT) {
     const char *strategy = op_param(op, "strategy");
     if (strategy && !strcmp(strategy, "hash") && !op_param(op, "keys") && !suggested(op, hints, "keys"))
@@ -829,6 +833,9 @@ static void check_expressions(Graph *g, Op *op, Diag *d) {
     check_sets(g, op, d, &scope);
     break;
   }
+  case KIND_JOIN:
+    check_join(g, op, d);
+    break;
   default:
     break;
   }

@@ -581,6 +581,33 @@ bool source_tick_given(const Op *src);
  * checked expressions. Returns the number of errors reported. */
 int graph_time(Graph *g, Diag *d);
 
+/* ---- join.c: the Join operator (docs/language.md, "Joins") ---- */
+
+/* A Join's parameters, read from a checked operator. */
+typedef struct JoinSpec {
+  int nkeys;         /* pairs of `on` */
+  int *key[2];       /* per side (0 left, 1 right): each pair's attribute index in that side's schema */
+  bool tumbling;     /* window `tumbling time SIZE` (else `interval LOWER UPPER`) */
+  int64_t lower, upper; /* interval: a right tuple r matches a left l when r.time - l.time is in [lower, upper] */
+  int64_t size;      /* tumbling: the window's size */
+  int64_t lateness;  /* `lateness` (0 when absent) */
+} JoinSpec;
+/* The schema of a Join's side (0 left, 1 right), NULL when unknown. */
+const Schema *join_side_schema(const Op *op, int side);
+/* Reads op's `on`, `window` and `lateness` into *j (arrays in a): 0, or -1 after reporting through d
+ * (NULL: silent) what is wrong. */
+int join_spec(const Op *op, Arena *a, JoinSpec *j, Diag *d);
+/* How far a Join's output clock lags its input's: lateness + max(0, upper, -lower) (tumbling:
+ * lateness + size). A tick T leaves it as T minus this. */
+int64_t join_tick_delay(const JoinSpec *j);
+/* The side output attribute a of out is forwarded from when not set: 0 or 1 (its index in that
+ * side's schema in *from, when not NULL), -1 when neither side has it with its name and type, -2
+ * when both do. */
+int join_forward_side(const Op *op, const Schema *out, int a, int *from);
+/* Checks a Join's `where` and `set`s in the scope of its two sides, and that every output
+ * attribute not set is forwarded from exactly one side. */
+void check_join(Graph *g, Op *op, Diag *d);
+
 /* ---- regions.c: safety and greedy region formation ---- */
 
 typedef enum SplitStrategy { SPLIT_ROUNDROBIN, SPLIT_HASH } SplitStrategy;

@@ -47,8 +47,43 @@ static const Stream *port_time(const Op *op, const Input *in, Diag *d) {
   return untimed ? untimed : timed;
 }
 
+/* The output attribute of a Join that is its event time: the first (schema order) set to exactly,
+ * or forwarded from, a side's event-time attribute; -1 when none is. */
+static int join_time_slot(const Op *op, const Schema *out) {
+  int side_time[2];
+  for (int s = 0; s < 2; s++) {
+    const Stream *in = op->ninputs > s ? port_time(op, &op->inputs[s], NULL) : NULL;
+    side_time[s] = in ? in->time_slot : -1;
+  }
+  for (int a = 0; out && a < out->nattrs; a++) {
+    const Set *set = NULL;
+    for (int i = 0; i < op->nsets; i++)
+      if (op->sets[i].slot == a) set = &op->sets[i];
+    if (set) {
+      const Expr *e = set->expr;
+      if (e && e->kind == EXPR_NAME && e->scope == NAME_SIDE && e->side >= 0 && e->side < 2 &&
+          side_time[e->side] >= 0 && e->slot == side_time[e->side])
+        return a;
+      continue;
+    }
+    int from, side = join_forward_side(op, out, a, &from);
+    if (side >= 0 && side_time[side] >= 0 && from == side_time[side]) return a;
+  }
+  return -1;
+}
+
 /* Sets the time of op's output streams from its inputs' (computed before, in topological order). */
 static void op_time(const Op *op, Diag *d) {
+  if (op->kind == KIND_JOIN) {
+    for (int s = 0; s < op->ninputs; s++) port_time(op, &op->inputs[s], d); /* (reports a fan-in that disagrees) */
+    Stream *out = op->noutputs ? op->outputs[0].resolved : NULL;
+    if (out) {
+      out->time_slot = join_time_slot(op, out->schema);
+      out->time_lost_by = out->time_slot < 0 ? op : NULL;
+      out->time_lost_attr = NULL;
+    }
+    return;
+  }
   const Stream *from = NULL; /* the stream op's input time comes from */
   for (int p = 0; p < op->ninputs; p++) {
     const Stream *s = port_time(op, &op->inputs[p], d);
@@ -122,6 +157,9 @@ static Op **topological(const Graph *g) {
 static const char *why_no_time(Arena *a, const Stream *s) {
   if (!s->time_lost_by) return "no source upstream declares parameter 'time'";
   const Op *x = s->time_lost_by;
+  if (x->kind == KIND_JOIN)
+    return arena_printf(a, "Join operator '%s' (line %d) neither sets nor forwards a side's time attribute", x->name,
+                        x->line);
   WindowSpec w;
   if (op_time_window(x, &w))
     return arena_printf(a, "operator '%s' (line %d) sets no output attribute to exactly window_end()", x->name,
@@ -142,6 +180,16 @@ static void check_needs(Graph *g, const Op *op, Diag *d) {
         diag_error(d, in->line, 0, "an input of operator '%s' is merged by time (order=\"time\") but its stream "
                    "'%s' has no event time: %s", op->name, s->name, why_no_time(g->arena, s));
     }
+  }
+  if (op->kind == KIND_JOIN) {
+    for (int p = 0; p < op->ninputs; p++)
+      for (int k = 0; k < op->inputs[p].nstreams; k++) {
+        const Stream *s = op->inputs[p].streams[k];
+        if (s && s->time_slot < 0)
+          diag_error(d, op->inputs[p].line, 0, "Join operator '%s' needs event time on its %s input, but stream '%s' "
+                     "has none: %s", op->name, p == 0 ? "left" : "right", s->name, why_no_time(g->arena, s));
+      }
+    return;
   }
   if (!op_time_window(op, &w) || op->ninputs < 1) return;
   const Param *p = op_find_param(op, "window");
@@ -203,9 +251,15 @@ int64_t source_tick(const Graph *g, const Op *src) {
   while (n > 0) {
     const Op *op = todo[--n];
     WindowSpec w;
+    JoinSpec j;
     if (op_time_window(op, &w)) {
       p = gcd64(p, w.size);
       if (w.slide) p = gcd64(p, w.slide);
+    } else if (op->kind == KIND_JOIN && join_spec(op, g->arena, &j, NULL) == 0) {
+      /* the window's size, or its non-zero bounds */
+      if (j.tumbling) p = gcd64(p, j.size);
+      if (!j.tumbling && j.lower) p = gcd64(p, j.lower < 0 ? -j.lower : j.lower);
+      if (!j.tumbling && j.upper) p = gcd64(p, j.upper < 0 ? -j.upper : j.upper);
     }
     for (int k = 0; k < op->noutputs; k++) {
       const Stream *s = op->outputs[k].resolved;
