@@ -50,7 +50,9 @@ static void plan_node(Exec *x, Node *n) {
     n->clock = c;
   }
   n->timed = fed_by_time(x, op);
-  if (n->nslots > 1 && op->kind != KIND_MERGE && n->timed) {
+  /* (a Merge, and a Join replica, whose inputs come from one Split, gets each tick once from its
+   * driver, when every input has it) */
+  if (n->nslots > 1 && op->kind != KIND_MERGE && !(op->kind == KIND_JOIN && op->channel >= 0) && n->timed) {
     n->slot_tick = arena_alloc(x->arena, sizeof *n->slot_tick * (size_t)n->nslots);
     for (int s = 0; s < n->nslots; s++) n->slot_tick[s] = TICK_NONE;
   }

@@ -137,7 +137,8 @@ struct Node {
   Edge **in;          /* edge of each slot (plan) */
   int finals_left;    /* slots whose FINAL has not arrived (thread) */
   bool finished;      /* FINAL delivered and forwarded (thread) */
-  bool channel_merge; /* Merge inside a channel (shuffle): keeps the region's seq (plan) */
+  bool channel_merge; /* Merge inside a channel (shuffle), or a Join replica: takes its inputs in the
+                         region's seq order and passes its pulses on (plan) */
   Latency *latency;   /* a sink with --stats: how long its tuples took from their source (plan;
                          the buckets: thread, read by the stats with relaxed loads) */
   struct Prof *prof;  /* --stats or --stats-json: its sampled CPU time (stats.c) (plan; the samples:

@@ -74,7 +74,7 @@ static void plan_nodes(Exec *x) {
     for (int p = 0; p < op->ninputs; p++)
       for (int k = 0; k < op->inputs[p].nstreams; k++) n->slot_port[s++] = p;
     n->finals_left = n->nslots;
-    n->channel_merge = op->kind == KIND_MERGE && op->channel >= 0;
+    n->channel_merge = (op->kind == KIND_MERGE || op->kind == KIND_JOIN) && op->channel >= 0;
     if (x->o->stats && op->noutputs == 0 && op->ninputs > 0) { /* a sink: latency from the sources */
       n->latency = arena_alloc(x->arena, sizeof *n->latency);
       for (int b = 0; b < LATENCY_BUCKETS; b++) atomic_init(&n->latency->count[b], 0);
@@ -117,8 +117,14 @@ static void plan_groups(Exec *x) {
                  : !strcmp(order, "roundrobin") ? DRIVE_RR
                  : !strcmp(order, "seq") ? DRIVE_SEQ
                                          : DRIVE_SEQPULSE;
-    } else if (n->nslots > 1 && ((op->ninputs == 1 && op->inputs[0].time_order) || op->kind == KIND_JOIN)) {
-      /* a Join consumes its two sides as one time-ordered fan-in, the left side's streams first */
+    } else if (n->nslots > 1 && op->kind == KIND_JOIN && op->channel >= 0) {
+      /* a replica of a Join: its two sides come from one Split, which numbered them in the time
+       * order of the sides' fan-in; it takes them back in that order, as a region's Merge would */
+      gr->driver = DRIVE_SEQPULSE;
+    } else if (n->nslots > 1 && ((op->ninputs == 1 && op->inputs[0].time_order) || op->kind == KIND_JOIN ||
+                                 (op->kind == KIND_SPLIT && op->ninputs == 2))) {
+      /* a Join consumes its two sides as one time-ordered fan-in, the left side's streams first;
+       * so does the Split that deals them to a replicated Join's channels */
       gr->driver = DRIVE_TIME; /* the checker gave every input stream an event time */
       gr->time_attr = arena_alloc(x->arena, sizeof(int) * (size_t)n->nslots);
       for (int p = 0, s = 0; p < op->ninputs; p++)

@@ -9,8 +9,11 @@
 # ties in time between the sides, a side that ends first, late tuples), the rest random.
 #   1. sf-exec runs the graph as written: the FileSink's file equals expected.csv byte for byte,
 #      and the Join's `late` in --stats-json equals the expected count;
-#   2. sf-xform --width W rewrites it (W = 2, 4; the Join's placement as --explain decides) and
-#      sf-exec runs the rewrite: the same bytes.
+#   2. sf-xform --width W --explain rewrites it (W = 2, 4), which must replicate the Join (one
+#      Split of both sides, hashed on each side's `on` attributes; a seqpulse Merge), and sf-exec
+#      runs the rewrite: the same bytes and late counts (summed over the replicas);
+#   3. every 8th case also runs at width 3 on three executors (sf-xform --hosts, tools/sf-launch:
+#      gRPC with mutual TLS on loopback): the same bytes.
 # One OK/FAIL line per case. Environment: SF_JOIN_CASES (default 40).
 set -uo pipefail
 build=$(cd "$1" && pwd) || exit 2
@@ -57,7 +60,7 @@ for ((c = 0; c < cases; c++)); do
   fi
   bad=""
   for w in 2 4; do
-    if ! "$build/bin/sf-xform" --width "$w" "$SF_WORK/j.xml" >"$SF_WORK/w$w.xml" 2>"$SF_WORK/xform$w.log"; then
+    if ! "$build/bin/sf-xform" --width "$w" --explain "$SF_WORK/j.xml" >"$SF_WORK/w$w.xml" 2>"$SF_WORK/xform$w.log"; then
       bad="sf-xform --width $w failed"
       break
     fi
@@ -75,11 +78,33 @@ for ((c = 0; c < cases; c++)); do
       break
     fi
   done
+  if [[ -z $bad ]] && ! grep -q ": j: parallel in region r1 (width 4, split hash on 'k'" "$SF_WORK/xform4.log"; then
+    bad="sf-xform --explain does not put the Join in a region of width 4"
+  fi
+  # every 8th case: also on three executors (sf-launch, gRPC with mutual TLS), width 3
+  dist=""
+  if [[ -z $bad ]] && ((c % 8 == 0)); then
+    dist="; on 3 executors too"
+    w=d
+    if ! sf_next_ports 3 ||
+      ! "$build/bin/sf-xform" -w 3 --hosts "h0=127.0.0.1:$P0,h1=127.0.0.1:$P1,h2=127.0.0.1:$P2" "$SF_WORK/j.xml" \
+        >"$SF_WORK/d.xml" 2>"$SF_WORK/xformd.log"; then
+      bad="sf-xform --hosts failed"
+    else
+      rm -f "$SF_WORK/out.csv"
+      if ! timeout -k 5 120 bash "$src/tools/sf-launch" --exec "$build/bin/sf-exec" --workdir "$SF_WORK" "$SF_WORK/d.xml" \
+        >"$SF_WORK/rund.log" 2>&1; then
+        bad="sf-launch on three executors failed"
+      elif ! cmp -s "$SF_WORK/out.csv" "$SF_WORK/expected.csv"; then
+        bad="three executors: out.csv differs from expected.csv"
+      fi
+    fi
+  fi
   if [[ -n $bad ]]; then
     sf_bad "case-$c" "$what: $bad" "$SF_WORK/run$w.log" "$SF_WORK/xform$w.log"
     continue
   fi
-  sf_ok "case-$c" "$what; widths 2 and 4 the same"
+  sf_ok "case-$c" "$what; replicated at widths 2 and 4 the same$dist"
 done
 echo "join: $SF_PASSED passed, $SF_FAILED failed"
 [[ $SF_FAILED == 0 ]]

@@ -437,6 +437,15 @@ static void check_params(Graph *g, Op *op, Diag *d) {
       int nk;
       const char **keys = names_split(g->arena, p->text, &nk);
       check_keys(d, op, p->line, "parameter 'keys'", keys, nk, in);
+    } else if (op->kind == KIND_SPLIT && !strcmp(n, "keys2")) {
+      int nk;
+      const char **keys = names_split(g->arena, p->text, &nk);
+      const Stream *s2 = op->ninputs == 2 && op->inputs[1].nstreams ? op->inputs[1].streams[0] : NULL;
+      if (op->ninputs != 2)
+        diag_error(d, p->line, 0, "parameter 'keys2' of Split operator '%s' is for a second input, and it has %d",
+                   op->name, op->ninputs);
+      else
+        check_keys(d, op, p->line, "parameter 'keys2'", keys, nk, s2 ? s2->schema : NULL);
     } else if (op->kind == KIND_SPLIT && !strcmp(n, "sequence")) {
       if (strcmp(p->text, "assign") && strcmp(p->text, "keep")) bad_value(d, op, p, "'assign' or 'keep'");
     } else if (op->kind == KIND_SPLIT && !strcmp(n, "pulse")) {
@@ -456,6 +465,15 @@ static void check_params(Graph *g, Op *op, Diag *d) {
   if (op->kind == KIND_JOIN) {
     JoinSpec j;
     join_spec(op, g->arena, &j, d);
+  }
+  if (op->kind == KIND_SPLIT && op->ninputs == 2) {
+    const char *strategy = op_param(op, "strategy");
+    if (op->noutputs % 2)
+      diag_error(d, op->line, 0, "Split operator '%s' has two inputs and %d outputs: it needs as many outputs for "
+                 "each input", op->name, op->noutputs);
+    if (!strategy || strcmp(strategy, "hash") || !op_param(op, "keys2"))
+      diag_error(d, op->line, 0, "Split operator '%s' with two inputs needs strategy 'hash' and parameters 'keys' "
+                 "and 'keys2'", op->name);
   }
   if (op->kind == KIND_SPLIT) {
     const char *strategy = op_param(op, "strategy");
@@ -504,7 +522,17 @@ static void check_ports(Graph *g, Op *op, Diag *d) {
                    a->name, a->schema->name, b->name, b->schema->name, op->name);
     }
   }
-  if (spec->same_schema && op->noutputs >= 1 && op->ninputs >= 1) {
+  if (op->kind == KIND_SPLIT && op->ninputs == 2) {
+    /* the sides of a Join: outputs 0..W-1 carry the first input's schema, W..2W-1 the second's */
+    int w = op->noutputs / 2;
+    for (int p = 0; p < op->noutputs; p++) {
+      const Stream *in = op->inputs[p < w ? 0 : 1].nstreams ? op->inputs[p < w ? 0 : 1].streams[0] : NULL;
+      Schema *out = op->outputs[p].resolved ? op->outputs[p].resolved->schema : NULL;
+      if (in && out && in->schema != out)
+        diag_error(d, op->outputs[p].line, 0, "output %d of Split operator '%s' must have the schema '%s' of its "
+                   "input %d, not '%s'", p, op->name, in->schema->name, p < w ? 1 : 2, out->name);
+    }
+  } else if (spec->same_schema && op->noutputs >= 1 && op->ninputs >= 1) {
     Schema *in = op_input_schema(op);
     for (int p = 0; p < op->noutputs; p++) {
       Schema *out = op->outputs[p].resolved ? op->outputs[p].resolved->schema : NULL;

@@ -91,9 +91,17 @@ static const char *unsafe_reason(Graph *g, const Op *op, const Op *colocated_wit
   if (op->width == 1) return "it is marked width=\"1\"";
   if (op->kind == KIND_SPLIT || op->kind == KIND_MERGE)
     return arena_printf(a, "it is a %s written in the input graph", kind_name(op->kind));
-  /* 1: one input port fed by one stream, one output port */
-  if (op->ninputs != 1) return arena_printf(a, "it has %d input ports (rule 1: exactly one)", op->ninputs);
-  if (op->inputs[0].nstreams != 1)
+  /* 1: one input port fed by one stream, one output port; a Join's two sides enter its region
+   * through one Split, which hashes each side on its own key attributes */
+  if (op->kind == KIND_JOIN) {
+    for (int p = 0; p < op->ninputs; p++)
+      if (op->inputs[p].nstreams != 1)
+        return arena_printf(a, "its %s input merges %d streams (fan-in; rule 1: exactly one stream per side)",
+                            p == 0 ? "left" : "right", op->inputs[p].nstreams);
+  } else if (op->ninputs != 1) {
+    return arena_printf(a, "it has %d input ports (rule 1: exactly one)", op->ninputs);
+  }
+  if (op->kind != KIND_JOIN && op->inputs[0].nstreams != 1)
     return arena_printf(a, "its input merges %d streams (fan-in; rule 1: exactly one stream)", op->inputs[0].nstreams);
   if (op->noutputs != 1) return arena_printf(a, "it has %d output ports (rule 1: exactly one)", op->noutputs);
   /* 2: state */
@@ -269,6 +277,14 @@ static void form_regions(Fission *f) {
   for (int t = 0; t < g->nops; t++) {
     Op *x = g->order[t];
     if (f->why[x->index]) continue;
+    if (x->kind == KIND_JOIN) { /* a region of its own, entered through one Split of both sides */
+      Region *n = region_new(f, x);
+      region_add(f, n, x);
+      f->note[x->index] = arena_printf(a, "starts region r%d: its two sides enter through one Split, in the time "
+                                       "order of their fan-in, each hashed on its attributes of 'on' (%s)", n->id,
+                                       op_param(x, "on"));
+      continue;
+    }
     Op *p = chain_predecessor(x);
     Region *r = p ? f->region_of[p->index] : NULL;
     if (r && r->ops.items[r->ops.n - 1] != p) r = NULL;

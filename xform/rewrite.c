@@ -113,9 +113,37 @@ static void emit_region(Rewriter *rw, const Region *r) {
   const char *entry_schema = first->inputs[0].streams[0]->schema->name;
   bool pulse = r->merge == MERGE_SEQPULSE;
 
-  /* channel inputs: from the region's Split, or from a shuffle Merge per channel */
+  /* channel inputs: from the region's Split, or from a shuffle Merge per channel; a Join's right
+   * side from the same Split (channel_in2) */
   const char **channel_in = arena_alloc(a, sizeof(char *) * (size_t)r->width);
-  if (!r->from) {
+  const char **channel_in2 = NULL;
+  if (first->kind == KIND_JOIN) {
+    JoinSpec j;
+    join_spec(first, a, &j, NULL);
+    const Schema *right = join_side_schema(first, 1);
+    const char *entry2 = first->inputs[1].names[0];
+    Op *split = new_op(rw, arena_printf(a, "%s.split", rid), KIND_SPLIT, first->line);
+    split->origin = first->name;
+    split->region = rid;
+    set_inputs(rw, split, 2);
+    set_input(rw, split, 0, entry, first->line);
+    set_input(rw, split, 1, entry2, first->line);
+    set_outputs(rw, split, 2 * r->width);
+    channel_in2 = arena_alloc(a, sizeof(char *) * (size_t)r->width);
+    for (int c = 0; c < r->width; c++) {
+      channel_in[c] = arena_printf(a, "%s.%s[%d]", entry, rid, c);
+      channel_in2[c] = arena_printf(a, "%s.%s[%d]", entry2, rid, c);
+      split->outputs[c] = (Output){ .stream = channel_in[c], .schema = entry_schema, .line = first->line };
+      split->outputs[r->width + c] = (Output){ .stream = channel_in2[c], .schema = right->name, .line = first->line };
+    }
+    char *keys2 = arena_strdup(a, "");
+    for (int k = 0; k < j.nkeys; k++) keys2 = arena_printf(a, "%s%s%s", keys2, k ? " " : "", right->attrs[j.key[1][k]].name);
+    add_param(rw, split, "strategy", "hash");
+    add_param(rw, split, "keys", keys_param(a, r));
+    add_param(rw, split, "keys2", keys2);
+    add_param(rw, split, "sequence", "assign");
+    add_param(rw, split, "pulse", arena_printf(a, "%d", rw->f->pulse));
+  } else if (!r->from) {
     Op *split = new_op(rw, arena_printf(a, "%s.split", rid), KIND_SPLIT, first->line);
     split->origin = first->name;
     split->region = rid;
@@ -162,8 +190,9 @@ static void emit_region(Rewriter *rw, const Region *r) {
       rep->origin = orig->name;
       rep->region = rid;
       rep->channel = c;
-      set_inputs(rw, rep, 1);
+      set_inputs(rw, rep, orig->kind == KIND_JOIN ? 2 : 1);
       set_input(rw, rep, 0, prev, orig->inputs[0].line);
+      if (orig->kind == KIND_JOIN) set_input(rw, rep, 1, channel_in2[c], orig->inputs[1].line);
       set_outputs(rw, rep, 1);
       rep->outputs[0] = (Output){ .stream = indexed(a, out_stream(orig), c),
                                   .schema = out_schema(orig), .line = orig->outputs[0].line };

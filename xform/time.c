@@ -74,6 +74,18 @@ static int join_time_slot(const Op *op, const Schema *out) {
 
 /* Sets the time of op's output streams from its inputs' (computed before, in topological order). */
 static void op_time(const Op *op, Diag *d) {
+  if (op->kind == KIND_SPLIT && op->ninputs == 2) { /* a Join's sides: each output has its input's time */
+    int w = op->noutputs / 2;
+    for (int p = 0; p < op->noutputs; p++) {
+      Stream *out = op->outputs[p].resolved;
+      const Stream *in = port_time(op, &op->inputs[p < w ? 0 : 1], d);
+      if (!out) continue;
+      out->time_slot = in ? in->time_slot : -1;
+      out->time_lost_by = in ? in->time_lost_by : NULL;
+      out->time_lost_attr = in ? in->time_lost_attr : NULL;
+    }
+    return;
+  }
   if (op->kind == KIND_JOIN) {
     for (int s = 0; s < op->ninputs; s++) port_time(op, &op->inputs[s], d); /* (reports a fan-in that disagrees) */
     Stream *out = op->noutputs ? op->outputs[0].resolved : NULL;

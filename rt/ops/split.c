@@ -14,8 +14,11 @@ enum { RUN_CHANNELS_MAX = 256 };
 
 typedef struct Split {
   bool hash;         /* strategy hash (else round-robin) */
-  int *keys;         /* key attribute indexes */
+  int *keys;         /* key attribute indexes (of input port 0) */
   int nkeys;
+  int *keys2;        /* two inputs (a Join's sides): the key attributes of port 1 */
+  int nports;        /* input ports: 1, or 2 (the outputs of port p are p * width .. p * width + width - 1) */
+  int nout;          /* outputs: nports * width */
   bool assign;       /* sequence="assign" (else keep) */
   uint64_t pulse;    /* period in tuples, 0: none */
   uint64_t next_seq; /* assign: the next sequence number */
@@ -24,13 +27,15 @@ typedef struct Split {
   uint64_t pulsed;   /* seq of the last pulse sent (0: none) */
   uint64_t pulsed_src; /* src of the last pulse sent (not in snapshots: 0 pulses again at once) */
   uint64_t rr;       /* round-robin position */
-  int width;         /* outputs */
+  int width;         /* channels */
 } Split;
 
 static int split_open(OpInst *op) {
   Split *s = calloc(1, sizeof *s);
   op->state = s;
-  s->width = op->op->noutputs;
+  s->nports = op->op->ninputs == 2 ? 2 : 1;
+  s->nout = op->op->noutputs;
+  s->width = s->nout / s->nports;
   s->hash = !strcmp(rt_param(op, "strategy"), "hash");
   const char *seq = rt_param(op, "sequence");
   s->assign = !seq || !strcmp(seq, "assign");
@@ -44,6 +49,17 @@ static int split_open(OpInst *op) {
     const char **names = names_split(a, rt_param(op, "keys"), &s->nkeys);
     s->keys = calloc((size_t)s->nkeys + 1, sizeof(int));
     for (int i = 0; i < s->nkeys; i++) s->keys[i] = schema_find_attr(op->in_schema, names[i]);
+    if (s->nports == 2) {
+      const Stream *in2 = op->op->inputs[1].streams[0];
+      int n2;
+      const char **names2 = names_split(a, rt_param(op, "keys2"), &n2);
+      if (n2 != s->nkeys) {
+        arena_free(a);
+        return rt_fail(op, "parameters 'keys' and 'keys2' name %d and %d attributes", s->nkeys, n2);
+      }
+      s->keys2 = calloc((size_t)n2 + 1, sizeof(int));
+      for (int i = 0; i < n2; i++) s->keys2[i] = schema_find_attr(in2->schema, names2[i]);
+    }
     arena_free(a);
   }
   return 0;
@@ -62,7 +78,7 @@ static uint64_t pulse_src(OpInst *op, const Split *s) {
 
 static int send_pulses(OpInst *op, Split *s, uint64_t seq) {
   uint64_t src = pulse_src(op, s);
-  for (int p = 0; p < s->width; p++)
+  for (int p = 0; p < s->nout; p++)
     if (rt_emit_item(op, p, &(Item){ .kind = ITEM_PULSE, .seq = seq, .src = src }) < 0) return -1;
   s->since = 0;
   s->pulsed_src = src;
@@ -73,6 +89,13 @@ static int send_pulses(OpInst *op, Split *s, uint64_t seq) {
 static inline int hash_channel(const Split *s, const Tuple *t) {
   uint64_t h = SF_HASH_SEED;
   for (int i = 0; i < s->nkeys; i++) h = value_hash(&t->v[s->keys[i]], h);
+  return sf_key_channel(h, s->width);
+}
+
+/* The same for a tuple of port 1 of a two-input Split: its keys2, hashed alike. */
+static inline int hash_channel2(const Split *s, const Tuple *t) {
+  uint64_t h = SF_HASH_SEED;
+  for (int i = 0; i < s->nkeys; i++) h = value_hash(&t->v[s->keys2[i]], h);
   return sf_key_channel(h, s->width);
 }
 
@@ -87,7 +110,9 @@ static inline void note_sent(Split *s, uint64_t seq) {
 static int split_process(OpInst *op, int port, Tuple *t) {
   Split *s = op->state;
   int out;
-  if (s->hash) {
+  if (s->nports == 2) {
+    out = port == 1 ? s->width + hash_channel2(s, t) : hash_channel(s, t);
+  } else if (s->hash) {
     out = hash_channel(s, t);
   } else {
     out = split_rr_channel(s->rr++, s->width);
@@ -132,7 +157,7 @@ static int emit_stretch(OpInst *op, Split *s, int out, Item *items, int i, int k
  * the upstream numbering (a shuffle's Splits), tuple by tuple. */
 static int split_process_run(OpInst *op, int port, Item *items, int n) {
   Split *s = op->state;
-  if (s->assign && s->hash) {
+  if (s->assign && s->hash && s->nports == 1) {
     int chan[RUN_CHANNELS_MAX];
     for (int base = 0; base < n; base += RUN_CHANNELS_MAX) {
       int m = n - base < RUN_CHANNELS_MAX ? n - base : RUN_CHANNELS_MAX;
@@ -207,7 +232,7 @@ static int send_punctuation(OpInst *op, Item it) {
   Split *s = op->state;
   it.seq = s->assign ? s->next_seq++ : op->cur_seq;
   it.src = op->cur_src;
-  for (int p = 0; p < s->width; p++)
+  for (int p = 0; p < s->nout; p++)
     if (rt_emit_item(op, p, &it) < 0) return -1;
   if (s->assign) s->high = it.seq + 1;
   return 0;
@@ -227,7 +252,7 @@ static int split_barrier(OpInst *op, Item b) {
   Split *s = op->state;
   b.seq = s->assign ? s->next_seq : op->cur_seq;
   if (b.seq > s->high) s->high = b.seq; /* a later pulse promises no less than the barrier did */
-  for (int p = 0; p < s->width; p++)
+  for (int p = 0; p < s->nout; p++)
     if (rt_emit_item(op, p, &b) < 0) return -1;
   return 0;
 }
@@ -272,6 +297,7 @@ static int split_restore(OpInst *op, SnapIn *in) {
 static void split_close(OpInst *op, bool ok) {
   Split *s = op->state;
   if (s) free(s->keys);
+  if (s) free(s->keys2);
   free(s);
   op->state = NULL;
 }
