@@ -1,6 +1,6 @@
 /* eval.c: evaluates checked expressions over one tuple. A plain recursive walk dispatching on the
- * kinds, operators and functions the checker resolved: no name lookups, no allocation except for
- * the string results of `+` and str(). Run-time faults return -1 with a message; nothing aborts
+ * kinds, operators and functions the checker resolved (the functions' implementations are in
+ * functions.c): no name lookups, no allocation except for string results (of `+`, str(), ...). Run-time faults return -1 with a message; nothing aborts
  * and nothing is undefined behaviour (see eval.h for the exact semantics). It is the reference
  * for the compiled form (code.c), which operators run, and folds its constants. */
 #include "eval.h"
@@ -9,9 +9,7 @@
 #include <stdarg.h>
 #include <string.h>
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
+int eval_fail(char *err, size_t errlen, const char *fmt, ...) {
   if (err && errlen) {
     va_list ap;
     va_start(ap, fmt);
@@ -27,12 +25,12 @@ enum { QUOTE_MAX = 40 };
 int eval_fail_convert(char *err, size_t errlen, const Value *v, const char *to) {
   if (v->type == TYPE_STRING) {
     int n = v->s.n > QUOTE_MAX ? QUOTE_MAX : (int)v->s.n;
-    return fail(err, errlen, "cannot convert '%.*s%s' to %s", n, v->s.p,
+    return eval_fail(err, errlen, "cannot convert '%.*s%s' to %s", n, v->s.p,
                 v->s.n > QUOTE_MAX ? "..." : "", to);
   }
   char buf[SF_DOUBLE_CHARS];
   value_format_double(v->d, buf, sizeof buf);
-  return fail(err, errlen, "cannot convert %s to %s", buf, to);
+  return eval_fail(err, errlen, "cannot convert %s to %s", buf, to);
 }
 
 Value eval_concat(Arena *scratch, const char *p1, size_t n1, const char *p2, size_t n2) {
@@ -60,25 +58,25 @@ static int eval_binary(const Expr *e, const EvalEnv *env, Value *out, char *err,
     int64_t r;
     switch (e->op) {
     case OP_ADD:
-      if (__builtin_add_overflow(x.i, y.i, &r)) return fail(err, errlen, "integer overflow of '+'");
+      if (__builtin_add_overflow(x.i, y.i, &r)) return eval_fail(err, errlen, "integer overflow of '+'");
       value_put_int(out, r);
       return 0;
     case OP_SUB:
-      if (__builtin_sub_overflow(x.i, y.i, &r)) return fail(err, errlen, "integer overflow of '-'");
+      if (__builtin_sub_overflow(x.i, y.i, &r)) return eval_fail(err, errlen, "integer overflow of '-'");
       value_put_int(out, r);
       return 0;
     case OP_MUL:
-      if (__builtin_mul_overflow(x.i, y.i, &r)) return fail(err, errlen, "integer overflow of '*'");
+      if (__builtin_mul_overflow(x.i, y.i, &r)) return eval_fail(err, errlen, "integer overflow of '*'");
       value_put_int(out, r);
       return 0;
     case OP_DIV:
-      if (y.i == 0) return fail(err, errlen, "division by zero");
-      if (y.i == -1 && x.i == INT64_MIN) return fail(err, errlen, "integer overflow of '/'");
+      if (y.i == 0) return eval_fail(err, errlen, "division by zero");
+      if (y.i == -1 && x.i == INT64_MIN) return eval_fail(err, errlen, "integer overflow of '/'");
       value_put_int(out, x.i / y.i);
       return 0;
     case OP_MOD:
-      if (y.i == 0) return fail(err, errlen, "modulo by zero");
-      if (y.i == -1 && x.i == INT64_MIN) return fail(err, errlen, "integer overflow of '%%'");
+      if (y.i == 0) return eval_fail(err, errlen, "modulo by zero");
+      if (y.i == -1 && x.i == INT64_MIN) return eval_fail(err, errlen, "integer overflow of '%%'");
       value_put_int(out, x.i % y.i);
       return 0;
     case OP_EQ: value_put_bool(out, x.i == y.i); return 0;
@@ -124,6 +122,7 @@ static int eval_binary(const Expr *e, const EvalEnv *env, Value *out, char *err,
   sf_die("operator %d on %s is not checked", (int)e->op, type_name(x.type));
 }
 
+/* A call: an aggregate's value, or the function's implementation (functions.c) on its arguments. */
 static int eval_call(const Expr *e, const EvalEnv *env, Value *out, char *err, size_t errlen) {
   Value v[3];
   switch (e->func) {
@@ -136,92 +135,11 @@ static int eval_call(const Expr *e, const EvalEnv *env, Value *out, char *err, s
   default:
     break;
   }
-  sf_assert(e->nargs <= 3);
+  sf_assert(e->func > FUNC_NONE && e->func < FUNC_COUNT && e->nargs <= 3);
   for (int k = 0; k < e->nargs; k++)
     if (expr_eval(e->args[k], env, &v[k], err, errlen)) return -1;
-
-  char buf[SF_DOUBLE_CHARS];
-  switch (e->func) {
-  case FUNC_ABS:
-    if (v[0].type == TYPE_INT && v[0].i == INT64_MIN)
-      return fail(err, errlen, "integer overflow of abs()");
-    if (v[0].type == TYPE_INT)
-      value_put_int(out, v[0].i < 0 ? -v[0].i : v[0].i);
-    else
-      value_put_double(out, fabs(v[0].d));
-    return 0;
-  case FUNC_MIN:
-    *out = value_compare(&v[1], &v[0]) < 0 ? v[1] : v[0];
-    return 0;
-  case FUNC_MAX:
-    *out = value_compare(&v[1], &v[0]) > 0 ? v[1] : v[0];
-    return 0;
-  case FUNC_INT:
-    switch (v[0].type) {
-    case TYPE_INT: *out = v[0]; return 0;
-    case TYPE_BOOL: value_put_int(out, v[0].b); return 0;
-    case TYPE_DOUBLE:
-      /* [-2^63, 2^63) truncates into range; the comparison is false for nan too */
-      if (!(v[0].d >= -9223372036854775808.0 && v[0].d < 9223372036854775808.0))
-        return eval_fail_convert(err, errlen, &v[0], "int");
-      value_put_int(out, (int64_t)v[0].d);
-      return 0;
-    case TYPE_STRING:
-      if (value_parse(TYPE_INT, v[0].s.p, v[0].s.n, out, NULL))
-        return eval_fail_convert(err, errlen, &v[0], "int");
-      return 0;
-    default: break;
-    }
-    break;
-  case FUNC_DOUBLE:
-    switch (v[0].type) {
-    case TYPE_INT: value_put_double(out, (double)v[0].i); return 0;
-    case TYPE_DOUBLE: *out = v[0]; return 0;
-    case TYPE_STRING:
-      if (value_parse(TYPE_DOUBLE, v[0].s.p, v[0].s.n, out, NULL))
-        return eval_fail_convert(err, errlen, &v[0], "double");
-      return 0;
-    default: break;
-    }
-    break;
-  case FUNC_STR:
-    switch (v[0].type) {
-    case TYPE_STRING: *out = v[0]; return 0;
-    case TYPE_BOOL: *out = v[0].b ? value_string("true", 4) : value_string("false", 5); return 0;
-    case TYPE_INT: {
-      int n = snprintf(buf, sizeof buf, "%lld", (long long)v[0].i);
-      *out = eval_concat(env->scratch, buf, (size_t)n, NULL, 0);
-      return 0;
-    }
-    case TYPE_DOUBLE: {
-      size_t n = value_format_double(v[0].d, buf, sizeof buf);
-      *out = eval_concat(env->scratch, buf, n, NULL, 0);
-      return 0;
-    }
-    default: break;
-    }
-    break;
-  case FUNC_LEN:
-    value_put_int(out, (int64_t)v[0].s.n);
-    return 0;
-  case FUNC_SUBSTR: {
-    uint64_t len = v[0].s.n;
-    int64_t from = v[1].i, n = v[2].i;
-    uint64_t f = from < 0 ? 0 : (uint64_t)from > len ? len : (uint64_t)from;
-    uint64_t m = n < 0 ? 0 : (uint64_t)n > len - f ? len - f : (uint64_t)n;
-    value_put_string(out, v[0].s.p + f, (size_t)m);
-    return 0;
-  }
-  case FUNC_HASH:
-    value_put_int(out, (int64_t)(value_hash(&v[0], SF_HASH_SEED) & (uint64_t)INT64_MAX));
-    return 0;
-  case FUNC_RAND:
-    value_put_int(out, sf_rand(v[0].i));
-    return 0;
-  default:
-    break;
-  }
-  sf_die("function %d (%s) is not checked", (int)e->func, e->sval ? e->sval : "?");
+  FnEnv x = {.scratch = env->scratch};
+  return fn_table[e->func](&v[0], &v[1], &v[2], &x, out, err, errlen);
 }
 
 int expr_eval(const Expr *e, const EvalEnv *env, Value *out, char *err, size_t errlen) {
@@ -250,7 +168,7 @@ int expr_eval(const Expr *e, const EvalEnv *env, Value *out, char *err, size_t e
   case EXPR_UNARY:
     if (expr_eval(e->a, env, out, err, errlen)) return -1;
     if (e->op == OP_NOT) out->b = !out->b;
-    else if (out->type == TYPE_INT && out->i == INT64_MIN) return fail(err, errlen, "integer overflow of unary '-'");
+    else if (out->type == TYPE_INT && out->i == INT64_MIN) return eval_fail(err, errlen, "integer overflow of unary '-'");
     else if (out->type == TYPE_INT) out->i = -out->i;
     else out->d = -out->d;
     return 0;

@@ -78,7 +78,26 @@ int code_eval_run_to(const Code *c, const EvalEnv *env, const Value *const *attr
  * it is (what the tests check folding with). */
 int code_length(const Code *c);
 
-/* ---- shared by eval.c and code.c ---- */
+/* ---- shared by eval.c, code.c and functions.c ---- */
+
+/* What the implementation of a function sees besides its arguments. */
+typedef struct FnEnv {
+  Arena *scratch; /* where string results are allocated (not NULL for a function that makes one) */
+} FnEnv;
+/* The implementation of a scalar function of xform/functions.def, fn_NAME (rt/functions.c): its
+ * arguments a, b, c (those past its arity are not read), checked, in; 0 with *out set (out may be
+ * one of the arguments: they are read first), or -1 with the message in err (when err is not NULL),
+ * as expr_eval. */
+typedef int FnImpl(const Value *a, const Value *b, const Value *c, const FnEnv *x, Value *out, char *err,
+                   size_t errlen);
+#define FUNC(ID, name, nargs, args, result, flags) FnImpl fn_##name;
+#include "functions.def"
+#undef FUNC
+/* fn_NAME by FUNC_NAME (NULL for FUNC_NONE) */
+extern FnImpl *const fn_table[FUNC_COUNT];
+
+/* Writes the message (printf-style) into err when err is not NULL; returns -1. */
+int eval_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Writes the message of a failed conversion of v (a string or a double) to type `to` into err
  * ("cannot convert 'abc' to int", "cannot convert nan to int"); returns -1. */

@@ -472,21 +472,38 @@ typedef struct Checker {
   const char *in_agg;  /* name of the enclosing aggregate call, NULL outside */
 } Checker;
 
-/* aggregate: an aggregate slot (FUNC_COUNT and after); window_start and window_end are slots too,
- * allowed by allow_window_bounds instead of allow_aggregates. */
+/* Sets of types, as bits, with the phrase used in messages. */
+enum { TS_NONE = 0, TS_INT = 1 << TYPE_INT, TS_DOUBLE = 1 << TYPE_DOUBLE, TS_STRING = 1 << TYPE_STRING,
+       TS_BOOL = 1 << TYPE_BOOL, TS_NUM = TS_INT | TS_DOUBLE, TS_ORD = TS_NUM | TS_STRING,
+       TS_ANY = TS_ORD | TS_BOOL };
+
+/* A function's result type as functions.def writes it: a Type, or RES_ARG0. */
+enum { RES_INT = TYPE_INT, RES_DOUBLE = TYPE_DOUBLE, RES_STRING = TYPE_STRING, RES_BOOL = TYPE_BOOL,
+       RES_ARG0 = -1 };
+
+/* Every function an expression may call: the scalar ones of functions.def, with their arity and
+ * type rules, then the aggregate ones, whose rules are in check_aggregate. aggregate: an aggregate
+ * slot (FUNC_COUNT and after); window_start and window_end are slots too, allowed by
+ * allow_window_bounds instead of allow_aggregates. */
 static const struct {
   const char *name;
   ExprFunc func;
   bool aggregate;
+  int nargs;        /* scalar functions: how many arguments */
+  unsigned args[3]; /* the types each may have (TS_) */
+  int result;       /* RES_ */
+  unsigned flags;   /* FN_ */
 } func_table[] = {
-  {"abs", FUNC_ABS, false}, {"min", FUNC_MIN, false}, {"max", FUNC_MAX, false},
-  {"int", FUNC_INT, false}, {"double", FUNC_DOUBLE, false}, {"str", FUNC_STR, false},
-  {"len", FUNC_LEN, false}, {"substr", FUNC_SUBSTR, false}, {"hash", FUNC_HASH, false},
-  {"rand", FUNC_RAND, false}, {"count", FUNC_COUNT, true}, {"sum", FUNC_SUM, true},
-  {"avg", FUNC_AVG, true}, {"first", FUNC_FIRST, true}, {"last", FUNC_LAST, true},
-  {"count_distinct", FUNC_COUNT_DISTINCT, true}, {"arg_max", FUNC_ARG_MAX, true},
-  {"arg_min", FUNC_ARG_MIN, true}, {"window_start", FUNC_WINDOW_START, true},
-  {"window_end", FUNC_WINDOW_END, true},
+#define ARGS(a, b, c) {TS_##a, TS_##b, TS_##c}
+#define FUNC(ID, name, n, argsets, res, fl) {#name, FUNC_##ID, false, n, argsets, RES_##res, fl},
+#include "functions.def"
+#undef FUNC
+#undef ARGS
+#define AGG(text, f) {.name = text, .func = f, .aggregate = true}
+  AGG("count", FUNC_COUNT), AGG("sum", FUNC_SUM), AGG("avg", FUNC_AVG), AGG("first", FUNC_FIRST),
+  AGG("last", FUNC_LAST), AGG("count_distinct", FUNC_COUNT_DISTINCT), AGG("arg_max", FUNC_ARG_MAX),
+  AGG("arg_min", FUNC_ARG_MIN), AGG("window_start", FUNC_WINDOW_START), AGG("window_end", FUNC_WINDOW_END),
+#undef AGG
 };
 
 static bool is_window_bound(ExprFunc f) {
@@ -508,11 +525,6 @@ static const char *op_text(ExprOp op) {
   };
   return (op >= OP_NONE && op <= OP_NOT) ? text[op] : "?";
 }
-
-/* Sets of types, as bits, with the phrase used in messages. */
-enum { TS_INT = 1 << TYPE_INT, TS_DOUBLE = 1 << TYPE_DOUBLE, TS_STRING = 1 << TYPE_STRING,
-       TS_BOOL = 1 << TYPE_BOOL, TS_NUM = TS_INT | TS_DOUBLE, TS_ORD = TS_NUM | TS_STRING,
-       TS_ANY = TS_ORD | TS_BOOL };
 
 static const char *typeset_phrase(unsigned set) {
   switch (set) {
@@ -695,13 +707,41 @@ static Type check_arg(Checker *c, Expr *e, int k, Type t, unsigned set) {
   return t;
 }
 
+/* The type of a call of aggregate function func whose argument types are at[]. */
+static Type check_aggregate(Checker *c, Expr *e, ExprFunc func, const Type *at) {
+  switch (func) {
+  case FUNC_SUM:
+    return check_arg(c, e, 0, at[0], TS_NUM);
+  case FUNC_AVG:
+    return check_arg(c, e, 0, at[0], TS_NUM) ? TYPE_DOUBLE : TYPE_NONE;
+  case FUNC_AMIN:
+  case FUNC_AMAX:
+    return check_arg(c, e, 0, at[0], TS_ORD);
+  case FUNC_FIRST:
+  case FUNC_LAST:
+    return at[0];
+  case FUNC_COUNT:
+  case FUNC_COUNT_DISTINCT:
+  case FUNC_WINDOW_START:
+  case FUNC_WINDOW_END:
+    return TYPE_INT;
+  case FUNC_ARG_MAX:
+  case FUNC_ARG_MIN:
+    return check_arg(c, e, 1, at[1], TS_ANY) ? at[0] : TYPE_NONE;
+  default:
+    sf_die("bad function %d", (int)func);
+  }
+}
+
 static Type check_call(Checker *c, Expr *e) {
   ExprFunc func = FUNC_NONE;
   bool aggregate = false;
+  int def = -1; /* its entry in func_table */
   for (size_t k = 0; k < sizeof func_table / sizeof func_table[0]; k++) {
     if (!strcmp(func_table[k].name, e->sval)) {
       func = func_table[k].func;
       aggregate = func_table[k].aggregate;
+      def = (int)k;
       break;
     }
   }
@@ -741,10 +781,10 @@ static Type check_call(Checker *c, Expr *e) {
   /* arity */
   int want = 1;
   switch (func) {
+  case FUNC_NONE: break;
   case FUNC_COUNT: case FUNC_WINDOW_START: case FUNC_WINDOW_END: want = 0; break;
-  case FUNC_MIN: case FUNC_MAX: case FUNC_ARG_MAX: case FUNC_ARG_MIN: want = 2; break;
-  case FUNC_SUBSTR: want = 3; break;
-  default: break;
+  case FUNC_ARG_MAX: case FUNC_ARG_MIN: want = 2; break;
+  default: want = aggregate ? 1 : func_table[def].nargs; break;
   }
   if (ok && e->nargs != want) {
     if (minmax && c->scope->allow_aggregates)
@@ -766,56 +806,23 @@ static Type check_call(Checker *c, Expr *e) {
   }
   c->in_agg = outer;
   if (!ok) return TYPE_NONE;
+  if (aggregate) return check_aggregate(c, e, func, at);
 
-  switch (func) {
-  case FUNC_ABS:
-  case FUNC_SUM:
-    return check_arg(c, e, 0, at[0], TS_NUM);
-  case FUNC_AVG:
-    return check_arg(c, e, 0, at[0], TS_NUM) ? TYPE_DOUBLE : TYPE_NONE;
-  case FUNC_AMIN:
-  case FUNC_AMAX:
-    return check_arg(c, e, 0, at[0], TS_ORD);
-  case FUNC_FIRST:
-  case FUNC_LAST:
-    return at[0];
-  case FUNC_COUNT:
-  case FUNC_COUNT_DISTINCT:
-  case FUNC_WINDOW_START:
-  case FUNC_WINDOW_END:
-    return TYPE_INT;
-  case FUNC_ARG_MAX:
-  case FUNC_ARG_MIN:
-    return check_arg(c, e, 1, at[1], TS_ANY) ? at[0] : TYPE_NONE;
-  case FUNC_MIN:
-  case FUNC_MAX:
-    if (at[0] != at[1] || !in_set(at[0], TS_ORD)) {
-      check_error(c, e->col, "function '%s' needs %s, got %s and %s", e->sval, pair_phrase(TS_ORD),
-                  type_name(at[0]), type_name(at[1]));
-      return TYPE_NONE;
+  /* a scalar function: functions.def's rules */
+  const unsigned *sets = func_table[def].args;
+  if (func_table[def].flags & FN_SAME) {
+    for (int k = 1; k < e->nargs; k++) {
+      if (at[k] != at[0] || !in_set(at[0], sets[0])) {
+        check_error(c, e->col, "function '%s' needs %s, got %s and %s", e->sval, pair_phrase(sets[0]),
+                    type_name(at[0]), type_name(at[k]));
+        return TYPE_NONE;
+      }
     }
-    return at[0];
-  case FUNC_INT:
-    return TYPE_INT;
-  case FUNC_DOUBLE:
-    return check_arg(c, e, 0, at[0], TS_ORD) ? TYPE_DOUBLE : TYPE_NONE;
-  case FUNC_STR:
-    return TYPE_STRING;
-  case FUNC_LEN:
-    return check_arg(c, e, 0, at[0], TS_STRING) ? TYPE_INT : TYPE_NONE;
-  case FUNC_SUBSTR: {
-    bool good = check_arg(c, e, 0, at[0], TS_STRING) != TYPE_NONE;
-    good &= check_arg(c, e, 1, at[1], TS_INT) != TYPE_NONE;
-    good &= check_arg(c, e, 2, at[2], TS_INT) != TYPE_NONE;
-    return good ? TYPE_STRING : TYPE_NONE;
   }
-  case FUNC_HASH:
-    return TYPE_INT;
-  case FUNC_RAND:
-    return check_arg(c, e, 0, at[0], TS_INT);
-  default:
-    sf_die("bad function %d", (int)func);
-  }
+  bool good = true;
+  for (int k = 0; k < e->nargs; k++) good &= check_arg(c, e, k, at[k], sets[k]) != TYPE_NONE;
+  if (!good) return TYPE_NONE;
+  return func_table[def].result == RES_ARG0 ? at[0] : (Type)func_table[def].result;
 }
 
 static Type check(Checker *c, Expr *e) {

@@ -198,8 +198,11 @@ typedef enum ExprOp {
 } ExprOp;
 
 typedef enum ExprFunc {
-  FUNC_NONE, FUNC_ABS, FUNC_MIN, FUNC_MAX, FUNC_INT, FUNC_DOUBLE, FUNC_STR, FUNC_LEN, FUNC_SUBSTR,
-  FUNC_HASH, FUNC_RAND,
+  FUNC_NONE,
+  /* the scalar functions, one per line of functions.def */
+#define FUNC(ID, name, nargs, args, result, flags) FUNC_##ID,
+#include "functions.def"
+#undef FUNC
   /* aggregate functions, Aggregate only: every one from FUNC_COUNT on is an aggregate slot */
   FUNC_COUNT, FUNC_SUM, FUNC_AVG, FUNC_AMIN, FUNC_AMAX, FUNC_FIRST, FUNC_LAST,
   FUNC_COUNT_DISTINCT, FUNC_ARG_MAX, FUNC_ARG_MIN, /* arg_max(e, by): args[0] e, args[1] by */
@@ -207,6 +210,11 @@ typedef enum ExprFunc {
    * the runtime gives them with the aggregate values */
   FUNC_WINDOW_START, FUNC_WINDOW_END,
 } ExprFunc;
+
+/* What functions.def's flags column says of a function (its header says more). */
+enum {
+  FN_SAME = 1, /* every argument of one type */
+};
 
 typedef enum NameScope {
   NAME_UNRESOLVED, NAME_ATTR, NAME_STATE, NAME_SEQ, NAME_INDEX,
