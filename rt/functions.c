@@ -117,6 +117,134 @@ int fn_rand(const Value *a, const Value *b, const Value *c, const FnEnv *x, Valu
   return 0;
 }
 
+/* ---- strings: bytes; case changes are ASCII only ---- */
+
+/* The index of the first t[0..m) in s[0..n) at or after from (<= n), or -1; from itself when m is
+ * 0. */
+static int64_t search(const char *s, size_t n, const char *t, size_t m, size_t from) {
+  if (m == 0) return (int64_t)from;
+  while (from + m <= n) {
+    const char *hit = memchr(s + from, t[0], n - m + 1 - from);
+    if (!hit) return -1;
+    size_t at = (size_t)(hit - s);
+    if (!memcmp(hit + 1, t + 1, m - 1)) return (int64_t)at;
+    from = at + 1;
+  }
+  return -1;
+}
+
+/* n bytes (and a NUL) in the scratch arena, for a string result. */
+static char *string_space(const FnEnv *x, size_t n) {
+  sf_assert(x->scratch);
+  char *p = arena_alloc_raw(x->scratch, n + 1);
+  p[n] = 0;
+  return p;
+}
+
+/* s with every byte in [from, from + 25] moved by delta (the ASCII letters of one case). */
+static void change_case(const Value *a, const FnEnv *x, Value *out, char from, int delta) {
+  size_t n = a->s.n;
+  const char *s = a->s.p;
+  char *p = string_space(x, n);
+  for (size_t k = 0; k < n; k++)
+    p[k] = (char)(s[k] >= from && s[k] <= from + 25 ? s[k] + delta : s[k]);
+  value_put_string(out, p, n);
+}
+
+int fn_lower(const Value *a, const Value *b, const Value *c, const FnEnv *x, Value *out, char *err, size_t errlen) {
+  (void)b, (void)c, (void)err, (void)errlen;
+  change_case(a, x, out, 'A', 'a' - 'A');
+  return 0;
+}
+
+int fn_upper(const Value *a, const Value *b, const Value *c, const FnEnv *x, Value *out, char *err, size_t errlen) {
+  (void)b, (void)c, (void)err, (void)errlen;
+  change_case(a, x, out, 'a', 'A' - 'a');
+  return 0;
+}
+
+int fn_contains(const Value *a, const Value *b, const Value *c, const FnEnv *x, Value *out, char *err,
+                size_t errlen) {
+  (void)c, (void)x, (void)err, (void)errlen;
+  value_put_bool(out, search(a->s.p, a->s.n, b->s.p, b->s.n, 0) >= 0);
+  return 0;
+}
+
+int fn_starts_with(const Value *a, const Value *b, const Value *c, const FnEnv *x, Value *out, char *err,
+                   size_t errlen) {
+  (void)c, (void)x, (void)err, (void)errlen;
+  value_put_bool(out, b->s.n <= a->s.n && (b->s.n == 0 || !memcmp(a->s.p, b->s.p, b->s.n)));
+  return 0;
+}
+
+int fn_ends_with(const Value *a, const Value *b, const Value *c, const FnEnv *x, Value *out, char *err,
+                 size_t errlen) {
+  (void)c, (void)x, (void)err, (void)errlen;
+  value_put_bool(out, b->s.n <= a->s.n && (b->s.n == 0 || !memcmp(a->s.p + a->s.n - b->s.n, b->s.p, b->s.n)));
+  return 0;
+}
+
+int fn_find(const Value *a, const Value *b, const Value *c, const FnEnv *x, Value *out, char *err, size_t errlen) {
+  (void)c, (void)x, (void)err, (void)errlen;
+  value_put_int(out, search(a->s.p, a->s.n, b->s.p, b->s.n, 0));
+  return 0;
+}
+
+int fn_replace(const Value *a, const Value *b, const Value *c, const FnEnv *x, Value *out, char *err,
+               size_t errlen) {
+  (void)err, (void)errlen;
+  const char *s = a->s.p, *t = b->s.p, *u = c->s.p;
+  size_t n = a->s.n, m = b->s.n, un = c->s.n, hits = 0;
+  for (int64_t at = m ? search(s, n, t, m, 0) : -1; at >= 0; at = search(s, n, t, m, (size_t)at + m)) hits++;
+  if (hits == 0) {
+    *out = *a;
+    return 0;
+  }
+  size_t len = n - hits * m + hits * un, from = 0;
+  char *p = string_space(x, len), *o = p;
+  for (int64_t at = search(s, n, t, m, 0); at >= 0; at = search(s, n, t, m, from)) {
+    memcpy(o, s + from, (size_t)at - from);
+    o += (size_t)at - from;
+    if (un) memcpy(o, u, un);
+    o += un;
+    from = (size_t)at + m;
+  }
+  memcpy(o, s + from, n - from);
+  value_put_string(out, p, len);
+  return 0;
+}
+
+int fn_split_part(const Value *a, const Value *b, const Value *c, const FnEnv *x, Value *out, char *err,
+                  size_t errlen) {
+  (void)x;
+  const char *s = a->s.p, *sep = b->s.p;
+  size_t n = a->s.n, m = b->s.n;
+  int64_t want = c->i;
+  if (m == 0) return eval_fail(err, errlen, "split_part: empty separator");
+  if (want == 0) return eval_fail(err, errlen, "split_part: field number 0 (fields count from 1)");
+  if (want < 0) { /* from the end: field (fields + want) from 0 */
+    int64_t fields = 1;
+    for (int64_t at = search(s, n, sep, m, 0); at >= 0; at = search(s, n, sep, m, (size_t)at + m)) fields++;
+    if (want < -fields) {
+      value_put_string(out, "", 0);
+      return 0;
+    }
+    want += fields + 1;
+  }
+  size_t from = 0;
+  for (int64_t k = 1; k < want; k++) {
+    int64_t at = search(s, n, sep, m, from);
+    if (at < 0) {
+      value_put_string(out, "", 0);
+      return 0;
+    }
+    from = (size_t)at + m;
+  }
+  int64_t end = search(s, n, sep, m, from);
+  value_put_string(out, s + from, (end < 0 ? n : (size_t)end) - from);
+  return 0;
+}
+
 FnImpl *const fn_table[FUNC_COUNT] = {
 #define FUNC(ID, name, nargs, args, result, flags) [FUNC_##ID] = fn_##name,
 #include "functions.def"

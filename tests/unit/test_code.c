@@ -201,7 +201,47 @@ static void gen_bool(Text *t, int depth) {
   }
 }
 
+/* A string argument of the functions added with functions.def: another expression, or a text
+ * made for searching, splitting and case changes (separators, repeats, non-ASCII bytes). */
+static void gen_text(Text *t, int depth) {
+  static const char *texts[] = {"\",\"", "\"a,b,,c\"", "\"aa\"", "\"aaaa\"", "\"h\xc3\xa9LLo\"", "\"\xc3\xa9\"", "\"B\""};
+  if (pick(2)) put(t, "%s", texts[pick(7)]);
+  else gen(t, TYPE_STRING, depth - 1);
+}
+
+/* A call of a function of functions.def that the cases above do not call, of type `type`; false
+ * when there is none of that type. */
+static bool gen_function(Text *t, Type type, int depth) {
+  static const char *const s1[] = {"lower", "upper"};
+  static const char *const s2b[] = {"contains", "starts_with", "ends_with"};
+  switch (type) {
+  case TYPE_INT:
+    put(t, "find("); gen_text(t, depth); put(t, ", "); gen_text(t, depth); put(t, ")");
+    return true;
+  case TYPE_STRING:
+    switch (pick(3)) {
+    case 0: put(t, "%s(", s1[pick(2)]); gen_text(t, depth); put(t, ")"); return true;
+    case 1:
+      put(t, "replace("); gen_text(t, depth); put(t, ", "); gen_text(t, depth); put(t, ", "); gen_text(t, depth);
+      put(t, ")");
+      return true;
+    default:
+      put(t, "split_part("); gen_text(t, depth); put(t, ", "); gen_text(t, depth); put(t, ", ");
+      if (pick(2)) put(t, "%d", pick(9) - 4);
+      else gen(t, TYPE_INT, depth - 1);
+      put(t, ")");
+      return true;
+    }
+  case TYPE_BOOL:
+    put(t, "%s(", s2b[pick(3)]); gen_text(t, depth); put(t, ", "); gen_text(t, depth); put(t, ")");
+    return true;
+  default:
+    return false;
+  }
+}
+
 static void gen(Text *t, Type type, int depth) {
+  if (depth > 0 && pick(6) == 0 && gen_function(t, type, depth)) return;
   switch (type) {
   case TYPE_INT: gen_int(t, depth); break;
   case TYPE_DOUBLE: gen_double(t, depth); break;

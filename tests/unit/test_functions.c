@@ -1,0 +1,333 @@
+/* test_functions.c: the built-in scalar functions of xform/functions.def at their edges: their
+ * type rules and diagnostics, and their values and faults, each evaluated by the tree walker
+ * (expr_eval), the compiled form (code_eval) and the compiled form over a run (code_eval_run),
+ * which must agree. The arguments are attributes of a tuple (so that nothing folds), unless a
+ * function wants a literal. Expected values were computed independently with python3 (each
+ * block says how), never by sf. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_helper.h"
+#include "eval.h"
+#include "sf.h"
+#include "value.h"
+
+enum { LINE = 4 };
+static const TextOrigin at = {NULL, LINE, 1};
+
+/* T(a string, b string, c string, n int, ms int, d double) */
+static Attr attrs[] = {
+  {"a", TYPE_STRING, 2}, {"b", TYPE_STRING, 3}, {"c", TYPE_STRING, 4},
+  {"n", TYPE_INT, 5},    {"ms", TYPE_INT, 6},   {"d", TYPE_DOUBLE, 7},
+};
+static Schema schema_t = {"T", attrs, 6, 1};
+
+static Arena *arena;
+static UnitDiags mem;
+
+static void setup(void) {
+  arena = arena_new();
+  unit_diags_open(&mem, "g.xml", DIAG_BY_PLACE);
+}
+
+static void teardown(void) {
+  unit_diags_close(&mem);
+  arena_free(arena);
+}
+
+/* The tuple the next evaluation reads. */
+static Value tuple[6];
+
+static void set_strings(const char *a, size_t an, const char *b, size_t bn, const char *c, size_t cn) {
+  tuple[0] = value_string(a, an);
+  tuple[1] = value_string(b, bn);
+  tuple[2] = value_string(c, cn);
+}
+
+static Expr *checked(const char *text) {
+  ExprScope s = {.input = &schema_t};
+  Expr *e = expr_parse(arena, text, &mem.diag, &at);
+  ck_assert_msg(e != NULL, "'%s' does not parse: %s", text, unit_diags_text(&mem));
+  ck_assert_msg(expr_check(e, &s, &mem.diag, &at) != TYPE_NONE, "'%s' does not check: %s", text,
+                unit_diags_text(&mem));
+  return e;
+}
+
+static bool same_value(const Value *x, const Value *y) {
+  if (x->type != y->type) return false;
+  switch (x->type) {
+  case TYPE_STRING: return x->s.n == y->s.n && !memcmp(x->s.p, y->s.p, x->s.n);
+  case TYPE_BOOL: return x->b == y->b;
+  default: return x->i == y->i; /* an int, or a double's bits */
+  }
+}
+
+/* Evaluates text over tuple[] three ways; returns their common status, with the value in *out or
+ * the message in err. */
+static int eval3(const char *text, Value *out, char *err, size_t errlen) {
+  Expr *e = checked(text);
+  EvalEnv env = {.attrs = tuple, .scratch = arena};
+  char terr[256] = "", cerr[256] = "";
+  Value tv, cv, rv[3];
+  int trc = expr_eval(e, &env, &tv, terr, sizeof terr);
+  Code *code = code_compile(e, arena);
+  int crc = code_eval(code, &env, &cv, cerr, sizeof cerr);
+  ck_assert_msg(trc == crc, "'%s': expr_eval returned %d (%s), code_eval %d (%s)", text, trc, terr, crc, cerr);
+  int nrc = code_eval_run(code, &env, NULL, NULL, 3, rv);
+  ck_assert_msg(nrc == (trc ? 0 : 3), "'%s': code_eval_run returned %d", text, nrc);
+  if (trc) {
+    ck_assert_msg(!strcmp(terr, cerr), "'%s': expr_eval says '%s', code_eval '%s'", text, terr, cerr);
+    snprintf(err, errlen, "%s", terr);
+    return -1;
+  }
+  ck_assert_msg(same_value(&tv, &cv), "'%s': expr_eval and code_eval differ", text);
+  for (int r = 0; r < 3; r++) ck_assert_msg(same_value(&tv, &rv[r]), "'%s': code_eval_run differs", text);
+  *out = tv;
+  return 0;
+}
+
+static Value ev(const char *text) {
+  char err[256];
+  Value v;
+  ck_assert_msg(eval3(text, &v, err, sizeof err) == 0, "'%s' fails: %s", text, err);
+  return v;
+}
+
+static void ck_string(const char *text, const char *want, size_t wn) {
+  Value v = ev(text);
+  ck_assert_int_eq(v.type, TYPE_STRING);
+  ck_assert_msg(v.s.n == wn && !memcmp(v.s.p, want, wn), "'%s' gave '%.*s' (%zu bytes), not '%.*s'", text,
+                (int)v.s.n, v.s.p, v.s.n, (int)wn, want);
+}
+
+static int64_t ev_int(const char *text) {
+  Value v = ev(text);
+  ck_assert_int_eq(v.type, TYPE_INT);
+  return v.i;
+}
+
+static bool ev_bool(const char *text) {
+  Value v = ev(text);
+  ck_assert_int_eq(v.type, TYPE_BOOL);
+  return v.b;
+}
+
+static const char *ev_error(const char *text) {
+  static char err[256];
+  Value v;
+  ck_assert_msg(eval3(text, &v, err, sizeof err) == -1, "'%s' does not fail", text);
+  return err;
+}
+
+/* The diagnostics of checking text (which must fail), those before forgotten. */
+static const char *check_error(const char *text) {
+  unit_diags_close(&mem);
+  unit_diags_open(&mem, "g.xml", DIAG_BY_PLACE);
+  ExprScope s = {.input = &schema_t};
+  Expr *e = expr_parse(arena, text, &mem.diag, &at);
+  ck_assert_msg(e != NULL, "'%s' does not parse: %s", text, unit_diags_text(&mem));
+  ck_assert_int_eq(expr_check(e, &s, &mem.diag, &at), TYPE_NONE);
+  return unit_diags_text(&mem);
+}
+
+#define LIT(s) s, sizeof s - 1
+
+/* ---- strings ---- */
+
+#define STR_CASE(s, lo, up)                     \
+  do {                                          \
+    set_strings(LIT(s), LIT(""), LIT(""));      \
+    ck_string("lower(a)", LIT(lo));             \
+    ck_string("upper(a)", LIT(up));             \
+  } while (0)
+
+START_TEST(test_lower_upper) {
+  /* python3: bytes.lower(), bytes.upper() (ASCII only) */
+  STR_CASE("", "", "");
+  STR_CASE("Hello, World", "hello, world", "HELLO, WORLD");
+  STR_CASE("h\xc3""\xa9""LLo \xc9""t\xe9"" Z[`@", "h\xc3""\xa9""llo \xc9""t\xe9"" z[`@", "H\xc3""\xa9""LLO \xc9""T\xe9"" Z[`@");
+  STR_CASE("x\x00""Yz", "x\x00""yz", "X\x00""YZ");
+}
+END_TEST
+
+#define SEARCH_CASE(s, t, has, starts, ends, where)                                         \
+  do {                                                                                      \
+    set_strings(LIT(s), LIT(t), LIT(""));                                                   \
+    ck_assert_msg(ev_bool("contains(a, b)") == (has), "contains(%s, %s)", #s, #t);          \
+    ck_assert_msg(ev_bool("starts_with(a, b)") == (starts), "starts_with(%s, %s)", #s, #t); \
+    ck_assert_msg(ev_bool("ends_with(a, b)") == (ends), "ends_with(%s, %s)", #s, #t);       \
+    ck_assert_msg(ev_int("find(a, b)") == (where), "find(%s, %s)", #s, #t);                 \
+  } while (0)
+
+START_TEST(test_search) {
+  /* python3: t in s, s.startswith(t), s.endswith(t), s.find(t) on bytes */
+  SEARCH_CASE("", "", 1, 1, 1, 0);
+  SEARCH_CASE("abc", "", 1, 1, 1, 0);
+  SEARCH_CASE("", "a", 0, 0, 0, -1);
+  SEARCH_CASE("abc", "abc", 1, 1, 1, 0);
+  SEARCH_CASE("abc", "abcd", 0, 0, 0, -1);
+  SEARCH_CASE("abcabc", "ca", 1, 0, 0, 2);
+  SEARCH_CASE("aaaa", "aa", 1, 1, 1, 0);
+  SEARCH_CASE("h\xc3""\xa9""llo", "\xa9""l", 1, 0, 0, 2);
+  SEARCH_CASE("x\x00""y", "\x00""y", 1, 0, 1, 1);
+  SEARCH_CASE("abab", "bab", 1, 0, 1, 1);
+  SEARCH_CASE("abc", "C", 0, 0, 0, -1);
+}
+END_TEST
+
+#define REPLACE_CASE(s, t, u, r)            \
+  do {                                      \
+    set_strings(LIT(s), LIT(t), LIT(u));    \
+    ck_string("replace(a, b, c)", LIT(r));  \
+  } while (0)
+
+START_TEST(test_replace) {
+  /* python3: s.replace(t, u) on bytes, s itself when t is empty (python would insert u between
+   * every byte) */
+  REPLACE_CASE("", "", "x", "");
+  REPLACE_CASE("abc", "", "x", "abc");
+  REPLACE_CASE("aaaa", "aa", "b", "bb");
+  REPLACE_CASE("aaa", "aa", "", "a");
+  REPLACE_CASE("abcabc", "b", "XYZ", "aXYZcaXYZc");
+  REPLACE_CASE("abc", "d", "e", "abc");
+  REPLACE_CASE("h\xc3""\xa9""llo", "\xc3""\xa9""", "e", "hello");
+  REPLACE_CASE("abc", "abc", "", "");
+  REPLACE_CASE("a.b.c", ".", "::", "a::b::c");
+}
+END_TEST
+
+#define SPLIT_CASE(s, sep, k, r)                                  \
+  do {                                                            \
+    set_strings(LIT(s), LIT(sep), LIT(""));                       \
+    tuple[3] = value_int(k);                                      \
+    ck_string("split_part(a, b, n)", LIT(r));                     \
+  } while (0)
+
+START_TEST(test_split_part) {
+  /* python3: parts = s.split(sep); parts[n - 1] for 0 < n <= len(parts), parts[n] for
+   * -len(parts) <= n < 0, else b"" */
+  SPLIT_CASE("a,b,,c", ",", 1, "a");
+  SPLIT_CASE("a,b,,c", ",", 2, "b");
+  SPLIT_CASE("a,b,,c", ",", 3, "");
+  SPLIT_CASE("a,b,,c", ",", 4, "c");
+  SPLIT_CASE("a,b,,c", ",", 5, "");
+  SPLIT_CASE("a,b,,c", ",", -1, "c");
+  SPLIT_CASE("a,b,,c", ",", -2, "");
+  SPLIT_CASE("a,b,,c", ",", -3, "b");
+  SPLIT_CASE("a,b,,c", ",", -4, "a");
+  SPLIT_CASE("a,b,,c", ",", -5, "");
+  SPLIT_CASE(",a,", ",", 1, "");
+  SPLIT_CASE(",a,", ",", 2, "a");
+  SPLIT_CASE(",a,", ",", 3, "");
+  SPLIT_CASE(",a,", ",", 4, "");
+  SPLIT_CASE(",a,", ",", 5, "");
+  SPLIT_CASE(",a,", ",", -1, "");
+  SPLIT_CASE(",a,", ",", -2, "a");
+  SPLIT_CASE(",a,", ",", -3, "");
+  SPLIT_CASE(",a,", ",", -4, "");
+  SPLIT_CASE(",a,", ",", -5, "");
+  SPLIT_CASE("", ",", 1, "");
+  SPLIT_CASE("", ",", 2, "");
+  SPLIT_CASE("", ",", 3, "");
+  SPLIT_CASE("", ",", 4, "");
+  SPLIT_CASE("", ",", 5, "");
+  SPLIT_CASE("", ",", -1, "");
+  SPLIT_CASE("", ",", -2, "");
+  SPLIT_CASE("", ",", -3, "");
+  SPLIT_CASE("", ",", -4, "");
+  SPLIT_CASE("", ",", -5, "");
+  SPLIT_CASE("abc", ",", 1, "abc");
+  SPLIT_CASE("abc", ",", 2, "");
+  SPLIT_CASE("abc", ",", 3, "");
+  SPLIT_CASE("abc", ",", 4, "");
+  SPLIT_CASE("abc", ",", 5, "");
+  SPLIT_CASE("abc", ",", -1, "abc");
+  SPLIT_CASE("abc", ",", -2, "");
+  SPLIT_CASE("abc", ",", -3, "");
+  SPLIT_CASE("abc", ",", -4, "");
+  SPLIT_CASE("abc", ",", -5, "");
+  SPLIT_CASE("aaaa", "aa", 1, "");
+  SPLIT_CASE("aaaa", "aa", 2, "");
+  SPLIT_CASE("aaaa", "aa", 3, "");
+  SPLIT_CASE("aaaa", "aa", 4, "");
+  SPLIT_CASE("aaaa", "aa", 5, "");
+  SPLIT_CASE("aaaa", "aa", -1, "");
+  SPLIT_CASE("aaaa", "aa", -2, "");
+  SPLIT_CASE("aaaa", "aa", -3, "");
+  SPLIT_CASE("aaaa", "aa", -4, "");
+  SPLIT_CASE("aaaa", "aa", -5, "");
+  SPLIT_CASE("aaa", "aa", 1, "");
+  SPLIT_CASE("aaa", "aa", 2, "a");
+  SPLIT_CASE("aaa", "aa", 3, "");
+  SPLIT_CASE("aaa", "aa", 4, "");
+  SPLIT_CASE("aaa", "aa", 5, "");
+  SPLIT_CASE("aaa", "aa", -1, "a");
+  SPLIT_CASE("aaa", "aa", -2, "");
+  SPLIT_CASE("aaa", "aa", -3, "");
+  SPLIT_CASE("aaa", "aa", -4, "");
+  SPLIT_CASE("aaa", "aa", -5, "");
+  SPLIT_CASE("x::y::z", "::", 1, "x");
+  SPLIT_CASE("x::y::z", "::", 2, "y");
+  SPLIT_CASE("x::y::z", "::", 3, "z");
+  SPLIT_CASE("x::y::z", "::", 4, "");
+  SPLIT_CASE("x::y::z", "::", 5, "");
+  SPLIT_CASE("x::y::z", "::", -1, "z");
+  SPLIT_CASE("x::y::z", "::", -2, "y");
+  SPLIT_CASE("x::y::z", "::", -3, "x");
+  SPLIT_CASE("x::y::z", "::", -4, "");
+  SPLIT_CASE("x::y::z", "::", -5, "");
+  SPLIT_CASE("\xc3""\xa9""|\xe9""", "|", 1, "\xc3""\xa9""");
+  SPLIT_CASE("\xc3""\xa9""|\xe9""", "|", 2, "\xe9""");
+  SPLIT_CASE("\xc3""\xa9""|\xe9""", "|", 3, "");
+  SPLIT_CASE("\xc3""\xa9""|\xe9""", "|", 4, "");
+  SPLIT_CASE("\xc3""\xa9""|\xe9""", "|", 5, "");
+  SPLIT_CASE("\xc3""\xa9""|\xe9""", "|", -1, "\xe9""");
+  SPLIT_CASE("\xc3""\xa9""|\xe9""", "|", -2, "\xc3""\xa9""");
+  SPLIT_CASE("\xc3""\xa9""|\xe9""", "|", -3, "");
+  SPLIT_CASE("\xc3""\xa9""|\xe9""", "|", -4, "");
+  SPLIT_CASE("\xc3""\xa9""|\xe9""", "|", -5, "");
+  SPLIT_CASE("a,b", ",", INT64_MAX, "");
+  SPLIT_CASE("a,b", ",", INT64_MIN, "");
+}
+END_TEST
+
+START_TEST(test_split_part_errors) {
+  set_strings(LIT("a,b"), LIT(""), LIT(""));
+  tuple[3] = value_int(1);
+  ck_assert_str_eq(ev_error("split_part(a, b, n)"), "split_part: empty separator");
+  tuple[3] = value_int(0);
+  ck_assert_str_eq(ev_error("split_part(a, \",\", n)"), "split_part: field number 0 (fields count from 1)");
+  ck_assert_str_eq(ev_error("split_part(\"\", \",\", 0)"), "split_part: field number 0 (fields count from 1)");
+}
+END_TEST
+
+START_TEST(test_string_types) {
+  ck_assert_str_eq(check_error("lower(n) + upper(a, b) + replace(a, b, n) + split_part(a, b, \"1\")"),
+                   "g.xml:4:7: error: argument 1 of 'lower' must be a string, got int\n"
+                   "g.xml:4:12: error: function 'upper' takes 1 argument, got 2\n"
+                   "g.xml:4:40: error: argument 3 of 'replace' must be a string, got int\n"
+                   "g.xml:4:62: error: argument 3 of 'split_part' must be an int, got string\n");
+  ck_assert_str_eq(check_error("contains(a, n) || starts_with(d, a) || ends_with(a) || find(a, b) > 0.5"),
+                   "g.xml:4:13: error: argument 2 of 'contains' must be a string, got int\n"
+                   "g.xml:4:31: error: argument 1 of 'starts_with' must be a string, got double\n"
+                   "g.xml:4:40: error: function 'ends_with' takes 2 arguments, got 1\n"
+                   "g.xml:4:67: error: operator '>' needs two ints, two doubles or two strings, got int and double\n");
+}
+END_TEST
+
+static Suite *functions_suite(void) {
+  Suite *s = suite_create("functions");
+  UNIT_ADD(s, test_lower_upper, setup, teardown);
+  UNIT_ADD(s, test_search, setup, teardown);
+  UNIT_ADD(s, test_replace, setup, teardown);
+  UNIT_ADD(s, test_split_part, setup, teardown);
+  UNIT_ADD(s, test_split_part_errors, setup, teardown);
+  UNIT_ADD(s, test_string_types, setup, teardown);
+  return s;
+}
+
+int main(void) {
+  return unit_run(functions_suite());
+}
