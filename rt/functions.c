@@ -245,6 +245,160 @@ int fn_split_part(const Value *a, const Value *b, const Value *c, const FnEnv *x
   return 0;
 }
 
+/* ---- time: epoch milliseconds in UTC, proleptic Gregorian calendar ---- */
+
+/* A moment taken apart. */
+typedef struct Civil {
+  int64_t year;                      /* 1970, ...; 0 is 1 BC, -1 is 2 BC */
+  int month, day;                    /* 1-12, 1-31 */
+  int yday;                          /* day of the year, 1-366 */
+  int hour, minute, second;
+} Civil;
+
+static bool leap_year(int64_t y) {
+  return y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+}
+
+/* Days in a 400-year cycle, a century that is not the cycle's first (no leap day in its year 0),
+ * 4 years with a leap day, a year without. */
+enum { DAYS_400 = 146097, DAYS_100 = 36524, DAYS_4 = 1461, DAYS_1 = 365, MS_DAY = 86400000 };
+
+static Civil civil_of(int64_t ms) {
+  /* floor division: -1 ms is the last millisecond of 1969-12-31 */
+  int64_t days = ms / MS_DAY, in_day = ms % MS_DAY;
+  if (in_day < 0) {
+    in_day += MS_DAY;
+    days--;
+  }
+  Civil t;
+  int64_t secs = in_day / 1000;
+  t.hour = (int)(secs / 3600);
+  t.minute = (int)(secs / 60 % 60);
+  t.second = (int)(secs % 60);
+  /* days since 0001-01-01, the first day of a 400-year cycle (1970-01-01 is day 719162), taken
+   * apart into whole cycles, centuries, 4-year groups and years, each a floor division (only the
+   * cycles can be negative); the last century of a cycle and the last year of a group are one day
+   * longer, hence the clamps */
+  int64_t n = days + 719162;
+  int64_t q400 = n / DAYS_400, r = n % DAYS_400;
+  if (r < 0) {
+    r += DAYS_400;
+    q400--;
+  }
+  int64_t q100 = r / DAYS_100;
+  if (q100 == 4) q100 = 3;
+  r -= q100 * DAYS_100;
+  int64_t q4 = r / DAYS_4;
+  r -= q4 * DAYS_4;
+  int64_t q1 = r / DAYS_1;
+  if (q1 == 4) q1 = 3;
+  r -= q1 * DAYS_1;
+  t.year = 1 + 400 * q400 + 100 * q100 + 4 * q4 + q1;
+  t.yday = (int)r + 1;
+  static const int month_days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  int left = (int)r, m = 0;
+  for (;;) {
+    int len = month_days[m] + (m == 1 && leap_year(t.year));
+    if (left < len) break;
+    left -= len;
+    m++;
+  }
+  t.month = m + 1;
+  t.day = left + 1;
+  return t;
+}
+
+int fn_year(const Value *a, const Value *b, const Value *c, const FnEnv *x, Value *out, char *err, size_t errlen) {
+  (void)b, (void)c, (void)x, (void)err, (void)errlen;
+  value_put_int(out, civil_of(a->i).year);
+  return 0;
+}
+
+int fn_month(const Value *a, const Value *b, const Value *c, const FnEnv *x, Value *out, char *err, size_t errlen) {
+  (void)b, (void)c, (void)x, (void)err, (void)errlen;
+  value_put_int(out, civil_of(a->i).month);
+  return 0;
+}
+
+int fn_day(const Value *a, const Value *b, const Value *c, const FnEnv *x, Value *out, char *err, size_t errlen) {
+  (void)b, (void)c, (void)x, (void)err, (void)errlen;
+  value_put_int(out, civil_of(a->i).day);
+  return 0;
+}
+
+int fn_hour(const Value *a, const Value *b, const Value *c, const FnEnv *x, Value *out, char *err, size_t errlen) {
+  (void)b, (void)c, (void)x, (void)err, (void)errlen;
+  value_put_int(out, civil_of(a->i).hour);
+  return 0;
+}
+
+int fn_minute(const Value *a, const Value *b, const Value *c, const FnEnv *x, Value *out, char *err,
+              size_t errlen) {
+  (void)b, (void)c, (void)x, (void)err, (void)errlen;
+  value_put_int(out, civil_of(a->i).minute);
+  return 0;
+}
+
+int fn_second(const Value *a, const Value *b, const Value *c, const FnEnv *x, Value *out, char *err,
+              size_t errlen) {
+  (void)b, (void)c, (void)x, (void)err, (void)errlen;
+  value_put_int(out, civil_of(a->i).second);
+  return 0;
+}
+
+/* v in decimal, at least `width` digits (zeros before), a '-' before when negative; returns the
+ * length (at most SF_INT_CHARS - 1). */
+static size_t put_padded(char *buf, int64_t v, int width) {
+  char digits[SF_INT_CHARS];
+  size_t n = int_format(v, digits), o = 0;
+  const char *d = digits;
+  if (*d == '-') {
+    buf[o++] = '-';
+    d++;
+    n--;
+  }
+  for (size_t k = n; k < (size_t)width; k++) buf[o++] = '0';
+  memcpy(buf + o, d, n);
+  return o + n;
+}
+
+/* The text of conversion `conv` of t into buf (at least SF_INT_CHARS bytes); its length. */
+static size_t conversion(char conv, const Civil *t, char *buf) {
+  switch (conv) {
+  case 'Y': return put_padded(buf, t->year, 4);
+  case 'm': return put_padded(buf, t->month, 2);
+  case 'd': return put_padded(buf, t->day, 2);
+  case 'H': return put_padded(buf, t->hour, 2);
+  case 'M': return put_padded(buf, t->minute, 2);
+  case 'S': return put_padded(buf, t->second, 2);
+  case 'j': return put_padded(buf, t->yday, 3);
+  default: buf[0] = '%'; return 1; /* %%: date_format_check let nothing else through */
+  }
+}
+
+int fn_date_format(const Value *a, const Value *b, const Value *c, const FnEnv *x, Value *out, char *err,
+                   size_t errlen) {
+  (void)c;
+  const char *f = b->s.p;
+  size_t n = b->s.n, len = 0;
+  char msg[64], buf[SF_INT_CHARS];
+  if (!date_format_check(f, n, msg, sizeof msg)) return eval_fail(err, errlen, "date_format: %s", msg);
+  Civil t = civil_of(a->i);
+  for (size_t k = 0; k < n; k++) len += f[k] == '%' ? conversion(f[++k], &t, buf) : 1;
+  char *p = string_space(x, len), *o = p;
+  for (size_t k = 0; k < n; k++) {
+    if (f[k] != '%') {
+      *o++ = f[k];
+      continue;
+    }
+    size_t m = conversion(f[++k], &t, buf);
+    memcpy(o, buf, m);
+    o += m;
+  }
+  value_put_string(out, p, len);
+  return 0;
+}
+
 FnImpl *const fn_table[FUNC_COUNT] = {
 #define FUNC(ID, name, nargs, args, result, flags) [FUNC_##ID] = fn_##name,
 #include "functions.def"

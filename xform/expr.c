@@ -822,6 +822,14 @@ static Type check_call(Checker *c, Expr *e) {
   bool good = true;
   for (int k = 0; k < e->nargs; k++) good &= check_arg(c, e, k, at[k], sets[k]) != TYPE_NONE;
   if (!good) return TYPE_NONE;
+  char msg[64];
+  const Expr *fmt = e->args[1];
+  if ((func_table[def].flags & FN_DATEFMT) && fmt->kind == EXPR_STRING &&
+      !date_format_check(fmt->sval, fmt->slen, msg, sizeof msg)) {
+    check_error(c, fmt->col, "bad format of '%s': %s (the conversions are %%Y %%m %%d %%H %%M %%S %%j %%%%)",
+                e->sval, msg);
+    return TYPE_NONE;
+  }
   return func_table[def].result == RES_ARG0 ? at[0] : (Type)func_table[def].result;
 }
 
@@ -849,6 +857,23 @@ Type expr_check(Expr *e, ExprScope *scope, Diag *d, const TextOrigin *at) {
   int before = d->nerrors;
   Type t = check(&c, e);
   return d->nerrors > before ? TYPE_NONE : t;
+}
+
+bool date_format_check(const char *f, size_t n, char *msg, size_t cap) {
+  for (size_t k = 0; k < n; k++) {
+    if (f[k] != '%') continue;
+    if (++k == n) {
+      snprintf(msg, cap, "'%%' at the end of the format");
+      return false;
+    }
+    if (!strchr("YmdHMSj%", f[k]) || f[k] == 0) {
+      unsigned char b = (unsigned char)f[k];
+      if (b > ' ' && b < 127) snprintf(msg, cap, "unknown conversion '%%%c'", b);
+      else snprintf(msg, cap, "unknown conversion: '%%' then byte 0x%02x", b);
+      return false;
+    }
+  }
+  return true;
 }
 
 /* ---- queries ---- */

@@ -213,7 +213,8 @@ typedef enum ExprFunc {
 
 /* What functions.def's flags column says of a function (its header says more). */
 enum {
-  FN_SAME = 1, /* every argument of one type */
+  FN_SAME = 1,    /* every argument of one type */
+  FN_DATEFMT = 2, /* argument 2 is a date format, checked when a literal */
 };
 
 typedef enum NameScope {
@@ -270,6 +271,12 @@ typedef struct ExprScope {
   const char *side_name[2]; /* the prefixes */
   const Schema *side[2];    /* their attributes */
 } ExprScope;
+
+/* Whether f[0..n) is a format date_format knows (docs/language.md, "Functions": the conversions
+ * %Y %m %d %H %M %S %j %% and other bytes as they are). When not, writes what is wrong into msg
+ * ("unknown conversion '%q'", "'%' at the end of the format"). sf-xform checks a literal format,
+ * the runtime any other. */
+bool date_format_check(const char *f, size_t n, char *msg, size_t cap);
 
 /* Parses `text` (an expression found at `at` in the graph file). On a syntax error reports
  * `file:line:col: error: ...` through d and returns NULL; nothing else is allocated outside a. */

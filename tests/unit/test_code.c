@@ -215,11 +215,25 @@ static bool gen_function(Text *t, Type type, int depth) {
   static const char *const s1[] = {"lower", "upper"};
   static const char *const s2b[] = {"contains", "starts_with", "ends_with"};
   switch (type) {
-  case TYPE_INT:
-    put(t, "find("); gen_text(t, depth); put(t, ", "); gen_text(t, depth); put(t, ")");
+  case TYPE_INT: {
+    static const char *const parts[] = {"year", "month", "day", "hour", "minute", "second"};
+    if (pick(3)) {
+      put(t, "%s(", parts[pick(6)]); gen(t, TYPE_INT, depth - 1); put(t, ")");
+    } else {
+      put(t, "find("); gen_text(t, depth); put(t, ", "); gen_text(t, depth); put(t, ")");
+    }
     return true;
+  }
   case TYPE_STRING:
-    switch (pick(3)) {
+    switch (pick(4)) {
+    case 3: {
+      static const char *const formats[] = {"\"%Y-%m-%d %H:%M:%S\"", "\"%j%%\"", "\"\"", "\"%Y\""};
+      put(t, "date_format("); gen(t, TYPE_INT, depth - 1); put(t, ", ");
+      if (pick(2)) put(t, "%s", formats[pick(4)]);
+      else gen(t, TYPE_STRING, depth - 1); /* a fault when it is not a format */
+      put(t, ")");
+      return true;
+    }
     case 0: put(t, "%s(", s1[pick(2)]); gen_text(t, depth); put(t, ")"); return true;
     case 1:
       put(t, "replace("); gen_text(t, depth); put(t, ", "); gen_text(t, depth); put(t, ", "); gen_text(t, depth);

@@ -317,6 +317,78 @@ START_TEST(test_string_types) {
 }
 END_TEST
 
+/* ---- time ---- */
+
+#define DATE_CASE(t, y, mo, d, h, mi, s, text)                                                      \
+  do {                                                                                             \
+    tuple[4] = value_int(t);                                                                       \
+    ck_assert_msg(ev_int("year(ms)") == (y), "year(%s) is %lld", #t, (long long)ev_int("year(ms)")); \
+    ck_assert_msg(ev_int("month(ms)") == (mo), "month(%s)", #t);                                    \
+    ck_assert_msg(ev_int("day(ms)") == (d), "day(%s)", #t);                                         \
+    ck_assert_msg(ev_int("hour(ms)") == (h), "hour(%s)", #t);                                       \
+    ck_assert_msg(ev_int("minute(ms)") == (mi), "minute(%s)", #t);                                  \
+    ck_assert_msg(ev_int("second(ms)") == (s), "second(%s)", #t);                                   \
+    ck_string("date_format(ms, \"%Y-%m-%d %H:%M:%S %j\")", LIT(text));                              \
+  } while (0)
+
+START_TEST(test_dates) {
+  /* python3: datetime(1970, 1, 1) + timedelta(milliseconds=t), its fields and tm_yday, the year
+   * written with at least 4 digits; t outside datetime's years 1 to 9999 moved into them by whole
+   * 400-year cycles of 146097 days first (which keep every field but the year) */
+  DATE_CASE(INT64_C(0), 1970, 1, 1, 0, 0, 0, "1970-01-01 00:00:00 001");
+  DATE_CASE(INT64_C(-1), 1969, 12, 31, 23, 59, 59, "1969-12-31 23:59:59 365");
+  DATE_CASE(INT64_C(1), 1970, 1, 1, 0, 0, 0, "1970-01-01 00:00:00 001");
+  DATE_CASE(INT64_C(999), 1970, 1, 1, 0, 0, 0, "1970-01-01 00:00:00 001");
+  DATE_CASE(INT64_C(-999), 1969, 12, 31, 23, 59, 59, "1969-12-31 23:59:59 365");
+  DATE_CASE(INT64_C(-1000), 1969, 12, 31, 23, 59, 59, "1969-12-31 23:59:59 365");
+  DATE_CASE(INT64_C(-1001), 1969, 12, 31, 23, 59, 58, "1969-12-31 23:59:58 365");
+  DATE_CASE(INT64_C(86399999), 1970, 1, 1, 23, 59, 59, "1970-01-01 23:59:59 001");
+  DATE_CASE(INT64_C(86400000), 1970, 1, 2, 0, 0, 0, "1970-01-02 00:00:00 002");
+  DATE_CASE(INT64_C(-86400000), 1969, 12, 31, 0, 0, 0, "1969-12-31 00:00:00 365");
+  DATE_CASE(INT64_C(-86400001), 1969, 12, 30, 23, 59, 59, "1969-12-30 23:59:59 364");
+  DATE_CASE(INT64_C(951825600000), 2000, 2, 29, 12, 0, 0, "2000-02-29 12:00:00 060");
+  DATE_CASE(INT64_C(951868800000), 2000, 3, 1, 0, 0, 0, "2000-03-01 00:00:00 061");
+  DATE_CASE(INT64_C(978307199999), 2000, 12, 31, 23, 59, 59, "2000-12-31 23:59:59 366");
+  DATE_CASE(INT64_C(-2203891200001), 1900, 2, 28, 23, 59, 59, "1900-02-28 23:59:59 059");
+  DATE_CASE(INT64_C(-2203891200000), 1900, 3, 1, 0, 0, 0, "1900-03-01 00:00:00 060");
+  DATE_CASE(INT64_C(-2177539200000), 1900, 12, 31, 0, 0, 0, "1900-12-31 00:00:00 365");
+  DATE_CASE(INT64_C(946598400000), 1999, 12, 31, 0, 0, 0, "1999-12-31 00:00:00 365");
+  DATE_CASE(INT64_C(1709210096789), 2024, 2, 29, 12, 34, 56, "2024-02-29 12:34:56 060");
+  DATE_CASE(INT64_C(-11670994677000), 1600, 2, 29, 1, 2, 3, "1600-02-29 01:02:03 060");
+  DATE_CASE(INT64_C(-62135596800000), 1, 1, 1, 0, 0, 0, "0001-01-01 00:00:00 001");
+  DATE_CASE(INT64_C(-62135596800001), 0, 12, 31, 23, 59, 59, "0000-12-31 23:59:59 366");
+  DATE_CASE(INT64_C(253402300799999), 9999, 12, 31, 23, 59, 59, "9999-12-31 23:59:59 365");
+  DATE_CASE(INT64_C(-26412711000), 1969, 3, 1, 7, 8, 9, "1969-03-01 07:08:09 060");
+  DATE_CASE(INT64_C(-1000000000000), 1938, 4, 24, 22, 13, 20, "1938-04-24 22:13:20 114");
+  DATE_CASE(INT64_C(10000000000000), 2286, 11, 20, 17, 46, 40, "2286-11-20 17:46:40 324");
+  DATE_CASE(INT64_MAX, 292278994, 8, 17, 7, 12, 55, "292278994-08-17 07:12:55 229");
+  DATE_CASE(INT64_MIN, -292275055, 5, 16, 16, 47, 4, "-292275055-05-16 16:47:04 136");
+}
+END_TEST
+
+START_TEST(test_date_format) {
+  tuple[4] = value_int(INT64_C(1709210096789)); /* 2024-02-29 12:34:56.789, as in test_dates */
+  set_strings(LIT("%%%Y%%"), LIT("%j%"), LIT("%y"));
+  ck_string("date_format(ms, \"\")", LIT(""));
+  ck_string("date_format(ms, \"%%\")", LIT("%"));
+  ck_string("date_format(ms, \"day %j of %Y, \xc3\xa9\")", LIT("day 060 of 2024, \xc3\xa9"));
+  ck_string("date_format(ms, a)", LIT("%2024%"));
+  ck_assert_str_eq(ev_error("date_format(ms, b)"), "date_format: '%' at the end of the format");
+  ck_assert_str_eq(ev_error("date_format(ms, c)"), "date_format: unknown conversion '%y'");
+  ck_assert_str_eq(check_error("date_format(ms, \"%Y-%b\")"),
+                   "g.xml:4:17: error: bad format of 'date_format': unknown conversion '%b' "
+                   "(the conversions are %Y %m %d %H %M %S %j %%)\n");
+  ck_assert_str_eq(check_error("date_format(ms, \"%\") + date_format(ms, \"%\xc3\")"),
+                   "g.xml:4:17: error: bad format of 'date_format': '%' at the end of the format "
+                   "(the conversions are %Y %m %d %H %M %S %j %%)\n"
+                   "g.xml:4:40: error: bad format of 'date_format': unknown conversion: '%' then byte 0xc3 "
+                   "(the conversions are %Y %m %d %H %M %S %j %%)\n");
+  ck_assert_str_eq(check_error("date_format(d, a) + str(year(\"x\"))"),
+                   "g.xml:4:13: error: argument 1 of 'date_format' must be an int, got double\n"
+                   "g.xml:4:30: error: argument 1 of 'year' must be an int, got string\n");
+}
+END_TEST
+
 static Suite *functions_suite(void) {
   Suite *s = suite_create("functions");
   UNIT_ADD(s, test_lower_upper, setup, teardown);
@@ -325,6 +397,8 @@ static Suite *functions_suite(void) {
   UNIT_ADD(s, test_split_part, setup, teardown);
   UNIT_ADD(s, test_split_part_errors, setup, teardown);
   UNIT_ADD(s, test_string_types, setup, teardown);
+  UNIT_ADD(s, test_dates, setup, teardown);
+  UNIT_ADD(s, test_date_format, setup, teardown);
   return s;
 }
 
