@@ -4,8 +4,8 @@
  *
  * The code is an array of instructions over registers (one Value each, on code_eval's stack).
  * An operand is a base and a byte offset: a constant of the code, an attribute of the input tuple,
- * a state variable, an aggregate value, seq or i, a register, or an attribute of a named side
- * (P.N: env->sides[0] or [1], the same for every row of a run). code_eval resolves the bases
+ * a state variable, an aggregate value, seq or i, a register, an attribute of a named side
+ * (P.N: env->sides[0] or [1]) or a let (env->lets): those two the same for every row of a run. code_eval resolves the bases
  * once, so an operand costs one load and an addition, never a dispatch on what it is. Opcodes are
  * typed (the checker fixed every type), so an int addition is one instruction that tests nothing.
  * An expression that is a single operand (an attribute, a folded constant) runs no instructions.
@@ -58,8 +58,8 @@ typedef enum Opcode {
 _Static_assert(OPC_CALL + FUNC_COUNT <= 256, "an opcode is a byte");
 
 /* Where an operand lives: BASE_NAME is seq (index 0) and i (index 1); BASE_SIDE0 and BASE_SIDE1
- * are env->sides[0] and [1] (qualified names). */
-enum { BASE_CONST, BASE_ATTR, BASE_STATE, BASE_AGG, BASE_NAME, BASE_REG, BASE_SIDE0, BASE_SIDE1, NBASES };
+ * are env->sides[0] and [1] (qualified names); BASE_LET env->lets. */
+enum { BASE_CONST, BASE_ATTR, BASE_STATE, BASE_AGG, BASE_NAME, BASE_REG, BASE_SIDE0, BASE_SIDE1, BASE_LET, NBASES };
 
 /* One instruction: dst = op(a, b, c). Operands and dst are byte offsets from their base (index *
  * sizeof(Value)), which saves a multiplication per operand. */
@@ -325,6 +325,7 @@ static Operand compile(Compiler *C, const Expr *e) {
       sf_assert(e->side == 0 || e->side == 1);
       if (C->nsides < e->side + 1) C->nsides = e->side + 1;
       return (Operand){(uint8_t)(e->side ? BASE_SIDE1 : BASE_SIDE0), e->slot};
+    case NAME_LET: return (Operand){BASE_LET, e->slot};
     default: sf_die("name '%s' is not resolved", e->sval);
     }
     break;
@@ -435,7 +436,7 @@ static inline __attribute__((always_inline)) int run(const Code *c, const EvalEn
   const char *base[NBASES] = {(const char *)c->consts, (const char *)env->attrs, (const char *)env->states,
                               (const char *)env->aggs, (const char *)names, (const char *)regs,
                               c->nsides > 0 ? (const char *)env->sides[0] : NULL,
-                              c->nsides > 1 ? (const char *)env->sides[1] : NULL};
+                              c->nsides > 1 ? (const char *)env->sides[1] : NULL, (const char *)env->lets};
   char buf[SF_DOUBLE_CHARS];
   const Ins *ins = c->ins;
   for (int pc = 0; pc < c->nins; pc++) {
@@ -594,6 +595,7 @@ int code_eval(const Code *c, const EvalEnv *env, Value *out, char *err, size_t e
   case BASE_AGG: *out = env->aggs[c->res]; return 0;
   case BASE_SIDE0: *out = env->sides[0][c->res]; return 0;
   case BASE_SIDE1: *out = env->sides[1][c->res]; return 0;
+  case BASE_LET: *out = env->lets[c->res]; return 0;
   default: break;
   }
   if (c->nregs > SMALL_REGS) return run_large(c, env, out, err, errlen);
@@ -682,7 +684,7 @@ int code_eval_run_to(const Code *c, const EvalEnv *env, const Value *const *attr
   if (n > CODE_RUN_MAX || c->nregs > RUN_MAX_REGS) return eval_rows(c, env, attrs, seqs, n, out, stride);
   RunEnv x = {.base = {(const char *)c->consts, (const char *)env->attrs, (const char *)env->states,
                        (const char *)env->aggs, NULL, NULL, c->nsides > 0 ? (const char *)env->sides[0] : NULL,
-                       c->nsides > 1 ? (const char *)env->sides[1] : NULL},
+                       c->nsides > 1 ? (const char *)env->sides[1] : NULL, (const char *)env->lets},
               .attrs = attrs, .rs = sizeof(Value) * (size_t)(c->nregs ? c->nregs : 1)};
   if (c->names) {
     Value *names = arena_alloc_raw(env->scratch, sizeof *names * 2 * (size_t)n);

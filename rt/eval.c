@@ -163,6 +163,7 @@ int expr_eval(const Expr *e, const EvalEnv *env, Value *out, char *err, size_t e
     case NAME_SEQ: value_put_int(out, env->seq); return 0;
     case NAME_INDEX: value_put_int(out, env->index); return 0;
     case NAME_SIDE: *out = env->sides[e->side][e->slot]; return 0;
+    case NAME_LET: *out = env->lets[e->slot]; return 0;
     default: sf_die("name '%s' is not resolved", e->sval);
     }
   case EXPR_UNARY:

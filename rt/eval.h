@@ -1,7 +1,7 @@
 /* eval.h: the evaluator of checked expressions (xform/expr.c parses and checks them).
  *
  * Ownership: the Value an evaluation returns borrows from the expression (string literals), from
- * env->attrs / env->states / env->aggs / env->sides (names, substr slices of them) or from env->scratch (strings
+ * env->attrs / env->states / env->aggs / env->sides / env->lets (names, substr slices of them) or from env->scratch (strings
  * built by `+` and str()); it lives as long as the shortest of those. */
 #ifndef SF_EVAL_H
 #define SF_EVAL_H
@@ -17,6 +17,8 @@ typedef struct EvalEnv {
   const Value *aggs;   /* Aggregate: value of each aggregate call, by its slot */
   const Value *const *sides; /* qualified names P.N (NAME_SIDE): sides[Expr.side][Expr.slot]; over a
                               * run (code_eval_run) the same for every row */
+  const Value *lets;   /* the operator's <let> values (NAME_LET), by index; over a run the same for
+                        * every row */
   Arena *scratch;      /* strings produced by the expression are allocated here */
 } EvalEnv;
 

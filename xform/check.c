@@ -501,6 +501,8 @@ static void check_ports(Graph *g, Op *op, Diag *d) {
     diag_error(d, op->sets[0].line, 0, "%s operator '%s' takes no <set>", kind_name(op->kind), op->name);
   if (op->nstates && !spec->states)
     diag_error(d, op->states[0]->line, 0, "%s operator '%s' takes no <state>", kind_name(op->kind), op->name);
+  if (op->nlets && !spec->lets)
+    diag_error(d, op->lets[0].line, 0, "%s operator '%s' takes no <let>", kind_name(op->kind), op->name);
   if (op->kind != KIND_CUSTOM && op->model.declared)
     diag_error(d, op->model.line, 0, "%s operator '%s' takes no <model> (only Custom operators do)",
                kind_name(op->kind), op->name);
@@ -708,6 +710,9 @@ static void check_aggregate_names(Diag *d, const Op *op, const Expr *e, const Te
       diag_error_in(d, at, e->col, "attribute '%s' is used outside an aggregate function in operator '%s' "
                     "(only partitionBy attributes may be)", in->attrs[e->slot].name, op->name);
   }
+  if (e->kind == EXPR_NAME && e->scope == NAME_LET && !inside)
+    diag_error_in(d, at, e->col, "let '%s' is used outside an aggregate function in operator '%s' (a let is per "
+                  "input tuple)", e->sval, op->name);
   bool agg = e->kind == EXPR_CALL && e->func >= FUNC_COUNT;
   check_aggregate_names(d, op, e->a, at, in, keys, nkeys, inside || agg);
   check_aggregate_names(d, op, e->b, at, in, keys, nkeys, inside || agg);
@@ -752,6 +757,7 @@ static void check_sets(Graph *g, Op *op, Diag *d, ExprScope *scope) {
     }
     if (set[s->slot]) diag_error(d, s->line, 0, "operator '%s' sets '%s' twice", op->name, s->attr);
     set[s->slot] = true;
+    scope->nlets = s->lets_before;
     Expr *e = parse_checked(g, d, s->text, s->line, &s->origin, scope, TYPE_NONE, "", op);
     if (!e) continue;
     if (e->type != out->attrs[s->slot].type) {
@@ -797,6 +803,62 @@ static void check_sets(Graph *g, Op *op, Diag *d, ExprScope *scope) {
   free(set);
 }
 
+/* The first aggregate call (window_start and window_end included) in e, or NULL. */
+static const Expr *first_aggregate(const Expr *e) {
+  if (!e) return NULL;
+  if (e->kind == EXPR_CALL && e->func >= FUNC_COUNT) return e;
+  const Expr *sub[3] = {e->a, e->b, e->c};
+  for (int i = 0; i < 3; i++) {
+    const Expr *r = first_aggregate(sub[i]);
+    if (r) return r;
+  }
+  for (int i = 0; i < e->nargs; i++) {
+    const Expr *r = first_aggregate(e->args[i]);
+    if (r) return r;
+  }
+  return NULL;
+}
+
+/* Checks op's <let>s in document order with `scope` (each sees the lets before it; in a Functor,
+ * also the state variables, as the states written before it updated them): names not given twice,
+ * nor the name of a state variable or of an attribute the operator could read (of `in`), each
+ * expression of its declared type. In an Aggregate (scope->allow_aggregates) a let is per input
+ * tuple: an aggregate call in it is refused (and takes no aggregate slot). Leaves scope->lets set
+ * to all of them. */
+static void check_lets(Graph *g, Op *op, Diag *d, ExprScope *scope, const Schema *in) {
+  scope->lets = op->lets;
+  for (int i = 0; i < op->nlets; i++) {
+    Let *l = &op->lets[i];
+    bool named = true;
+    for (int j = 0; j < i && named; j++)
+      if (!strcmp(op->lets[j].name, l->name)) {
+        diag_error(d, l->line, 0, "let '%s' of operator '%s' is declared twice", l->name, op->name);
+        named = false;
+      }
+    for (int j = 0; j < op->nstates && named; j++)
+      if (!strcmp(op->states[j]->name, l->name)) {
+        diag_error(d, l->line, 0, "let '%s' of operator '%s' has the name of a state variable", l->name, op->name);
+        named = false;
+      }
+    if (named && in && schema_find_attr(in, l->name) >= 0)
+      diag_error(d, l->line, 0, "let '%s' of operator '%s' has the name of an input attribute", l->name, op->name);
+    char what[160];
+    snprintf(what, sizeof what, "let '%s'", l->name);
+    scope->nlets = i;
+    int slots = scope->naggregates;
+    l->expr = parse_checked(g, d, l->text, l->line, &l->origin, scope, l->type, what, op);
+    const Expr *agg = first_aggregate(l->expr);
+    scope->naggregates = slots;
+    if (agg) {
+      TextOrigin at = text_at(l->line, &l->origin);
+      diag_error_in(d, &at, agg->col, "let '%s' of operator '%s' cannot call aggregate function '%s' (a let is "
+                    "per input tuple)", l->name, op->name, agg->sval);
+      l->expr = NULL;
+    }
+  }
+  scope->nlets = op->nlets;
+}
+
 static void check_expressions(Graph *g, Op *op, Diag *d) {
   Schema *in = op_input_schema(op);
   ExprScope scope = { .input = in };
@@ -830,23 +892,28 @@ static void check_expressions(Graph *g, Op *op, Diag *d) {
     }
     scope.states = op->states;
     scope.nstates = op->nstates;
+    check_lets(g, op, d, &scope, in);
     for (int i = 0; i < op->nstates; i++) {
       StateVar *v = op->states[i];
       char what[160];
       snprintf(what, sizeof what, "update of state variable '%s'", v->name);
+      scope.nlets = v->lets_before;
       v->update = parse_checked(g, d, v->text, v->line, &v->origin, &scope, v->type, what, op);
     }
+    scope.nlets = op->nlets;
     const Param *w = op_find_param(op, "where");
     if (w) op->where = parse_checked(g, d, w->text, w->line, &w->origin, &scope, TYPE_BOOL, "parameter 'where'", op);
     check_sets(g, op, d, &scope);
     break;
   }
   case KIND_FILTER: {
+    check_lets(g, op, d, &scope, in);
     const Param *w = op_find_param(op, "where");
     if (w) op->where = parse_checked(g, d, w->text, w->line, &w->origin, &scope, TYPE_BOOL, "parameter 'where'", op);
     break;
   }
   case KIND_FLATMAP: {
+    check_lets(g, op, d, &scope, in); /* per input tuple: before `i` is known */
     const Param *c = op_find_param(op, "count");
     if (c) op->count_expr = parse_checked(g, d, c->text, c->line, &c->origin, &scope, TYPE_INT, "parameter 'count'", op);
     scope.allow_index = true;
@@ -858,6 +925,7 @@ static void check_expressions(Graph *g, Op *op, Diag *d) {
     size_t at;
     scope.allow_aggregates = true;
     scope.allow_window_bounds = window_parse(op_param(op, "window"), &w, &at) == NUM_OK && window_is_time(w.kind);
+    check_lets(g, op, d, &scope, in); /* per input tuple: an aggregate call is refused */
     check_sets(g, op, d, &scope);
     break;
   }

@@ -195,14 +195,28 @@ static void emit_op(Emitter *e, const Op *op) {
     text(e, op->params[i].text);
     end(e);
   }
-  /* sets and states in their written order, which is their evaluation order */
-  for (int i = 0, k = 0; i <= op->nsets; i++) {
-    for (; k < op->nstates && (i == op->nsets || k < op->sets[i].states_before); k++) emit_state(e, op->states[k]);
-    if (i == op->nsets) break;
-    start(e, "set");
-    attr(e, "attr", op->sets[i].attr);
-    text(e, op->sets[i].text);
-    end(e);
+  /* sets, states and lets in their written order, which is their evaluation order: each comes
+   * once the ones written before it have (its *_before counts; a state comes before set i when
+   * i's states_before is past it) */
+  for (int i = 0, k = 0, j = 0; i < op->nsets || k < op->nstates || j < op->nlets;) {
+    if (j < op->nlets && op->lets[j].sets_before <= i && op->lets[j].states_before <= k) {
+      start(e, "let");
+      attr(e, "name", op->lets[j].name);
+      attr(e, "type", type_name(op->lets[j].type));
+      text(e, op->lets[j].text);
+      end(e);
+      j++;
+    } else if (k < op->nstates && op->states[k]->lets_before <= j && (i == op->nsets || k < op->sets[i].states_before)) {
+      emit_state(e, op->states[k]);
+      k++;
+    } else {
+      sf_assert(i < op->nsets);
+      start(e, "set");
+      attr(e, "attr", op->sets[i].attr);
+      text(e, op->sets[i].text);
+      end(e);
+      i++;
+    }
   }
   if (op->model.declared) emit_model(e, &op->model);
   if (op->lib_path || op->lib_symbol) {

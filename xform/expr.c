@@ -12,7 +12,8 @@
  *    zeros are allowed and do not mean octal. A double literal needs digits before the `.` (`.5`
  *    is an error, `3.` is 3.0); a literal that overflows to infinity is an error.
  *  - String literals may not contain a raw line break; escapes are `\"`, `\\` and `\n` only.
- *  - Names resolve attribute first, then state variable, then `seq` (Beacon) and `i` (FlatMap):
+ *  - Names resolve attribute first, then state variable, then let (the last of equal names, though
+ *    check.c refuses those), then `seq` (Beacon) and `i` (FlatMap):
  *    an input attribute named `seq` hides the Beacon counter.
  *  - `P.N` (a name, a dot and a name, no space) is one token, a qualified name; the checker
  *    resolves it against the scope's named sides (ExprScope.nsides), an error where there are none.
@@ -617,6 +618,13 @@ static Type check_name(Checker *c, Expr *e) {
       return s->states[k]->type;
     }
   }
+  for (k = s->nlets - 1; k >= 0; k--) {
+    if (s->lets[k].name && !strcmp(s->lets[k].name, e->sval)) {
+      e->scope = NAME_LET;
+      e->slot = k;
+      return s->lets[k].type;
+    }
+  }
   if (s->allow_seq && !strcmp(e->sval, "seq")) {
     e->scope = NAME_SEQ;
     return TYPE_INT;
@@ -626,11 +634,13 @@ static Type check_name(Checker *c, Expr *e) {
     return TYPE_INT;
   }
   /* the names in scope, for a "did you mean" */
-  int n = (s->input ? s->input->nattrs : 0) + s->nstates + 2, nc = 0;
+  int n = (s->input ? s->input->nattrs : 0) + s->nstates + s->nlets + 2, nc = 0;
   const char **names = sf_xmalloc(sizeof *names * (size_t)n);
   for (k = 0; s->input && k < s->input->nattrs; k++) names[nc++] = s->input->attrs[k].name;
   for (k = 0; k < s->nstates; k++)
     if (s->states[k]) names[nc++] = s->states[k]->name;
+  for (k = 0; k < s->nlets; k++)
+    if (s->lets[k].name) names[nc++] = s->lets[k].name;
   if (s->allow_seq) names[nc++] = "seq";
   if (s->allow_index) names[nc++] = "i";
   const char *hint = diag_suggest(e->sval, names, nc);

@@ -14,7 +14,7 @@ static const KindInfo kinds[KIND_COUNT_] = {
   [KIND_UNKNOWN] = {.name = "unknown", .sel = SEL_ONE}, /* check refuses it before analyze reads it */
 #define KIND(id, name, impl, ports, required, optional, flags, model)                                  \
   [KIND_##id] = {name, ports, required, optional, ((flags) & ANY_PARAMS) != 0, ((flags) & TAKES_SETS) != 0, \
-                 ((flags) & TAKES_STATES) != 0, ((flags) & SAME_SCHEMA) != 0, model},
+                 ((flags) & TAKES_STATES) != 0, ((flags) & TAKES_LETS) != 0, ((flags) & SAME_SCHEMA) != 0, model},
 #include "kinds.def"
 #undef KIND
 };

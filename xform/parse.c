@@ -161,7 +161,7 @@ typedef struct RawText {
   uint32_t *lines;   /* offset where line l + 1 starts, for l < nlines (malloc'ed) */
   int nlines;        /* lines in the file */
   int last_line;     /* line of the previous text element looked up */
-  int seen[3];       /* param, set, state elements already found on last_line */
+  int seen[4];       /* param, set, state, let elements already found on last_line */
 } RawText;
 
 /* Fills raw->lines in one pass (the file is at most INT_MAX bytes). */
@@ -188,7 +188,7 @@ static void find_origin(Graph *g, RawText *raw, const char *name, int kind, int 
   if (!raw || line <= 0) return;
   if (line != raw->last_line) {
     raw->last_line = line;
-    raw->seen[0] = raw->seen[1] = raw->seen[2] = 0;
+    raw->seen[0] = raw->seen[1] = raw->seen[2] = raw->seen[3] = 0;
   }
   int nth = raw->seen[kind]++;
   size_t start = line_offset(raw, line), n = strlen(name);
@@ -342,7 +342,7 @@ static void build_model(Graph *g, Op *op, xmlNodePtr n) {
 /* The elements an <operator> holds, told apart with one string comparison each. */
 typedef enum ChildKind {
   CHILD_OTHER, CHILD_INPUT, CHILD_OUTPUT, CHILD_PARAM, CHILD_SET, CHILD_STATE, CHILD_MODEL, CHILD_LIBRARY,
-  CHILD_KINDS
+  CHILD_LET, CHILD_KINDS
 } ChildKind;
 
 static ChildKind child_kind(xmlNodePtr c) {
@@ -356,7 +356,7 @@ static ChildKind child_kind(xmlNodePtr c) {
   case 'p': k = CHILD_PARAM, full = "param"; break;
   case 's': k = e[1] == 'e' ? CHILD_SET : CHILD_STATE, full = e[1] == 'e' ? "set" : "state"; break;
   case 'm': k = CHILD_MODEL, full = "model"; break;
-  case 'l': k = CHILD_LIBRARY, full = "library"; break;
+  case 'l': k = e[1] == 'e' ? CHILD_LET : CHILD_LIBRARY, full = e[1] == 'e' ? "let" : "library"; break;
   default: return CHILD_OTHER;
   }
   return strcmp(e, full) ? CHILD_OTHER : k;
@@ -400,6 +400,7 @@ static Op *build_op(Graph *g, xmlNodePtr n, Diag *d, RawText *raw) {
   op->params = arena_alloc(a, sizeof(Param) * (size_t)(count[CHILD_PARAM] + 1));
   op->sets = arena_alloc(a, sizeof(Set) * (size_t)(count[CHILD_SET] + 1));
   op->states = arena_alloc(a, sizeof(StateVar *) * (size_t)(count[CHILD_STATE] + 1));
+  op->lets = arena_alloc(a, sizeof(Let) * (size_t)(count[CHILD_LET] + 1));
   for (xmlNodePtr c = n->children; c; c = c->next) {
     ChildKind kind = child_kind(c);
     if (kind == CHILD_OTHER) continue;
@@ -428,7 +429,8 @@ static Op *build_op(Graph *g, xmlNodePtr n, Diag *d, RawText *raw) {
       find_origin(g, raw, "set", 1, line, &s->origin);
       s->text = text_of(g, c, &s->line);
       s->slot = -1;
-      s->states_before = op->nstates; /* set and state keep their relative order: evaluation order */
+      s->states_before = op->nstates; /* set, state and let keep their relative order: evaluation order */
+      s->lets_before = op->nlets;
     } else if (kind == CHILD_STATE) {
       StateVar *v = arena_alloc(a, sizeof *v);
       v->line = line;
@@ -437,7 +439,17 @@ static Op *build_op(Graph *g, xmlNodePtr n, Diag *d, RawText *raw) {
       v->init_text = prop(g, c, "init");
       find_origin(g, raw, "state", 2, line, &v->origin);
       v->text = text_of(g, c, &v->line);
+      v->lets_before = op->nlets;
       op->states[op->nstates++] = v;
+    } else if (kind == CHILD_LET) {
+      Let *l = &op->lets[op->nlets++];
+      l->line = line;
+      l->name = prop(g, c, "name");
+      l->type = type_from_name(prop(g, c, "type"));
+      find_origin(g, raw, "let", 3, line, &l->origin);
+      l->text = text_of(g, c, &l->line);
+      l->states_before = op->nstates;
+      l->sets_before = op->nsets;
     } else if (kind == CHILD_MODEL) {
       build_model(g, op, c);
     } else if (kind == CHILD_LIBRARY) {

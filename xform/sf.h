@@ -220,6 +220,7 @@ enum {
 typedef enum NameScope {
   NAME_UNRESOLVED, NAME_ATTR, NAME_STATE, NAME_SEQ, NAME_INDEX,
   NAME_SIDE, /* a qualified name P.N: attribute slot of ExprScope.side[Expr.side] */
+  NAME_LET,  /* a <let>: slot is its index in the operator's lets (Op.lets) */
 } NameScope;
 
 typedef struct Expr Expr;
@@ -253,6 +254,7 @@ enum { EXPR_MAX_DEPTH = 1000 };
 
 typedef struct Schema Schema;
 typedef struct StateVar StateVar;
+typedef struct Let Let;
 
 /* What names an expression may use while being checked. */
 typedef struct ExprScope {
@@ -270,6 +272,10 @@ typedef struct ExprScope {
   int nsides;               /* 0, 1 or 2 */
   const char *side_name[2]; /* the prefixes */
   const Schema *side[2];    /* their attributes */
+  /* The operator's <let>s visible by name: lets[0..nlets), Let.name (NAME_LET, slot k); the
+   * evaluators read EvalEnv.lets[slot]. */
+  const Let *lets;
+  int nlets;
 } ExprScope;
 
 /* Whether f[0..n) is a format date_format knows (docs/language.md, "Functions": the conversions
@@ -365,7 +371,7 @@ typedef enum FinalKind { FINAL_NONE, FINAL_EMITS } FinalKind; /* what the op doe
 /* What a kind's row of kinds.def says (see there for the columns); kind_info(k) reads it. */
 enum { MANY = -1 };                      /* a port count without bound */
 enum { KIND_MAX_PARAMS = 10 }; /* required or optional parameters of one kind, at most */
-enum { TAKES_SETS = 1, TAKES_STATES = 2, SAME_SCHEMA = 4, ANY_PARAMS = 8 };
+enum { TAKES_SETS = 1, TAKES_STATES = 2, SAME_SCHEMA = 4, ANY_PARAMS = 8, TAKES_LETS = 16 };
 typedef enum KeyedBy { KEYED_NO, KEYED_YES, KEYED_WITH_STATE } KeyedBy;
 typedef enum ForwardsRule { FORWARDS_NONE, FORWARDS_ALL, FORWARDS_SETS, FORWARDS_KEYS } ForwardsRule;
 typedef struct KindInfo {
@@ -377,6 +383,7 @@ typedef struct KindInfo {
   bool any_params;             /* Custom: parameters go to the library unchecked */
   bool sets;                   /* takes <set> */
   bool states;                 /* takes <state> */
+  bool lets;                   /* takes <let> */
   bool same_schema;            /* output schema is the input schema */
   bool model_declared;         /* the model comes from <model>, not from the columns below */
   Selectivity sel;             /* the inferred model: selectivity before parameters refine it */
@@ -431,6 +438,7 @@ typedef struct Set {
   Expr *expr;           /* parsed and checked */
   int slot;             /* output attribute index */
   int states_before;    /* <state>s written before it: it sees their updates, not the later ones' */
+  int lets_before;      /* <let>s written before it: the ones it may read */
   int line;             /* where written */
   TextOrigin origin;    /* where the text starts in the file */
 } Set;
@@ -442,8 +450,22 @@ struct StateVar {
   const char *text;     /* update expression text */
   Expr *init;           /* parsed init */
   Expr *update;         /* parsed update */
+  int lets_before;      /* <let>s written before it: the ones its update may read */
   int line;             /* where written */
   TextOrigin origin;    /* where the update text starts in the file */
+};
+
+/* A <let name="N" type="T">expression</let>: a value computed per input tuple, in document order
+ * with the sets and states (docs/language.md, "let"). */
+struct Let {
+  const char *name;     /* its name */
+  Type type;            /* declared type */
+  const char *text;     /* expression text */
+  Expr *expr;           /* parsed and checked */
+  int states_before;    /* <state>s written before it: it sees their updates, and runs before the later ones' */
+  int sets_before;      /* <set>s written before it (document order, for the emitter) */
+  int line;             /* where written */
+  TextOrigin origin;    /* where the text starts in the file */
 };
 
 /* The behaviour the transformer reasons with (declared by <model> or derived by analyze). */
@@ -488,6 +510,8 @@ struct Op {
   int nsets;
   StateVar **states;    /* state children */
   int nstates;
+  Let *lets;            /* let children, in document order */
+  int nlets;
   Model model;          /* declared (<model>) then completed by analyze */
   const char *lib_path; /* <library path> */
   const char *lib_symbol;/* <library symbol> */

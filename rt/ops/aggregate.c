@@ -4,7 +4,7 @@
  *
  * Every aggregate call of the sets (count, sum, avg, min, max, first, last, count_distinct,
  * arg_max, arg_min, window_start, window_end) was numbered by the checker (Expr.slot); its
- * arguments are evaluated once per input tuple. When a window emits, each aggregate is computed
+ * arguments are evaluated once per input tuple, after the lets (which only they may read). When a window emits, each aggregate is computed
  * over the window's tuples, then the sets are evaluated with those values.
  *
  *  - count() is an int; sum of ints is an int, the exact sum of the window's values (over 128
@@ -65,6 +65,7 @@ typedef struct Running {
 typedef struct Aggregate {
   Arena *arena;   /* plan, aggregates and per-input arrays */
   OutPlan plan;   /* how output tuples are built */
+  LetPlan lets;   /* the <let>s, evaluated per input tuple before the aggregates' arguments */
   WindowSpec win; /* the window */
   bool sliding;   /* sliding N */
   bool timed;     /* a time window (tumbling, hopping, session time) */
@@ -166,6 +167,7 @@ static int aggregate_open(OpInst *op) {
       return rt_fail(op, "a time window needs an event time on its input (a source's 'time' forwarded unchanged)");
   }
   if (outplan_init(&g->plan, op, g->arena)) return -1;
+  letplan_init(&g->lets, op->op, g->arena);
   for (int i = 0; i < op->op->nsets; i++) {
     int n = count_aggs(op->op->sets[i].expr);
     if (n > g->naggs) g->naggs = n;
@@ -271,6 +273,7 @@ static void note_late(OpInst *op, Aggregate *g, const Tuple *t) {
 static int aggregate_tuple(OpInst *op, Tuple *t, const uint64_t *hash) {
   Aggregate *g = op->state;
   EvalEnv env = {.attrs = t->v, .scratch = op->scratch};
+  if (g->lets.n && letplan_eval(&g->lets, op, &env, 0, g->lets.n, t)) goto fail;
   for (int s = 0; s < g->naggs; s++) {
     const Agg *a = &g->aggs[s];
     g->args[s] = value_int(0);

@@ -1,6 +1,7 @@
 /* filter.c: the Filter kind. Each input tuple for which `where` holds is emitted as it is (the same
  * tuple, no copy); the others are dropped. Stateless; punctuation and pulses pass through. A run of
- * tuples is filtered a run at a time (filter_process_run). */
+ * tuples is filtered a run at a time (filter_process_run), unless the Filter has lets (evaluated
+ * per tuple before `where`): then a tuple at a time. */
 #include "keyed.h"
 
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 typedef struct Filter {
   Arena *arena; /* the compiled condition */
   Code *where;  /* `where`, compiled */
+  LetPlan lets; /* the <let>s, evaluated before `where` */
 } Filter;
 
 static int filter_open(OpInst *op) {
@@ -15,6 +17,7 @@ static int filter_open(OpInst *op) {
   Filter *f = sf_xmalloc(sizeof *f);
   f->arena = arena_new();
   f->where = code_compile(op->op->where, f->arena);
+  letplan_init(&f->lets, op->op, f->arena);
   op->state = f;
   return 0;
 }
@@ -23,7 +26,8 @@ static int filter_process(OpInst *op, int port, Tuple *t) {
   Filter *f = op->state;
   EvalEnv env = {.attrs = t->v, .scratch = op->scratch};
   Value keep;
-  if (keyed_eval(op, f->where, &env, &keep, "where", NULL, NULL, t)) {
+  if ((f->lets.n && letplan_eval(&f->lets, op, &env, 0, f->lets.n, t)) ||
+      keyed_eval(op, f->where, &env, &keep, "where", NULL, NULL, t)) {
     tuple_unref(t);
     return -1;
   }
@@ -42,6 +46,20 @@ static int filter_process_run(OpInst *op, int port, Item *items, int n) {
   Tuple *drop[CODE_RUN_MAX];
   EvalEnv env = {.scratch = op->scratch};
   int kept = 0;
+  if (f->lets.n) { /* lets per tuple: filter_process on each, as the runtime would call it */
+    for (int i = 0; i < n; i++) {
+      op->cur_seq = items[i].seq;
+      op->cur_src = items[i].src;
+      op->cur_born = items[i].born;
+      int rc = filter_process(op, port, items[i].t);
+      arena_reset(op->scratch);
+      if (rc < 0) {
+        keyed_release_items(items + i + 1, n - i - 1);
+        return -1;
+      }
+    }
+    return 0;
+  }
   for (int base = 0; base < n; base += CODE_RUN_MAX) {
     int m = n - base < CODE_RUN_MAX ? n - base : CODE_RUN_MAX, ndrop = 0;
     for (int r = 0; r < m; r++) rows[r] = items[base + r].t->v;

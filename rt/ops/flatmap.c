@@ -3,7 +3,8 @@
  * and the attributes forwarded by name. A negative count is a run-time error of the operator. Every
  * output of one input carries that input's sequence number. Strings built for one output live in
  * the operator's own scratch arena, reset after each output, so a large count needs no more memory
- * than a count of one. */
+ * than a count of one. The lets are evaluated once per input tuple, before `count` (in the
+ * operator's scratch arena, which lives until the tuple is done). */
 #include "keyed.h"
 
 #include <inttypes.h>
@@ -13,6 +14,7 @@ typedef struct FlatMap {
   Arena *arena;   /* the plan's arrays and the compiled expressions */
   Arena *scratch; /* strings of the output being built */
   OutPlan plan;   /* how output tuples are built */
+  LetPlan lets;   /* the <let>s, evaluated per input tuple before `count` */
   Code *count;    /* `count`, compiled */
 } FlatMap;
 
@@ -22,6 +24,7 @@ static int flatmap_open(OpInst *op) {
   op->state = m;
   if (!op->op->count_expr) return rt_fail(op, "FlatMap has no checked 'count'");
   m->count = code_compile(op->op->count_expr, m->arena);
+  letplan_init(&m->lets, op->op, m->arena);
   return outplan_init(&m->plan, op, m->arena);
 }
 
@@ -29,6 +32,7 @@ static int flatmap_process(OpInst *op, int port, Tuple *t) {
   FlatMap *m = op->state;
   EvalEnv env = {.attrs = t->v, .scratch = op->scratch};
   Value count;
+  if (m->lets.n && letplan_eval(&m->lets, op, &env, 0, m->lets.n, t)) goto fail;
   if (keyed_eval(op, m->count, &env, &count, "count", NULL, NULL, t)) goto fail;
   if (count.i < 0) {
     char err[64];

@@ -12,7 +12,10 @@
  * when some set is written before some state). State
  * strings are held in buffers owned by the key, reused from update to update. Without sets, with
  * the input's schema, the input tuple itself is emitted (no copy). A run of tuples goes through a
- * Functor without state a run at a time (functor_process_run), with state a tuple at a time. */
+ * Functor without state a run at a time (functor_process_run), with state a tuple at a time.
+ * A `let` is evaluated where it is written: before the updates of the states written after it,
+ * after those written before it (so it sees them updated); `where` and the sets see every let. A
+ * Functor with lets also goes a tuple at a time. */
 #include "keyed.h"
 
 #include <stdlib.h>
@@ -20,6 +23,7 @@
 typedef struct Functor {
   Arena *arena;  /* the plan's arrays and the compiled expressions */
   OutPlan plan;  /* how output tuples are built */
+  LetPlan lets;  /* the <let>s, evaluated among the updates (Let.states_before) */
   Code **init;   /* per state variable: its init, compiled */
   Code **update; /* per state variable: its update, compiled */
   Code *where;   /* `where`, compiled (NULL without one) */
@@ -37,6 +41,7 @@ static int functor_open(OpInst *op) {
   *f = (Functor){.arena = arena_new(), .nstates = op->op->nstates};
   op->state = f;
   if (outplan_init(&f->plan, op, f->arena)) return -1;
+  letplan_init(&f->lets, op->op, f->arena);
   if (op->op->where) f->where = code_compile(op->op->where, f->arena);
   f->plain = !f->plan.identity;
   for (int k = 0; k < f->plan.n; k++)
@@ -52,8 +57,9 @@ static int functor_open(OpInst *op) {
   return keytable_init(&f->keys, op, (sizeof(Value) + sizeof(size_t)) * (size_t)f->nstates);
 }
 
-/* Finds (or creates from the inits) the state of t's key and runs the updates in order; env then
- * names those states. 0, or -1 after rt_eval_fail. */
+/* Finds (or creates from the inits) the state of t's key and runs the updates in order, each let
+ * before the first update written after it; env then names those states. 0, or -1 after
+ * rt_eval_fail. */
 static int functor_update(OpInst *op, Functor *f, const Tuple *t, EvalEnv *env) {
   bool created;
   Value *vals = keytable_find(&f->keys, t, &created);
@@ -74,18 +80,24 @@ static int functor_update(OpInst *op, Functor *f, const Tuple *t, EvalEnv *env) 
       f->before[k] = vals[k].type == TYPE_STRING ? eval_concat(op->scratch, vals[k].s.p, vals[k].s.n, NULL, 0) : vals[k];
     f->plan.before = f->before;
   }
+  int j = 0; /* lets evaluated */
   for (int k = 0; k < f->nstates; k++) {
     const StateVar *s = op->op->states[k];
+    int upto = j;
+    while (upto < f->lets.n && f->lets.lets[upto].states_before <= k) upto++;
+    if (upto > j && letplan_eval(&f->lets, op, env, j, upto, t)) return -1;
+    j = upto;
     if (keyed_eval(op, f->update[k], env, &v, "update of state", s->name, s->text, t)) return -1;
     held_store(&vals[k], &caps[k], &v);
   }
-  return 0;
+  return j < f->lets.n ? letplan_eval(&f->lets, op, env, j, f->lets.n, t) : 0;
 }
 
 static int functor_process(OpInst *op, int port, Tuple *t) {
   Functor *f = op->state;
   EvalEnv env = {.attrs = t->v, .scratch = op->scratch};
   if (f->nstates && functor_update(op, f, t, &env)) goto fail;
+  if (!f->nstates && f->lets.n && letplan_eval(&f->lets, op, &env, 0, f->lets.n, t)) goto fail;
   if (f->where) {
     Value keep;
     if (keyed_eval(op, f->where, &env, &keep, "where", NULL, NULL, t)) goto fail;
@@ -100,7 +112,7 @@ fail:
   return -1;
 }
 
-/* A run through a Functor with state: functor_process per tuple, as the runtime would call it. */
+/* A run through a Functor with state or lets: functor_process per tuple, as the runtime would call it. */
 static int process_each(OpInst *op, int port, Item *items, int n) {
   for (int i = 0; i < n; i++) {
     op->cur_seq = items[i].seq;
@@ -123,7 +135,7 @@ static int process_each(OpInst *op, int port, Item *items, int n) {
  * faulting one first, then reports the fault of that row as functor_process would. */
 static int functor_process_run(OpInst *op, int port, Item *items, int n) {
   Functor *f = op->state;
-  if (f->nstates) return process_each(op, port, items, n);
+  if (f->nstates || f->lets.n) return process_each(op, port, items, n);
   OutPlan *p = &f->plan;
   const Value *rows[CODE_RUN_MAX], *krows[CODE_RUN_MAX];
   Value keep[CODE_RUN_MAX];

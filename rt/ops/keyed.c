@@ -420,3 +420,20 @@ int keyed_run_fail(OpInst *op, Item *items, int nout, Item *bad, int left, const
   keyed_release_items(bad, left);
   return -1;
 }
+
+void letplan_init(LetPlan *p, const Op *op, Arena *a) {
+  *p = (LetPlan){.n = op->nlets, .lets = op->lets};
+  p->code = arena_alloc(a, sizeof *p->code * (size_t)(p->n + 1));
+  p->vals = arena_alloc(a, sizeof *p->vals * (size_t)(p->n + 1));
+  for (int k = 0; k < p->n; k++) {
+    sf_assert(op->lets[k].expr);
+    p->code[k] = code_compile(op->lets[k].expr, a);
+  }
+}
+
+int letplan_eval(LetPlan *p, OpInst *op, EvalEnv *env, int from, int to, const Tuple *t) {
+  env->lets = p->vals;
+  for (int k = from; k < to; k++)
+    if (keyed_eval(op, p->code[k], env, &p->vals[k], "let", p->lets[k].name, p->lets[k].text, t)) return -1;
+  return 0;
+}

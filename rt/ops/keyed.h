@@ -143,6 +143,25 @@ Tuple *outplan_build(OutPlan *p, OpInst *op, const EvalEnv *env, const Tuple *t)
  * Emits it on port 0 and releases t either way. 0, or -1 after a failure. */
 int outplan_emit(OutPlan *p, OpInst *op, const EvalEnv *env, Tuple *t);
 
+/* ---- LetPlan: an operator's <let>s (Op.lets), evaluated per input tuple in document order ----
+ * Any kind that takes lets: it evaluates lets [from, to) where they stand among its other
+ * expressions (a Functor between its state updates, by Let.states_before; the others all at once,
+ * before the rest), with env->lets pointing at vals, so that each let and whatever comes after it
+ * sees the ones before. A let's string lives as long as what it was made from (env->scratch, the
+ * tuple): one input tuple's processing. */
+typedef struct LetPlan {
+  int n;           /* lets */
+  const Let *lets; /* the operator's */
+  Code **code;     /* each compiled */
+  Value *vals;     /* the values of the tuple being processed */
+} LetPlan;
+
+/* Compiles op's lets into a (none: n 0). */
+void letplan_init(LetPlan *p, const Op *op, Arena *a);
+/* Sets env->lets to p->vals and evaluates lets [from, to) with env. 0, or -1 after rt_eval_fail
+ * naming the let ("let 'x'"), t and the message. */
+int letplan_eval(LetPlan *p, OpInst *op, EvalEnv *env, int from, int to, const Tuple *t);
+
 /* ---- errors ---- */
 
 /* Reports the fault of c on env (which code_eval just returned -1 for) like keyed_eval does;

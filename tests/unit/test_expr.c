@@ -582,6 +582,37 @@ START_TEST(test_eval_side_names) {
 }
 END_TEST
 
+/* Lets: visible by name, the first nlets only; read from EvalEnv.lets by both evaluators. */
+START_TEST(test_lets) {
+  Let lets[2] = {{.name = "twice", .type = TYPE_INT}, {.name = "tag", .type = TYPE_STRING}};
+  ExprScope s = {.input = &schema_t, .lets = lets, .nlets = 2};
+  Expr *e = parse_ok("twice + vol");
+  ck_assert_int_eq(expr_check(e, &s, &mem.diag, &at), TYPE_INT);
+  ck_assert_int_eq(e->a->scope, NAME_LET);
+  ck_assert_int_eq(e->a->slot, 0);
+  Expr *t = parse_ok("tag");
+  ck_assert_int_eq(expr_check(t, &s, &mem.diag, &at), TYPE_STRING);
+  ck_assert_int_eq(t->slot, 1);
+  Value vals[2] = {value_int(20), value_string("x", 1)};
+  EvalEnv env = {.attrs = tuple, .lets = vals, .scratch = arena};
+  tuple[2] = value_int(10);
+  Value v;
+  ck_assert_int_eq(expr_eval(e, &env, &v, NULL, 0), 0);
+  ck_assert_int_eq(v.i, 30);
+  ck_assert_int_eq(code_eval(code_compile(e, arena), &env, &v, NULL, 0), 0);
+  ck_assert_int_eq(v.i, 30);
+  ck_assert_int_eq(code_eval(code_compile(t, arena), &env, &v, NULL, 0), 0);
+  ck_assert(v.type == TYPE_STRING && v.s.n == 1 && v.s.p[0] == 'x');
+  const Value *rows[2] = {tuple, tuple};
+  Value run[2];
+  ck_assert_int_eq(code_eval_run(code_compile(e, arena), &env, rows, NULL, 2, run), 2);
+  ck_assert_int_eq(run[1].i, 30);
+  /* a let not yet written is no name */
+  s.nlets = 1;
+  ck_assert_str_eq(check_error_in("tag + sym", &s), "g.xml:7:1: error: unknown name 'tag'\n");
+}
+END_TEST
+
 START_TEST(test_check_arithmetic) {
   ck_assert_int_eq(type_of("vol + 1"), TYPE_INT);
   ck_assert_int_eq(type_of("price * 2.0 - mean / 3.0"), TYPE_DOUBLE);
@@ -1249,6 +1280,7 @@ static Suite *expr_suite(void) {
   UNIT_ADD(s, test_check_side_names, setup, teardown);
   UNIT_ADD(s, test_check_side_name_errors, setup, teardown);
   UNIT_ADD(s, test_eval_side_names, setup, teardown);
+  UNIT_ADD(s, test_lets, setup, teardown);
   UNIT_ADD(s, test_check_arithmetic, setup, teardown);
   UNIT_ADD(s, test_check_arithmetic_errors, setup, teardown);
   UNIT_ADD(s, test_check_arithmetic_errors_2, setup, teardown);

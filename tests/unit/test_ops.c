@@ -640,6 +640,36 @@ START_TEST(test_error_where) {
 }
 END_TEST
 
+/* A let's fault names the let, in every kind that takes one (Filter and Functor a run at a time
+ * otherwise: with lets, a tuple at a time). */
+START_TEST(test_error_let) {
+  const char *head =
+      "<schema name=\"In\"><attr name=\"x\" type=\"int\"/></schema>\n"
+      "<schema name=\"Out\"><attr name=\"n\" type=\"int\"/></schema>\n"
+      "<operator name=\"src\" kind=\"Beacon\"><output stream=\"A\" schema=\"In\"/>"
+      "<param name=\"count\">5</param><set attr=\"x\">seq</set></operator>\n";
+  const char *ops[] = {
+    "<operator name=\"w\" kind=\"Filter\"><input stream=\"A\"/><output stream=\"B\" schema=\"In\"/>"
+    "<let name=\"q\" type=\"int\">10 / (x - 2)</let><param name=\"where\">q &gt; 0</param></operator>\n",
+    "<operator name=\"w\" kind=\"Functor\"><input stream=\"A\"/><output stream=\"B\" schema=\"In\"/>"
+    "<let name=\"q\" type=\"int\">10 / (x - 2)</let><set attr=\"x\">q</set></operator>\n",
+    "<operator name=\"w\" kind=\"Functor\"><input stream=\"A\"/><output stream=\"B\" schema=\"In\"/>"
+    "<state name=\"s\" type=\"int\" init=\"0\">s + 1</state>"
+    "<let name=\"q\" type=\"int\">10 / (x - 2)</let><set attr=\"x\">q + s</set></operator>\n",
+    "<operator name=\"w\" kind=\"FlatMap\"><input stream=\"A\"/><output stream=\"B\" schema=\"In\"/>"
+    "<let name=\"q\" type=\"int\">10 / (x - 2)</let><param name=\"count\">0 * q</param></operator>\n",
+    "<operator name=\"w\" kind=\"Aggregate\"><input stream=\"A\"/><output stream=\"B\" schema=\"Out\"/>"
+    "<param name=\"window\">sliding 2</param>"
+    "<let name=\"q\" type=\"int\">10 / (x - 2)</let><set attr=\"n\">sum(q)</set></operator>\n",
+  };
+  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+    char body[4096];
+    snprintf(body, sizeof body, "%s%s" SINK("B"), head, ops[k]);
+    expect_error(body, "sf-exec: error: operator 'w': let 'q': division by zero in '10 / (x - 2)' on tuple (x=2)\n");
+  }
+}
+END_TEST
+
 START_TEST(test_error_flatmap_negative_count) {
   expect_error(
       "<schema name=\"In\"><attr name=\"x\" type=\"int\"/></schema>\n"
@@ -722,6 +752,7 @@ static Suite *ops_suite(void) {
   tcase_add_test(err, test_error_division_in_set);
   tcase_add_test(err, test_error_state_update_and_init);
   tcase_add_test(err, test_error_where);
+  tcase_add_test(err, test_error_let);
   tcase_add_test(err, test_error_flatmap_negative_count);
   tcase_add_test(err, test_error_aggregate_argument);
   tcase_add_test(err, test_error_integer_overflow);
