@@ -7,6 +7,11 @@
 # expected files, byte for byte. Cases:
 #   let:     let.xml: lets in a Functor (before and after its state variables), a Filter, a FlatMap
 #            (read by count) and an Aggregate (inside aggregate functions).
+#   columns: columns.xml: a FileSource with columns="subset" reading a file with three columns more
+#            than its schema, in another order (one of them quoted with a comma).
+# and runs that must fail with one exact line on standard error and exit 1:
+#   columns-exact: the same file without columns="subset": its first extra column is named;
+#   columns-missing: columns="subset" and a header without the column 'vol'.
 # Every case prints one line, OK or FAIL; failures keep the work directory.
 # Environment: SF_KEEP=1 keeps the work directory; SF_RUN_TIMEOUT (default 60 here).
 set -uo pipefail
@@ -61,7 +66,33 @@ expect_run() {
   done
 }
 
+# expect_fail CASE DIR GRAPH MESSAGE: sf-exec GRAPH in DIR exits 1 and prints exactly MESSAGE.
+expect_fail() {
+  local c=$1 d=$2 graph=$3 msg=$4
+  mkdir -p "$d/out"
+  sf_exec_in "$build" "$d" "$graph" "$d/exec.log"
+  local st=$?
+  if [[ $st != 1 ]]; then
+    sf_bad "$c" "sf-exec exited $st, expected 1" "$d/exec.log"
+  elif [[ $(cat "$d/exec.log") != "$msg" ]]; then
+    sf_bad "$c" "the output is not exactly: $msg" "$d/exec.log"
+  else
+    sf_ok "$c" "exit 1: ${msg#sf-exec: error: }"
+  fi
+}
+
 expect_run let "$src/tests/lets/let.xml" let
+expect_run columns "$src/tests/lets/columns.xml" columns
+
+d=$work/columns-exact
+mkdir -p "$d" && cp "$work/columns/wide.csv" "$d/"
+grep -v 'name="columns">subset' "$src/tests/lets/columns.xml" >"$d/g.xml"
+expect_fail columns-exact "$d" "$d/g.xml" \
+  "sf-exec: error: operator 'src': wide.csv:1: error: header column 'note' is not an attribute of schema 'T'"
+d=$work/columns-missing
+mkdir -p "$d" && printf 'note,sym,price\nx,a,1.5\n' >"$d/wide.csv"
+expect_fail columns-missing "$d" "$src/tests/lets/columns.xml" \
+  "sf-exec: error: operator 'src': wide.csv:1: error: header has no column 'vol'"
 
 echo "lets_lookups: $SF_PASSED passed, $SF_FAILED failed"
 [[ $SF_FAILED == 0 ]]

@@ -382,6 +382,8 @@ static void check_params(Graph *g, Op *op, Diag *d) {
                    op->name, p->text);
     } else if (op->kind == KIND_FILESOURCE && !strcmp(n, "follow")) {
       if (strcmp(p->text, "yes") && strcmp(p->text, "no")) bad_value(d, op, p, "'yes' or 'no'");
+    } else if (op->kind == KIND_FILESOURCE && !strcmp(n, "columns")) {
+      if (strcmp(p->text, "exact") && strcmp(p->text, "subset")) bad_value(d, op, p, "'exact' or 'subset'");
     } else if (op->kind == KIND_SOCKETSOURCE && !strcmp(n, "listen")) { /* a port alone: loopback */
       bool port_alone = number_read(p->text, strlen(p->text), 1, 65535, &n64) == NUM_OK;
       if (!port_alone && !address_ok(p->text))

@@ -1,5 +1,5 @@
 /* filesource.c: the FileSource kind, a source reading a CSV file through rows.h (the header, the
- * rows, their errors and limits, `onerror`, `maxrow`, `maxfields`, `follow`). The file's path is the `file` parameter, relative to
+ * rows, their errors and limits, `onerror`, `maxrow`, `maxfields`, `follow`, `columns`). The file's path is the `file` parameter, relative to
  * the working directory; `-` is standard input, used as it is (its flags are the shell's, so it
  * stays blocking; it is read only once poll says it has something) and never closed. Anything else
  * is opened non-blocking, so a FIFO without a writer yet does not hold up the open. The header is
@@ -35,6 +35,9 @@ static int setup(OpInst *op, FileSource *fs) {
   const char *follow = rt_param(op, "follow");
   if (follow && strcmp(follow, "yes") && strcmp(follow, "no"))
     return rt_fail(op, "parameter 'follow' must be 'yes' or 'no', got '%s'", follow);
+  const char *columns = rt_param(op, "columns");
+  if (columns && strcmp(columns, "exact") && strcmp(columns, "subset"))
+    return rt_fail(op, "parameter 'columns' must be 'exact' or 'subset', got '%s'", columns);
   bool skip;
   uint64_t max_row;
   int max_fields;
@@ -50,6 +53,7 @@ static int setup(OpInst *op, FileSource *fs) {
   fs->rr.follow = follow && !strcmp(follow, "yes");
   fs->rr.path = fs->std_in ? NULL : fs->path; /* tail -F: a new file at the path is read next */
   fs->rr.skip = skip;
+  fs->rr.subset = columns && !strcmp(columns, "subset");
   fs->rr.r.max_row = max_row;
   fs->rr.r.max_fields = max_fields;
   return rows_start(&fs->rr);

@@ -161,8 +161,9 @@ static int next_record(OpInst *op, RowReader *fs) {
   return rc;
 }
 
-/* Reads the header row and maps its columns to attributes by name; without a header, the columns
- * are the schema's attributes in order. */
+/* Reads the header row and maps its columns to attributes by name (with subset, a column of no
+ * attribute gets -1 and is skipped); without a header, the columns are the schema's attributes in
+ * order. */
 static int check_header(OpInst *op, RowReader *fs) {
   if (!fs->header) {
     fs->ncols = op->out_schema->nattrs;
@@ -194,7 +195,7 @@ static int check_header(OpInst *op, RowReader *fs) {
   for (int a = 0; a < s->nattrs && !err; a++)
     if (col_of[a] < 0)
       err = rt_fail(op, "%s:%" PRId64 ": error: header has no column '%s'", fs->name, line, s->attrs[a].name);
-  for (int c = 0; c < fs->ncols && !err; c++)
+  for (int c = 0; c < fs->ncols && !err && !fs->subset; c++)
     if (fs->attr_of[c] < 0) {
       size_t n;
       err = rt_fail(op, "%s:%" PRId64 ": error: header column '%s' is not an attribute of schema '%s'", fs->name,
@@ -215,6 +216,7 @@ static int parse_row(OpInst *op, RowReader *fs, char *why, size_t cap) {
   }
   for (int c = 0; c < fs->ncols; c++) {
     int a = fs->attr_of[c];
+    if (a < 0) continue; /* a column the schema does not have (RowReader.subset) */
     size_t n;
     const char *text = csv_field(&fs->r, c, &n);
     if (value_parse(s->attrs[a].type, text, n, &fs->vals[a], NULL) < 0) {

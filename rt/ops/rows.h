@@ -1,6 +1,8 @@
 /* rows.h: CSV rows into tuples, the part of a source that FileSource and SocketSource share: a
  * header row mapped to the output schema's attributes by name (or, without a header, the columns
- * in the schema's order), then one tuple per record, read from a descriptor through csv.h.
+ * in the schema's order), then one tuple per record, read from a descriptor through csv.h. With
+ * RowReader.subset (FileSource's `columns` = `subset`), the header may name more columns than
+ * the schema's attributes: those are skipped, in any order (each attribute still needs one).
  *
  * Every row, the last one and the header included, must end with a line end (LF or CRLF): an
  * input cut short (a copy interrupted, a disk full, a writer killed) ends inside its last row, and
@@ -53,6 +55,7 @@ typedef struct RowReader {
   const char *path; /* follow: the path to watch for another file (NULL: none; not owned) */
   bool regular;     /* it is a regular file: a read never waits */
   bool header;      /* the first row is a header naming the columns */
+  bool subset;      /* the header may name columns the schema does not have: they are skipped */
   bool follow;      /* the end of a regular file is waited past */
   bool skip;        /* malformed rows are counted and dropped */
   bool running;     /* rows_run has started: waits hand on what was emitted (not while a kind's

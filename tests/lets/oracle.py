@@ -2,7 +2,7 @@
 """oracle.py CASE DIR: writes the input files of a case of tests/lets_lookups.sh into DIR and the
 outputs sf-exec must write into DIR/expected/, computed here independently of sf.
 
-Cases: let (let.xml)."""
+Cases: let (let.xml), columns (columns.xml)."""
 import os
 import random
 import sys
@@ -60,11 +60,25 @@ def case_let(d, rng):
     write_csv(os.path.join(exp, "a.csv"), ["sym", "total", "big"], a_out)
 
 
+def case_columns(d, rng):
+    header = ["note", "vol", "extra", "sym", "x2", "price"]
+    rows = []
+    for k in range(2000):
+        rows.append(('"a, b"' if k % 7 == 0 else "n%d" % k, rng.randrange(-50, 50), rng.random(),
+                     rng.choice(["p", "q", "r"]), "", rng.randrange(0, 400) / 8))
+    with open(os.path.join(d, "wide.csv"), "w") as f:
+        f.write(",".join(header) + "\n")
+        for r in rows:
+            f.write(",".join(r[0:1]) + "," + ",".join(fmt(v) for v in r[1:]) + "\n")
+    out = [(sym, price, vol * 2) for _, vol, _, sym, _, price in rows]
+    write_csv(os.path.join(d, "expected", "t.csv"), ["sym", "price", "vol"], out)
+
+
 def main():
     case, d = sys.argv[1], sys.argv[2]
     os.makedirs(os.path.join(d, "expected"), exist_ok=True)
     rng = random.Random(21)
-    {"let": case_let}[case](d, rng)
+    {"let": case_let, "columns": case_columns}[case](d, rng)
 
 
 main()
