@@ -931,9 +931,14 @@ static void check_expressions(Graph *g, Op *op, Diag *d) {
     check_sets(g, op, d, &scope);
     break;
   }
-  case KIND_JOIN:
-    check_join(g, op, d);
+  case KIND_JOIN: { /* lets per match, over both sides */
+    const Schema *left = join_side_schema(op, 0), *right = join_side_schema(op, 1);
+    if (!left || !right) break;
+    ExprScope sides = { .nsides = 2, .side_name = {"left", "right"}, .side = {left, right} };
+    check_lets(g, op, d, &sides, NULL);
+    check_join(g, op, d, &sides);
     break;
+  }
   default:
     break;
   }

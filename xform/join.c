@@ -13,8 +13,6 @@ const Schema *join_side_schema(const Op *op, int side) {
   return s ? s->schema : NULL;
 }
 
-static const char *const side_names[2] = {"left", "right"};
-
 static bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
@@ -89,7 +87,7 @@ static int read_on(const Op *op, const Param *p, Arena *a, JoinSpec *j, Diag *d)
         const char *hint = schema_suggest_attr(sch[s], names[s]);
         if (d)
           diag_error(d, p->line, 0, "parameter 'on' of operator '%s' names '%s.%s', which %s input schema '%s' "
-                     "does not have" DIAG_HINT_FMT, op->name, side_names[s], names[s], side_names[s], sch[s]->name,
+                     "does not have" DIAG_HINT_FMT, op->name, s ? "right" : "left", names[s], s ? "right" : "left", sch[s]->name,
                      DIAG_HINT(hint));
         bad = 1;
       }
@@ -215,20 +213,16 @@ int join_forward_side(const Op *op, const Schema *out, int a, int *from) {
   return n == 1 ? side : n == 0 ? -1 : -2;
 }
 
-void check_join(Graph *g, Op *op, Diag *d) {
+void check_join(Graph *g, Op *op, Diag *d, ExprScope *scope) {
   const Schema *sch[2] = {join_side_schema(op, 0), join_side_schema(op, 1)};
   const Schema *out = op_output_schema(op);
   if (!sch[0] || !sch[1] || !out) return;
-  ExprScope scope = { .input = NULL, .nsides = 2 };
-  for (int s = 0; s < 2; s++) {
-    scope.side_name[s] = side_names[s];
-    scope.side[s] = sch[s];
-  }
   const Param *w = op_find_param(op, "where");
   if (w) {
     TextOrigin at = w->origin.raw ? w->origin : (TextOrigin){ .line = w->line };
     Expr *e = expr_parse(g->arena, w->text, d, &at);
-    Type t = e ? expr_check(e, &scope, d, &at) : TYPE_NONE;
+    scope->nlets = op->nlets; /* `where` sees every let */
+    Type t = e ? expr_check(e, scope, d, &at) : TYPE_NONE;
     if (e && t != TYPE_NONE && t != TYPE_BOOL)
       diag_error(d, w->line, 0, "parameter 'where' of operator '%s' must be bool, got %s", op->name, type_name(t));
     else if (t == TYPE_BOOL)
@@ -248,7 +242,8 @@ void check_join(Graph *g, Op *op, Diag *d) {
     set[s->slot] = true;
     TextOrigin at = s->origin.raw ? s->origin : (TextOrigin){ .line = s->line };
     Expr *e = expr_parse(g->arena, s->text, d, &at);
-    Type t = e ? expr_check(e, &scope, d, &at) : TYPE_NONE;
+    scope->nlets = s->lets_before;
+    Type t = e ? expr_check(e, scope, d, &at) : TYPE_NONE;
     if (!e || t == TYPE_NONE) continue;
     if (t != out->attrs[s->slot].type) {
       diag_error(d, s->line, 0, "operator '%s' sets '%s' to %s %s, but '%s' is %s in schema '%s'", op->name, s->attr,

@@ -643,9 +643,9 @@ int64_t join_tick_delay(const JoinSpec *j);
  * side's schema in *from, when not NULL), -1 when neither side has it with its name and type, -2
  * when both do. */
 int join_forward_side(const Op *op, const Schema *out, int a, int *from);
-/* Checks a Join's `where` and `set`s in the scope of its two sides, and that every output
- * attribute not set is forwarded from exactly one side. */
-void check_join(Graph *g, Op *op, Diag *d);
+/* Checks a Join's `where` and `set`s in scope (its two sides `left` and `right`, and its lets,
+ * checked before), and that every output attribute not set is forwarded from exactly one side. */
+void check_join(Graph *g, Op *op, Diag *d, ExprScope *scope);
 
 /* ---- regions.c: safety and greedy region formation ---- */
 

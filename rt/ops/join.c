@@ -43,9 +43,11 @@ typedef struct Join {
   Arena *arena;          /* spec, compiled code */
   Arena *scratch;        /* strings of one output */
   const Code *where;     /* NULL: none */
+  LetPlan lets;          /* evaluated per match, in document order with the sets */
+  int nsets;             /* the sets, in document order */
+  const Code **set_code; /* each compiled */
   int nout;              /* output attributes */
-  const Code **code;     /* per output attribute: its set's code, NULL when forwarded */
-  const Set **set;       /* and its set */
+  bool *is_set;          /* per output attribute: a set computes it (else forwarded) */
   int *from_side, *from; /* per forwarded attribute: the side and its attribute there */
   Value *vals;           /* the output values being built */
   JKey **buckets;
@@ -247,22 +249,25 @@ static int join_open(OpInst *op) {
     if (!j->sch[s] || j->time_slot[s] < 0) return rt_fail(op, "Join has a side without event time");
   }
   if (o->where) j->where = code_compile(o->where, j->arena);
+  letplan_init(&j->lets, o, j->arena);
   const Schema *out = op->out_schema;
   j->nout = out->nattrs;
-  j->code = arena_alloc(j->arena, sizeof *j->code * (size_t)(j->nout + 1));
-  j->set = arena_alloc(j->arena, sizeof *j->set * (size_t)(j->nout + 1));
+  j->nsets = o->nsets;
+  j->set_code = arena_alloc(j->arena, sizeof *j->set_code * (size_t)(j->nsets + 1));
+  j->is_set = arena_alloc(j->arena, sizeof(bool) * (size_t)(j->nout + 1));
   j->from_side = arena_alloc(j->arena, sizeof(int) * (size_t)(j->nout + 1));
   j->from = arena_alloc(j->arena, sizeof(int) * (size_t)(j->nout + 1));
   j->vals = arena_alloc(j->arena, sizeof(Value) * (size_t)(j->nout + 1));
+  for (int i = 0; i < j->nsets; i++) {
+    if (!o->sets[i].expr || o->sets[i].slot < 0 || o->sets[i].slot >= j->nout)
+      return rt_fail(op, "set '%s' is not checked", o->sets[i].attr);
+    j->set_code[i] = code_compile(o->sets[i].expr, j->arena);
+  }
   for (int a = 0; a < j->nout; a++) {
-    j->code[a] = NULL;
-    j->set[a] = NULL;
+    j->is_set[a] = false;
     for (int i = 0; i < o->nsets; i++)
-      if (o->sets[i].slot == a && o->sets[i].expr) {
-        j->set[a] = &o->sets[i];
-        j->code[a] = code_compile(o->sets[i].expr, j->arena);
-      }
-    if (!j->code[a]) {
+      if (o->sets[i].slot == a) j->is_set[a] = true;
+    if (!j->is_set[a]) {
       j->from_side[a] = join_forward_side(o, out, a, &j->from[a]);
       if (j->from_side[a] < 0) return rt_fail(op, "output attribute '%s' is neither set nor forwarded", out->attrs[a].name);
     }
@@ -282,12 +287,37 @@ static int pair_fail(OpInst *op, const Join *j, const Code *c, const EvalEnv *en
   return rt_fail(op, "%s: %s in '%s' on left %s and right %s", what, err, text, lt, rtd);
 }
 
-/* Emits the match (l, r) as output i of the tuple being processed, when `where` holds: 1 when
- * emitted, 0 when `where` refused it, -1 after a failure. */
+/* Evaluates lets [*done, to) of the match in env (each sees the ones before). 0 or -1. */
+static int eval_lets(OpInst *op, Join *j, EvalEnv *env, int *done, int to, const Tuple *l, const Tuple *r) {
+  for (; *done < to; (*done)++) {
+    int k = *done;
+    if (code_eval(j->lets.code[k], env, &j->lets.vals[k], NULL, 0) < 0) {
+      char what[300];
+      snprintf(what, sizeof what, "let '%s'", j->lets.lets[k].name);
+      return pair_fail(op, j, j->lets.code[k], env, what, j->lets.lets[k].text, l, r);
+    }
+  }
+  return 0;
+}
+
+/* Emits the match (l, r) as output i of the tuple being processed, when `where` holds: its lets
+ * and sets in document order, then `where` (as in every kind), then the forwarded attributes. 1
+ * when emitted, 0 when `where` refused it, -1 after a failure. */
 static int emit_pair(OpInst *op, Join *j, const Tuple *l, const Tuple *r, uint64_t i) {
   const Value *sides[2] = {l->v, r->v};
-  EvalEnv env = {.sides = sides, .scratch = j->scratch};
+  EvalEnv env = {.sides = sides, .lets = j->lets.vals, .scratch = j->scratch};
+  const Set *sets = op->op->sets;
+  int done = 0;
   Value v;
+  for (int s = 0; s < j->nsets; s++) {
+    if (eval_lets(op, j, &env, &done, sets[s].lets_before, l, r) < 0) return -1;
+    if (code_eval(j->set_code[s], &env, &j->vals[sets[s].slot], NULL, 0) < 0) {
+      char what[300];
+      snprintf(what, sizeof what, "set '%s'", sets[s].attr);
+      return pair_fail(op, j, j->set_code[s], &env, what, sets[s].text, l, r);
+    }
+  }
+  if (eval_lets(op, j, &env, &done, j->lets.n, l, r) < 0) return -1;
   if (j->where) {
     if (code_eval(j->where, &env, &v, NULL, 0) < 0)
       return pair_fail(op, j, j->where, &env, "where", rt_param(op, "where"), l, r);
@@ -296,17 +326,8 @@ static int emit_pair(OpInst *op, Join *j, const Tuple *l, const Tuple *r, uint64
       return 0;
     }
   }
-  for (int a = 0; a < j->nout; a++) {
-    if (j->code[a]) {
-      if (code_eval(j->code[a], &env, &j->vals[a], NULL, 0) < 0) {
-        char what[300];
-        snprintf(what, sizeof what, "set '%s'", j->set[a]->attr);
-        return pair_fail(op, j, j->code[a], &env, what, j->set[a]->text, l, r);
-      }
-    } else {
-      j->vals[a] = sides[j->from_side[a]][j->from[a]];
-    }
-  }
+  for (int a = 0; a < j->nout; a++)
+    if (!j->is_set[a]) j->vals[a] = sides[j->from_side[a]][j->from[a]];
   Tuple *out = tuple_new(j->vals, j->nout);
   arena_reset(j->scratch);
   return rt_emit_nth(op, 0, out, i) < 0 ? -1 : 1;

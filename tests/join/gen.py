@@ -19,6 +19,7 @@ of tests/eventtime/oracle.py (sources' ticks, the time-ordered fan-in), imported
   current tick for its window), counted and dropped;
 - any other is matched with the kept tuples of the other side in their arrival order: equal keys,
   r.time - l.time in [LOWER, UPPER] (tumbling: the same window), `where`; each match emitted;
+- lets are computed per match (the `where` on the distance reads one);
 - then it is kept: a left tuple until the tick exceeds time + UPPER + lateness, a right one until
   it exceeds time - LOWER + lateness (tumbling: until its window is closed)."""
 import json
@@ -161,7 +162,10 @@ def main():
     tick = '<param name="tick">%d</param>' % p["tick"] if p["tick"] else ""
     on = "left.k = right.k" + (" and right.b = left.a" if p["keys"] == 2 else "")
     where = {None: "", "a": '<param name="where">left.a != right.b</param>',
-             "d": '<param name="where">right.rts - left.ts != 3</param>'}[p["where"]]
+             "d": '<param name="where">gap != 3</param>'}[p["where"]]
+    # with the `where` on the distance, a let names it (a let per match, read by a set and `where`)
+    let = '\n    <let name="gap" type="int">right.rts - left.ts</let>' if p["where"] == "d" else ""
+    dset = "gap" if p["where"] == "d" else "right.rts - left.ts"
     late = '<param name="lateness">%d</param>' % p["lateness"] if p["lateness"] else ""
     with open(os.path.join(d, "j.xml"), "w") as f:
         f.write("""<?xml version="1.0" encoding="UTF-8"?>
@@ -175,14 +179,14 @@ def main():
     <input stream="Ls"/><input stream="Rs"/>
     <output stream="Os" schema="O"/>
     <param name="on">%s</param>
-    <param name="window">%s</param>%s%s
+    <param name="window">%s</param>%s%s%s
     <set attr="k">left.k</set>
-    <set attr="d">right.rts - left.ts</set>
+    <set attr="d">%s</set>
     <set attr="ab">left.a + right.b</set>
   </operator>
   <operator name="out" kind="FileSink"><input stream="Os"/><param name="file">out.csv</param></operator>
 </graph>
-""" % (case, tick, tick, on, wtext, where, late))
+""" % (case, tick, tick, on, wtext, where, late, let, dset))
     rows_l = [{"k": k, "a": a, "ts": t, "__side__": 0, "__time__": t} for k, a, t in left]
     rows_r = [{"k": k, "b": b, "rts": t, "__side__": 1, "__time__": t} for k, b, t in right]
     merged = time_merge([source(rows_l, "ts", period), source(rows_r, "rts", period)])
