@@ -222,6 +222,8 @@ struct OpInst {
   atomic_ullong n_out;    /* tuples emitted (stats) */
   atomic_ullong n_skipped; /* sources with onerror="skip": malformed lines dropped (stats) */
   atomic_ullong n_late;   /* time windows: late tuples dropped (stats) */
+  atomic_ullong kept_peak; /* Join: the most tuples it kept at once, and their bytes (stats) */
+  atomic_ullong kept_peak_bytes;
   _Atomic int64_t cur_tick; /* the latest tick it received (TICK_NONE: none yet) (stats) */
   void *exec_data;        /* the executor's own data about this instance */
 };

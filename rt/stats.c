@@ -286,6 +286,9 @@ void stats_print(Exec *x, bool final) {
             kind_name(n->op->kind), in, out, t > 0 ? in / t : 0.0, t > 0 ? out / t : 0.0);
     if (skips_lines(n)) fprintf(x->log, "  skipped %llu", (unsigned long long)atomic_load(&n->inst.n_skipped));
     if (counts_late(n)) fprintf(x->log, "  late %llu", (unsigned long long)atomic_load(&n->inst.n_late));
+    if (n->op->kind == KIND_JOIN)
+      fprintf(x->log, "  kept peak %llu (%llu KiB)", (unsigned long long)atomic_load(&n->inst.kept_peak),
+              (unsigned long long)atomic_load(&n->inst.kept_peak_bytes) / 1024);
     print_tick(x->log, n, false);
     print_latency(x->log, n);
     fputc('\n', x->log);
@@ -354,6 +357,9 @@ int stats_write_json(Exec *x, const char *path, bool ok) {
             t > 0 ? in / t : 0.0, t > 0 ? out / t : 0.0);
     if (skips_lines(n)) fprintf(f, ", \"skipped\": %llu", (unsigned long long)atomic_load(&n->inst.n_skipped));
     if (counts_late(n)) fprintf(f, ", \"late\": %llu", (unsigned long long)atomic_load(&n->inst.n_late));
+    if (n->op->kind == KIND_JOIN)
+      fprintf(f, ", \"kept_peak\": %llu, \"kept_peak_bytes\": %llu", (unsigned long long)atomic_load(&n->inst.kept_peak),
+              (unsigned long long)atomic_load(&n->inst.kept_peak_bytes));
     print_tick(f, n, true);
     if (n->latency && latency_quantile(n->latency, 0.5) >= 0)
       fprintf(f, ", \"latency_us\": {\"p50\": %.0f, \"p99\": %.0f, \"p99_9\": %.0f}", latency_quantile(n->latency, 0.5),

@@ -8,7 +8,8 @@
 # order. Cases 0-3 are written by hand (matches at exactly LOWER and UPPER, keys on one side only,
 # ties in time between the sides, a side that ends first, late tuples), the rest random.
 #   1. sf-exec runs the graph as written: the FileSink's file equals expected.csv byte for byte,
-#      and the Join's `late` in --stats-json equals the expected count;
+#      and the Join's `late` and `kept_peak` in --stats-json equal the expected counts (what the
+#      window bounds memory to);
 #   2. sf-xform --width W --explain rewrites it (W = 2, 4), which must replicate the Join (one
 #      Split of both sides, hashed on each side's `on` attributes; a seqpulse Merge), and sf-exec
 #      runs the rewrite: the same bytes and late counts (summed over the replicas);
@@ -51,6 +52,12 @@ for ((c = 0; c < cases; c++)); do
   if ! cmp -s "$SF_WORK/out.csv" "$SF_WORK/expected.csv"; then
     diff "$SF_WORK/expected.csv" "$SF_WORK/out.csv" >"$SF_WORK/diff.txt"
     sf_bad "case-$c" "$what: out.csv differs from expected.csv" "$SF_WORK/diff.txt"
+    continue
+  fi
+  want_peak=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["kept_peak"])' "$SF_WORK/late.json")
+  got_peak=$(python3 -c 'import json,sys; print([o for o in json.load(open(sys.argv[1]))["operators"] if o["kind"] == "Join"][0]["kept_peak"])' "$SF_WORK/st.json")
+  if [[ $got_peak != "$want_peak" ]]; then
+    sf_bad "case-$c" "$what: kept_peak $got_peak, expected $want_peak (the window bounds what is kept)" "$SF_WORK/run.log"
     continue
   fi
   got_late=$(late_of "$SF_WORK/st.json")

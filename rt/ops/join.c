@@ -385,6 +385,10 @@ static int join_process(OpInst *op, int port, Tuple *t) {
   heap_push(j, x);
   j->kept++;
   j->kept_bytes += tuple_bytes(t);
+  if (j->kept > atomic_load_explicit(&op->kept_peak, memory_order_relaxed))
+    atomic_store_explicit(&op->kept_peak, j->kept, memory_order_relaxed);
+  if (j->kept_bytes > atomic_load_explicit(&op->kept_peak_bytes, memory_order_relaxed))
+    atomic_store_explicit(&op->kept_peak_bytes, j->kept_bytes, memory_order_relaxed);
   return 0;
 }
 

@@ -5,7 +5,7 @@
 
 writes DIR/l.csv, DIR/r.csv (the two sides), DIR/j.xml (the graph: two FileSources with event
 time, a Join, a FileSink), DIR/expected.csv (what the FileSink must write) and DIR/late.json
-({"j": late tuples}). CASE picks the parameters and seeds the data: the window (interval with
+({"j": late tuples, "kept_peak": the most tuples the Join keeps at once}). CASE picks the parameters and seeds the data: the window (interval with
 negative, zero and positive bounds, or tumbling time), lateness, a `where`, one or two key pairs
 (an int and a string), the tick period, and how far out of time order the inputs go. Cases
 0..FIXED-1 are written by hand (the edges: matches at exactly LOWER and UPPER, keys on one side
@@ -90,6 +90,7 @@ def join(items, p):
     kept = [[], []]  # per side: [time, keep-until, row] in arrival order
     out = []
     late = 0
+    peak = 0  # the most tuples kept at once
 
     def start(t):
         return (t // window[1]) * window[1]
@@ -134,8 +135,10 @@ def join(items, p):
             until = t + (window[2] if side == 0 else -window[1]) + lateness
         else:
             until = start(t) + window[1] + lateness - 1
-        kept[side].append([t, until, row])
-    return out, late
+        if tick is None or until >= tick:  # (one no later tick could let match is not kept)
+            kept[side].append([t, until, row])
+            peak = max(peak, len(kept[0]) + len(kept[1]))
+    return out, late, peak
 
 
 def main():
@@ -190,7 +193,7 @@ def main():
     rows_l = [{"k": k, "a": a, "ts": t, "__side__": 0, "__time__": t} for k, a, t in left]
     rows_r = [{"k": k, "b": b, "rts": t, "__side__": 1, "__time__": t} for k, b, t in right]
     merged = time_merge([source(rows_l, "ts", period), source(rows_r, "rts", period)])
-    out, nlate = join(merged, p)
+    out, nlate, peak = join(merged, p)
     attrs = ["k", "a", "b", "ts", "d", "ab"]
     with open(os.path.join(d, "expected.csv"), "w") as f:
         f.write(",".join(attrs) + "\n")
@@ -198,7 +201,7 @@ def main():
             row = ",".join(csv_text(o[a]) for a in attrs)
             f.write(('""' if row == "" else row) + "\n")
     with open(os.path.join(d, "late.json"), "w") as f:
-        json.dump({"j": nlate}, f)
+        json.dump({"j": nlate, "kept_peak": peak}, f)
 
 
 if __name__ == "__main__":
