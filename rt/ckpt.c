@@ -65,27 +65,27 @@ static void try_manifest(Exec *x, uint64_t id, uint64_t pos) {
   }
 }
 
-int ckpt_snapshot(Node *n, Item barrier) {
+/* The state of n's snapshot for checkpoint id: the ticks it has seen (clock.c) in front, then its
+ * kind's; *clock_len says how many bytes are the ticks. 0, or -1 with the failure recorded. */
+static int take_state(Node *n, uint64_t id, Buf *state, size_t *clock_len) {
+  OpInst *op = &n->inst;
+  n->ck_taking = id;
+  if (clock_kept(n)) clock_snapshot(n, state); /* the ticks it has seen, in front (clock.c) */
+  *clock_len = state->n;
+  if (op->impl->snapshot && op->impl->snapshot(op, state) < 0) return -1;
+  return 0;
+}
+
+/* Writes n's snapshot file for checkpoint id at position pos with the driver counters given, and
+ * when it was the executor's last one for id, the host's done file (and the manifest when every
+ * host's is there). 0, or -1 with the failure recorded. */
+static int write_snapshot(Node *n, uint64_t id, uint64_t pos, uint64_t next_seq, uint64_t taken, const Buf *state) {
   Exec *x = n->inst.exec;
   Ckpt *ck = x->ck;
-  if (!ck) return 0;
-  uint64_t id = barrier.ckpt;
-  OpInst *op = &n->inst;
-  Buf state;
-  buf_init(&state);
-  n->ck_taking = id;
-  if (clock_kept(n)) clock_snapshot(n, &state); /* the ticks it has seen, in front (clock.c) */
-  if (op->impl->snapshot && op->impl->snapshot(op, &state) < 0) {
-    buf_release(&state);
-    return -1;
-  }
-  Group *g = n->group;
-  bool driver = g && g->entry == n && g->driver != DRIVE_SINGLE;
   Buf b;
   buf_init(&b);
   CkptSnapHead head = { .id = id, .graph = ck->graph, .name = n->op->name, .fingerprint = ckptdir_op_fingerprint(n->op) };
-  ckptdir_snap_encode(&b, &head, driver ? g->next_seq : 0, driver ? g->taken : 0, barrier.src, state.p, state.n);
-  buf_release(&state);
+  ckptdir_snap_encode(&b, &head, next_seq, taken, pos, state->p, state->n);
 
   char path[PATH_MAX], file[300];
   int rc = 0;
@@ -120,8 +120,42 @@ int ckpt_snapshot(Node *n, Item barrier) {
     exec_fail(x, "checkpoint %" PRIu64 ": cannot write '%s': %s", id, path, strerror(errno));
     return -1;
   }
-  try_manifest(x, id, barrier.src);
+  try_manifest(x, id, pos);
   return 0;
+}
+
+int ckpt_snapshot(Node *n, Item barrier) {
+  Exec *x = n->inst.exec;
+  if (!x->ck) return 0;
+  Group *g = n->group;
+  if (g && g->entry == n && g->driver == DRIVE_TIME) return 0; /* its driver took it (ckpt_time_cut) */
+  Buf state;
+  buf_init(&state);
+  size_t clock_len;
+  int rc = take_state(n, barrier.ckpt, &state, &clock_len);
+  bool driver = g && g->entry == n && g->driver != DRIVE_SINGLE;
+  if (rc == 0) rc = write_snapshot(n, barrier.ckpt, barrier.src, driver ? g->next_seq : 0, driver ? g->taken : 0, &state);
+  buf_release(&state);
+  return rc;
+}
+
+int ckpt_time_cut(Node *n, Item barrier) {
+  Group *g = n->group;
+  buf_reset(&g->tck_state);
+  return take_state(n, barrier.ckpt, &g->tck_state, &g->tck_clock_len);
+}
+
+int ckpt_time_write(Node *n, const Buf *log) {
+  Group *g = n->group;
+  Buf state;
+  buf_init(&state);
+  /* the ticks, the recorded inputs (a byte string: order_time_restore reads it), the kind's state */
+  buf_append(&state, g->tck_state.p, g->tck_clock_len);
+  snap_bytes(&state, log->p, log->n);
+  buf_append(&state, g->tck_state.p + g->tck_clock_len, g->tck_state.n - g->tck_clock_len);
+  int rc = write_snapshot(n, g->tck_barrier.ckpt, g->tck_barrier.src, g->tck_pos, g->taken, &state);
+  buf_release(&state);
+  return rc;
 }
 
 int ckpt_source_emit(Node *n) {
@@ -402,12 +436,6 @@ int ckpt_start(Exec *x) {
   for (int i = 0; i < x->nnodes; i++) {
     Node *n = &x->nodes[i];
     if (n->local && n->inst.impl->checkpointable && n->inst.impl->checkpointable(&n->inst) < 0) return -1;
-    /* a barrier cannot cut a stream merged by time: items after one input's barrier may come
-     * before items that precede another input's (order.c, step_time) */
-    if (n->local && n->group && n->group->entry == n && n->group->driver == DRIVE_TIME)
-      return rt_fail(&n->inst, n->op->kind == KIND_JOIN
-                                   ? "a Join cannot take part in checkpoints yet (its two inputs are merged by time)"
-                                   : "a time-ordered fan-in (order=\"time\") cannot take part in checkpoints yet");
   }
   /* the numbers an earlier run used: new checkpoints take higher ones (another executor may still
    * read the last request of that run, and its directories may still hold that run's files) */

@@ -61,6 +61,13 @@ static bool load_node(const Ckpt *ck, uint64_t id, const Node *n, const char *ma
     if (!same_origin(*p, base)) continue;
     const char *br = strchr(*p + strlen(base), '[');
     int old = br ? atoi(br + 1) : 0, width_then = br ? then : 1;
+    if (op->kind == KIND_JOIN && replica != (br != NULL)) {
+      /* a serial Join merges its sides by time itself, and its snapshot holds what it recorded of
+       * them; replicated, the region's Split does: the two cannot stand for each other */
+      snprintf(why, cap, "Join '%s' was %s when it was taken and is %s now (restore it at a width where it is %s)",
+               base, br ? "replicated" : "serial", replica ? "replicated" : "serial", br ? "replicated" : "serial");
+      return false;
+    }
     bool needed = !replica;
     for (int g = 0; g < SF_KEY_GROUPS && !needed; g++)
       needed = sf_key_channel((uint64_t)g, now) == op->channel && sf_key_channel((uint64_t)g, width_then) == old;
@@ -182,7 +189,8 @@ static const Op *assigning_split(const Op *op) {
  * Merge take more tuples than it dealt. why otherwise. */
 static bool counters_agree(Exec *x, const Loaded *l, const Node *n, char *why, size_t cap) {
   const Group *g = n->group;
-  if (!g || g->entry != n || g->driver == DRIVE_SINGLE || g->driver == DRIVE_SRC || l->snaps[n->op->index].n == 0)
+  if (!g || g->entry != n || g->driver == DRIVE_SINGLE || g->driver == DRIVE_SRC || g->driver == DRIVE_TIME ||
+      l->snaps[n->op->index].n == 0)
     return true;
   const CkptSnap *m = &l->snaps[n->op->index].s[0];
   const Op *split = assigning_split(n->op);
@@ -273,7 +281,8 @@ static int restore_node(Exec *x, Node *n, NodeSnaps *ns, uint64_t id, char *why,
   Ckpt *ck = x->ck;
   CkptSnap *first = &ns->s[0];
   Group *g = n->group;
-  if (g && g->entry == n && g->driver != DRIVE_SINGLE) {
+  if (g && g->entry == n && g->driver == DRIVE_TIME) g->out_pos = first->next_seq; /* (ckpt_time_write) */
+  if (g && g->entry == n && g->driver != DRIVE_SINGLE && g->driver != DRIVE_TIME) {
     g->next_seq = first->next_seq;
     g->taken = first->taken;
     g->rr_next = split_rr_channel(first->taken, n->nslots);
@@ -290,6 +299,9 @@ static int restore_node(Exec *x, Node *n, NodeSnaps *ns, uint64_t id, char *why,
     if (clock_kept(n) && clock_restore(n, &s->state) < 0)
       return snprintf(why, cap, "operator '%s': its snapshot does not fit this sf-exec (its ticks are %s)",
                       n->op->name, s->state.bad ? "truncated" : "malformed"), 0;
+    if (g && g->entry == n && g->driver == DRIVE_TIME && order_time_restore(g, &s->state) < 0)
+      return snprintf(why, cap, "operator '%s': its snapshot does not fit this graph (what it recorded of its "
+                      "inputs merged by time is truncated or malformed)", n->op->name), 0;
     if (n->inst.impl->restore) {
       char msg[1600] = "";
       x->restore_why = msg;

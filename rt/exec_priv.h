@@ -173,6 +173,18 @@ struct Group {
   uint64_t next_seq;          /* DRIVE_SEQ: next expected seq (thread) */
   int *time_attr;             /* DRIVE_TIME: per slot, the event-time attribute of its stream (plan) */
   uint64_t out_pos;           /* DRIVE_TIME: tuples delivered, the merged stream's position (thread) */
+  /* DRIVE_TIME with checkpoints (order.c, "checkpoints of a time-ordered fan-in"): the cut is taken
+   * when the first input's barrier comes; the other inputs' items up to their barriers are
+   * recorded and go into the entry's snapshot with it (thread) */
+  uint64_t tck_id;            /* the checkpoint in progress (0: none) */
+  uint64_t tck_last;          /* the newest checkpoint begun: barriers of it or older ones are dropped */
+  bool *tck_seen;             /* per slot: its barrier came */
+  Buf *tck_log;               /* per slot: what was taken from it since the cut (tck_log_item) */
+  uint64_t *tck_nlog;         /* per slot: how many items */
+  Buf tck_state;              /* the entry's snapshot at the cut: its ticks, then its kind's state */
+  size_t tck_clock_len;       /* how many of tck_state's bytes are the ticks (clock_snapshot) */
+  uint64_t tck_pos;           /* out_pos at the cut */
+  Item tck_barrier;           /* the first barrier */
   int rr_next;                /* DRIVE_RR: next channel (thread) */
   uint64_t taken;             /* ordered drivers: tuples taken so far (a checkpoint keeps it: a
                                  round-robin merge restored at another width starts at taken % W) (thread) */
@@ -265,6 +277,12 @@ void ckpt_source_ended(Exec *x);
 /* A barrier reached n (aligned on all its inputs): n's part of the checkpoint is written. n's
  * thread, holding no lock. 0, or -1 with the failure recorded. */
 int ckpt_snapshot(Node *n, Item barrier);
+/* The entry of a time-ordered fan-in (DRIVE_TIME) is cut when the first input's barrier comes:
+ * ckpt_time_cut keeps its snapshot's state in its group (tck_state); ckpt_time_write, once every
+ * input's barrier came, writes it with what order.c recorded of the other inputs in between (log,
+ * put between the ticks and the kind's state). 0, or -1 with the failure recorded. */
+int ckpt_time_cut(Node *n, Item barrier);
+int ckpt_time_write(Node *n, const Buf *log);
 
 /* ---- plan.c: this host's plan ---- */
 
@@ -296,6 +314,11 @@ void group_pump_hosts(Group *g, bool idle);
  * entry finished (0) or the job stops or the order cannot be restored (-1, the failure recorded).
  * g's thread. */
 int order_run(Group *g);
+/* A restore of the entry of time-ordered fan-in g: reads what ckpt_time_write put after its ticks
+ * (each input's items recorded between the cut and its barrier) and puts them at the head of their
+ * inputs, to be taken before anything their sources send. 0, or -1 when it is truncated or does
+ * not fit g's inputs (their number, a tuple's values and their types). */
+int order_time_restore(Group *g, SnapIn *in);
 /* order_run that, when !wait, returns 1 where it would wait for input (a hosted group's pump). */
 int order_advance(Group *g, bool wait);
 

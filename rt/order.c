@@ -336,11 +336,91 @@ static int64_t time_key(const Group *g, int s, const Item *h) {
   return h->kind == ITEM_TICK ? h->tick : h->t->v[g->time_attr[s]].i;
 }
 
+/* ---- checkpoints of a time-ordered fan-in ----
+ * A barrier cannot be aligned here: the items after one input's barrier may come, in time order,
+ * before items that precede another input's. So the cut is Chandy and Lamport's: the entry's
+ * snapshot is taken when the first input's barrier comes (ckpt_time_cut), the barrier goes on
+ * downstream at once, and from every other input the items taken until its own barrier are
+ * recorded: they came before the checkpoint's position on their input (their source will not send
+ * them again) and after the entry's snapshot. Once every input's barrier came, the record goes into
+ * the entry's snapshot (ckpt_time_write), and a restore puts each input's recorded items in front
+ * of what its source sends again (order_time_restore): the same items at each head as at the cut,
+ * so the merge goes on in the same order. An input that ends before its barrier, or a newer
+ * checkpoint's barrier first, means the checkpoint cannot complete: what was recorded is dropped. */
+
+/* Records item it, taken from slot s, when a checkpoint is in progress and s's barrier has not come:
+ * its kind, then a tuple's values or a tick's time. */
+static void tck_record(Group *g, int s, const Item *it) {
+  if (!g->tck_id || g->tck_seen[s]) return;
+  Buf *b = &g->tck_log[s];
+  snap_u64(b, (uint64_t)(item_has_tuple(it->kind) ? ITEM_TUPLE : it->kind)); /* (a tuple's place is the merge's) */
+  if (it->kind == ITEM_TICK) {
+    snap_i64(b, it->tick);
+  } else if (item_has_tuple(it->kind)) {
+    snap_u64(b, (uint64_t)it->t->n);
+    for (int i = 0; i < it->t->n; i++) snap_value(b, &it->t->v[i]);
+  }
+  g->tck_nlog[s]++;
+}
+
+static void tck_drop(Group *g) {
+  g->tck_id = 0;
+}
+
+/* Barrier *h at slot s's head. STEP_DELIVER with the barrier in *out when it is the first of its
+ * checkpoint (the cut), STEP_AGAIN when it was taken otherwise, STEP_FAIL after a failure. */
+static Step time_barrier(Group *g, int s, Item *out) {
+  Item b = *head(g, s);
+  int W = g->entry->nslots;
+  pop(g, s);
+  if (!g->exec->ck || b.ckpt < g->tck_id || (b.ckpt <= g->tck_last && b.ckpt != g->tck_id)) return STEP_AGAIN;
+  if (b.ckpt == g->tck_id) {
+    g->tck_seen[s] = true;
+    for (int k = 0; k < W; k++)
+      if (!g->tck_seen[k]) return STEP_AGAIN;
+    Buf log; /* every input's record: their number, then per input its items' number and the items */
+    buf_init(&log);
+    snap_u64(&log, (uint64_t)W);
+    for (int k = 0; k < W; k++) {
+      snap_u64(&log, g->tck_nlog[k]);
+      buf_append(&log, g->tck_log[k].p, g->tck_log[k].n);
+    }
+    int rc = ckpt_time_write(g->entry, &log);
+    buf_release(&log);
+    tck_drop(g);
+    return rc < 0 ? STEP_FAIL : STEP_AGAIN;
+  }
+  /* the first barrier of a newer checkpoint (one in progress cannot complete then) */
+  if (!g->tck_seen) {
+    Arena *a = g->exec->arena;
+    g->tck_seen = arena_alloc(a, sizeof(bool) * (size_t)W);
+    g->tck_log = arena_alloc(a, sizeof(Buf) * (size_t)W);
+    g->tck_nlog = arena_alloc(a, sizeof(uint64_t) * (size_t)W);
+    for (int k = 0; k < W; k++) buf_init(&g->tck_log[k]);
+    buf_init(&g->tck_state);
+  }
+  for (int k = 0; k < W; k++) {
+    g->tck_seen[k] = k == s;
+    buf_reset(&g->tck_log[k]);
+    g->tck_nlog[k] = 0;
+  }
+  g->tck_id = g->tck_last = b.ckpt;
+  g->tck_barrier = b;
+  g->tck_pos = g->out_pos;
+  if (ckpt_time_cut(g->entry, b) < 0) {
+    snprintf(g->fail, sizeof g->fail, "operator '%s': its snapshot failed", g->entry->op->name);
+    return STEP_FAIL;
+  }
+  *out = b;
+  return STEP_DELIVER;
+}
+
 /* time (DRIVE_TIME, <input order="time">): once every input that has not ended has a tuple, a tick
  * or its end at its head, the head with the smallest key (time_key); on equal keys a tick before a
  * tuple, then the input listed first. One input's items keep their order. What it delivers gets
  * the merged stream's own positions (out_pos), since its inputs' positions interleave. Window
- * punctuation goes as it comes; promises are dropped (only a tuple, a tick or the end decides). */
+ * punctuation goes as it comes; promises are dropped (only a tuple, a tick or the end decides);
+ * checkpoint barriers cut as above. */
 static Step step_time(Group *g, Item *out) {
   int W = g->entry->nslots;
   int best = -1;
@@ -349,17 +429,22 @@ static Step step_time(Group *g, Item *out) {
   for (int s = 0; s < W; s++) {
     Item *h = head(g, s);
     if (!h) return STEP_WAIT;
-    if (h->kind == ITEM_PULSE || h->kind == ITEM_PROGRESS || h->kind == ITEM_BARRIER) {
-      pop(g, s); /* (checkpoints refuse a time-ordered fan-in: ckpt.c) */
+    if (h->kind == ITEM_PULSE || h->kind == ITEM_PROGRESS) {
+      pop(g, s);
       return STEP_AGAIN;
     }
+    if (h->kind == ITEM_BARRIER) return time_barrier(g, s, out);
     if (h->kind == ITEM_WINDOW) {
       *out = *h;
+      tck_record(g, s, h);
       pop(g, s);
       out->seq = out->src = g->out_pos;
       return STEP_DELIVER;
     }
-    if (h->kind == ITEM_FINAL) continue;
+    if (h->kind == ITEM_FINAL) {
+      if (g->tck_id && !g->tck_seen[s]) tck_drop(g); /* it ended before its barrier */
+      continue;
+    }
     int64_t k = time_key(g, s, h);
     if (!bh || k < bk || (k == bk && h->kind == ITEM_TICK && bh->kind != ITEM_TICK)) {
       best = s;
@@ -374,10 +459,72 @@ static Step step_time(Group *g, Item *out) {
     return STEP_DELIVER;
   }
   *out = *bh;
+  tck_record(g, best, bh);
   pop(g, best);
   out->seq = out->src = g->out_pos;
   if (out->kind == ITEM_TUPLE) g->out_pos++;
   return STEP_DELIVER;
+}
+
+/* The schema of the stream of slot s of n. */
+static const Schema *slot_schema(const Node *n, int s) {
+  for (int p = 0; p < n->op->ninputs; p++) {
+    if (s < n->op->inputs[p].nstreams) return n->op->inputs[p].streams[s]->schema;
+    s -= n->op->inputs[p].nstreams;
+  }
+  return NULL;
+}
+
+int order_time_restore(Group *g, SnapIn *in) {
+  size_t n;
+  const void *p = snap_get_bytes(in, &n);
+  if (in->bad) return -1;
+  SnapIn log = { .p = p, .n = n };
+  int W = g->entry->nslots;
+  if (snap_get_u64(&log) != (uint64_t)W) return -1;
+  for (int s = 0; s < W && !log.bad; s++) {
+    uint64_t k = snap_get_u64(&log);
+    if (k > log.n) return -1; /* (every item takes a byte at least) */
+    Batch *b = batch_new((int)k + 1);
+    for (uint64_t i = 0; i < k && !log.bad; i++) {
+      Item *it = &b->items[b->n];
+      *it = (Item){ .kind = (ItemKind)snap_get_u64(&log) };
+      if (it->kind == ITEM_TICK) {
+        it->tick = snap_get_i64(&log);
+      } else if (it->kind == ITEM_TUPLE) {
+        uint64_t nv = snap_get_u64(&log);
+        if (nv > log.n) {
+          log.bad = true;
+          break;
+        }
+        const Schema *sch = slot_schema(g->entry, s);
+        if (!sch || nv != (uint64_t)sch->nattrs) {
+          log.bad = true;
+          break;
+        }
+        Value *vals = calloc((size_t)nv + 1, sizeof *vals);
+        if (!vals) sf_die("out of memory");
+        for (uint64_t v = 0; v < nv; v++) {
+          snap_get_value(&log, &vals[v]);
+          if (vals[v].type != sch->attrs[v].type) log.bad = true; /* (a tampered record) */
+        }
+        if (!log.bad) it->t = tuple_new(vals, (int)nv);
+        free(vals);
+        if (log.bad) break;
+      } else if (it->kind != ITEM_WINDOW) {
+        log.bad = true;
+        break;
+      }
+      b->n++;
+    }
+    if (log.bad) {
+      batch_free(b);
+      return -1;
+    }
+    batch_free(g->cur[s]);
+    g->cur[s] = b;
+  }
+  return snap_done(&log) ? 0 : -1;
 }
 
 /* roundrobin's step for a run: the tuples at the head of the channel whose turn it is, up to the end

@@ -113,5 +113,64 @@ for ((c = 0; c < cases; c++)); do
   fi
   sf_ok "case-$c" "$what; replicated at widths 2 and 4 the same$dist"
 done
+# kill-N: checkpoints through the time-ordered merge of a Join's sides (docs/design.md, "Checkpoints
+# of a time-ordered fan-in"). A longer random case (SF_JOIN_KILL_ROWS rows a side), at width W (1:
+# the Join serial, merging its sides itself; 2-4: replicated, the region's Split merging them) with
+# a checkpoint every 20 ms, is killed with SIGKILL at a random moment of its run and restored with
+# --restore at width W2 (another replicated width, or 1 when W is 1): the output must equal
+# expected.csv byte for byte. At least one case must restore from a checkpoint (not only start
+# again), or the cut is not tested.
+kill_rows=${SF_JOIN_KILL_ROWS:-150000}
+kill_runs=${SF_JOIN_KILL_RUNS:-12}
+SF_WORK=$work/kill
+mkdir -p "$SF_WORK"
+restored=0
+if ! python3 "$src/tests/join/gen.py" 6 "$SF_WORK" "$kill_rows" 2>"$SF_WORK/gen.log"; then
+  sf_bad "kill" "gen.py failed" "$SF_WORK/gen.log"
+else
+  for w in 1 2 3 4; do
+    if [[ $w == 1 ]]; then cp "$SF_WORK/j.xml" "$SF_WORK/k1.xml"; else
+      "$build/bin/sf-xform" -w "$w" "$SF_WORK/j.xml" >"$SF_WORK/k$w.xml" 2>/dev/null; fi
+  done
+  t0=$(sf_now)
+  (cd "$SF_WORK" && "$build/bin/sf-exec" k2.xml) >/dev/null 2>&1
+  full_ms=$(awk -v e="$(sf_elapsed "$t0" "$(sf_now)")" 'BEGIN { printf "%d", e * 1000 }')
+  for ((i = 1; i <= kill_runs; i++)); do
+    w=$((1 + RANDOM % 4))
+    if [[ $w == 1 ]]; then w2=1; else w2=$((2 + RANDOM % 3)); fi
+    ms=$((full_ms * (15 + RANDOM % 80) / 100 + 5))
+    rm -rf "$SF_WORK/ck" "$SF_WORK/out.csv"
+    (cd "$SF_WORK" && exec "$build/bin/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.02 "k$w.xml") \
+      >"$SF_WORK/killed.log" 2>&1 &
+    pid=$!
+    sleep "$(awk -v m="$ms" 'BEGIN { printf "%.3f", m / 1000 }')"
+    killed=0
+    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null && killed=1
+    wait "$pid" 2>/dev/null
+    what="width $w killed at $ms ms of $full_ms"
+    if [[ $killed == 0 ]]; then
+      cmp -s "$SF_WORK/out.csv" "$SF_WORK/expected.csv" && sf_ok "kill-$i" "width $w, finished before the kill at $ms ms" ||
+        sf_bad "kill-$i" "width $w finished before the kill: out.csv differs" "$SF_WORK/killed.log"
+      continue
+    fi
+    if ! (cd "$SF_WORK" && timeout 120 "$build/bin/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.02 --restore "k$w2.xml") \
+      >"$SF_WORK/restore.log" 2>&1; then
+      sf_bad "kill-$i" "$what: the restore at width $w2 failed" "$SF_WORK/restore.log"
+      continue
+    fi
+    k=$(sed -n "s/^sf-exec: restored checkpoint \([0-9]*\) .*/\1/p" "$SF_WORK/restore.log")
+    [[ -n $k ]] && restored=$((restored + 1))
+    what+=", restored at width $w2 (${k:+checkpoint $k}${k:-no checkpoint yet: from the beginning})"
+    if cmp -s "$SF_WORK/out.csv" "$SF_WORK/expected.csv"; then
+      sf_ok "kill-$i" "$what"
+    else
+      sf_bad "kill-$i" "$what: out.csv differs from expected.csv" "$SF_WORK/restore.log"
+    fi
+  done
+  if [[ $restored == 0 ]]; then
+    sf_bad "kill" "no run was restored from a checkpoint (each was killed before its first one completed)"
+  fi
+fi
+
 echo "join: $SF_PASSED passed, $SF_FAILED failed"
 [[ $SF_FAILED == 0 ]]

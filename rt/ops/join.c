@@ -132,7 +132,8 @@ static void table_grow(Join *j) {
   j->nbuckets = n;
 }
 
-static JKey *key_add(Join *j, int side, const Tuple *t, uint64_t h) {
+/* A new key of values vals[0..nkeys), whose hash is h. */
+static JKey *key_add_vals(Join *j, const Value *vals, uint64_t h) {
   if ((j->nkeys + 1) * 4 > j->nbuckets * 3) table_grow(j);
   JKey *k = sf_xmalloc(sizeof *k);
   memset(k, 0, sizeof *k);
@@ -140,11 +141,20 @@ static JKey *key_add(Join *j, int side, const Tuple *t, uint64_t h) {
   k->vals = calloc((size_t)j->spec.nkeys + 1, sizeof *k->vals);
   k->cap = calloc((size_t)j->spec.nkeys + 1, sizeof *k->cap);
   if (!k->vals || !k->cap) sf_die("out of memory");
-  for (int i = 0; i < j->spec.nkeys; i++) held_store(&k->vals[i], &k->cap[i], &t->v[j->spec.key[side][i]]);
+  for (int i = 0; i < j->spec.nkeys; i++) held_store(&k->vals[i], &k->cap[i], &vals[i]);
   size_t b = h & (j->nbuckets - 1);
   k->next = j->buckets[b];
   j->buckets[b] = k;
   j->nkeys++;
+  return k;
+}
+
+static JKey *key_add(Join *j, int side, const Tuple *t, uint64_t h) {
+  Value *v = calloc((size_t)j->spec.nkeys + 1, sizeof *v); /* (once per new key) */
+  if (!v) sf_die("out of memory");
+  for (int i = 0; i < j->spec.nkeys; i++) v[i] = t->v[j->spec.key[side][i]];
+  JKey *k = key_add_vals(j, v, h);
+  free(v);
   return k;
 }
 
@@ -214,6 +224,25 @@ static size_t tuple_bytes(const Tuple *t) {
   for (int i = 0; i < t->n; i++)
     if (t->v[i].type == TYPE_STRING) n += t->v[i].s.n;
   return n;
+}
+
+/* Keeps t (of side s, at time `time`) under key k: at the end of k's list of its side, in the heap. */
+static void keep_tuple(OpInst *op, Join *j, JKey *k, int side, Tuple *t, int64_t time, int64_t keep) {
+  if (k->n[side] == k->room[side]) {
+    k->room[side] = k->room[side] ? k->room[side] * 2 : 4;
+    k->list[side] = realloc(k->list[side], sizeof(Kept *) * (size_t)k->room[side]);
+    if (!k->list[side]) sf_die("out of memory");
+  }
+  Kept *x = sf_xmalloc(sizeof *x);
+  *x = (Kept){.t = t, .time = time, .keep = keep, .key = k, .side = side};
+  k->list[side][k->n[side]++] = x;
+  heap_push(j, x);
+  j->kept++;
+  j->kept_bytes += tuple_bytes(t);
+  if (j->kept > atomic_load_explicit(&op->kept_peak, memory_order_relaxed))
+    atomic_store_explicit(&op->kept_peak, j->kept, memory_order_relaxed);
+  if (j->kept_bytes > atomic_load_explicit(&op->kept_peak_bytes, memory_order_relaxed))
+    atomic_store_explicit(&op->kept_peak_bytes, j->kept_bytes, memory_order_relaxed);
 }
 
 /* Evicts every kept tuple whose keep is below tick. */
@@ -374,21 +403,7 @@ static int join_process(OpInst *op, int port, Tuple *t) {
     return 0;
   }
   if (!k) k = key_add(j, side, t, h);
-  if (k->n[side] == k->room[side]) {
-    k->room[side] = k->room[side] ? k->room[side] * 2 : 4;
-    k->list[side] = realloc(k->list[side], sizeof(Kept *) * (size_t)k->room[side]);
-    if (!k->list[side]) sf_die("out of memory");
-  }
-  Kept *x = sf_xmalloc(sizeof *x);
-  *x = (Kept){.t = t, .time = time, .keep = keep, .key = k, .side = side};
-  k->list[side][k->n[side]++] = x;
-  heap_push(j, x);
-  j->kept++;
-  j->kept_bytes += tuple_bytes(t);
-  if (j->kept > atomic_load_explicit(&op->kept_peak, memory_order_relaxed))
-    atomic_store_explicit(&op->kept_peak, j->kept, memory_order_relaxed);
-  if (j->kept_bytes > atomic_load_explicit(&op->kept_peak_bytes, memory_order_relaxed))
-    atomic_store_explicit(&op->kept_peak_bytes, j->kept_bytes, memory_order_relaxed);
+  keep_tuple(op, j, k, side, t, time, keep);
   return 0;
 }
 
@@ -411,6 +426,126 @@ static int join_final(OpInst *op) {
     rt_warn(op, "%llu late tuple%s dropped (event time + lateness behind the current tick); the first: %s", late,
             late == 1 ? "" : "s", j->first_late);
   return 0;
+}
+
+/* ---- checkpoints ----
+ * The layout: the window (a restore checks it is the operator's), the current tick, then the
+ * number of keys and per key its values (in `on` order, the left side's types) and per side the
+ * number of kept tuples and each one's time and values, in arrival order. A restore at another
+ * width keeps the keys its replica owns (rt_owns_key: the left side's attributes stand for the
+ * pairs, which the region's Split hashes alike) and drops the others. */
+
+static void put_tuple(Buf *out, const Tuple *t) {
+  snap_u64(out, (uint64_t)t->n);
+  for (int i = 0; i < t->n; i++) snap_value(out, &t->v[i]);
+}
+
+static int join_snapshot(OpInst *op, Buf *out) {
+  Join *j = op->state;
+  snap_u64(out, j->spec.tumbling);
+  snap_i64(out, j->spec.lower);
+  snap_i64(out, j->spec.upper);
+  snap_i64(out, j->spec.size);
+  snap_i64(out, j->spec.lateness);
+  snap_u64(out, (uint64_t)j->spec.nkeys);
+  snap_i64(out, j->tick);
+  snap_u64(out, j->nkeys);
+  for (size_t b = 0; b < j->nbuckets; b++)
+    for (JKey *k = j->buckets[b]; k; k = k->next) {
+      for (int i = 0; i < j->spec.nkeys; i++) snap_value(out, &k->vals[i]);
+      for (int s = 0; s < 2; s++) {
+        snap_u64(out, (uint64_t)(k->n[s] - k->dead[s]));
+        for (int i = 0; i < k->n[s]; i++) {
+          const Kept *x = k->list[s][i];
+          if (!x->t) continue;
+          snap_i64(out, x->time);
+          put_tuple(out, x->t);
+        }
+      }
+    }
+  return 0;
+}
+
+/* A tuple of side s read back, checked against the side's schema; NULL when it does not fit. */
+static Tuple *get_tuple(Join *j, int s, SnapIn *in) {
+  const Schema *sch = j->sch[s];
+  uint64_t n = snap_get_u64(in);
+  if (in->bad || n != (uint64_t)sch->nattrs) return NULL;
+  Value *vals = calloc((size_t)n + 1, sizeof *vals);
+  if (!vals) sf_die("out of memory");
+  bool ok = true;
+  for (uint64_t i = 0; i < n && ok; i++) {
+    snap_get_value(in, &vals[i]);
+    ok = !in->bad && vals[i].type == sch->attrs[i].type;
+  }
+  Tuple *t = ok ? tuple_new(vals, (int)n) : NULL;
+  free(vals);
+  return t;
+}
+
+static int join_restore(OpInst *op, SnapIn *in) {
+  Join *j = op->state;
+  bool tumbling = snap_get_u64(in) != 0;
+  int64_t lower = snap_get_i64(in), upper = snap_get_i64(in), size = snap_get_i64(in), lateness = snap_get_i64(in);
+  uint64_t nk = snap_get_u64(in);
+  int64_t tick = snap_get_i64(in);
+  uint64_t nkeys = snap_get_u64(in);
+  if (in->bad) return keyed_restore_end(op, in);
+  if (tumbling != j->spec.tumbling || lower != j->spec.lower || upper != j->spec.upper || size != j->spec.size ||
+      lateness != j->spec.lateness || nk != (uint64_t)j->spec.nkeys)
+    return rt_fail(op, "the snapshot is of another window or key (window %s, lateness %lld, %llu key pairs)",
+                   tumbling ? "tumbling time" : "interval", (long long)lateness, (unsigned long long)nk);
+  if (tick > j->tick) j->tick = tick;
+  Value *vals = calloc((size_t)nk + 1, sizeof *vals);
+  if (!vals) sf_die("out of memory");
+  int rc = 0;
+  for (uint64_t i = 0; i < nkeys && !in->bad && rc == 0; i++) {
+    for (uint64_t k = 0; k < nk; k++) {
+      snap_get_value(in, &vals[k]);
+      if (vals[k].type != j->sch[0]->attrs[j->spec.key[0][k]].type) in->bad = true;
+    }
+    if (in->bad) break;
+    bool mine = rt_owns_key(op, vals, j->spec.key[0], (int)nk);
+    uint64_t h = SF_HASH_SEED;
+    for (uint64_t k = 0; k < nk; k++) h = value_hash(&vals[k], h);
+    JKey *key = NULL;
+    if (mine) {
+      for (JKey *e = j->nbuckets ? j->buckets[h & (j->nbuckets - 1)] : NULL; e && !key; e = e->next) {
+        bool same = e->hash == h;
+        for (uint64_t k = 0; same && k < nk; k++) same = value_equal(&e->vals[k], &vals[k]);
+        if (same) key = e;
+      }
+      if (key) {
+        rc = rt_fail(op, "a key is in two snapshots: they do not belong together");
+        break;
+      }
+      key = key_add_vals(j, vals, h); /* (copies the values: the next tuple's reads reuse vals) */
+    }
+    for (int s = 0; s < 2 && !in->bad; s++) {
+      uint64_t n = snap_get_u64(in);
+      for (uint64_t x = 0; x < n && !in->bad; x++) {
+        int64_t time = snap_get_i64(in);
+        Tuple *t = get_tuple(j, s, in);
+        if (!t) {
+          in->bad = true;
+          break;
+        }
+        bool fits = !mine || (t->v[j->time_slot[s]].i == time && key_equal(j, key, s, t));
+        if (!mine) {
+          tuple_unref(t);
+        } else if (!fits) {
+          tuple_unref(t);
+          in->bad = true;
+        } else {
+          keep_tuple(op, j, key, s, t, time, keep_until(j, s, time));
+        }
+      }
+    }
+    if (key && key->n[0] == 0 && key->n[1] == 0) key_free(j, key);
+  }
+  free(vals);
+  if (rc < 0) return rc;
+  return keyed_restore_end(op, in);
 }
 
 static void join_close(OpInst *op, bool ok) {
@@ -437,5 +572,7 @@ const OpKindImpl op_join = {
   .process = join_process,
   .tick = join_tick,
   .final = join_final,
+  .snapshot = join_snapshot,
+  .restore = join_restore,
   .close = join_close,
 };

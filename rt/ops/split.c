@@ -347,7 +347,8 @@ bool rt_owns_key(const OpInst *op, const Value *vals, const int *slots, int nval
     if (j == nvals) return true; /* the key does not hold the region's attribute: keep it */
     h = value_hash(&vals[j], h);
   }
-  return sf_key_channel(h, split->noutputs) == op->op->channel;
+  int width = split->ninputs == 2 ? split->noutputs / 2 : split->noutputs; /* (a Join's: two outputs a channel) */
+  return sf_key_channel(h, width) == op->op->channel;
 }
 
 const OpKindImpl op_split = {

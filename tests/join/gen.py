@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """gen.py: one test case of the Join operator, with its expected output computed here.
 
-    python3 gen.py CASE DIR
+    python3 gen.py CASE DIR [ROWS]
 
 writes DIR/l.csv, DIR/r.csv (the two sides), DIR/j.xml (the graph: two FileSources with event
 time, a Join, a FileSink), DIR/expected.csv (what the FileSink must write) and DIR/late.json
@@ -9,7 +9,8 @@ time, a Join, a FileSink), DIR/expected.csv (what the FileSink must write) and D
 negative, zero and positive bounds, or tumbling time), lateness, a `where`, one or two key pairs
 (an int and a string), the tick period, and how far out of time order the inputs go. Cases
 0..FIXED-1 are written by hand (the edges: matches at exactly LOWER and UPPER, keys on one side
-only, ties in time between the sides, a side that ends first, an empty side).
+only, ties in time between the sides, a side that ends first, an empty side). ROWS (random cases
+only) sets the rows of each side, for the checkpoint tests' longer runs.
 
 The expected output follows docs/language.md, "Joins", read literally, with the event-time rules
 of tests/eventtime/oracle.py (sources' ticks, the time-ordered fan-in), imported from there:
@@ -70,7 +71,7 @@ def fixed_rows(case):
     return left, right
 
 
-def random_rows(rnd):
+def random_rows(rnd, rows=None):
     def side(n, names):
         rows, t = [], rnd.randint(-20, 5)
         for _ in range(n):
@@ -78,8 +79,8 @@ def random_rows(rnd):
             tt = t - (rnd.randint(1, 12) if rnd.random() < 0.15 else 0)  # out of order
             rows.append((rnd.randint(1, 4), rnd.choice(names), tt))
         return rows
-    n = rnd.randint(0, 60)
-    m = rnd.randint(0, 60)
+    n = rnd.randint(0, 60) if rows is None else rows
+    m = rnd.randint(0, 60) if rows is None else rows
     return side(n, ["a", "b", "c,d", "e\"f"]), side(m, ["a", "b", "g", "c,d"])
 
 
@@ -143,8 +144,9 @@ def join(items, p):
 
 def main():
     case, d = int(sys.argv[1]), sys.argv[2]
+    rows = int(sys.argv[3]) if len(sys.argv) > 3 else None  # rows per side (random case): a larger input
     p = params(case)
-    left, right = fixed_rows(case) if case < FIXED else random_rows(p["rnd"])
+    left, right = fixed_rows(case) if case < FIXED else random_rows(p["rnd"], rows)
     with open(os.path.join(d, "l.csv"), "w") as f:
         f.write("k,a,ts\n" + "".join("%d,%s,%d\n" % (k, csv_text(a), t) for k, a, t in left))
     with open(os.path.join(d, "r.csv"), "w") as f:
