@@ -85,6 +85,7 @@ struct Code {
   int nins;            /* how many */
   const Magic *magic;  /* divisions by constants, which OPC_DIV_IK and OPC_MOD_IK index with c */
   const Value *consts; /* the constants operands refer to */
+  const void *const *aux; /* per constant, what a call keeps with it (a compiled pattern), or NULL */
   int nregs;           /* registers code_eval needs */
   bool names;          /* whether it reads seq or i (BASE_NAME) */
   uint8_t nsides;      /* env->sides[0..nsides) it reads (the highest side read, plus one) */
@@ -106,6 +107,8 @@ typedef struct Compiler {
   int nins, cap; /* used, allocated */
   Value *consts; /* constants so far (malloc'd likewise) */
   int nconsts, ccap;
+  const void **aux; /* per constant what a call keeps with it (malloc'd likewise; NULL: none yet) */
+  int auxcap;       /* entries of aux */
   Magic *magic;  /* divisions by constants so far (malloc'd likewise) */
   int nmagic, mcap;
   int top;       /* the lowest free register */
@@ -262,6 +265,24 @@ static Opcode call_opcode(ExprFunc f, Type t) {
 
 static Operand compile(Compiler *C, const Expr *e);
 
+/* Compiles the pattern of a FN_PATTERN call, the string constant p (the checker made it a
+ * literal), once, into the code's arena: OPC_CALL gives it to the function as FnEnv.aux. */
+static void keep_pattern(Compiler *C, Operand p) {
+  sf_assert(p.base == BASE_CONST);
+  if (p.idx >= C->auxcap) {
+    int cap = C->ccap > p.idx ? C->ccap : p.idx + 1;
+    C->aux = sf_xrealloc(C->aux, sizeof *C->aux * (size_t)cap);
+    memset(C->aux + C->auxcap, 0, sizeof *C->aux * (size_t)(cap - C->auxcap));
+    C->auxcap = cap;
+  }
+  const Value *v = &C->consts[p.idx];
+  char msg[256];
+  size_t offset;
+  Regex *re = regex_compile(v->s.p, v->s.n, C->arena, msg, sizeof msg, &offset);
+  if (!re) sf_die("a checked pattern does not compile: %s", msg);
+  C->aux[p.idx] = re;
+}
+
 /* a && b, a || b: the value of a when it decides, else the value of b. */
 static Operand compile_logic(Compiler *C, const Expr *e) {
   bool is_or = e->op == OP_OR;
@@ -372,6 +393,7 @@ static Operand compile(Compiler *C, const Expr *e) {
     C->top = mark;
     return folded;
   }
+  if (e->kind == EXPR_CALL && (fn_flags[e->func] & FN_PATTERN)) keep_pattern(C, ops[1]);
   C->top = mark;
   int dst = new_reg(C);
   emit(C, op, dst, ops[0], ops[1], ops[2]);
@@ -388,14 +410,20 @@ Code *code_compile(const Expr *e, Arena *a) {
   if (C.nmagic) memcpy(magic, C.magic, sizeof *magic * (size_t)C.nmagic);
   if (C.nins) memcpy(ins, C.ins, sizeof *ins * (size_t)C.nins);
   if (C.nconsts) memcpy(consts, C.consts, sizeof *consts * (size_t)C.nconsts);
+  const void **aux = NULL;
+  if (C.aux) {
+    aux = arena_alloc(a, sizeof *aux * (size_t)C.nconsts);
+    memcpy(aux, C.aux, sizeof *aux * (size_t)(C.auxcap < C.nconsts ? C.auxcap : C.nconsts));
+  }
   bool jumps = false;
   for (int k = 0; k < C.nins; k++)
     if (C.ins[k].op == OPC_JF || C.ins[k].op == OPC_JT || C.ins[k].op == OPC_JMP) jumps = true;
-  *c = (Code){.ins = ins, .nins = C.nins, .magic = magic, .consts = consts, .nregs = C.nregs, .names = C.names,
-              .nsides = (uint8_t)C.nsides, .jumps = jumps, .kres = res.base, .res = res.idx};
+  *c = (Code){.ins = ins, .nins = C.nins, .magic = magic, .consts = consts, .aux = aux, .nregs = C.nregs,
+              .names = C.names, .nsides = (uint8_t)C.nsides, .jumps = jumps, .kres = res.base, .res = res.idx};
   free(C.ins);
   free(C.consts);
   free(C.magic);
+  free(C.aux);
   return c;
 }
 
@@ -425,6 +453,12 @@ static inline void copy(Value *d, const Value *s) {
 /* Registers on the stack of code_eval; more go to a variable-length array in run_large. Over a run
  * (code_eval_run), code with more registers than RUN_MAX_REGS is evaluated row by row. */
 enum { SMALL_REGS = 8, RUN_MAX_REGS = 64 };
+
+/* What OPC_CALL instruction in gives its function as FnEnv.aux: what keep_pattern kept with its
+ * second operand. */
+static inline const void *call_aux(const Code *c, const Ins *in) {
+  return c->aux && in->kb == BASE_CONST ? c->aux[in->b / sizeof(Value)] : NULL;
+}
 
 /* Runs c with its registers in regs. */
 static inline __attribute__((always_inline)) int run(const Code *c, const EvalEnv *env, Value *regs, Value *out, char *err, size_t errlen) {
@@ -571,7 +605,7 @@ static inline __attribute__((always_inline)) int run(const Code *c, const EvalEn
     case OPC_RAND: value_put_int(d, sf_rand(A->i)); break;
     default: {
       if (in->op <= OPC_CALL || in->op >= OPC_CALL + FUNC_COUNT) sf_die("bad opcode %d", (int)in->op);
-      FnEnv fx = {.scratch = env->scratch};
+      FnEnv fx = {.scratch = env->scratch, .aux = call_aux(c, in)};
       if (fn_table[in->op - OPC_CALL](A, B, (const Value *)(base[in->kc] + in->c), &fx, d, err, errlen)) return -1;
       break;
     }
@@ -823,7 +857,7 @@ int code_eval_run_to(const Code *c, const EvalEnv *env, const Value *const *attr
     default: {
       if (in->op <= OPC_CALL || in->op >= OPC_CALL + FUNC_COUNT) sf_die("bad opcode %d", (int)in->op);
       FnImpl *fn = fn_table[in->op - OPC_CALL];
-      FnEnv fx = {.scratch = env->scratch};
+      FnEnv fx = {.scratch = env->scratch, .aux = call_aux(c, in)};
       Src sc = source(&x, in->kc, in->c);
       EACH(if (fn(A, B, src_at(&sc, i), &fx, d, NULL, 0)) FAULT())
       break;

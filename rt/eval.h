@@ -84,7 +84,9 @@ int code_length(const Code *c);
 
 /* What the implementation of a function sees besides its arguments. */
 typedef struct FnEnv {
-  Arena *scratch; /* where string results are allocated (not NULL for a function that makes one) */
+  Arena *scratch;  /* where string results are allocated (not NULL for a function that makes one) */
+  const void *aux; /* a FN_PATTERN function: its compiled pattern (a Regex) when the caller has
+                    * one (code.c), NULL when the function is to compile it (eval.c) */
 } FnEnv;
 /* The implementation of a scalar function of xform/functions.def, fn_NAME (rt/functions.c): its
  * arguments a, b, c (those past its arity are not read), checked, in; 0 with *out set (out may be
@@ -97,6 +99,8 @@ typedef int FnImpl(const Value *a, const Value *b, const Value *c, const FnEnv *
 #undef FUNC
 /* fn_NAME by FUNC_NAME (NULL for FUNC_NONE) */
 extern FnImpl *const fn_table[FUNC_COUNT];
+/* The flags (FN_) of each function, by FUNC_NAME */
+extern const unsigned fn_flags[FUNC_COUNT];
 
 /* Writes the message (printf-style) into err when err is not NULL; returns -1. */
 int eval_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -399,8 +399,62 @@ int fn_date_format(const Value *a, const Value *b, const Value *c, const FnEnv *
   return 0;
 }
 
+/* ---- regular expressions (xform/regex.c) ---- */
+
+/* The pattern of a call: the caller's compiled one, or one compiled now into *own (to free). */
+static const Regex *pattern_of(const Value *p, const FnEnv *x, Regex **own) {
+  *own = NULL;
+  if (x->aux) return x->aux;
+  char msg[256];
+  size_t offset;
+  *own = regex_compile(p->s.p, p->s.n, NULL, msg, sizeof msg, &offset);
+  if (!*own) sf_die("a checked pattern does not compile: %s", msg);
+  return *own;
+}
+
+int fn_regex_match(const Value *a, const Value *b, const Value *c, const FnEnv *x, Value *out, char *err,
+                   size_t errlen) {
+  (void)c;
+  Regex *own;
+  const Regex *re = pattern_of(b, x, &own);
+  char msg[256];
+  size_t from, len;
+  int rc = regex_search(re, a->s.p, a->s.n, 0, &from, &len, msg, sizeof msg);
+  regex_free(own);
+  if (rc < 0) return eval_fail(err, errlen, "regex_match: %s", msg);
+  value_put_bool(out, rc == 1);
+  return 0;
+}
+
+int fn_regex_extract(const Value *a, const Value *b, const Value *c, const FnEnv *x, Value *out, char *err,
+                     size_t errlen) {
+  Regex *own;
+  const Regex *re = pattern_of(b, x, &own);
+  int64_t g = c->i, groups = regex_groups(re);
+  if (g < 0 || g > groups) {
+    regex_free(own);
+    return eval_fail(err, errlen, "regex_extract: no group %lld in the pattern, which has %lld", (long long)g,
+                     (long long)groups);
+  }
+  char msg[256];
+  size_t from, len;
+  const char *s = a->s.p;
+  int rc = regex_search(re, s, a->s.n, (int)g, &from, &len, msg, sizeof msg);
+  regex_free(own);
+  if (rc < 0) return eval_fail(err, errlen, "regex_extract: %s", msg);
+  if (rc == 0 || from == SIZE_MAX) value_put_string(out, "", 0);
+  else value_put_string(out, s + from, len);
+  return 0;
+}
+
 FnImpl *const fn_table[FUNC_COUNT] = {
 #define FUNC(ID, name, nargs, args, result, flags) [FUNC_##ID] = fn_##name,
+#include "functions.def"
+#undef FUNC
+};
+
+const unsigned fn_flags[FUNC_COUNT] = {
+#define FUNC(ID, name, nargs, args, result, flags) [FUNC_##ID] = flags,
 #include "functions.def"
 #undef FUNC
 };

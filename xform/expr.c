@@ -743,6 +743,32 @@ static Type check_aggregate(Checker *c, Expr *e, ExprFunc func, const Type *at) 
   }
 }
 
+/* Whether the pattern of call e (of a FN_PATTERN function) is a literal that compiles, and its
+ * group (a third argument), when a literal, a group of it. */
+static bool check_pattern(Checker *c, const Expr *e) {
+  const Expr *p = e->args[1];
+  if (p->kind != EXPR_STRING) {
+    check_error(c, p->col, "the pattern of '%s' must be a string literal", e->sval);
+    return false;
+  }
+  char msg[256];
+  size_t offset = 0;
+  Regex *re = regex_compile(p->sval, p->slen, NULL, msg, sizeof msg, &offset);
+  if (!re) {
+    check_error(c, p->col, "bad regular expression in '%s' at byte %zu of the pattern: %s", e->sval, offset,
+                msg);
+    return false;
+  }
+  int groups = regex_groups(re);
+  regex_free(re);
+  if (e->nargs > 2 && e->args[2]->kind == EXPR_INT && (e->args[2]->ival < 0 || e->args[2]->ival > groups)) {
+    check_error(c, e->args[2]->col, "group %lld of '%s' is not in its pattern, which has %d group%s",
+                (long long)e->args[2]->ival, e->sval, groups, groups == 1 ? "" : "s");
+    return false;
+  }
+  return true;
+}
+
 static Type check_call(Checker *c, Expr *e) {
   ExprFunc func = FUNC_NONE;
   bool aggregate = false;
@@ -832,6 +858,7 @@ static Type check_call(Checker *c, Expr *e) {
   bool good = true;
   for (int k = 0; k < e->nargs; k++) good &= check_arg(c, e, k, at[k], sets[k]) != TYPE_NONE;
   if (!good) return TYPE_NONE;
+  if (func_table[def].flags & FN_PATTERN) return check_pattern(c, e) ? (Type)func_table[def].result : TYPE_NONE;
   char msg[64];
   const Expr *fmt = e->args[1];
   if ((func_table[def].flags & FN_DATEFMT) && fmt->kind == EXPR_STRING &&

@@ -215,6 +215,7 @@ typedef enum ExprFunc {
 enum {
   FN_SAME = 1,    /* every argument of one type */
   FN_DATEFMT = 2, /* argument 2 is a date format, checked when a literal */
+  FN_PATTERN = 4, /* argument 2 is a literal PCRE2 pattern (regex_compile) */
 };
 
 typedef enum NameScope {
@@ -283,6 +284,24 @@ typedef struct ExprScope {
  * ("unknown conversion '%q'", "'%' at the end of the format"). sf-xform checks a literal format,
  * the runtime any other. */
 bool date_format_check(const char *f, size_t n, char *msg, size_t cap);
+
+/* ---- regex.c: the PCRE2 patterns of regex_match and regex_extract ---- */
+
+typedef struct Regex Regex;
+/* The limits of one match: PCRE2's match limit (backtracking steps), depth limit (nested
+ * backtracking points) and heap limit (KiB of backtracking memory). Over one, a match faults. */
+enum { REGEX_MATCH_LIMIT = 1000000, REGEX_DEPTH_LIMIT = 100000, REGEX_HEAP_LIMIT_KIB = 20480 };
+/* Compiles the pattern p[0..n) (PCRE2 syntax, bytes, no UTF), in arena a (NULL: malloc'd, for
+ * regex_free). NULL when it does not compile, with PCRE2's message in err and the byte offset in
+ * p it points at in *offset. */
+Regex *regex_compile(const char *p, size_t n, Arena *a, char *err, size_t errlen, size_t *offset);
+void regex_free(Regex *r); /* of one compiled without an arena; NULL is fine */
+int regex_groups(const Regex *r); /* how many capture groups it has */
+/* The first match of r in s[0..n): 1 with group `group` (0: the whole match; at most
+ * regex_groups) at s[*from .. *from + *len), *from SIZE_MAX when the group took no part; 0 when
+ * there is none; -1 with the message in err ("match limit exceeded" over a limit). Thread-safe. */
+int regex_search(const Regex *r, const char *s, size_t n, int group, size_t *from, size_t *len, char *err,
+                 size_t errlen);
 
 /* Parses `text` (an expression found at `at` in the graph file). On a syntax error reports
  * `file:line:col: error: ...` through d and returns NULL; nothing else is allocated outside a. */

@@ -204,8 +204,9 @@ static void gen_bool(Text *t, int depth) {
 /* A string argument of the functions added with functions.def: another expression, or a text
  * made for searching, splitting and case changes (separators, repeats, non-ASCII bytes). */
 static void gen_text(Text *t, int depth) {
-  static const char *texts[] = {"\",\"", "\"a,b,,c\"", "\"aa\"", "\"aaaa\"", "\"h\xc3\xa9LLo\"", "\"\xc3\xa9\"", "\"B\""};
-  if (pick(2)) put(t, "%s", texts[pick(7)]);
+  static const char *texts[] = {"\",\"", "\"a,b,,c\"", "\"aa\"", "\"aaaa\"", "\"h\xc3\xa9LLo\"", "\"\xc3\xa9\"", "\"B\"",
+                                "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab\""};
+  if (pick(2)) put(t, "%s", texts[pick(8)]);
   else gen(t, TYPE_STRING, depth - 1);
 }
 
@@ -214,6 +215,10 @@ static void gen_text(Text *t, int depth) {
 static bool gen_function(Text *t, Type type, int depth) {
   static const char *const s1[] = {"lower", "upper"};
   static const char *const s2b[] = {"contains", "starts_with", "ends_with"};
+  /* patterns of 2 groups or fewer (test_functions has those over the match limit: each costs
+   * milliseconds) */
+  static const char *const patterns[] = {"\"a\"", "\"^(a+)(,)?\"", "\"(x)?B|(\xc3)\"", "\"[^a]*$\"",
+                                         "\"^(a)|(b)\""};
   switch (type) {
   case TYPE_INT: {
     static const char *const parts[] = {"year", "month", "day", "hour", "minute", "second"};
@@ -225,7 +230,19 @@ static bool gen_function(Text *t, Type type, int depth) {
     return true;
   }
   case TYPE_STRING:
-    switch (pick(4)) {
+    switch (pick(5)) {
+    case 4:
+    {
+      static const int groups[] = {0, 2, 2, 0, 2};
+      int k = pick(5);
+      put(t, "regex_extract("); gen_text(t, depth); put(t, ", %s, ", patterns[k]);
+      if (pick(2)) put(t, "%d", pick(groups[k] + 1));
+      else { /* not a literal, which the checker would refuse when not a group: a fault then */
+        put(t, "(0 + "); gen(t, TYPE_INT, depth - 1); put(t, ")");
+      }
+      put(t, ")");
+      return true;
+    }
     case 3: {
       static const char *const formats[] = {"\"%Y-%m-%d %H:%M:%S\"", "\"%j%%\"", "\"\"", "\"%Y\""};
       put(t, "date_format("); gen(t, TYPE_INT, depth - 1); put(t, ", ");
@@ -247,6 +264,10 @@ static bool gen_function(Text *t, Type type, int depth) {
       return true;
     }
   case TYPE_BOOL:
+    if (pick(3) == 0) {
+      put(t, "regex_match("); gen_text(t, depth); put(t, ", %s)", patterns[pick(5)]);
+      return true;
+    }
     put(t, "%s(", s2b[pick(3)]); gen_text(t, depth); put(t, ", "); gen_text(t, depth); put(t, ")");
     return true;
   default:

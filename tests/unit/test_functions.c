@@ -389,6 +389,95 @@ START_TEST(test_date_format) {
 }
 END_TEST
 
+/* ---- regular expressions ---- */
+
+/* The text of a call whose pattern is the literal p (which must need no escapes). */
+static const char *with_pattern(const char *fmt, const char *p) {
+  static char text[256];
+  snprintf(text, sizeof text, fmt, p);
+  return text;
+}
+
+#define MATCH_CASE(s, p, want)                                                                      \
+  do {                                                                                              \
+    set_strings(LIT(s), LIT(""), LIT(""));                                                          \
+    ck_assert_msg(ev_bool(with_pattern("regex_match(a, \"%s\")", p)) == (want), "regex_match(%s, %s)", #s, \
+                  #p);                                                                              \
+  } while (0)
+
+#define EXTRACT_CASE(s, p, g, want)                                          \
+  do {                                                                       \
+    set_strings(LIT(s), LIT(""), LIT(""));                                   \
+    tuple[3] = value_int(g);                                                 \
+    ck_string(with_pattern("regex_extract(a, \"%s\", n)", p), LIT(want));    \
+  } while (0)
+
+START_TEST(test_regex) {
+  /* python3: re.search(p, s) on bytes; for regex_extract its group(g), b"" when there is no match
+   * or the group is None */
+  MATCH_CASE("", "^$", 1);
+  MATCH_CASE("", "a*", 1);
+  MATCH_CASE("abc", "b", 1);
+  MATCH_CASE("abc", "^b", 0);
+  MATCH_CASE("h\xc3""\xa9""llo", "\xc3""\xa9""", 1);
+  MATCH_CASE("h\xc3""\xa9""llo", "h.l", 0);
+  MATCH_CASE("h\xc3""\xa9""llo", "h..l", 1);
+  MATCH_CASE("x\x00""y", "x.y", 1);
+  MATCH_CASE("ABC", "(?i)abc", 1);
+  MATCH_CASE("a\x0a""b", "^b", 0);
+  MATCH_CASE("a\x0a""b", "(?m)^b", 1);
+  MATCH_CASE("abc", "[^a-c]", 0);
+  EXTRACT_CASE("key=val", "([a-z]+)=([a-z]+)", 0, "key=val");
+  EXTRACT_CASE("key=val", "([a-z]+)=([a-z]+)", 1, "key");
+  EXTRACT_CASE("key=val", "([a-z]+)=([a-z]+)", 2, "val");
+  EXTRACT_CASE("abc", "(x)?abc", 1, "");
+  EXTRACT_CASE("abc", "(x)?abc", 0, "abc");
+  EXTRACT_CASE("abc", "z(.)", 1, "");
+  EXTRACT_CASE("abc", "z(.)", 0, "");
+  EXTRACT_CASE("aXbXc", "X(.)", 1, "b");
+  EXTRACT_CASE("", "(a*)", 1, "");
+  EXTRACT_CASE("h\xc3""\xa9""llo", "h(.)", 1, "\xc3""");
+  EXTRACT_CASE("ab", "(a)|(b)", 2, "");
+  EXTRACT_CASE("ba", "(a)|(b)", 2, "b");
+}
+END_TEST
+
+START_TEST(test_regex_faults) {
+  /* PCRE2's match limit: (a+)+$ backtracks through every split of the a's before the b */
+  set_strings(LIT("aaaaaaaaaaaaaaaaaaaaaaaaaaaaab"), LIT(""), LIT(""));
+  ck_assert_str_eq(ev_error("regex_match(a, \"(a+)+$\")"), "regex_match: match limit exceeded");
+  tuple[3] = value_int(1);
+  ck_assert_str_eq(ev_error("regex_extract(a, \"(a+)+$\", n)"), "regex_extract: match limit exceeded");
+  ck_assert_str_eq(ev_error("regex_extract(a, \"(a+)+$\", 1)"), "regex_extract: match limit exceeded");
+  tuple[3] = value_int(2);
+  ck_assert_str_eq(ev_error("regex_extract(a, \"(a)\", n)"), "regex_extract: no group 2 in the pattern, which has 1");
+  tuple[3] = value_int(-1);
+  ck_assert_str_eq(ev_error("regex_extract(a, \"a\", n)"), "regex_extract: no group -1 in the pattern, which has 0");
+}
+END_TEST
+
+START_TEST(test_regex_diagnostics) {
+  /* the messages after the offset are PCRE2's own */
+  ck_assert_str_eq(check_error("regex_match(a, \"(abc\") || regex_match(a, \"a{2,1}\") || regex_match(a, \"[z-a]\")"),
+                   "g.xml:4:16: error: bad regular expression in 'regex_match' at byte 4 of the pattern: "
+                   "missing closing parenthesis\n"
+                   "g.xml:4:42: error: bad regular expression in 'regex_match' at byte 5 of the pattern: "
+                   "numbers out of order in {} quantifier\n"
+                   "g.xml:4:70: error: bad regular expression in 'regex_match' at byte 3 of the pattern: "
+                   "range out of order in character class\n");
+  ck_assert_str_eq(check_error("regex_extract(a, \"*a\", 0) + regex_extract(a, b, 0) + regex_extract(a, \"(a)(b)\", 3)"),
+                   "g.xml:4:18: error: bad regular expression in 'regex_extract' at byte 0 of the pattern: "
+                   "quantifier does not follow a repeatable item\n"
+                   "g.xml:4:46: error: the pattern of 'regex_extract' must be a string literal\n"
+                   "g.xml:4:81: error: group 3 of 'regex_extract' is not in its pattern, which has 2 groups\n");
+  ck_assert_str_eq(check_error("regex_match(a, \"(*UTF)a\") || regex_extract(a, \"a\", -1) == \"\" || regex_match(n, \"\")"),
+                   "g.xml:4:16: error: bad regular expression in 'regex_match' at byte 6 of the pattern: "
+                   "using UTF is disabled by the application\n"
+                   "g.xml:4:52: error: group -1 of 'regex_extract' is not in its pattern, which has 0 groups\n"
+                   "g.xml:4:77: error: argument 1 of 'regex_match' must be a string, got int\n");
+}
+END_TEST
+
 static Suite *functions_suite(void) {
   Suite *s = suite_create("functions");
   UNIT_ADD(s, test_lower_upper, setup, teardown);
@@ -399,6 +488,9 @@ static Suite *functions_suite(void) {
   UNIT_ADD(s, test_string_types, setup, teardown);
   UNIT_ADD(s, test_dates, setup, teardown);
   UNIT_ADD(s, test_date_format, setup, teardown);
+  UNIT_ADD(s, test_regex, setup, teardown);
+  UNIT_ADD(s, test_regex_faults, setup, teardown);
+  UNIT_ADD(s, test_regex_diagnostics, setup, teardown);
   return s;
 }
 
