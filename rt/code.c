@@ -304,6 +304,54 @@ static Operand compile_logic(Compiler *C, const Expr *e) {
   return reg(dst);
 }
 
+/* x in (v1, v2, ...): dst = x == v1, then when false dst = x == v2, ..., each true jumping to the
+ * end. Folded when x and every value are constants. */
+static Operand compile_in(Compiler *C, const Expr *e) {
+  int mark = C->top, start = C->nins;
+  Operand x = compile(C, e->a);
+  bool all_const = x.base == BASE_CONST;
+  Opcode eq = binary_opcode(OP_EQ, e->a->type);
+  int dst = new_reg(C); /* above x when x is a register */
+  int *jumps = sf_xmalloc(sizeof *jumps * (size_t)e->nargs);
+  Operand *vals = sf_xmalloc(sizeof *vals * (size_t)e->nargs);
+  for (int k = 0; k < e->nargs; k++) {
+    vals[k] = compile(C, e->args[k]);
+    all_const &= vals[k].base == BASE_CONST;
+    C->top = dst + 1;
+    emit(C, eq, dst, x, vals[k], NONE);
+    jumps[k] = k + 1 < e->nargs ? emit(C, OPC_JT, dst, reg(dst), NONE, NONE) : -1;
+  }
+  for (int k = 0; k + 1 < e->nargs; k++) C->ins[jumps[k]].c = (uint32_t)C->nins;
+  Operand res = reg(dst);
+  if (all_const) { /* no instruction but the comparisons and jumps: fold as the tree walker evaluates */
+    C->nins = start;
+    Expr *lits = sf_xmalloc(sizeof *lits * (size_t)(e->nargs + 1)), **args = sf_xmalloc(sizeof *args * (size_t)e->nargs);
+    lits[e->nargs] = literal(C->consts[x.idx]);
+    for (int k = 0; k < e->nargs; k++) {
+      lits[k] = literal(C->consts[vals[k].idx]);
+      args[k] = &lits[k];
+    }
+    Expr copy = *e;
+    copy.a = &lits[e->nargs];
+    copy.args = args;
+    EvalEnv none = {.scratch = C->arena};
+    Value v;
+    if (expr_eval(&copy, &none, &v, NULL, 0)) sf_die("a comparison of constants faults");
+    res = constant(C, v);
+    free(lits);
+    free(args);
+  }
+  free(jumps);
+  free(vals);
+  C->top = mark;
+  if (res.base == BASE_REG && dst != mark) { /* the result in the lowest free register */
+    emit(C, OPC_MOV, mark, res, NONE, NONE);
+    res = reg(mark);
+  }
+  if (res.base == BASE_REG) C->top = mark + 1;
+  return res;
+}
+
 static Operand compile_cond(Compiler *C, const Expr *e) {
   int mark = C->top;
   Operand c = compile(C, e->a);
@@ -377,6 +425,8 @@ static Operand compile(Compiler *C, const Expr *e) {
     break;
   case EXPR_COND:
     return compile_cond(C, e);
+  case EXPR_IN:
+    return compile_in(C, e);
   case EXPR_CALL:
     if (e->func >= FUNC_COUNT) {
       sf_assert(e->slot >= 0);

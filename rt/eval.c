@@ -182,6 +182,24 @@ int expr_eval(const Expr *e, const EvalEnv *env, Value *out, char *err, size_t e
   }
   case EXPR_CALL:
     return eval_call(e, env, out, err, errlen);
+  case EXPR_IN: {
+    /* x == v for each value v in turn, the first equal one ending it */
+    Value x, v;
+    if (expr_eval(e->a, env, &x, err, errlen)) return -1;
+    for (int k = 0; k < e->nargs; k++) {
+      if (expr_eval(e->args[k], env, &v, err, errlen)) return -1;
+      bool equal = x.type == TYPE_INT      ? x.i == v.i
+                 : x.type == TYPE_DOUBLE ? x.d == v.d
+                 : x.type == TYPE_BOOL   ? x.b == v.b
+                                         : value_compare(&x, &v) == 0;
+      if (equal) {
+        value_put_bool(out, true);
+        return 0;
+      }
+    }
+    value_put_bool(out, false);
+    return 0;
+  }
   default:
     sf_die("bad expression kind %d", (int)e->kind);
   }

@@ -20,8 +20,11 @@
  *    A number never starts a name, so `1.5` stays a double.
  *  - Binary operators are left-associative (`a == b == c` is `(a == b) == c`); `?:` is
  *    right-associative and its middle operand is a full expression.
- *  - For EXPR_BINARY and EXPR_COND nodes, `slot` holds the column of the operator (`?` for
- *    EXPR_COND); `col` stays the column of the node's first character. Type errors about an
+ *  - `x in (a, b, ...)` binds as `==` does (`x in (1) == b` is `(x in (1)) == b`). `in` is not a
+ *    keyword: after an operand it is the operator, anywhere else a name (an attribute `in` is
+ *    fine). Its list holds one value or more, each a full expression.
+ *  - For EXPR_BINARY, EXPR_COND and EXPR_IN nodes, `slot` holds the column of the operator (`?` for
+ *    EXPR_COND, `in` for EXPR_IN); `col` stays the column of the node's first character. Type errors about an
  *    operator point at the operator.
  *  - Aggregate calls get slots in the order the checker meets them (text order, left to right).
  *  - An expression deeper than EXPR_MAX_DEPTH levels (sf.h says how they count) is an error
@@ -323,7 +326,7 @@ static Expr *parse_primary(Parser *ps) {
     e = parse_cond(ps);
     expect(ps, T_RPAREN, "expected ')'");
     /* the parentheses expr_format writes around an operator are free; any others are a level */
-    if ((e->kind != EXPR_BINARY && e->kind != EXPR_COND) || e == ps->paren)
+    if ((e->kind != EXPR_BINARY && e->kind != EXPR_COND && e->kind != EXPR_IN) || e == ps->paren)
       if (++e->depth > EXPR_MAX_DEPTH) too_deep(ps, col);
     ps->paren = e;
     return e;
@@ -405,15 +408,50 @@ static int binary_prec(TokKind k, ExprOp *op) {
   }
 }
 
+/* The precedence of `in`, that of `==`. */
+enum { IN_PREC = 3 };
+
+/* Whether the current token is the name `in` (after an operand: the operator). */
+static bool at_in(const Parser *ps) {
+  return ps->tok.kind == T_NAME && ps->tok.len == 2 && !memcmp(ps->tok.start, "in", 2);
+}
+
+/* lhs in (a, b, ...), the current token the `(` after `in` (at opcol). */
+static Expr *parse_in(Parser *ps, Expr *lhs, int opcol) {
+  if (ps->tok.kind != T_LPAREN) parse_fail(ps, ps->tok.col, "expected '(' after 'in'");
+  lex(ps);
+  enter(ps);
+  PtrVec values = {0};
+  for (;;) {
+    ptrvec_push(ps->a, &values, parse_cond(ps));
+    if (ps->tok.kind != T_COMMA) break;
+    lex(ps);
+  }
+  expect(ps, T_RPAREN, "expected ')' after the values of 'in'");
+  ps->depth--;
+  Expr *e = new_expr(ps, EXPR_IN, lhs->col);
+  e->slot = opcol;
+  e->a = lhs;
+  e->args = (Expr **)values.items;
+  e->nargs = values.n;
+  set_depth(ps, e, opcol);
+  return e;
+}
+
 /* Precedence climbing over the left-associative binary operators binding at least min_prec. */
 static Expr *parse_binary(Parser *ps, int min_prec) {
   Expr *lhs = parse_unary(ps);
   for (;;) {
     ExprOp op;
-    int prec = binary_prec(ps->tok.kind, &op);
+    bool in = at_in(ps);
+    int prec = in ? IN_PREC : binary_prec(ps->tok.kind, &op);
     if (prec == 0 || prec < min_prec) return lhs;
     int opcol = ps->tok.col;
     lex(ps);
+    if (in) {
+      lhs = parse_in(ps, lhs, opcol);
+      continue;
+    }
     enter(ps);
     Expr *rhs = parse_binary(ps, prec + 1);
     ps->depth--;
@@ -530,6 +568,7 @@ static const char *op_text(ExprOp op) {
 static const char *typeset_phrase(unsigned set) {
   switch (set) {
   case TS_INT: return "an int";
+  case TS_DOUBLE: return "a double";
   case TS_STRING: return "a string";
   case TS_BOOL: return "a bool";
   case TS_NUM: return "an int or a double";
@@ -870,6 +909,22 @@ static Type check_call(Checker *c, Expr *e) {
   return func_table[def].result == RES_ARG0 ? at[0] : (Type)func_table[def].result;
 }
 
+/* x in (values): every value of x's type. */
+static Type check_in(Checker *c, Expr *e) {
+  Type x = check(c, e->a);
+  bool ok = x != TYPE_NONE;
+  for (int k = 0; k < e->nargs; k++) {
+    Type t = check(c, e->args[k]);
+    if (t == TYPE_NONE) ok = false;
+    else if (x != TYPE_NONE && t != x) {
+      check_error(c, e->args[k]->col, "value %d of 'in' must be %s like the operand before 'in', got %s", k + 1,
+                  typeset_phrase(1u << x), type_name(t));
+      ok = false;
+    }
+  }
+  return ok ? TYPE_BOOL : TYPE_NONE;
+}
+
 static Type check(Checker *c, Expr *e) {
   Type t;
   switch (e->kind) {
@@ -882,6 +937,7 @@ static Type check(Checker *c, Expr *e) {
   case EXPR_BINARY: t = check_binary(c, e); break;
   case EXPR_COND: t = check_cond(c, e); break;
   case EXPR_CALL: t = check_call(c, e); break;
+  case EXPR_IN: t = check_in(c, e); break;
   default: sf_die("bad expression kind %d", (int)e->kind);
   }
   e->type = t;
@@ -932,6 +988,10 @@ void expr_reads(const Expr *e, bool *reads) {
     expr_reads(e->a, reads);
     expr_reads(e->b, reads);
     expr_reads(e->c, reads);
+    break;
+  case EXPR_IN:
+    expr_reads(e->a, reads);
+    for (int k = 0; k < e->nargs; k++) expr_reads(e->args[k], reads);
     break;
   case EXPR_CALL:
     for (int k = 0; k < e->nargs; k++) expr_reads(e->args[k], reads);
@@ -1039,6 +1099,16 @@ static void format(Text *t, const Expr *e) {
       format(t, e->args[k]);
     }
     text_puts(t, ")");
+    break;
+  case EXPR_IN:
+    text_puts(t, "(");
+    format(t, e->a);
+    text_puts(t, " in (");
+    for (int k = 0; k < e->nargs; k++) {
+      if (k) text_puts(t, ", ");
+      format(t, e->args[k]);
+    }
+    text_puts(t, "))");
     break;
   default:
     sf_die("bad expression kind %d", (int)e->kind);

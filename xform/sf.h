@@ -190,6 +190,7 @@ typedef enum ExprKind {
   EXPR_BINARY,                                   /* op: one of ExprOp */
   EXPR_COND,                                     /* a ? b : c */
   EXPR_CALL,                                     /* func(args) */
+  EXPR_IN,                                       /* a in (args) */
 } ExprKind;
 
 typedef enum ExprOp {
@@ -240,7 +241,7 @@ struct Expr {
   int slot;        /* EXPR_NAME: attribute or state index; aggregate EXPR_CALL: its index */
   int side;        /* EXPR_NAME of scope NAME_SIDE: which side (0 or 1) slot is an attribute of */
   Expr *a, *b, *c; /* operands: unary a; binary a b; cond a ? b : c */
-  Expr **args;     /* EXPR_CALL arguments */
+  Expr **args;     /* EXPR_CALL arguments; EXPR_IN the values of the list */
   int nargs;       /* how many */
   int depth;       /* set by expr_parse: levels of nesting, at most EXPR_MAX_DEPTH (see there) */
 };

@@ -264,6 +264,18 @@ static bool gen_function(Text *t, Type type, int depth) {
       return true;
     }
   case TYPE_BOOL:
+    if (pick(3) == 0) { /* x in (v, ...), one to three values of x's type */
+      static const Type any[] = {TYPE_INT, TYPE_DOUBLE, TYPE_STRING, TYPE_BOOL};
+      Type ty = any[pick(4)];
+      int n = 1 + pick(3);
+      put(t, "("); gen(t, ty, depth - 1); put(t, " in (");
+      for (int k = 0; k < n; k++) {
+        if (k) put(t, ", ");
+        gen(t, ty, depth - 1);
+      }
+      put(t, "))");
+      return true;
+    }
     if (pick(3) == 0) {
       put(t, "regex_match("); gen_text(t, depth); put(t, ", %s)", patterns[pick(5)]);
       return true;

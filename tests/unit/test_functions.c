@@ -478,6 +478,74 @@ START_TEST(test_regex_diagnostics) {
 }
 END_TEST
 
+/* ---- x in (a, b, ...) ---- */
+
+static const char *formatted(const char *text) {
+  Expr *e = expr_parse(arena, text, &mem.diag, &at);
+  ck_assert_msg(e != NULL, "'%s' does not parse: %s", text, unit_diags_text(&mem));
+  return expr_format(arena, e);
+}
+
+static const char *parse_error(const char *text) {
+  unit_diags_close(&mem);
+  unit_diags_open(&mem, "g.xml", DIAG_BY_PLACE);
+  ck_assert_ptr_null(expr_parse(arena, text, &mem.diag, &at));
+  return unit_diags_text(&mem);
+}
+
+START_TEST(test_in_parse) {
+  ck_assert_str_eq(formatted("n in (1, 2)"), "(n in (1, 2))");
+  ck_assert_str_eq(formatted("n in(1)==true"), "((n in (1)) == true)");
+  ck_assert_str_eq(formatted("n + 1 in (2) != (n in (3))"), "(((n + 1) in (2)) != (n in (3)))");
+  ck_assert_str_eq(formatted("n < 1 in (true)"), "((n < 1) in (true))");
+  ck_assert_str_eq(formatted("a == b in (true) && n in (n ? 1 : 2, -3)"),
+                   "(((a == b) in (true)) && (n in ((n ? 1 : 2), -3)))");
+  ck_assert_str_eq(formatted("in in (in(in), in)"), "(in in (in(in), in))"); /* `in` is a name elsewhere */
+  ck_assert_str_eq(formatted(formatted("a in (b) in (false)")), "((a in (b)) in (false))");
+  ck_assert_str_eq(parse_error("n in 1"), "g.xml:4:6: error: expected '(' after 'in'\n");
+  ck_assert_str_eq(parse_error("n in ()"), "g.xml:4:7: error: unexpected ')'\n");
+  ck_assert_str_eq(parse_error("n in (1, 2"), "g.xml:4:11: error: expected ')' after the values of 'in'\n");
+}
+END_TEST
+
+START_TEST(test_in_types) {
+  ck_assert_str_eq(check_error("n in (1, a, 2.5) || a in (\"x\", n) || d in (true)"),
+                   "g.xml:4:10: error: value 2 of 'in' must be an int like the operand before 'in', got string\n"
+                   "g.xml:4:13: error: value 3 of 'in' must be an int like the operand before 'in', got double\n"
+                   "g.xml:4:32: error: value 2 of 'in' must be a string like the operand before 'in', got int\n"
+                   "g.xml:4:44: error: value 1 of 'in' must be a double like the operand before 'in', got bool\n");
+  ck_assert_str_eq(check_error("x in (1) || n in (y)"),
+                   "g.xml:4:1: error: unknown name 'x'\n"
+                   "g.xml:4:19: error: unknown name 'y'\n");
+}
+END_TEST
+
+START_TEST(test_in_values) {
+  /* by hand: python3's `x in (...)` agrees on each (== of ints, doubles and bytes) */
+  tuple[3] = value_int(5);
+  set_strings(LIT("h\xc3\xa9"), LIT("h"), LIT(""));
+  ck_assert(ev_bool("n in (1, 5)"));
+  ck_assert(!ev_bool("n in (1)"));
+  ck_assert(ev_bool("n in (n)"));
+  ck_assert(ev_bool("a in (b, b + \"\xc3\xa9\")"));
+  ck_assert(!ev_bool("a in (b, c, \"H\xc3\xa9\")"));
+  ck_assert(ev_bool("c in (\"\")"));
+  ck_assert(ev_bool("(n > 1) in (false, true)"));
+  tuple[5] = value_double(-0.0);
+  ck_assert(ev_bool("d in (0.0)"));
+  tuple[5] = value_double(0.0 / 0.0 * -1.0);
+  ck_assert(!ev_bool("d in (d, 0.0 / 0.0)")); /* NaN equals nothing, itself neither */
+  /* the values in order, the first equal one ending it */
+  ck_assert(ev_bool("n in (5, 1 / 0)"));
+  ck_assert_str_eq(ev_error("n in (1, 1 / (n - 5), 5)"), "division by zero");
+  ck_assert_str_eq(ev_error("(n / 0) in (1)"), "division by zero");
+  /* constants fold: no instruction */
+  ck_assert_int_eq(code_length(code_compile(checked("2 in (1, 2 + 0)"), arena)), 0);
+  ck_assert_int_eq(code_length(code_compile(checked("\"x\" in (\"y\")"), arena)), 0);
+  ck_assert_int_gt(code_length(code_compile(checked("2 in (1, n)"), arena)), 0);
+}
+END_TEST
+
 static Suite *functions_suite(void) {
   Suite *s = suite_create("functions");
   UNIT_ADD(s, test_lower_upper, setup, teardown);
@@ -491,6 +559,9 @@ static Suite *functions_suite(void) {
   UNIT_ADD(s, test_regex, setup, teardown);
   UNIT_ADD(s, test_regex_faults, setup, teardown);
   UNIT_ADD(s, test_regex_diagnostics, setup, teardown);
+  UNIT_ADD(s, test_in_parse, setup, teardown);
+  UNIT_ADD(s, test_in_types, setup, teardown);
+  UNIT_ADD(s, test_in_values, setup, teardown);
   return s;
 }
 
