@@ -42,7 +42,12 @@ typedef struct EvalEnv {
  *  - hash(x) is value_hash(x, SF_HASH_SEED) with the top bit cleared; rand(n) is sf_rand(n).
  *  - && and || evaluate their right operand only when needed; ?: evaluates one branch.
  *  - an aggregate call is env->aggs[slot] (the Aggregate operator computes it).
- * Allocates only in env->scratch, and only for string results of `+` and str(). */
+ *  - the other functions of xform/functions.def are their fn_NAME of functions.c, whose faults
+ *    name the function ("split_part: empty separator", "regex_match: match limit exceeded").
+ *  - x in (a, ...) compares x with each value in turn as == does, stopping at the first equal one.
+ * Allocates in env->scratch only, for string results (of `+`, str(), lower(), replace(), ...);
+ * a regex_match or regex_extract compiles its pattern at each call here (malloc, freed), where
+ * code.c compiles it once. */
 int expr_eval(const Expr *e, const EvalEnv *env, Value *out, char *err, size_t errlen);
 
 /* ---- code.c: expressions compiled once into flat code ---- */

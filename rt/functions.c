@@ -190,6 +190,9 @@ int fn_find(const Value *a, const Value *b, const Value *c, const FnEnv *x, Valu
   return 0;
 }
 
+/* The longest result of replace() (256 MiB). */
+enum { REPLACE_MAX = 1 << 28 };
+
 int fn_replace(const Value *a, const Value *b, const Value *c, const FnEnv *x, Value *out, char *err,
                size_t errlen) {
   (void)err, (void)errlen;
@@ -200,6 +203,10 @@ int fn_replace(const Value *a, const Value *b, const Value *c, const FnEnv *x, V
     *out = *a;
     return 0;
   }
+  /* the one function whose result can be many times its arguments' size: nested calls would grow
+   * it exponentially */
+  if (un > m && hits > (REPLACE_MAX - n) / (un - m))
+    return eval_fail(err, errlen, "replace: a result of more than %d bytes", REPLACE_MAX);
   size_t len = n - hits * m + hits * un, from = 0;
   char *p = string_space(x, len), *o = p;
   for (int64_t at = search(s, n, t, m, 0); at >= 0; at = search(s, n, t, m, from)) {
@@ -442,7 +449,7 @@ int fn_regex_extract(const Value *a, const Value *b, const Value *c, const FnEnv
   int rc = regex_search(re, s, a->s.n, (int)g, &from, &len, msg, sizeof msg);
   regex_free(own);
   if (rc < 0) return eval_fail(err, errlen, "regex_extract: %s", msg);
-  if (rc == 0 || from == SIZE_MAX) value_put_string(out, "", 0);
+  if (rc == 0 || from == SIZE_MAX || len == 0) value_put_string(out, "", 0);
   else value_put_string(out, s + from, len);
   return 0;
 }

@@ -198,6 +198,24 @@ START_TEST(test_replace) {
 }
 END_TEST
 
+START_TEST(test_replace_limit) {
+  /* 2^28 bytes is the limit: 2^14 a's, each replaced by 2^14 b's, reach it exactly; one more is over */
+  enum { K = 1 << 14 };
+  char *as = arena_alloc(arena, K + 1), *bs = arena_alloc(arena, K + 1);
+  memset(as, 'a', K + 1);
+  memset(bs, 'b', K);
+  set_strings(as, K, "a", 1, bs, K);
+  EvalEnv env = {.attrs = tuple, .scratch = arena};
+  Value v;
+  ck_assert_int_eq(code_eval(code_compile(checked("replace(a, b, c)"), arena), &env, &v, NULL, 0), 0);
+  ck_assert_uint_eq(v.s.n, 1 << 28); /* once only: the three ways would take 1.25 GB */
+  set_strings(as, K + 1, "a", 1, bs, K);
+  ck_assert_str_eq(ev_error("len(replace(a, b, c))"), "replace: a result of more than 268435456 bytes");
+  ck_assert_str_eq(ev_error("replace(replace(replace(replace(a, b, c), b, c), b, c), b, c)"),
+                   "replace: a result of more than 268435456 bytes");
+}
+END_TEST
+
 #define SPLIT_CASE(s, sep, k, r)                                  \
   do {                                                            \
     set_strings(LIT(s), LIT(sep), LIT(""));                       \
@@ -551,6 +569,7 @@ static Suite *functions_suite(void) {
   UNIT_ADD(s, test_lower_upper, setup, teardown);
   UNIT_ADD(s, test_search, setup, teardown);
   UNIT_ADD(s, test_replace, setup, teardown);
+  UNIT_ADD_TIMEOUT(s, test_replace_limit, setup, teardown, 10);
   UNIT_ADD(s, test_split_part, setup, teardown);
   UNIT_ADD(s, test_split_part_errors, setup, teardown);
   UNIT_ADD(s, test_string_types, setup, teardown);
