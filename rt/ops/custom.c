@@ -1,14 +1,8 @@
-/* custom.c: the Custom kind. Loads the operator's shared library, checks the sf_operator it
- * exports, and implements the functions of op.h on top of the runtime (an sf_op wraps the OpInst;
- * an sf_tuple is a view of a Tuple's values or a tuple being built).
- *
- * The library is looked up (a path without '/') in the graph file's directory, in
- * <dir of /proc/self/exe>/../SF_LIBDIR_REL, in each directory of $SF_LIBRARY_PATH, and finally by
- * the system's loader; the first candidate file that exists is loaded, and a failure to load it is
- * an error (no falling back to another copy). A path with '/' is used as it is.
- *
- * The sf_* functions are called by the library, so the executable must export them (sf-exec and the
- * tests are linked with ENABLE_EXPORTS).
+/* custom.c: the Custom kind, whose operators are shared libraries written against op.h. The kind
+ * is this file with custom_abi.c (the op.h functions the libraries call) and custom_load.c
+ * (finding and loading the library, ABI versions), sharing custom_priv.h. Here: op_custom, the
+ * executor's callbacks, which call the library's; the model checks; the ordering service; the
+ * checkpoint glue.
  *
  * An operator with a declared model is checked against it as it runs (docs/design.md, "Safety
  * rules": a model is a promise), in a parallel region or not: more than one tuple for one input
@@ -24,260 +18,10 @@
  * close: its snapshot and restore are never read (sf_op.snapshot and .restore stay NULL). With
  * checkpoints on, a library without the callbacks is refused at start-up when its model keeps
  * state (or it is a source, whose snapshot is taken inside sf_emit: rt.h). */
-#include "op.h"
-#include "rt.h"
+#include "custom_priv.h"
 
-#include <dlfcn.h>
-#include <limits.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-#ifndef SF_LIBDIR_REL
-#define SF_LIBDIR_REL "lib/streamfission"
-#endif
-
-/* Which callback of the library is running: what an emitted tuple answers. */
-typedef enum Handling {
-  HANDLING_NOTHING, /* open, or between callbacks */
-  HANDLING_TUPLE,   /* process */
-  HANDLING_WINDOW,  /* punctuation(SF_PUNCT_WINDOW) */
-  HANDLING_TICK,    /* tick (ABI 3) */
-  HANDLING_FINAL,   /* punctuation(SF_PUNCT_FINAL) */
-  HANDLING_SNAPSHOT, /* snapshot (may run inside sf_emit: a source's) */
-  HANDLING_RESTORE, /* restore */
-} Handling;
-
-/* The op.h ABI versions this sf-exec loads. */
-enum { ABI_OLDEST = 1 };
-
-/* The snapshot being written: sf_snapshot_write appends to `buf` while `active`. */
-struct sf_snapshot {
-  sf_op *op;   /* whose */
-  Buf buf;     /* the library's bytes (kept between snapshots: its allocation is reused) */
-  bool active; /* the snapshot callback is running */
-};
-
-struct sf_op {
-  OpInst *inst;                  /* the runtime's instance */
-  void *dl;                      /* dlopen handle */
-  const struct sf_operator *vt;  /* the library's callbacks (version 1's part of the struct only,
-                                    unless abi >= 2) */
-  int abi;                       /* the library's abi_version */
-  int (*snapshot)(sf_op *, void *, sf_snapshot *);         /* ABI 2; NULL when absent or version 1 */
-  int (*restore)(sf_op *, void *, const void *, size_t);   /* ABI 2; NULL when absent or version 1 */
-  int (*tick)(sf_op *, void *, int, int64_t);              /* ABI 3; NULL when absent or older */
-  bool tick_synced;              /* the library was told the current tick a restore gave it */
-  sf_snapshot snap;              /* what snapshot writes into */
-  int *key_slots;                /* input attribute slots of the model's keys (sf_owns_key) */
-  int nkeys;                     /* how many (0: not state="partitioned", every key is owned) */
-  /* The ordering service (docs/design.md, "Sub-positions, ticks and time"): what a keyed operator
-   * emits at a punctuation (window, tick, final) is held here until the callback returns, then
-   * sent on in the order of its key values (then of emission), each with its sort key, so that a
-   * region's Merge interleaves its replicas' emissions as one instance's. */
-  int *out_keys;                 /* output attribute slots of the model's keys (NULL: not keyed, or
-                                    a key missing from the output: emitted as they come) */
-  struct Held { Tuple *t; const unsigned char *key; uint32_t len; int index; } *held;
-  int nheld, held_cap;           /* tuples held, and room */
-  Buf keybuf;                    /* the sort key being built */
-  void *state;                   /* what the library's open returned */
-  bool opened;                   /* open succeeded: close must be called */
-  bool failed;                   /* the job failed through this operator, or emitting failed */
-  bool final_done;               /* SF_PUNCT_FINAL was delivered */
-  uint64_t emitted;              /* operators without input: tuples emitted (their seq) */
-  bool replica;                  /* a channel of a parallel region: it never emits on punctuation */
-  bool checked;                  /* a replica, or its model is declared: its emissions are checked */
-  Handling handling;             /* the callback running now */
-  const Tuple *input;            /* HANDLING_TUPLE: the input tuple (for messages) */
-  int emitted_now;               /* tuples emitted by the running callback */
-};
-
-struct sf_tuple {
-  sf_op *op;            /* for error messages */
-  const Schema *schema; /* the values' schema */
-  Value *v;             /* values (a Tuple's, or owned when built) */
-  int n;                /* how many */
-  bool built;           /* made by sf_tuple_new or sf_key_new: v and its strings are malloc'd */
-  bool key;             /* made by sf_key_new: of the input schema, never emitted */
-};
-
-static const char empty_string[1] = "";
-
-/* ---- errors ---- */
-
-static int op_fail(sf_op *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int op_fail(sf_op *op, const char *fmt, ...) {
-  char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  if (!op->failed) rt_fail(op->inst, "%s", msg);
-  op->failed = true;
-  return -1;
-}
-
-int sf_error(sf_op *op, const char *fmt, ...) {
-  char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  return op_fail(op, "%s", msg);
-}
-
-/* ---- the operator ---- */
-
-const char *sf_param(sf_op *op, const char *name) {
-  return rt_param(op->inst, name);
-}
-
-int sf_input_attr(sf_op *op, const char *name) {
-  return op->inst->in_schema ? schema_find_attr(op->inst->in_schema, name) : -1;
-}
-
-int sf_output_attr(sf_op *op, const char *name) {
-  return op->inst->out_schema ? schema_find_attr(op->inst->out_schema, name) : -1;
-}
-
-/* ---- tuples ---- */
-
-/* The value of attribute attr of t when it has type `want`; otherwise fails the job and returns
- * NULL. `fn` names the caller in the message. */
-static Value *attr_value(const sf_tuple *t, int attr, Type want, const char *fn) {
-  if (!t) sf_die("%s of a NULL tuple", fn);
-  if (attr < 0 || attr >= t->n) {
-    op_fail(t->op, "%s: attribute index %d is out of range (schema '%s' has %d attributes)", fn, attr,
-            t->schema ? t->schema->name : "?", t->n);
-    return NULL;
-  }
-  Value *v = &t->v[attr];
-  if (v->type != want) {
-    op_fail(t->op, "%s: attribute '%s' is %s, not %s", fn,
-            t->schema && attr < t->schema->nattrs ? t->schema->attrs[attr].name : "?", type_name(v->type),
-            type_name(want));
-    return NULL;
-  }
-  return v;
-}
-
-int64_t sf_get_int(const sf_tuple *t, int attr) {
-  Value *v = attr_value(t, attr, TYPE_INT, "sf_get_int");
-  return v ? v->i : 0;
-}
-
-double sf_get_double(const sf_tuple *t, int attr) {
-  Value *v = attr_value(t, attr, TYPE_DOUBLE, "sf_get_double");
-  return v ? v->d : 0.0;
-}
-
-bool sf_get_bool(const sf_tuple *t, int attr) {
-  Value *v = attr_value(t, attr, TYPE_BOOL, "sf_get_bool");
-  return v ? v->b : false;
-}
-
-const char *sf_get_string(const sf_tuple *t, int attr, size_t *len) {
-  Value *v = attr_value(t, attr, TYPE_STRING, "sf_get_string");
-  if (len) *len = v ? v->s.n : 0;
-  return v ? v->s.p : empty_string;
-}
-
-/* A tuple of schema s to build, every attribute 0, 0.0, false or "". */
-static sf_tuple *tuple_of_schema(sf_op *op, const Schema *s, bool key) {
-  sf_tuple *t = sf_xmalloc(sizeof *t + sizeof(Value) * (size_t)s->nattrs);
-  *t = (sf_tuple){ .op = op, .schema = s, .v = (Value *)(t + 1), .n = s->nattrs, .built = true, .key = key };
-  for (int i = 0; i < s->nattrs; i++) {
-    switch (s->attrs[i].type) {
-    case TYPE_INT: t->v[i] = value_int(0); break;
-    case TYPE_DOUBLE: t->v[i] = value_double(0.0); break;
-    case TYPE_BOOL: t->v[i] = value_bool(false); break;
-    default: t->v[i] = value_string(empty_string, 0); break;
-    }
-  }
-  return t;
-}
-
-sf_tuple *sf_tuple_new(sf_op *op) {
-  if (!op->inst->out_schema) {
-    op_fail(op, "sf_tuple_new: the operator has no output");
-    return NULL;
-  }
-  return tuple_of_schema(op, op->inst->out_schema, false);
-}
-
-sf_tuple *sf_key_new(sf_op *op) {
-  if (!op->inst->in_schema) {
-    op_fail(op, "sf_key_new: the operator has no input");
-    return NULL;
-  }
-  return tuple_of_schema(op, op->inst->in_schema, true);
-}
-
-/* The value to overwrite in a tuple being built, or NULL after failing the job. */
-static Value *settable(sf_tuple *t, int attr, Type want, const char *fn) {
-  if (t && !t->built) {
-    op_fail(t->op, "%s: the tuple is an input (only tuples from sf_tuple_new can be set)", fn);
-    return NULL;
-  }
-  return attr_value(t, attr, want, fn);
-}
-
-static void release_string(Value *v) {
-  if (v->type == TYPE_STRING && v->s.p != empty_string) free((char *)v->s.p);
-  v->s.p = empty_string;
-  v->s.n = 0;
-}
-
-void sf_set_int(sf_tuple *t, int attr, int64_t x) {
-  Value *v = settable(t, attr, TYPE_INT, "sf_set_int");
-  if (v) v->i = x;
-}
-
-void sf_set_double(sf_tuple *t, int attr, double x) {
-  Value *v = settable(t, attr, TYPE_DOUBLE, "sf_set_double");
-  if (v) v->d = x;
-}
-
-void sf_set_bool(sf_tuple *t, int attr, bool x) {
-  Value *v = settable(t, attr, TYPE_BOOL, "sf_set_bool");
-  if (v) v->b = x;
-}
-
-void sf_set_string(sf_tuple *t, int attr, const char *s, size_t len) {
-  Value *v = settable(t, attr, TYPE_STRING, "sf_set_string");
-  if (!v) return;
-  char *p = sf_xmalloc(len + 1);
-  if (len) memcpy(p, s, len);
-  p[len] = 0;
-  release_string(v);
-  v->s.p = p;
-  v->s.n = len;
-}
-
-void sf_copy(sf_tuple *t, const sf_tuple *from) {
-  if (!t || !from) sf_die("sf_copy of a NULL tuple");
-  if (!t->built) {
-    op_fail(t->op, "sf_copy: the tuple is an input (only tuples from sf_tuple_new can be set)");
-    return;
-  }
-  for (int i = 0; i < t->n && t->schema; i++) {
-    const Attr *a = &t->schema->attrs[i];
-    int k = from->schema == t->schema ? i : from->schema ? schema_find_attr(from->schema, a->name) : -1;
-    if (k < 0 || k >= from->n || from->v[k].type != a->type) continue;
-    if (a->type == TYPE_STRING)
-      sf_set_string(t, i, from->v[k].s.p, from->v[k].s.n);
-    else
-      t->v[i] = from->v[k];
-  }
-}
-
-void sf_tuple_free(sf_tuple *t) {
-  if (!t || !t->built) return;
-  for (int i = 0; i < t->n; i++) release_string(&t->v[i]);
-  free(t);
-}
 
 /* ---- the declared model ---- */
 
@@ -286,7 +30,7 @@ static const char *selectivity_name(Selectivity s) {
 }
 
 /* The selectivity the declared model promises, SEL_MANY when it promises nothing. */
-static Selectivity promised_selectivity(const sf_op *op) {
+Selectivity custom_promised_selectivity(const sf_op *op) {
   const Model *m = &op->inst->op->model;
   return m->declared ? m->sel : SEL_MANY;
 }
@@ -296,15 +40,15 @@ static Selectivity promised_selectivity(const sf_op *op) {
  * sequential order it could take, so a replica never emits there (docs/design.md, "Safety rules",
  * rule 5); an operator outside parallel regions may when its model says so. A source is the
  * exception: it gets only the final punctuation and emits its whole stream there (op.h). */
-static int model_may_emit(sf_op *op) {
+int custom_model_may_emit(sf_op *op) {
   const Model *m = &op->inst->op->model;
   switch (op->handling) {
   case HANDLING_TUPLE: {
-    Selectivity sel = promised_selectivity(op);
+    Selectivity sel = custom_promised_selectivity(op);
     if (op->emitted_now < 2 || (sel != SEL_ONE && sel != SEL_ATMOSTONE)) return 0;
     char tuple[512];
     tuple_describe(op->input, op->inst->in_schema, tuple, sizeof tuple);
-    return op_fail(op, "emitted %d tuples on tuple %s, but its model declares selectivity=\"%s\"",
+    return custom_fail(op, "emitted %d tuples on tuple %s, but its model declares selectivity=\"%s\"",
                    op->emitted_now, tuple, selectivity_name(sel));
   }
   case HANDLING_WINDOW:
@@ -312,20 +56,20 @@ static int model_may_emit(sf_op *op) {
     const char *on = op->handling == HANDLING_TICK ? "a tick" : "window punctuation";
     if (m->punct == PUNCT_CONSUMES && (!op->replica || op->out_keys)) return 0; /* keyed: ordered */
     if (m->punct == PUNCT_CONSUMES)
-      return op_fail(op, "emitted a tuple on %s in a parallel region, but its model declares "
+      return custom_fail(op, "emitted a tuple on %s in a parallel region, but its model declares "
                          "punct=\"consumes\" without a key in its output to order such tuples by: it must "
                          "not be replicated", on);
-    return op_fail(op, "emitted a tuple on %s, but its model does not declare "
+    return custom_fail(op, "emitted a tuple on %s, but its model does not declare "
                        "punct=\"consumes\" (which would keep it out of parallel regions)", on);
   }
   case HANDLING_FINAL:
     if (op->inst->op->ninputs == 0) return 0; /* a source: its final punctuation is where it emits */
     if (m->final == FINAL_EMITS && (!op->replica || op->out_keys)) return 0;
     if (m->final == FINAL_EMITS)
-      return op_fail(op, "emitted a tuple on the final punctuation in a parallel region, but its model declares "
+      return custom_fail(op, "emitted a tuple on the final punctuation in a parallel region, but its model declares "
                          "final=\"emits\" without a key in its output to order such tuples by: it must not be "
                          "replicated");
-    return op_fail(op, "emitted a tuple on the final punctuation, but its model does not declare "
+    return custom_fail(op, "emitted a tuple on the final punctuation, but its model does not declare "
                        "final=\"emits\" (which would keep it out of parallel regions)");
   case HANDLING_NOTHING:
   case HANDLING_SNAPSHOT: /* refused before (sf_emit) */
@@ -337,20 +81,22 @@ static int model_may_emit(sf_op *op) {
 /* After process returned without failing: an operator whose model says selectivity one must have
  * emitted exactly one tuple (a region's merge counts on it). 0, or fails the job. */
 static int model_processed(sf_op *op, const Tuple *t) {
-  if (op->emitted_now > 0 || promised_selectivity(op) != SEL_ONE) return 0;
+  if (op->emitted_now > 0 || custom_promised_selectivity(op) != SEL_ONE) return 0;
   char tuple[512];
   tuple_describe(t, op->inst->in_schema, tuple, sizeof tuple);
-  return op_fail(op, "emitted no tuple on tuple %s, but its model declares selectivity=\"one\"", tuple);
+  return custom_fail(op, "emitted no tuple on tuple %s, but its model declares selectivity=\"one\"", tuple);
 }
 
+/* ---- the ordering service ---- */
+
 /* Whether what the running callback emits is held for the ordering service. */
-static bool holding(const sf_op *op) {
+bool custom_holding(const sf_op *op) {
   return op->out_keys && (op->handling == HANDLING_WINDOW || op->handling == HANDLING_TICK ||
                           op->handling == HANDLING_FINAL);
 }
 
 /* Holds out (emitted at a punctuation) with its sort key: the key's values in the output. */
-static void hold(sf_op *op, const Value *v, int n) {
+void custom_hold(sf_op *op, const Value *v, int n) {
   buf_reset(&op->keybuf);
   for (int k = 0; k < op->nkeys; k++) sortkey_value(&op->keybuf, &v[op->out_keys[k]]);
   if (op->nheld == op->held_cap) {
@@ -388,82 +134,9 @@ static int flush_held(sf_op *op, bool final) {
   return rc;
 }
 
-int sf_emit(sf_op *op, sf_tuple *t) {
-  if (!t) return op_fail(op, "sf_emit: the tuple is NULL");
-  if (!t->built) return op_fail(op, "sf_emit: the tuple is an input (emit a tuple from sf_tuple_new)");
-  if (t->op != op) {
-    sf_tuple_free(t);
-    return op_fail(op, "sf_emit: the tuple was made by another operator");
-  }
-  if (t->key) {
-    sf_tuple_free(t);
-    return op_fail(op, "sf_emit: the tuple is a key from sf_key_new (emit a tuple from sf_tuple_new)");
-  }
-  if (op->failed) {
-    sf_tuple_free(t);
-    return -1;
-  }
-  if (op->handling == HANDLING_SNAPSHOT || op->handling == HANDLING_RESTORE) {
-    sf_tuple_free(t);
-    return op_fail(op, "sf_emit: called from %s, which must not emit",
-                   op->handling == HANDLING_SNAPSHOT ? "snapshot" : "restore");
-  }
-  op->emitted_now++;
-  if (op->checked && model_may_emit(op) < 0) {
-    sf_tuple_free(t);
-    return -1;
-  }
-  if (holding(op)) {
-    hold(op, t->v, t->n);
-    sf_tuple_free(t);
-    return 0;
-  }
-  Tuple *out = tuple_new(t->v, t->n);
-  sf_tuple_free(t);
-  bool source = op->inst->op->ninputs == 0;
-  if (op->handling == HANDLING_TUPLE && promised_selectivity(op) == SEL_MANY) { /* output n of the input */
-    if (rt_emit_nth(op->inst, 0, out, (uint64_t)(op->emitted_now - 1)) < 0) {
-      op->failed = true;
-      return -1;
-    }
-    return 0;
-  }
-  /* a source's snapshot may be taken inside rt_emit, before the tuple leaves: op->emitted is then
-   * still this tuple's seq, the one a restored source emits first */
-  if (source) op->inst->cur_seq = op->inst->cur_src = op->emitted;
-  if (rt_emit(op->inst, 0, out) < 0) {
-    op->failed = true;
-    return -1;
-  }
-  if (source) op->emitted++;
-  return 0;
-}
-
-int sf_emit_window(sf_op *op) {
-  if (op->failed) return -1;
-  if (op->handling == HANDLING_SNAPSHOT || op->handling == HANDLING_RESTORE)
-    return op_fail(op, "sf_emit_window: called from %s, which must not emit",
-                   op->handling == HANDLING_SNAPSHOT ? "snapshot" : "restore");
-  if (!op->inst->out_schema) return op_fail(op, "sf_emit_window: the operator has no output");
-  Item it = { .kind = ITEM_WINDOW, .seq = op->inst->cur_seq, .src = op->inst->cur_src };
-  if (rt_emit_item(op->inst, 0, &it) < 0) {
-    op->failed = true;
-    return -1;
-  }
-  return 0;
-}
-
 /* ---- checkpoints ---- */
 
 static int callback_result(sf_op *op, int rc, const char *what);
-
-/* "versions 1 and 2" (every version from ABI_OLDEST to SF_OPERATOR_ABI), into buf. */
-static const char *supported_versions(char *buf, size_t cap) {
-  size_t n = (size_t)snprintf(buf, cap, "version%s", ABI_OLDEST < SF_OPERATOR_ABI ? "s" : "");
-  for (int v = ABI_OLDEST; v <= SF_OPERATOR_ABI && n < cap; v++)
-    n += (size_t)snprintf(buf + n, cap - n, "%s%d", v == ABI_OLDEST ? " " : v == SF_OPERATOR_ABI ? " and " : ", ", v);
-  return buf;
-}
 
 /* The input slots of a state="partitioned" model's keys, for sf_owns_key. 0, or fails the job. */
 static int key_slots(sf_op *op) {
@@ -473,7 +146,7 @@ static int key_slots(sf_op *op) {
   for (int k = 0; k < m->nkeys; k++) {
     op->key_slots[k] = schema_find_attr(op->inst->in_schema, m->keys[k]);
     if (op->key_slots[k] < 0)
-      return op_fail(op, "the key '%s' of its model is not an attribute of its input", m->keys[k]);
+      return custom_fail(op, "the key '%s' of its model is not an attribute of its input", m->keys[k]);
   }
   op->nkeys = m->nkeys;
   const Schema *out = op->inst->out_schema;
@@ -490,31 +163,6 @@ static int key_slots(sf_op *op) {
   return 0;
 }
 
-
-bool sf_owns_key(sf_op *op, const sf_tuple *t) {
-  if (!t) {
-    op_fail(op, "sf_owns_key: the tuple is NULL");
-    return false;
-  }
-  if (op->nkeys == 0) return true;
-  if (t->schema != op->inst->in_schema) {
-    op_fail(op, "sf_owns_key: the tuple is not of the input schema (give an input tuple or one from sf_key_new)");
-    return false;
-  }
-  Value vals[op->nkeys];
-  for (int k = 0; k < op->nkeys; k++) vals[k] = t->v[op->key_slots[k]];
-  return rt_owns_key(op->inst, vals, op->key_slots, op->nkeys);
-}
-
-int sf_snapshot_write(sf_snapshot *out, const void *data, size_t n) {
-  if (!out) sf_die("sf_snapshot_write to a NULL snapshot");
-  sf_op *op = out->op;
-  if (!out->active) return op_fail(op, "sf_snapshot_write: called outside the snapshot callback");
-  if (op->failed) return -1;
-  if (n && !data) return op_fail(op, "sf_snapshot_write: the data is NULL");
-  buf_append(&out->buf, data, n);
-  return 0;
-}
 
 /* The kind's snapshot: the source's next seq, then whether the library has a snapshot callback
  * and the bytes it wrote. */
@@ -542,12 +190,12 @@ static int custom_restore(OpInst *inst, SnapIn *in) {
   bool has_state = snap_get_bool(in);
   size_t n = 0;
   const void *data = has_state ? snap_get_bytes(in, &n) : NULL;
-  if (!snap_done(in)) return op_fail(op, "snapshot truncated");
+  if (!snap_done(in)) return custom_fail(op, "snapshot truncated");
   if (inst->op->ninputs == 0) op->emitted = emitted; /* a source goes on from there */
   op->tick_synced = false; /* the first item tells it the tick it had (sync_tick) */
   if (!has_state) return 0;
   if (!op->restore)
-    return op_fail(op, "the checkpoint holds a snapshot of its state, but '%s' in library '%s' has no restore "
+    return custom_fail(op, "the checkpoint holds a snapshot of its state, but '%s' in library '%s' has no restore "
                        "callback", inst->op->lib_symbol, inst->op->lib_path);
   op->handling = HANDLING_RESTORE;
   int rc = op->restore(op, op->state, data, n);
@@ -579,89 +227,11 @@ static int custom_checkpointable(OpInst *inst) {
     snprintf(lib, sizeof lib, "'%s' in library '%s' leaves it NULL", g->lib_symbol, g->lib_path);
   const char *missing = !op->snapshot ? "snapshot" : "restore";
   if (source)
-    return op_fail(op, "is a source, whose position a checkpoint must save, but has no %s callback (%s): give it "
+    return custom_fail(op, "is a source, whose position a checkpoint must save, but has no %s callback (%s): give it "
                        "snapshot and restore callbacks (op.h ABI version 2; a source's snapshot is taken inside "
                        "sf_emit), or run the job without checkpoints", missing, lib);
-  return op_fail(op, "keeps state (%s) but has no %s callback (%s): give it snapshot and restore callbacks "
+  return custom_fail(op, "keeps state (%s) but has no %s callback (%s): give it snapshot and restore callbacks "
                      "(op.h ABI version 2), or run the job without checkpoints", state, missing, lib);
-}
-
-/* ---- loading the library ---- */
-
-/* Directory of the running executable, or "" when /proc/self/exe cannot be read. */
-static void exe_dir(char *dir, size_t cap) {
-  char path[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-  dir[0] = 0;
-  if (n <= 0) return;
-  path[n] = 0;
-  char *slash = strrchr(path, '/');
-  if (!slash) return;
-  *slash = 0;
-  snprintf(dir, cap, "%s", path);
-}
-
-/* Loads `path` (as written in the graph). Returns the handle, or NULL after rt_fail. */
-static void *load_library(sf_op *op, const char *path) {
-  const int flags = RTLD_NOW | RTLD_LOCAL;
-  if (strchr(path, '/')) {
-    void *h = dlopen(path, flags);
-    if (!h) op_fail(op, "cannot load library '%s': %s", path, dlerror());
-    return h;
-  }
-  Buf dirs;
-  buf_init(&dirs);
-  const char *graph_dir = op->inst->graph_dir && *op->inst->graph_dir ? op->inst->graph_dir : ".";
-  buf_puts(&dirs, graph_dir);
-  char exe[PATH_MAX];
-  exe_dir(exe, sizeof exe);
-  if (*exe) {
-    buf_putc(&dirs, ':');
-    buf_puts(&dirs, exe);
-    buf_puts(&dirs, "/../" SF_LIBDIR_REL);
-  }
-  const char *env = getenv("SF_LIBRARY_PATH");
-  if (env && *env) {
-    buf_putc(&dirs, ':');
-    buf_puts(&dirs, env);
-  }
-  /* dirs: candidate directories separated by ':' (empty entries are skipped) */
-  Buf tried, cand;
-  buf_init(&tried);
-  buf_init(&cand);
-  void *h = NULL;
-  bool found = false;
-  for (const char *d = dirs.p; !found;) {
-    const char *colon = strchr(d, ':');
-    size_t n = colon ? (size_t)(colon - d) : strlen(d);
-    if (n) {
-      buf_reset(&cand);
-      buf_append(&cand, d, n);
-      buf_putc(&cand, '/');
-      buf_puts(&cand, path);
-      if (access(cand.p, F_OK) == 0) {
-        found = true;
-        h = dlopen(cand.p, flags);
-        if (!h) op_fail(op, "cannot load library '%s': %s", cand.p, dlerror());
-      } else {
-        buf_puts(&tried, tried.n ? ", '" : "'");
-        buf_append(&tried, d, n);
-        buf_putc(&tried, '\'');
-      }
-    }
-    if (!colon) break;
-    d = colon + 1;
-  }
-  if (!found) {
-    h = dlopen(path, flags);
-    if (!h)
-      op_fail(op, "cannot find library '%s' (looked in %s and the system's library path): %s", path, tried.p,
-              dlerror());
-  }
-  buf_release(&dirs);
-  buf_release(&tried);
-  buf_release(&cand);
-  return h;
 }
 
 /* ---- the kind ---- */
@@ -672,31 +242,14 @@ static void custom_close(OpInst *inst, bool ok);
 static int open_library(sf_op *op) {
   Op *g = op->inst->op;
   if (g->ninputs > 1 || g->noutputs > 1)
-    return op_fail(op, "a Custom operator has at most one input port and one output port (op.h ABI %d), "
+    return custom_fail(op, "a Custom operator has at most one input port and one output port (op.h ABI %d), "
                        "this one has %d and %d", SF_OPERATOR_ABI, g->ninputs, g->noutputs);
-  if (!g->lib_path || !g->lib_symbol) return op_fail(op, "needs a <library path=... symbol=...>");
-  op->dl = load_library(op, g->lib_path);
-  if (!op->dl) return -1;
-  dlerror();
-  op->vt = dlsym(op->dl, g->lib_symbol);
-  if (!op->vt) return op_fail(op, "library '%s' has no symbol '%s'", g->lib_path, g->lib_symbol);
-  op->abi = op->vt->abi_version;
-  if (op->abi < ABI_OLDEST || op->abi > SF_OPERATOR_ABI)
-  {
-    char versions[64];
-    return op_fail(op, "'%s' in library '%s' was built for op.h ABI version %d, this sf-exec supports %s",
-                   g->lib_symbol, g->lib_path, op->abi, supported_versions(versions, sizeof versions));
-  }
-  if (op->abi >= 2) { /* a version-1 struct ends after close: never read further */
-    op->snapshot = op->vt->snapshot;
-    op->restore = op->vt->restore;
-  }
-  if (op->abi >= 3) op->tick = op->vt->tick; /* a version-2 struct ends after restore */
+  if (custom_load(op) < 0) return -1;
   if (key_slots(op) < 0) return -1;
   if (op->vt->open) {
     int rc = op->vt->open(op, &op->state);
     if (op->failed) return -1;
-    if (rc != 0) return op_fail(op, "open returned %d", rc);
+    if (rc != 0) return custom_fail(op, "open returned %d", rc);
   }
   op->opened = true;
   op->tick_synced = true; /* until a restore: a fresh job's operators start without a tick */
@@ -719,7 +272,7 @@ static int custom_open(OpInst *inst) {
 /* Fails the job when a callback returned non-zero or failed through an sf_* call. */
 static int callback_result(sf_op *op, int rc, const char *what) {
   if (op->failed) return -1;
-  if (rc != 0) return op_fail(op, "%s returned %d", what, rc);
+  if (rc != 0) return custom_fail(op, "%s returned %d", what, rc);
   return 0;
 }
 
@@ -813,7 +366,7 @@ static void custom_close(OpInst *inst, bool ok) {
   sf_op *op = inst->state;
   if (!op) return;
   if (op->opened && op->vt->close) op->vt->close(op, op->state);
-  if (op->dl) dlclose(op->dl);
+  custom_unload(op);
   buf_release(&op->snap.buf);
   free(op->key_slots);
   free(op->out_keys);
