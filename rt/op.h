@@ -97,7 +97,9 @@
  * carries on from the restored position.
  * A version-1 operator (abi_version 1, whose struct ends after close) still loads: sf-exec never
  * reads snapshot or restore from it, so it runs as a version-2 operator leaving them NULL; and a
- * version-2 one runs as a version-3 operator without a tick callback. */
+ * version-2 one runs as a version-3 operator without a tick callback. Version 4 adds functions,
+ * no callbacks (the schemas' attribute types): a version-3 operator is a version-4 one that calls
+ * none of them. */
 #ifndef SF_OP_H
 #define SF_OP_H
 
@@ -110,8 +112,9 @@ extern "C" {
 #endif
 
 /* The version of this interface. This sf-exec loads operators of versions 1 (no checkpoint
- * callbacks), 2 (no tick callback) and 3, and refuses any other abi_version. */
-#define SF_OPERATOR_ABI 3
+ * callbacks), 2 (no tick callback), 3 and 4 (the functions marked ABI version 4), and refuses any
+ * other abi_version. */
+#define SF_OPERATOR_ABI 4
 
 /* The final tick (+infinity), passed to sf_operator.tick before SF_PUNCT_FINAL. */
 #define SF_TICK_FINAL INT64_MAX
@@ -130,6 +133,12 @@ extern "C" {
 typedef struct sf_op sf_op;       /* one running instance of the operator (opaque) */
 typedef struct sf_tuple sf_tuple; /* one tuple: an input, or an output being built (opaque) */
 typedef struct sf_snapshot sf_snapshot; /* the snapshot being written (opaque; ABI version 2) */
+
+/* The type of an attribute (sf_attr_type; ABI version 4). */
+typedef enum sf_type { SF_INT = 1, SF_DOUBLE = 2, SF_STRING = 3, SF_BOOL = 4 } sf_type;
+/* Which schema sf_attr_count, sf_attr_name and sf_attr_type describe (ABI version 4). */
+#define SF_IN 0  /* the input's */
+#define SF_OUT 1 /* the output's */
 
 /* The operator's callbacks. Any of them may be NULL (nothing to do). Those returning int return
  * 0 on success, anything else to fail the job (preferably the -1 of sf_error, which says why). */
@@ -163,6 +172,13 @@ const char *sf_param(sf_op *op, const char *name);
 int sf_input_attr(sf_op *op, const char *name);
 /* The index of attribute `name` in the output schema, or -1 when there is none (or no output). */
 int sf_output_attr(sf_op *op, const char *name);
+/* ABI version 4: the schemas. How many attributes the input (side SF_IN) or output (SF_OUT) schema
+ * has, 0 when the operator has no such port; the name of its attribute `attr` (valid until close
+ * returns), and its type. Naming or typing an index out of range, or of a side without a port,
+ * fails the job (NULL, 0). */
+int sf_attr_count(sf_op *op, int side);
+const char *sf_attr_name(sf_op *op, int side, int attr);
+sf_type sf_attr_type(sf_op *op, int side, int attr);
 /* Fails the job with the message (printf-style; lowercase, no final period, names in quotes),
  * which sf-exec prints after the operator's name. Returns -1. */
 int sf_error(sf_op *op, const char *fmt, ...)

@@ -50,6 +50,53 @@ int sf_output_attr(sf_op *op, const char *name) {
   return op->inst->out_schema ? schema_find_attr(op->inst->out_schema, name) : -1;
 }
 
+_Static_assert(SF_INT == (int)TYPE_INT && SF_DOUBLE == (int)TYPE_DOUBLE && SF_STRING == (int)TYPE_STRING &&
+                   SF_BOOL == (int)TYPE_BOOL, "op.h's sf_type is the runtime's Type");
+
+/* The schema of side (SF_IN, SF_OUT) for fn: NULL when the operator has no such port; *ok false
+ * after failing the job on a side that is neither. */
+static const Schema *side_schema(sf_op *op, int side, const char *fn, bool *ok) {
+  *ok = true;
+  if (side == SF_IN) return op->inst->in_schema;
+  if (side == SF_OUT) return op->inst->out_schema;
+  *ok = false;
+  custom_fail(op, "%s: side %d is neither SF_IN (%d) nor SF_OUT (%d)", fn, side, SF_IN, SF_OUT);
+  return NULL;
+}
+
+/* Attribute attr of side's schema for fn, or NULL after failing the job. */
+static const Attr *side_attr(sf_op *op, int side, int attr, const char *fn) {
+  bool ok;
+  const Schema *s = side_schema(op, side, fn, &ok);
+  if (!ok) return NULL;
+  if (!s) {
+    custom_fail(op, "%s: the operator has no %s", fn, side == SF_IN ? "input" : "output");
+    return NULL;
+  }
+  if (attr < 0 || attr >= s->nattrs) {
+    custom_fail(op, "%s: attribute index %d is out of range (schema '%s' has %d attributes)", fn, attr, s->name,
+                s->nattrs);
+    return NULL;
+  }
+  return &s->attrs[attr];
+}
+
+int sf_attr_count(sf_op *op, int side) {
+  bool ok;
+  const Schema *s = side_schema(op, side, "sf_attr_count", &ok);
+  return s ? s->nattrs : 0;
+}
+
+const char *sf_attr_name(sf_op *op, int side, int attr) {
+  const Attr *a = side_attr(op, side, attr, "sf_attr_name");
+  return a ? a->name : NULL;
+}
+
+sf_type sf_attr_type(sf_op *op, int side, int attr) {
+  const Attr *a = side_attr(op, side, attr, "sf_attr_type");
+  return a ? (sf_type)a->type : (sf_type)0;
+}
+
 /* ---- tuples ---- */
 
 /* The value of attribute attr of t when it has type `want`; otherwise fails the job and returns

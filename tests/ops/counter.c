@@ -6,7 +6,10 @@
  *   next v; as op.h asks of a source, it moves on only after sf_emit returned, so a snapshot taken
  *   inside sf_emit names the tuple being emitted, which a restored sf_count emits first.
  * sf_count_nosnap: the same without snapshot and restore (a source that checkpoints must refuse).
- * sf_abi_future: claims an op.h ABI version this sf-exec does not know (4); never run.
+ * sf_count_v2, sf_count_v3: sf_count exported as the struct of op.h ABI version 2 (which ends after
+ *   restore) and as version 3's (the struct version 4 still has), with those abi_versions: proof
+ *   that sf-exec still loads and checkpoints them (tests/unit/test_custom.c).
+ * sf_abi_future: claims an op.h ABI version this sf-exec does not know (5); never run.
  * Errors (the job fails, naming the operator): a malformed `n`, no int output attribute `v`, a
  * snapshot of the wrong size. */
 #include "op.h"
@@ -93,8 +96,37 @@ SF_EXPORT const struct sf_operator sf_count_nosnap = {
   .close = count_close,
 };
 
+/* struct sf_operator as op.h ABI version 2 had it */
+struct sf_operator_v2 {
+  int abi_version;
+  int (*open)(sf_op *op, void **state);
+  int (*process)(sf_op *op, void *state, int port, const sf_tuple *t);
+  int (*punctuation)(sf_op *op, void *state, int port, int kind);
+  void (*close)(sf_op *op, void *state);
+  int (*snapshot)(sf_op *op, void *state, sf_snapshot *out);
+  int (*restore)(sf_op *op, void *state, const void *data, size_t n);
+};
+
+SF_EXPORT const struct sf_operator_v2 sf_count_v2 = {
+  .abi_version = 2,
+  .open = count_open,
+  .punctuation = count_punctuation,
+  .close = count_close,
+  .snapshot = count_snapshot,
+  .restore = count_restore,
+};
+
+SF_EXPORT const struct sf_operator sf_count_v3 = {
+  .abi_version = 3,
+  .open = count_open,
+  .punctuation = count_punctuation,
+  .close = count_close,
+  .snapshot = count_snapshot,
+  .restore = count_restore,
+};
+
 SF_EXPORT const struct sf_operator sf_abi_future = {
-  .abi_version = 4,
+  .abi_version = 5,
   .open = count_open,
   .punctuation = count_punctuation,
   .close = count_close,

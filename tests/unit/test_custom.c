@@ -9,8 +9,9 @@
  * itself on one operator of a checked graph, the way the executor would, with a hand-made executor
  * (exec_priv.h) whose only edge delivers the operator's output to a capturing kind. Libraries:
  * graphs/ops/sf_example_ops.c (sf_sessionize, version 2 with snapshot and restore) and
- * tests/ops (sf_copies, exported as a version-1 struct; sf_count, a version-2 source;
- * sf_count_nosnap; sf_jitter, version 3 without the callbacks; sf_abi_future, version 4). */
+ * tests/ops (sf_copies, exported as a version-1 struct; sf_count, a version-4 source, also exported
+ * as version 2's and 3's structs, sf_count_v2 and sf_count_v3; sf_count_nosnap; sf_jitter
+ * without the callbacks; sf_abi_future, version 5; sf_describe, version 4's schema functions). */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -273,7 +274,7 @@ START_TEST(unknown_version_refused) {
   Run r;
   ck_assert(!run_open(&r, SOURCE_GRAPH("sf_abi_future", "3"), "gen"));
   ck_assert_str_eq(run_failure(&r), "operator 'gen': 'sf_abi_future' in library 'libsf_test_ops.so' was built for "
-                                    "op.h ABI version 4, this sf-exec supports versions 1, 2 and 3");
+                                    "op.h ABI version 5, this sf-exec supports versions 1, 2, 3 and 4");
   free(run_close(&r));
 }
 END_TEST
@@ -379,11 +380,17 @@ START_TEST(version_2_restore_merges) {
 END_TEST
 
 /* A source's snapshot is taken inside sf_emit, just before a tuple leaves: the restored source
- * emits that tuple first, with the same src, and goes on. */
+ * emits that tuple first, with the same src, and goes on; the same of the version-2 and version-3
+ * structs of the same source. */
+static const char *const count_graphs[] = { SOURCE_GRAPH("sf_count", "5"), SOURCE_GRAPH("sf_count_v2", "5"),
+                                            SOURCE_GRAPH("sf_count_v3", "5") };
+
 START_TEST(source_snapshot_inside_emit) {
-  for (int at = 0; at < 5; at++) {
+  for (int i = 0; i < 15; i++) {
+    const char *graph = count_graphs[i / 5];
+    int at = i % 5;
     Run r;
-    ck_assert(run_open(&r, SOURCE_GRAPH("sf_count", "5"), "gen"));
+    ck_assert(run_open(&r, graph, "gen"));
     ck_assert_int_eq(op_custom.checkpointable(&r.node.inst), 0);
     Buf snap;
     buf_init(&snap);
@@ -394,7 +401,7 @@ START_TEST(source_snapshot_inside_emit) {
     char *first = run_close(&r);
     const char *mark = strstr(first, "snapshot\n");
     ck_assert_ptr_nonnull(mark);
-    ck_assert(run_open(&r, SOURCE_GRAPH("sf_count", "5"), "gen"));
+    ck_assert(run_open(&r, graph, "gen"));
     ck_assert_int_eq(run_restore(&r, &snap), 0);
     run_final(&r, -1);
     run_ok(&r);
@@ -537,6 +544,60 @@ START_TEST(owns_key) {
 }
 END_TEST
 
+/* ---- ABI version 4: the schemas ---- */
+
+#define P_SCHEMA                                                                                       \
+  "  <schema name='P'><attr name='i' type='int'/><attr name='d' type='double'/><attr name='s' type='string'/>" \
+  "<attr name='b' type='bool'/></schema>\n"
+#define DESCRIBE_GRAPH(text_type)                                                                            \
+  HEAD P_SCHEMA "  <schema name='D'><attr name='text' type='" text_type "'/></schema>\n" SRC("P")           \
+  "  <operator name='c' kind='Custom'><input stream='A'/><output stream='B' schema='D'/>"                    \
+  "<model state='none' selectivity='one'/><library path='libsf_test_ops.so' symbol='sf_describe'/></operator>\n" \
+  OUT("B") TAIL
+
+/* sf_describe prints a tuple knowing nothing of its schema beforehand: every attribute's name, type
+ * and value, from sf_attr_count, sf_attr_name and sf_attr_type. */
+START_TEST(attr_types) {
+  Run r;
+  ck_assert(run_open(&r, DESCRIBE_GRAPH("string"), "c"));
+  sf_op *op = r.node.inst.state;
+  ck_assert_int_eq(sf_attr_count(op, SF_IN), 4);
+  ck_assert_int_eq(sf_attr_count(op, SF_OUT), 1);
+  ck_assert_str_eq(sf_attr_name(op, SF_IN, 2), "s");
+  ck_assert_str_eq(sf_attr_name(op, SF_OUT, 0), "text");
+  ck_assert_int_eq(sf_attr_type(op, SF_IN, 0), SF_INT);
+  ck_assert_int_eq(sf_attr_type(op, SF_IN, 1), SF_DOUBLE);
+  ck_assert_int_eq(sf_attr_type(op, SF_IN, 2), SF_STRING);
+  ck_assert_int_eq(sf_attr_type(op, SF_IN, 3), SF_BOOL);
+  Value v[4] = { value_int(-3), value_double(2.5), value_string("x y", 3), value_bool(true) };
+  run_tuple(&r, v, 4);
+  run_ok(&r);
+  char *got = run_close(&r);
+  ck_assert_str_eq(got, "src=0 (text=\"i:int=-3 d:double=2.5 s:string=x y b:bool=true | text:string\")\n");
+  free(got);
+
+  /* misuses: an index out of range, a side that is neither, a side without a port */
+  ck_assert(run_open(&r, DESCRIBE_GRAPH("string"), "c"));
+  ck_assert_ptr_null(sf_attr_name(r.node.inst.state, SF_OUT, 1));
+  ck_assert_str_eq(run_failure(&r), "operator 'c': sf_attr_name: attribute index 1 is out of range (schema 'D' has 1 "
+                                    "attributes)");
+  free(run_close(&r));
+  ck_assert(run_open(&r, DESCRIBE_GRAPH("string"), "c"));
+  ck_assert_int_eq(sf_attr_count(r.node.inst.state, 2), 0);
+  ck_assert_str_eq(run_failure(&r), "operator 'c': sf_attr_count: side 2 is neither SF_IN (0) nor SF_OUT (1)");
+  free(run_close(&r));
+  ck_assert(run_open(&r, SOURCE_GRAPH("sf_count", "3"), "gen"));
+  ck_assert_int_eq(sf_attr_count(r.node.inst.state, SF_IN), 0);
+  ck_assert_int_eq(sf_attr_type(r.node.inst.state, SF_IN, 0), 0);
+  ck_assert_str_eq(run_failure(&r), "operator 'gen': sf_attr_type: the operator has no input");
+  free(run_close(&r));
+  /* the operator's own check of a type, at open */
+  ck_assert(!run_open(&r, DESCRIBE_GRAPH("int"), "c"));
+  ck_assert_str_eq(run_failure(&r), "operator 'c': needs a string output attribute 'text'");
+  free(run_close(&r));
+}
+END_TEST
+
 /* ---- checkpointable ---- */
 
 /* checkpointable's verdict on operator `name` of text: "" when it can take part, else the message. */
@@ -606,6 +667,7 @@ static Suite *custom_suite(void) {
   UNIT_ADD(s, checkpointable_refuses_stateful_without_snapshot, NULL, NULL);
   UNIT_ADD(s, checkpointable_source, NULL, NULL);
   UNIT_ADD(s, source_with_model_emits_at_final, NULL, NULL);
+  UNIT_ADD(s, attr_types, NULL, NULL);
   return s;
 }
 
