@@ -1,9 +1,10 @@
 /* op.h: the interface for writing StreamFission Custom operators in C (the only header an operator
  * author includes; plain C11, nothing else from StreamFission needed).
  *
- * Ownership in one rule: a tuple passed to process is borrowed until process returns, and a tuple
+ * Ownership in one rule: a tuple passed to process is borrowed until process returns, a tuple
  * from sf_tuple_new is yours until you pass it to sf_emit (which takes it, even when it fails) or
- * to sf_tuple_free.
+ * to sf_tuple_free, and a kept tuple (sf_tuple_retain, ABI version 4) stays valid until you pass
+ * it to sf_tuple_release.
  *
  * A Custom operator is a shared library exporting a `const struct sf_operator` under the name given
  * in the graph, `<library path="libmyops.so" symbol="my_filter"/>`. It is loaded with
@@ -98,8 +99,8 @@
  * A version-1 operator (abi_version 1, whose struct ends after close) still loads: sf-exec never
  * reads snapshot or restore from it, so it runs as a version-2 operator leaving them NULL; and a
  * version-2 one runs as a version-3 operator without a tick callback. Version 4 adds functions,
- * no callbacks (the schemas' attribute types): a version-3 operator is a version-4 one that calls
- * none of them. */
+ * no callbacks (the schemas' attribute types, kept tuples): a version-3 operator is a version-4
+ * one that calls none of them. */
 #ifndef SF_OP_H
 #define SF_OP_H
 
@@ -218,11 +219,39 @@ int sf_emit(sf_op *op, sf_tuple *t);
 /* Emits window punctuation on the output (operators whose <model punct="generates">). 0 or -1. */
 int sf_emit_window(sf_op *op);
 
+/* ---- keeping tuples (ABI version 4) ---- */
+
+/* Keeps t beyond the callback: a handle that reads as a tuple (sf_get_*, sf_copy, sf_owns_key,
+ * sf_snapshot_write_tuple) and stays valid until sf_tuple_release, whatever comes in between. t
+ * is an input tuple (kept without copying its values), a kept tuple (one more handle on the same
+ * values: each is released on its own), or a tuple from sf_tuple_new or sf_key_new (its values
+ * copied; t stays yours). A kept tuple cannot be set. NULL (and the job fails) when t
+ * is NULL or a released handle. Use a handle only in this instance's callbacks. */
+const sf_tuple *sf_tuple_retain(sf_op *op, const sf_tuple *t);
+/* Ends a handle of sf_tuple_retain (NULL is ignored). Releasing one twice, or a pointer that is not
+ * a handle of this instance's, fails the job, as does any later use of a released handle. What is
+ * still kept when close returns is released then. */
+void sf_tuple_release(sf_op *op, const sf_tuple *kept);
+/* Emits a kept tuple on the output, as sf_emit would a copy of it, without copying its values;
+ * the handle stays valid (release it when done). Its schema must have the output schema's
+ * attributes (names and types, in order): an input tuple kept by an operator whose output has
+ * the input's schema, or a tuple from sf_tuple_new. 0, or -1 when the job is failing. */
+int sf_emit_kept(sf_op *op, const sf_tuple *kept);
+
 /* ---- checkpoints (ABI version 2) ---- */
 
 /* Appends data[0..n) to the snapshot being written; only inside the snapshot callback, with the
  * `out` it was given. 0, or -1 when the job is failing (return at once). */
 int sf_snapshot_write(sf_snapshot *out, const void *data, size_t n);
+/* ABI version 4: kept tuples in a snapshot. sf-exec does not save what an operator keeps: a kept
+ * tuple that is part of the state at a checkpoint is written by the snapshot callback, with
+ * sf_snapshot_write_tuple (appending the tuple t, a kept one or one being built, of the input or
+ * the output schema; 0 or -1 as sf_snapshot_write), and read back in restore with
+ * sf_snapshot_read_tuple: it reads the tuple that starts at data[0..n), returns a new handle
+ * (release it as one from sf_tuple_retain) and sets *used (unless NULL) to the bytes it took;
+ * NULL (and the job fails: an older checkpoint is tried) when the bytes are not such a tuple. */
+int sf_snapshot_write_tuple(sf_snapshot *out, const sf_tuple *t);
+const sf_tuple *sf_snapshot_read_tuple(sf_op *op, const void *data, size_t n, size_t *used);
 /* A new tuple of the input schema, every attribute 0, 0.0, false or "", on which to set the key
  * attributes (sf_set_*, or sf_copy from an input) and ask sf_owns_key. It is never emitted: free
  * it with sf_tuple_free (it may be set and asked again first). NULL (and the job fails) when the

@@ -30,6 +30,10 @@ Tuple *tuple_new(const Value *vals, int n);
 Tuple *tuple_new_keyed(const Value *vals, int n, const void *key, size_t len, const unsigned char **keyp);
 Tuple *tuple_ref(Tuple *t);
 void tuple_unref(Tuple *t);
+/* A reference to t's values to keep for long (a Custom operator's sf_tuple_retain): t itself,
+ * with one more reference, when it is a block of its own; a copy (refs = 1) when it lies in a
+ * slab, which it would otherwise keep whole. */
+Tuple *tuple_keep(Tuple *t);
 /* `(sym="A", vol=3)` for error messages, into buf. */
 void tuple_describe(const Tuple *t, const Schema *s, char *buf, size_t cap);
 

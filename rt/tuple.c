@@ -6,7 +6,8 @@
  * freed when the last of its tuples is. A tuple in a slab costs no allocation of its own and, when
  * it dies, one atomic decrement of its slab's count of live tuples (which stays in the consumer's
  * cache) instead of a push onto another thread's return stack. A tuple kept alive keeps its whole
- * slab: operators copy what they keep (op.h), so only batches in flight hold slabs.
+ * slab: what an operator keeps for long (op.h's sf_tuple_retain) it keeps through tuple_keep,
+ * which copies a tuple out of its slab, so only batches in flight hold slabs.
  *
  * Blocks come from per-thread pools, so that steady state allocates nothing: the thread that makes
  * a block (a source's tuples, wire_decode's slabs, a batch) is rarely the one that frees it (the
@@ -284,6 +285,11 @@ void tuple_unref_items(const Item *items, int n) {
   for (int i = 0; i < n; i++)
     if (item_has_tuple(items[i].kind)) unref_counted(items[i].t, &run, &m);
   if (run) slab_drop(run, m);
+}
+
+Tuple *tuple_keep(Tuple *t) {
+  Hdr *h = (Hdr *)t - 1;
+  return h->cls == POOL_SLAB ? tuple_new(t->v, t->n) : tuple_ref(t);
 }
 
 Tuple *tuple_ref(Tuple *t) {

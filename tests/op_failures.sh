@@ -13,6 +13,10 @@
 #           crashed with SIGSEGV" (SIGABRT);
 #   fork-exit: sf_fork_exit_at forks a child that calls exit(0): the child neither speaks for the
 #           job nor removes its files; the job completes (exit 0, nothing printed, every tuple);
+#   keep-twice, keep-foreign, keep-emit: sf_keep_misuse (tests/ops/keep.c) releases a kept tuple
+#           twice, releases the input tuple it never kept, emits a kept tuple it released: exit 1,
+#           "sf-exec: error: operator 'quit': sf_tuple_release: the tuple was already released"
+#           (and the like), sf-exec never crashing;
 #   spin:   sf_spin_at loops forever in process; SIGINT (sf-exec --stop-grace 1): exit 130 once
 #           the grace is over, "sf-exec: error: interrupted by SIGINT; operator 'quit' did not
 #           return within 1 s: stopped", no file in out/;
@@ -181,6 +185,21 @@ elif ! cmp -s "$d/out/x.csv" <(echo id,v; seq 0 19999 | awk '{ print $1 "," $1 %
 else
   sf_ok fork-exit "a child of the operator calls exit(0): the job completes, every tuple written"
 fi
+
+# ---- kept tuples misused (op.h ABI version 4): a clear error naming the operator, exit 1 ----
+# keep-twice: sf_keep_misuse releases a kept tuple twice; keep-foreign: releases the input tuple,
+# never kept; keep-emit: emits a kept tuple it released
+run_keep() {
+  OP_PARAMS="
+    <param name=\"how\">$2</param>"
+  run_exec "$1" sf_keep_misuse 1 "sf-exec: error: operator 'quit': $3" "$4"
+  OP_PARAMS=""
+}
+run_keep keep-twice twice "sf_tuple_release: the tuple was already released" "a kept tuple released twice"
+run_keep keep-foreign foreign \
+  "sf_tuple_release: the tuple is not one this operator kept (a handle from sf_tuple_retain)" \
+  "the input tuple released, never kept"
+run_keep keep-emit emit "sf_emit_kept: the tuple was already released" "a released tuple emitted"
 
 # ---- an operator that does not return ----
 # wait_file FILE SECONDS: waits until FILE exists; 1 when it did not within SECONDS

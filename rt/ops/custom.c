@@ -176,7 +176,9 @@ static int custom_snapshot(OpInst *inst, Buf *out) {
   op->handling = HANDLING_SNAPSHOT;
   buf_reset(&op->snap.buf);
   op->snap.active = true;
+  sf_op *outer = custom_enter(op);
   int rc = op->snapshot(op, op->state, &op->snap);
+  custom_leave(outer);
   op->snap.active = false;
   op->handling = was;
   if (callback_result(op, rc, "snapshot") < 0) return -1;
@@ -198,7 +200,9 @@ static int custom_restore(OpInst *inst, SnapIn *in) {
     return custom_fail(op, "the checkpoint holds a snapshot of its state, but '%s' in library '%s' has no restore "
                        "callback", inst->op->lib_symbol, inst->op->lib_path);
   op->handling = HANDLING_RESTORE;
+  sf_op *outer = custom_enter(op);
   int rc = op->restore(op, op->state, data, n);
+  custom_leave(outer);
   op->handling = HANDLING_NOTHING;
   return callback_result(op, rc, "restore");
 }
@@ -247,7 +251,9 @@ static int open_library(sf_op *op) {
   if (custom_load(op) < 0) return -1;
   if (key_slots(op) < 0) return -1;
   if (op->vt->open) {
+    sf_op *outer = custom_enter(op);
     int rc = op->vt->open(op, &op->state);
+    custom_leave(outer);
     if (op->failed) return -1;
     if (rc != 0) return custom_fail(op, "open returned %d", rc);
   }
@@ -290,7 +296,9 @@ static int call_punctuation(sf_op *op, int port, int kind) {
   if (!op->vt->punctuation) return 0;
   op->handling = kind == SF_PUNCT_FINAL ? HANDLING_FINAL : HANDLING_WINDOW;
   op->emitted_now = 0;
+  sf_op *outer = custom_enter(op);
   int rc = op->vt->punctuation(op, op->state, port, kind);
+  custom_leave(outer);
   op->handling = HANDLING_NOTHING;
   if (callback_result(op, rc, "punctuation") < 0) return -1;
   return flush_held(op, kind == SF_PUNCT_FINAL);
@@ -301,7 +309,9 @@ static int call_tick(sf_op *op, int port, int64_t t) {
   if (!op->tick) return 0;
   op->handling = HANDLING_TICK;
   op->emitted_now = 0;
+  sf_op *outer = custom_enter(op);
   int rc = op->tick(op, op->state, port, t);
+  custom_leave(outer);
   op->handling = HANDLING_NOTHING;
   if (callback_result(op, rc, "tick") < 0) return -1;
   return flush_held(op, false);
@@ -326,8 +336,10 @@ static int custom_process(OpInst *inst, int port, Tuple *t) {
   op->input = t;
   op->emitted_now = 0;
   if (op->vt->process) {
-    sf_tuple in = { .op = op, .schema = inst->in_schema, .v = t->v, .n = t->n, .built = false };
+    sf_tuple in = { .op = op, .schema = inst->in_schema, .v = t->v, .n = t->n, .built = false, .tuple = t };
+    sf_op *outer = custom_enter(op);
     rc = op->vt->process(op, op->state, port, &in);
+    custom_leave(outer);
   }
   op->handling = HANDLING_NOTHING;
   op->input = NULL;
@@ -365,7 +377,12 @@ static int custom_final(OpInst *inst) {
 static void custom_close(OpInst *inst, bool ok) {
   sf_op *op = inst->state;
   if (!op) return;
-  if (op->opened && op->vt->close) op->vt->close(op, op->state);
+  if (op->opened && op->vt->close) {
+    sf_op *outer = custom_enter(op);
+    op->vt->close(op, op->state);
+    custom_leave(outer);
+  }
+  custom_release_kept(op); /* what the library still keeps (op.h: released after close) */
   custom_unload(op);
   buf_release(&op->snap.buf);
   free(op->key_slots);

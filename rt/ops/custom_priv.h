@@ -66,6 +66,18 @@ struct sf_op {
   Handling handling;             /* the callback running now */
   const Tuple *input;            /* HANDLING_TUPLE: the input tuple (for messages) */
   int emitted_now;               /* tuples emitted by the running callback */
+  /* Kept tuples (ABI 4, sf_tuple_retain): a handle names a slot and the slot's generation when it
+   * was given out (custom_abi.c), so that a released handle, or one this instance never gave, is
+   * recognized (an error naming the operator), never followed. Freed slots are reused. */
+  struct Kept {
+    Tuple *t;             /* the tuple kept (a reference of its own; NULL: the slot is free) */
+    const Schema *schema; /* its schema: the input's or the output's */
+    uint32_t gen;         /* the slot's generation: bumped at each release */
+    int next_free;        /* a free slot: the next free one (-1: none) */
+  } *kept;
+  int nkept, kept_cap;           /* slots made, and room */
+  int kept_free;                 /* the first free slot (-1: none) */
+  uint32_t kept_gen0;            /* the generation of new slots: differs from instance to instance */
 };
 
 struct sf_tuple {
@@ -75,12 +87,30 @@ struct sf_tuple {
   int n;                /* how many */
   bool built;           /* made by sf_tuple_new or sf_key_new: v and its strings are malloc'd */
   bool key;             /* made by sf_key_new: of the input schema, never emitted */
+  Tuple *tuple;         /* an input: the Tuple whose values v are (sf_tuple_retain keeps it) */
 };
+/* An sf_tuple pointer whose lowest bit is set is no address but a kept tuple's handle (an
+ * sf_tuple is aligned, so no real one has it); custom_abi.c alone makes and reads them. */
 
 /* ---- custom_abi.c ---- */
 
 /* Fails the job through op (the first failure only is reported) with the message; returns -1. */
 int custom_fail(sf_op *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The instance whose library callback this thread is running (NULL: none): what a kept tuple's
+ * handle is looked up in by the sf_get_* functions, which are given no sf_op. custom.c sets it
+ * around every call into the library (custom_enter, custom_leave: a fused downstream Custom
+ * operator may run inside sf_emit). */
+extern _Thread_local sf_op *custom_running;
+static inline sf_op *custom_enter(sf_op *op) {
+  sf_op *was = custom_running;
+  custom_running = op;
+  return was;
+}
+static inline void custom_leave(sf_op *was) {
+  custom_running = was;
+}
+/* Releases every tuple op still keeps, and the table (close). */
+void custom_release_kept(sf_op *op);
 
 /* ---- custom_load.c ---- */
 

@@ -11,7 +11,8 @@
  * graphs/ops/sf_example_ops.c (sf_sessionize, version 2 with snapshot and restore) and
  * tests/ops (sf_copies, exported as a version-1 struct; sf_count, a version-4 source, also exported
  * as version 2's and 3's structs, sf_count_v2 and sf_count_v3; sf_count_nosnap; sf_jitter
- * without the callbacks; sf_abi_future, version 5; sf_describe, version 4's schema functions). */
+ * without the callbacks; sf_abi_future, version 5; sf_describe, version 4's schema functions;
+ * sf_reverse and sf_keep_misuse, version 4's kept tuples). */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 
 #include "check_helper.h"
 #include "exec_priv.h"
+#include "ops/custom_priv.h"
 #include "op.h"
 #include "rt.h"
 #include "sf.h"
@@ -598,6 +600,164 @@ START_TEST(attr_types) {
 }
 END_TEST
 
+/* ---- ABI version 4: kept tuples ---- */
+
+#define REVERSE_GRAPH T_GRAPH("<param name='size'>3</param><model state='unknown' selectivity='many' final='emits'/>", \
+                              "sf_reverse")
+
+/* Input tuple i of the kept-tuple tests: v = i, k = "k<i>" (a string, which a kept tuple holds). */
+static void send_vk(Run *r, int i) {
+  char k[16];
+  int n = snprintf(k, sizeof k, "k%d", i);
+  Value v[2] = { value_int(i), value_string(k, (size_t)n) };
+  run_tuple(r, v, 2);
+}
+
+/* sf_reverse keeps each window of 3 input tuples and emits them last first, without copying
+ * them (sf_emit_kept); the last window, short, at the final punctuation. */
+static const char reverse_whole[] =
+    "src=2 (v=2, k=\"k2\")\nsrc=2 (v=1, k=\"k1\")\nsrc=2 (v=0, k=\"k0\")\n"
+    "src=5 (v=5, k=\"k5\")\nsrc=5 (v=4, k=\"k4\")\nsrc=5 (v=3, k=\"k3\")\n"
+    "src=7 (v=7, k=\"k7\")\nsrc=7 (v=6, k=\"k6\")\n";
+enum { NREVERSE = 8 };
+
+START_TEST(kept_window) {
+  Run r;
+  ck_assert(run_open(&r, REVERSE_GRAPH, "c"));
+  for (int i = 0; i < NREVERSE; i++) send_vk(&r, i);
+  run_final(&r, NREVERSE - 1);
+  run_ok(&r);
+  char *got = run_close(&r);
+  ck_assert_str_eq(got, reverse_whole);
+  free(got);
+}
+END_TEST
+
+/* The kept tuples at a checkpoint are the operator's to save (sf_snapshot_write_tuple): cut after
+ * any number of tuples, restored into a fresh instance (sf_snapshot_read_tuple), it carries on as
+ * the uninterrupted run; bytes cut short fail the restore. */
+START_TEST(kept_snapshot) {
+  for (int k = 0; k <= NREVERSE; k++) {
+    Run r;
+    ck_assert(run_open(&r, REVERSE_GRAPH, "c"));
+    ck_assert_int_eq(op_custom.checkpointable(&r.node.inst), 0);
+    for (int i = 0; i < k; i++) send_vk(&r, i);
+    Buf snap;
+    buf_init(&snap);
+    run_snapshot(&r, &snap);
+    run_ok(&r);
+    char *before = run_close(&r);
+    ck_assert(run_open(&r, REVERSE_GRAPH, "c"));
+    ck_assert_int_eq(run_restore(&r, &snap), 0);
+    r.seq = (uint64_t)k;
+    for (int i = k; i < NREVERSE; i++) send_vk(&r, i);
+    run_final(&r, NREVERSE - 1);
+    run_ok(&r);
+    char *after = run_close(&r);
+    size_t n = strlen(before);
+    ck_assert_int_eq(strncmp(reverse_whole, before, n), 0);
+    ck_assert_msg(!strcmp(after, reverse_whole + n), "cut after %d tuples: restored run emitted\n%s\nexpected\n%s", k,
+                  after, reverse_whole + n);
+    free(before);
+    free(after);
+    if (k == 2) { /* two tuples kept: the second cut short (the kind's snapshot: a u64, a bool, then
+                   * the library's bytes, after their length as a u64: shortened too) */
+      ck_assert(run_open(&r, REVERSE_GRAPH, "c"));
+      ck_assert_uint_ge(snap.n, 17);
+      unsigned char *len = (unsigned char *)snap.p + 9;
+      ck_assert_uint_ge(len[0], 3);
+      len[0] -= 3;
+      snap.n -= 3;
+      ck_assert_int_eq(run_restore(&r, &snap), -1);
+      ck_assert_str_eq(run_failure(&r), "operator 'c': sf_snapshot_read_tuple: the bytes are not a tuple of schema 'T' "
+                                        "written by sf_snapshot_write_tuple (truncated, or of other types)");
+      free(run_close(&r));
+    }
+    buf_release(&snap);
+  }
+}
+END_TEST
+
+/* Handles: two on the same values are released one by one; a released handle stays recognized
+ * when its slot is reused; a kept tuple of another schema than the output's is not emitted. */
+START_TEST(kept_handles) {
+  Run r;
+  ck_assert(run_open(&r, REVERSE_GRAPH, "c"));
+  sf_op *op = r.node.inst.state;
+  sf_op *was = custom_enter(op); /* as in a callback: sf_get_* look handles up in op */
+  sf_tuple *t = sf_tuple_new(op);
+  sf_set_int(t, 0, 42);
+  sf_set_string(t, 1, "kk", 2);
+  const sf_tuple *h1 = sf_tuple_retain(op, t);
+  sf_tuple_free(t); /* h1 holds a copy */
+  const sf_tuple *h2 = sf_tuple_retain(op, h1);
+  ck_assert_ptr_nonnull(h1);
+  ck_assert_ptr_ne(h1, h2);
+  sf_tuple_release(op, h1);
+  size_t len;
+  ck_assert_int_eq(sf_get_int(h2, 0), 42);
+  ck_assert_int_eq(strncmp(sf_get_string(h2, 1, &len), "kk", 2), 0);
+  ck_assert_uint_eq(len, 2);
+  ck_assert_int_eq(sf_emit_kept(op, h2), 0);
+  const sf_tuple *h3 = sf_tuple_retain(op, h2); /* h1's slot, a generation on */
+  ck_assert_ptr_ne(h3, h1);
+  sf_tuple_release(op, h2);
+  ck_assert_int_eq(sf_get_int(h3, 0), 42);
+  run_ok(&r);
+  ck_assert_int_eq(sf_get_int(h1, 0), 0);
+  ck_assert_str_eq(run_failure(&r), "operator 'c': sf_get_int: the tuple was already released");
+  custom_leave(was);
+  char *got = run_close(&r); /* h3 released by close */
+  ck_assert_str_eq(got, "src=0 (v=42, k=\"kk\")\n");
+  free(got);
+
+  ck_assert(run_open(&r, DESCRIBE_GRAPH("string"), "c"));
+  op = r.node.inst.state;
+  sf_tuple *key = sf_key_new(op);
+  const sf_tuple *k = sf_tuple_retain(op, key);
+  sf_tuple_free(key);
+  ck_assert_int_eq(sf_emit_kept(op, k), -1);
+  ck_assert_str_eq(run_failure(&r), "operator 'c': sf_emit_kept: the tuple is of schema 'P', whose attributes are not "
+                                    "those of the output schema 'D' (build a tuple with sf_tuple_new and sf_copy)");
+  sf_tuple_release(op, k);
+  free(run_close(&r));
+}
+END_TEST
+
+/* sf_keep_misuse misuses a kept tuple on its second input tuple: the job fails naming the operator
+ * and the misuse; sf-exec goes on (tests/op_failures.sh checks the exit status). */
+START_TEST(kept_misuse) {
+  static const char *const cases[][2] = {
+    { "twice", "operator 'c': sf_tuple_release: the tuple was already released" },
+    { "foreign", "operator 'c': sf_tuple_release: the tuple is not one this operator kept (a handle from "
+                 "sf_tuple_retain)" },
+    { "emit", "operator 'c': sf_emit_kept: the tuple was already released" },
+    { "read", "operator 'c': sf_get_int: the tuple was already released" },
+    { "free", "operator 'c': sf_tuple_free: the tuple is a kept one (release it with sf_tuple_release)" },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char graph[2048];
+    snprintf(graph, sizeof graph,
+             HEAD "  <schema name='I'><attr name='id' type='int'/><attr name='v' type='int'/></schema>\n" SRC("I")
+                  "  <operator name='c' kind='Custom'><input stream='A'/><output stream='B' schema='I'/>"
+                  "<param name='at'>1</param><param name='how'>%s</param>" MODEL_NONE
+                  "<library path='libsf_test_ops.so' symbol='sf_keep_misuse'/></operator>\n" OUT("B") TAIL,
+             cases[i][0]);
+    Run r;
+    ck_assert(run_open(&r, graph, "c"));
+    Value v[2] = { value_int(0), value_int(5) };
+    run_tuple(&r, v, 2);
+    v[0] = value_int(1);
+    r.node.inst.cur_seq = r.node.inst.cur_src = 1;
+    ck_assert_int_eq(op_custom.process(&r.node.inst, 0, tuple_new(v, 2)), -1);
+    ck_assert_msg(!strcmp(run_failure(&r), cases[i][1]), "%s: %s", cases[i][0], run_failure(&r));
+    char *got = run_close(&r);
+    ck_assert_str_eq(got, "src=0 (id=0, v=5)\n");
+    free(got);
+  }
+}
+END_TEST
+
 /* ---- checkpointable ---- */
 
 /* checkpointable's verdict on operator `name` of text: "" when it can take part, else the message. */
@@ -668,6 +828,10 @@ static Suite *custom_suite(void) {
   UNIT_ADD(s, checkpointable_source, NULL, NULL);
   UNIT_ADD(s, source_with_model_emits_at_final, NULL, NULL);
   UNIT_ADD(s, attr_types, NULL, NULL);
+  UNIT_ADD(s, kept_window, NULL, NULL);
+  UNIT_ADD_TIMEOUT(s, kept_snapshot, NULL, NULL, 60);
+  UNIT_ADD(s, kept_handles, NULL, NULL);
+  UNIT_ADD(s, kept_misuse, NULL, NULL);
   return s;
 }
 

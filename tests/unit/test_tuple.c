@@ -128,6 +128,31 @@ START_TEST(test_unref_many) {
 }
 END_TEST
 
+/* tuple_keep: a tuple of its own block is kept as it is (one more reference); one in a slab is
+ * copied out (the copy holds its values, strings included, and the slab dies with its tuples). */
+START_TEST(test_keep) {
+  Tuple *own = make(7, 3);
+  ck_assert_ptr_eq(tuple_keep(own), own);
+  ck_assert_int_eq(atomic_load(&own->refs), 2);
+  tuple_unref(own);
+  tuple_unref(own);
+  Value rows[2 * 2];
+  for (int r = 0; r < 2; r++) {
+    value_put_int(&rows[2 * r], r);
+    value_put_string(&rows[2 * r + 1], r ? "slab one" : "slab zero", r ? 8 : 9);
+  }
+  Tuple *s[2];
+  tuple_new_rows(rows, 2, 2, s);
+  Tuple *k = tuple_keep(s[1]);
+  ck_assert_ptr_ne(k, s[1]);
+  ck_assert_int_eq(atomic_load(&k->refs), 1);
+  ck_assert_int_eq(atomic_load(&s[1]->refs), 1);
+  tuple_unref_all(s, 2); /* the slab dies; the copy lives on */
+  ck_assert(k->n == 2 && k->v[0].i == 1 && k->v[1].s.n == 8 && memcmp(k->v[1].s.p, "slab one", 8) == 0);
+  tuple_unref(k);
+}
+END_TEST
+
 /* A block freed on its own thread is the next one of its size. */
 START_TEST(test_reuse_same_thread) {
   Tuple *a = make(1, 10);
@@ -325,6 +350,7 @@ int main(void) {
   tcase_add_test(tc, test_values);
   tcase_add_test(tc, test_new_rows);
   tcase_add_test(tc, test_unref_many);
+  tcase_add_test(tc, test_keep);
   tcase_add_test(tc, test_reuse_same_thread);
   tcase_add_test(tc, test_pool_blocks);
   tcase_add_test(tc, test_cross_thread);
