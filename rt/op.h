@@ -99,8 +99,8 @@
  * A version-1 operator (abi_version 1, whose struct ends after close) still loads: sf-exec never
  * reads snapshot or restore from it, so it runs as a version-2 operator leaving them NULL; and a
  * version-2 one runs as a version-3 operator without a tick callback. Version 4 adds functions,
- * no callbacks (the schemas' attribute types, kept tuples): a version-3 operator is a version-4
- * one that calls none of them. */
+ * no callbacks (the schemas' attribute types, kept tuples, sf_copy_attrs): a version-3 operator
+ * is a version-4 one that calls none of them. */
 #ifndef SF_OP_H
 #define SF_OP_H
 
@@ -211,6 +211,11 @@ void sf_set_bool(sf_tuple *t, int attr, bool v);
 void sf_set_string(sf_tuple *t, int attr, const char *s, size_t len); /* copies s[0..len) */
 /* Copies into t every attribute of `from` whose name and type t's schema also has. */
 void sf_copy(sf_tuple *t, const sf_tuple *from);
+/* ABI version 4: copies attribute from_attrs[i] of `from` (an input, a kept tuple or one being
+ * built) into attribute to_attrs[i] of t (from sf_tuple_new), for i in [0, n), strings copied.
+ * Each pair must have one type; every pair is checked before anything is copied. 0, or -1 when
+ * the job fails (an index out of range, types that differ, t not from sf_tuple_new). */
+int sf_copy_attrs(sf_op *op, sf_tuple *t, const sf_tuple *from, const int *from_attrs, const int *to_attrs, int n);
 /* Frees a tuple from sf_tuple_new that will not be emitted. NULL is ignored. */
 void sf_tuple_free(sf_tuple *t);
 /* Emits t on the output, after every tuple emitted before it, and frees it. Returns 0, or -1 when
@@ -221,11 +226,11 @@ int sf_emit_window(sf_op *op);
 
 /* ---- keeping tuples (ABI version 4) ---- */
 
-/* Keeps t beyond the callback: a handle that reads as a tuple (sf_get_*, sf_copy, sf_owns_key,
- * sf_snapshot_write_tuple) and stays valid until sf_tuple_release, whatever comes in between. t
- * is an input tuple (kept without copying its values), a kept tuple (one more handle on the same
- * values: each is released on its own), or a tuple from sf_tuple_new or sf_key_new (its values
- * copied; t stays yours). A kept tuple cannot be set. NULL (and the job fails) when t
+/* Keeps t beyond the callback: a handle that reads as a tuple (sf_get_*, sf_copy, sf_copy_attrs,
+ * sf_owns_key, sf_snapshot_write_tuple) and stays valid until sf_tuple_release, whatever comes
+ * in between. t is an input tuple (kept without copying its values), a kept tuple (one more handle
+ * on the same values: each is released on its own), or a tuple from sf_tuple_new or sf_key_new
+ * (its values copied; t stays yours). A kept tuple cannot be set. NULL (and the job fails) when t
  * is NULL or a released handle. Use a handle only in this instance's callbacks. */
 const sf_tuple *sf_tuple_retain(sf_op *op, const sf_tuple *t);
 /* Ends a handle of sf_tuple_retain (NULL is ignored). Releasing one twice, or a pointer that is not

@@ -356,6 +356,45 @@ void sf_copy(sf_tuple *t, const sf_tuple *from) {
   }
 }
 
+int sf_copy_attrs(sf_op *op, sf_tuple *t, const sf_tuple *from, const int *from_attrs, const int *to_attrs, int n) {
+  static const char fn[] = "sf_copy_attrs";
+  if (!t || !from) return custom_fail(op, "%s: the tuple is NULL", fn);
+  View f;
+  if (!building(t, fn) || !view_of(op, from, fn, &f)) return -1;
+  if (n < 0 || (n > 0 && (!from_attrs || !to_attrs)))
+    return custom_fail(op, "%s: %d attributes to copy, from %s to %s", fn, n, from_attrs ? "a list" : "NULL",
+                       to_attrs ? "a list" : "NULL");
+  View w = { .op = op, .schema = t->schema, .v = t->v, .n = t->n };
+  for (int i = 0; i < n; i++) { /* every pair checked before anything is copied */
+    int a = from_attrs[i], b = to_attrs[i];
+    if (a < 0 || a >= f.n)
+      return custom_fail(op, "%s: pair %d: attribute index %d is out of range (the source's schema '%s' has %d "
+                             "attributes)", fn, i, a, f.schema ? f.schema->name : "?", f.n);
+    if (b < 0 || b >= t->n)
+      return custom_fail(op, "%s: pair %d: attribute index %d is out of range (the destination's schema '%s' has %d "
+                             "attributes)", fn, i, b, t->schema ? t->schema->name : "?", t->n);
+    if (f.v[a].type != t->v[b].type)
+      return custom_fail(op, "%s: pair %d: attribute '%s' is %s, but '%s' is %s", fn, i, attr_name(&f, a),
+                         type_name(f.v[a].type), attr_name(&w, b), type_name(t->v[b].type));
+  }
+  Value *vals = n > 0 ? sf_xmalloc(sizeof *vals * (size_t)n) : NULL;
+  for (int i = 0; i < n; i++) { /* every value copied before any is replaced: from may be t */
+    vals[i] = f.v[from_attrs[i]];
+    if (vals[i].type == TYPE_STRING) {
+      char *p = sf_xmalloc(vals[i].s.n + 1);
+      if (vals[i].s.n) memcpy(p, vals[i].s.p, vals[i].s.n);
+      p[vals[i].s.n] = 0;
+      vals[i].s.p = p;
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    release_string(&t->v[to_attrs[i]]);
+    t->v[to_attrs[i]] = vals[i];
+  }
+  free(vals);
+  return 0;
+}
+
 void sf_tuple_free(sf_tuple *t) {
   if (is_handle(t)) {
     custom_fail(running("sf_tuple_free"), "sf_tuple_free: the tuple is a kept one (release it with sf_tuple_release)");

@@ -7,7 +7,11 @@
  *   sf_attr_type alone: it knows nothing of the schema beforehand. Then `|` and the output
  *   schema's attributes as NAME:TYPE. Model: <model state="none" selectivity="one"/>.
  *   Errors (the job fails, naming the operator): no output attribute `text`, or not a string.
- */
+ * sf_pick: copies chosen attributes with sf_copy_attrs: param `map` is a list of IN>OUT pairs
+ *   (space separated), input attribute IN into output attribute OUT; every other output attribute
+ *   keeps its zero. Model: <model state="none" selectivity="one"/>.
+ *   Errors: a malformed `map`, a name of neither schema (at open); a pair of two types (the first
+ *   tuple, from sf_copy_attrs). */
 #include "op.h"
 
 #include <stdarg.h>
@@ -104,4 +108,63 @@ SF_EXPORT const struct sf_operator sf_describe = {
   .open = describe_open,
   .process = describe_process,
   .close = describe_close,
+};
+
+enum { PICK_MAX = 16 };
+
+typedef struct Pick {
+  int from[PICK_MAX], to[PICK_MAX]; /* the pairs' input and output indices */
+  int n;                            /* how many */
+} Pick;
+
+static int pick_open(sf_op *op, void **state) {
+  const char *map = sf_param(op, "map");
+  if (!map) return sf_error(op, "needs the parameter 'map'");
+  Pick *p = calloc(1, sizeof *p);
+  if (!p) return sf_error(op, "out of memory");
+  for (const char *s = map; *s;) {
+    while (*s == ' ') s++;
+    if (!*s) break;
+    const char *gt = strchr(s, '>'), *end = strchr(s, ' ');
+    if (!end) end = s + strlen(s);
+    if (!gt || gt > end || p->n == PICK_MAX) {
+      free(p);
+      return sf_error(op, "parameter 'map' must be up to %d pairs IN>OUT, got '%s'", PICK_MAX, map);
+    }
+    char in[64], out[64];
+    snprintf(in, sizeof in, "%.*s", (int)(gt - s), s);
+    snprintf(out, sizeof out, "%.*s", (int)(end - gt - 1), gt + 1);
+    p->from[p->n] = sf_input_attr(op, in);
+    p->to[p->n] = sf_output_attr(op, out);
+    if (p->from[p->n] < 0 || p->to[p->n] < 0) {
+      free(p);
+      return sf_error(op, "parameter 'map': no input attribute '%s' or no output attribute '%s'", in, out);
+    }
+    p->n++;
+    s = end;
+  }
+  *state = p;
+  return 0;
+}
+
+static int pick_process(sf_op *op, void *state, int port, const sf_tuple *in) {
+  Pick *p = state;
+  sf_tuple *out = sf_tuple_new(op);
+  if (!out) return -1;
+  if (sf_copy_attrs(op, out, in, p->from, p->to, p->n) < 0) {
+    sf_tuple_free(out);
+    return -1;
+  }
+  return sf_emit(op, out);
+}
+
+static void pick_close(sf_op *op, void *state) {
+  free(state);
+}
+
+SF_EXPORT const struct sf_operator sf_pick = {
+  .abi_version = SF_OPERATOR_ABI,
+  .open = pick_open,
+  .process = pick_process,
+  .close = pick_close,
 };

@@ -11,8 +11,8 @@
  * graphs/ops/sf_example_ops.c (sf_sessionize, version 2 with snapshot and restore) and
  * tests/ops (sf_copies, exported as a version-1 struct; sf_count, a version-4 source, also exported
  * as version 2's and 3's structs, sf_count_v2 and sf_count_v3; sf_count_nosnap; sf_jitter
- * without the callbacks; sf_abi_future, version 5; sf_describe, version 4's schema functions;
- * sf_reverse and sf_keep_misuse, version 4's kept tuples). */
+ * without the callbacks; sf_abi_future, version 5; sf_describe and sf_pick, version 4's schema
+ * functions and sf_copy_attrs; sf_reverse and sf_keep_misuse, version 4's kept tuples). */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -600,6 +600,50 @@ START_TEST(attr_types) {
 }
 END_TEST
 
+#define PICK_GRAPH(map)                                                                                      \
+  HEAD "  <schema name='P'><attr name='a' type='int'/><attr name='b' type='string'/><attr name='c' "        \
+  "type='double'/></schema>\n  <schema name='Q'><attr name='x' type='string'/><attr name='y' type='int'/>"  \
+  "<attr name='z' type='double'/><attr name='w' type='bool'/></schema>\n" SRC("P")                          \
+  "  <operator name='c' kind='Custom'><input stream='A'/><output stream='B' schema='Q'/><param name='map'>" \
+  map "</param><model state='none' selectivity='one'/><library path='libsf_test_ops.so' symbol='sf_pick'/>" \
+  "</operator>\n" OUT("B") TAIL
+
+/* sf_copy_attrs copies the pairs it is given, by index, whatever the names; a pair of two types,
+ * or an index out of range, fails the job before anything is copied. */
+START_TEST(copy_attrs) {
+  Run r;
+  ck_assert(run_open(&r, PICK_GRAPH("b>x a>y c>z"), "c"));
+  Value v[3] = { value_int(7), value_string("hi", 2), value_double(1.5) };
+  run_tuple(&r, v, 3);
+  Value u[3] = { value_int(-1), value_string("", 0), value_double(-0.25) };
+  run_tuple(&r, u, 3);
+  run_ok(&r);
+  char *got = run_close(&r);
+  ck_assert_str_eq(got, "src=0 (x=\"hi\", y=7, z=1.5, w=false)\nsrc=1 (x=\"\", y=-1, z=-0.25, w=false)\n");
+  free(got);
+
+  ck_assert(run_open(&r, PICK_GRAPH("c>z a>x"), "c"));
+  r.node.inst.cur_seq = r.node.inst.cur_src = 0;
+  ck_assert_int_eq(op_custom.process(&r.node.inst, 0, tuple_new(v, 3)), -1);
+  ck_assert_str_eq(run_failure(&r), "operator 'c': sf_copy_attrs: pair 1: attribute 'a' is int, but 'x' is string");
+  free(run_close(&r));
+
+  ck_assert(run_open(&r, PICK_GRAPH("a>y"), "c"));
+  sf_op *op = r.node.inst.state;
+  sf_tuple *out = sf_tuple_new(op);
+  sf_set_string(out, 0, "s", 1);
+  ck_assert_int_eq(sf_copy_attrs(op, out, out, (const int[]){ 0, 0 }, (const int[]){ 0, 0 }, 2), 0); /* onto itself */
+  size_t len;
+  ck_assert_int_eq(strncmp(sf_get_string(out, 0, &len), "s", 1), 0);
+  ck_assert_uint_eq(len, 1);
+  ck_assert_int_eq(sf_copy_attrs(op, out, out, (const int[]){ 0, 4 }, (const int[]){ 0, 0 }, 2), -1);
+  ck_assert_str_eq(run_failure(&r), "operator 'c': sf_copy_attrs: pair 1: attribute index 4 is out of range (the "
+                                    "source's schema 'Q' has 4 attributes)");
+  sf_tuple_free(out);
+  free(run_close(&r));
+}
+END_TEST
+
 /* ---- ABI version 4: kept tuples ---- */
 
 #define REVERSE_GRAPH T_GRAPH("<param name='size'>3</param><model state='unknown' selectivity='many' final='emits'/>", \
@@ -828,6 +872,7 @@ static Suite *custom_suite(void) {
   UNIT_ADD(s, checkpointable_source, NULL, NULL);
   UNIT_ADD(s, source_with_model_emits_at_final, NULL, NULL);
   UNIT_ADD(s, attr_types, NULL, NULL);
+  UNIT_ADD(s, copy_attrs, NULL, NULL);
   UNIT_ADD(s, kept_window, NULL, NULL);
   UNIT_ADD_TIMEOUT(s, kept_snapshot, NULL, NULL, 60);
   UNIT_ADD(s, kept_handles, NULL, NULL);
