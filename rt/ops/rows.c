@@ -17,7 +17,7 @@ enum {
   IDLE_MS = 50,             /* waiting for input: the thread's idle hooks run this often */
 };
 
-static const char *type_article(Type t) {
+const char *rows_type_article(Type t) {
   switch (t) {
   case TYPE_INT: return "an int";
   case TYPE_DOUBLE: return "a double";
@@ -222,7 +222,7 @@ static int parse_row(OpInst *op, RowReader *fs, char *why, size_t cap) {
     if (value_parse(s->attrs[a].type, text, n, &fs->vals[a], NULL) < 0) {
       int shown = n > QUOTE_MAX ? QUOTE_MAX : (int)n;
       snprintf(why, cap, "field '%s': '%.*s%s' is not %s", s->attrs[a].name, shown, text,
-               n > QUOTE_MAX ? "..." : "", type_article(s->attrs[a].type));
+               n > QUOTE_MAX ? "..." : "", rows_type_article(s->attrs[a].type));
       return -1;
     }
   }

@@ -108,5 +108,7 @@ int rows_onerror(OpInst *op, bool *skip);
  * given), or rt_fail when one is not an integer from 1 to ROWS_MAX_ROW or ROWS_MAX_FIELDS. */
 enum { ROWS_MAX_ROW = 1 << 30, ROWS_MAX_FIELDS = 1000000 };
 int rows_limits(OpInst *op, uint64_t *max_row, int *max_fields);
+/* "an int", "a double", "a bool", "a string": a field's type in "field 'x': 'abc' is not an int". */
+const char *rows_type_article(Type t);
 
 #endif
