@@ -86,6 +86,8 @@ static void analyze_op(Graph *g, Op *op) {
   if (kind->keyed == KEYED_YES || (kind->keyed == KEYED_WITH_STATE && op->nstates > 0)) partition_by(g, op);
   /* what parameters change */
   if (op->kind == KIND_FUNCTOR && op_param(op, "where")) m->sel = SEL_ATMOSTONE;
+  const char *missing = op->kind == KIND_LOOKUP ? op_param(op, "missing") : NULL;
+  if (missing && !strcmp(missing, "keep")) m->sel = SEL_ONE; /* every input has its one output */
   m->emits_on_tick = false;
   if (op->kind == KIND_AGGREGATE) {
     /* tumbling N emits at most once per input; sliding N and running once each; a time window

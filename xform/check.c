@@ -325,6 +325,50 @@ static void bad_value(Diag *d, const Op *op, const Param *p, const char *want) {
              p->text);
 }
 
+/* A Lookup's `schema`, `on` and `missing` (docs/language.md, "Lookup"): the schema declared, each
+ * pair of `on` a column of it and an input attribute of the same type. */
+static void check_lookup(Graph *g, Op *op, Diag *d) {
+  const Param *sp = op_find_param(op, "schema"), *on = op_find_param(op, "on"), *mp = op_find_param(op, "missing");
+  if (mp && strcmp(mp->text, "drop") && strcmp(mp->text, "keep")) bad_value(d, op, mp, "'drop' or 'keep'");
+  const Schema *table = sp ? graph_find_schema(g, sp->text) : NULL;
+  if (sp && !table) {
+    const char *hint = graph_suggest_schema(g, sp->text);
+    diag_error(d, sp->line, 0, "parameter 'schema' of operator '%s' names no schema '%s'" DIAG_HINT_FMT, op->name,
+               sp->text, DIAG_HINT(hint));
+  }
+  if (!on) return;
+  LookupOn *pairs;
+  size_t at;
+  int n = lookup_on_parse(g->arena, on->text, &pairs, &at);
+  if (n < 0) {
+    if (at == 0)
+      diag_error(d, on->line, 0, "parameter 'on' of operator '%s' must be 'table.C = ATTR', several joined by "
+                 "'and', got '%s'", op->name, on->text);
+    else
+      diag_error(d, on->line, 0, "parameter 'on' of operator '%s' must be 'table.C = ATTR', several joined by "
+                 "'and', got '%s' (wrong from '%.20s')", op->name, on->text, on->text + at);
+    return;
+  }
+  Schema *in = op_input_schema(op);
+  for (int k = 0; k < n; k++) {
+    int c = table ? schema_find_attr(table, pairs[k].column) : -1;
+    int a = in ? schema_find_attr(in, pairs[k].attr) : -1;
+    if (table && c < 0) {
+      const char *hint = schema_suggest_attr(table, pairs[k].column);
+      diag_error(d, on->line, 0, "parameter 'on' of operator '%s': schema '%s' has no attribute '%s'" DIAG_HINT_FMT,
+                 op->name, table->name, pairs[k].column, DIAG_HINT(hint));
+    }
+    if (in && a < 0) {
+      const char *hint = schema_suggest_attr(in, pairs[k].attr);
+      diag_error(d, on->line, 0, "parameter 'on' of operator '%s': input schema '%s' has no attribute '%s'"
+                 DIAG_HINT_FMT, op->name, in->name, pairs[k].attr, DIAG_HINT(hint));
+    }
+    if (c >= 0 && a >= 0 && table->attrs[c].type != in->attrs[a].type)
+      diag_error(d, on->line, 0, "parameter 'on' of operator '%s': 'table.%s' is %s but '%s' is %s", op->name,
+                 pairs[k].column, type_name(table->attrs[c].type), pairs[k].attr, type_name(in->attrs[a].type));
+  }
+}
+
 /* Whether an unknown parameter of op was taken for `name` ("did you mean 'name'?"), so that the
  * parameter's absence is not reported again. */
 static bool suggested(const Op *op, const char *const *hints, const char *name) {
@@ -457,6 +501,7 @@ static void check_params(Graph *g, Op *op, Diag *d) {
         bad_value(d, op, p, "'roundrobin', 'seq' or 'seqpulse'");
     }
   }
+  if (op->kind == KIND_LOOKUP) check_lookup(g, op, d);
   if (op->kind == KIND_SOCKETSOURCE) {
     const Param *l = op_find_param(op, "listen"), *c = op_find_param(op, "connect");
     if (!l && !c && !suggested(op, hints, "listen") && !suggested(op, hints, "connect"))
@@ -937,6 +982,14 @@ static void check_expressions(Graph *g, Op *op, Diag *d) {
     ExprScope sides = { .nsides = 2, .side_name = {"left", "right"}, .side = {left, right} };
     check_lets(g, op, d, &sides, NULL);
     check_join(g, op, d, &sides);
+    break;
+  }
+  case KIND_LOOKUP: {
+    scope.nsides = 1;
+    scope.side_name[0] = "table";
+    scope.side[0] = graph_find_schema(g, op_param(op, "schema")); /* check_lookup found it */
+    check_lets(g, op, d, &scope, in);
+    check_sets(g, op, d, &scope);
     break;
   }
   default:

@@ -35,6 +35,7 @@ double cost_kind_estimate(const Op *op) {
   case KIND_FLATMAP: return 60;
   case KIND_AGGREGATE: return 80;
   case KIND_DEDUP: return 60;
+  case KIND_LOOKUP: return 60 + 15 * op->nsets;
   case KIND_WORK: {
     const char *it = op_param(op, "iterations");
     int64_t n = 0;

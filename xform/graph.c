@@ -399,3 +399,46 @@ NumRead window_parse(const char *text, WindowSpec *w, size_t *at) {
   *w = (WindowSpec){.kind = sliding ? WIN_SLIDING : WIN_TUMBLING, .size = v[0]};
   return NUM_OK;
 }
+
+static bool on_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+static bool on_ident(char c) { return on_ident_start(c) || (c >= '0' && c <= '9'); }
+static bool on_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+int lookup_on_parse(Arena *a, const char *text, LookupOn **on, size_t *at) {
+  *at = 0;
+  *on = NULL;
+  if (!text) return -1;
+  PtrVec pairs = {0};
+  const char *p = text;
+  for (;;) {
+    while (on_space(*p)) p++;
+    if (strncmp(p, "table.", 6) || !on_ident_start(p[6])) break;
+    const char *c = p + 6, *ce = c;
+    while (on_ident(*ce)) ce++;
+    p = ce;
+    while (on_space(*p)) p++;
+    if (*p != '=') break;
+    p++;
+    while (on_space(*p)) p++;
+    if (!on_ident_start(*p)) break;
+    const char *t = p, *te = t;
+    while (on_ident(*te)) te++;
+    LookupOn *pair = arena_alloc(a, sizeof *pair);
+    pair->column = arena_strndup(a, c, (size_t)(ce - c));
+    pair->attr = arena_strndup(a, t, (size_t)(te - t));
+    ptrvec_push(a, &pairs, pair);
+    p = te;
+    const char *before = p;
+    while (on_space(*p)) p++;
+    if (!*p) {
+      LookupOn *out = arena_alloc(a, sizeof *out * (size_t)pairs.n);
+      for (int k = 0; k < pairs.n; k++) out[k] = *(LookupOn *)pairs.items[k];
+      *on = out;
+      return pairs.n;
+    }
+    if (p == before || strncmp(p, "and", 3) || !on_space(p[3])) break;
+    p += 3;
+  }
+  *at = (size_t)(p - text);
+  return -1;
+}

@@ -343,6 +343,16 @@ typedef struct WindowSpec {
  * or number (0 when the text is empty or all of it is wrong). A hopping window whose SLIDE does not
  * divide SIZE reads as NUM_OK: check.c refuses it with its own message. */
 NumRead window_parse(const char *text, WindowSpec *w, size_t *at);
+/* A Lookup's `on` (docs/language.md, "Lookup"): `table.C = ATTR` pairs joined by the word `and`,
+ * blanks (spaces, tabs, line breaks) optional around `=` and needed around `and`. */
+typedef struct LookupOn {
+  const char *column; /* C: an attribute of the table's schema */
+  const char *attr;   /* ATTR: an attribute of the input */
+} LookupOn;
+/* Reads text into *on (allocated in a): the number of pairs (at least 1), or -1 when it is not of
+ * that form, with *at the offset in text of the first character that is wrong. */
+int lookup_on_parse(Arena *a, const char *text, LookupOn **on, size_t *at);
+
 /* Whether windows of kind k are over event time: they close at ticks and need a stream with one. */
 static inline bool window_is_time(WindowKind k) {
   return k == WIN_TUMBLING_TIME || k == WIN_HOPPING_TIME || k == WIN_SESSION_TIME;
