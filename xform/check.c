@@ -874,6 +874,7 @@ static const Expr *first_aggregate(const Expr *e) {
  * to all of them. */
 static void check_lets(Graph *g, Op *op, Diag *d, ExprScope *scope, const Schema *in) {
   scope->lets = op->lets;
+  scope->lets_written = op->nlets;
   for (int i = 0; i < op->nlets; i++) {
     Let *l = &op->lets[i];
     bool named = true;

@@ -672,6 +672,12 @@ static Type check_name(Checker *c, Expr *e) {
     e->scope = NAME_INDEX;
     return TYPE_INT;
   }
+  for (k = s->nlets; k < s->lets_written; k++)
+    if (s->lets[k].name && !strcmp(s->lets[k].name, e->sval)) {
+      check_error(c, e->col, "let '%s' is written after this expression (a let can be read only after it)",
+                  e->sval);
+      return TYPE_NONE;
+    }
   /* the names in scope, for a "did you mean" */
   int n = (s->input ? s->input->nattrs : 0) + s->nstates + s->nlets + 2, nc = 0;
   const char **names = sf_xmalloc(sizeof *names * (size_t)n);

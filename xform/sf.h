@@ -278,6 +278,8 @@ typedef struct ExprScope {
    * evaluators read EvalEnv.lets[slot]. */
   const Let *lets;
   int nlets;
+  int lets_written;         /* lets[nlets..lets_written): written after the expression, so not
+                             * visible; an error names one read (0: none) */
 } ExprScope;
 
 /* Whether f[0..n) is a format date_format knows (docs/language.md, "Functions": the conversions

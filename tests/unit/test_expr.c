@@ -610,6 +610,11 @@ START_TEST(test_lets) {
   /* a let not yet written is no name */
   s.nlets = 1;
   ck_assert_str_eq(check_error_in("tag + sym", &s), "g.xml:7:1: error: unknown name 'tag'\n");
+  /* one written after the expression is named as such */
+  reset_diags();
+  s.lets_written = 2;
+  ck_assert_str_eq(check_error_in("sym + tag", &s),
+                   "g.xml:7:7: error: let 'tag' is written after this expression (a let can be read only after it)\n");
 }
 END_TEST
 
