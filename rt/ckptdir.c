@@ -460,6 +460,12 @@ uint64_t ckptdir_op_fingerprint(const Op *op) {
     const StateVar *v = op->states[i];
     h = mix(mix(mix(mix(h, v->name), type_name(v->type)), v->init_text), v->text);
   }
+  /* lets: what they compute, and which state updates they run between (none: as before lets were) */
+  if (op->nlets) h = mix(mix_int(h, op->nlets), "lets");
+  for (int i = 0; i < op->nlets; i++) {
+    const Let *l = &op->lets[i];
+    h = mix_int(mix(mix(mix(h, l->name), type_name(l->type)), l->text), l->states_before);
+  }
   /* the schemas of its ports, not how many streams a Merge joins or a Split feeds (the width) */
   int nin = op->kind == KIND_MERGE && op->ninputs > 0 ? 1 : op->ninputs;
   int nout = op->kind == KIND_SPLIT && op->noutputs > 0 ? 1 : op->noutputs;

@@ -374,6 +374,11 @@ START_TEST(test_fingerprints) {
   ck_assert_uint_eq(agg_fingerprint("", "<param name=\"window\">tumbling 4</param><param name=\"partitionBy\">k</param>"
                                         "<set attr=\"m\">max(v)</set>"), base);
   ck_assert_uint_eq(agg_fingerprint(" width=\"3\"", AGG_BODY("k", "max", "tumbling 4")), base);
+  /* a let the aggregates read changes what they hold */
+  uint64_t let = agg_fingerprint("", AGG_BODY("k", "max", "tumbling 4") "<let name=\"w\" type=\"int\">v * 2</let>");
+  ck_assert_uint_ne(let, base);
+  ck_assert_uint_eq(agg_fingerprint("", AGG_BODY("k", "max", "tumbling 4") "<let name=\"w\" type=\"int\">v * 2</let>"), let);
+  ck_assert_uint_ne(agg_fingerprint("", AGG_BODY("k", "max", "tumbling 4") "<let name=\"w\" type=\"int\">v * 3</let>"), let);
   /* the graph: its name and operators, not their definitions (those are the fingerprints') */
   uint64_t id = identity("t", "", AGG_BODY("k", "max", "tumbling 4"));
   ck_assert_uint_eq(identity("t", "", AGG_BODY("k j", "min", "tumbling 5")), id);
