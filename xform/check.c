@@ -329,6 +329,10 @@ static void bad_value(Diag *d, const Op *op, const Param *p, const char *want) {
  * pair of `on` a column of it and an input attribute of the same type. */
 static void check_lookup(Graph *g, Op *op, Diag *d) {
   const Param *sp = op_find_param(op, "schema"), *on = op_find_param(op, "on"), *mp = op_find_param(op, "missing");
+  const Param *fp = op_find_param(op, "file");
+  if (fp && !strcmp(fp->text, "-")) /* every replica reads the table: it cannot be a stream */
+    diag_error(d, fp->line, 0, "parameter 'file' of operator '%s' names standard input ('-'), which a Lookup "
+               "cannot read: its table is a file every replica reads", op->name);
   if (mp && strcmp(mp->text, "drop") && strcmp(mp->text, "keep")) bad_value(d, op, mp, "'drop' or 'keep'");
   const Schema *table = sp ? graph_find_schema(g, sp->text) : NULL;
   if (sp && !table) {

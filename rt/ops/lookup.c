@@ -172,7 +172,8 @@ static void lookup_close(OpInst *op, bool ok);
 static int setup(OpInst *op, Lookup *l) {
   l->path = rt_param(op, "file");
   const char *schema = rt_param(op, "schema"), *missing = rt_param(op, "missing");
-  if (!l->path || !*l->path) return rt_fail(op, "Lookup needs parameter 'file'");
+  if (!l->path || !*l->path || !strcmp(l->path, "-"))
+    return rt_fail(op, "Lookup needs parameter 'file' naming a file (not standard input)");
   if (missing && strcmp(missing, "drop") && strcmp(missing, "keep"))
     return rt_fail(op, "parameter 'missing' must be 'drop' or 'keep', got '%s'", missing);
   l->keep = missing && !strcmp(missing, "keep");
