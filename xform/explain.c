@@ -87,6 +87,16 @@ static const char *split_merge_text(Arena *a, const Region *r) {
     for (int k = 0; k < r->nkeys; k++)
       keys = arena_printf(a, "%s%s'%s'", keys, k == 0 ? "" : k == r->nkeys - 1 ? " and " : ", ", r->keys[k]);
     how = arena_printf(a, "hash on %s", keys);
+    const Op *first = r->ops.n ? r->ops.items[0] : NULL;
+    JoinSpec j;
+    const Schema *right = first && first->kind == KIND_JOIN ? join_side_schema(first, 1) : NULL;
+    if (right && join_spec(first, a, &j, NULL) == 0) { /* its two sides, each on its own attributes */
+      char *keys2 = arena_strdup(a, "");
+      for (int k = 0; k < j.nkeys; k++)
+        keys2 = arena_printf(a, "%s%s'%s'", keys2, k == 0 ? "" : k == j.nkeys - 1 ? " and " : ", ",
+                             right->attrs[j.key[1][k]].name);
+      how = arena_printf(a, "hash on %s (left) and %s (right)", keys, keys2);
+    }
   }
   const char *split = r->from ? arena_printf(a, "shuffle from r%d by %s", r->from->id, how)
                               : arena_printf(a, "split %s", how);
