@@ -138,8 +138,9 @@ typedef struct sf_snapshot sf_snapshot; /* the snapshot being written (opaque; A
 /* The type of an attribute (sf_attr_type; ABI version 4). */
 typedef enum sf_type { SF_INT = 1, SF_DOUBLE = 2, SF_STRING = 3, SF_BOOL = 4 } sf_type;
 /* Which schema sf_attr_count, sf_attr_name and sf_attr_type describe (ABI version 4). */
-#define SF_IN 0  /* the input's */
+#define SF_IN 0  /* the input's (of the first input port) */
 #define SF_OUT 1 /* the output's */
+#define SF_IN2 2 /* ABI version 4: the second input port's (an operator with two input ports) */
 
 /* The operator's callbacks. Any of them may be NULL (nothing to do). Those returning int return
  * 0 on success, anything else to fail the job (preferably the -1 of sf_error, which says why). */
@@ -173,8 +174,8 @@ const char *sf_param(sf_op *op, const char *name);
 int sf_input_attr(sf_op *op, const char *name);
 /* The index of attribute `name` in the output schema, or -1 when there is none (or no output). */
 int sf_output_attr(sf_op *op, const char *name);
-/* ABI version 4: the schemas. How many attributes the input (side SF_IN) or output (SF_OUT) schema
- * has, 0 when the operator has no such port; the name of its attribute `attr` (valid until close
+/* ABI version 4: the schemas. How many attributes the input (side SF_IN), the second input (SF_IN2)
+ * or the output (SF_OUT) schema has, 0 when the operator has no such port; the name of its attribute `attr` (valid until close
  * returns), and its type. Naming or typing an index out of range, or of a side without a port,
  * fails the job (NULL, 0). */
 int sf_attr_count(sf_op *op, int side);

@@ -541,7 +541,7 @@ static void check_ports(Graph *g, Op *op, Diag *d) {
   }
   const KindInfo *spec = kind_info(op->kind);
   /* sf-exec would refuse a Custom operator with more ports when opening it (rt/ops/custom.c) */
-  const char *why = op->kind == KIND_CUSTOM ? " (op.h's operator interface has one input and one output)" : "";
+  const char *why = op->kind == KIND_CUSTOM ? " (op.h's operator interface has at most two inputs and one output)" : "";
   if (op->ninputs < spec->min_in || (spec->max_in != MANY && op->ninputs > spec->max_in))
     diag_error(d, op->line, 0, "%s operator '%s' takes %s, got %d%s", kind_name(op->kind), op->name,
                ports_text(spec->min_in, spec->max_in, "input"), op->ninputs, why);

@@ -238,6 +238,14 @@ static int custom_checkpointable(OpInst *inst) {
                      "(op.h ABI version 2), or run the job without checkpoints", state, missing, lib);
 }
 
+const Schema *custom_port_schema(sf_op *op, int port) {
+  if (port == 0) return op->inst->in_schema;
+  const Op *g = op->inst->op;
+  if (port >= g->ninputs || g->inputs[port].nstreams < 1 || !g->inputs[port].streams) return NULL;
+  const Stream *s = g->inputs[port].streams[0];
+  return s ? s->schema : NULL;
+}
+
 /* ---- the kind ---- */
 
 static void custom_close(OpInst *inst, bool ok);
@@ -245,10 +253,13 @@ static void custom_close(OpInst *inst, bool ok);
 /* custom_open's work; on failure custom_open releases what it set up. */
 static int open_library(sf_op *op) {
   Op *g = op->inst->op;
-  if (g->ninputs > 1 || g->noutputs > 1)
-    return custom_fail(op, "a Custom operator has at most one input port and one output port (op.h ABI %d), "
+  if (g->ninputs > 2 || g->noutputs > 1)
+    return custom_fail(op, "a Custom operator has at most two input ports and one output port (op.h ABI %d), "
                        "this one has %d and %d", SF_OPERATOR_ABI, g->ninputs, g->noutputs);
   if (custom_load(op) < 0) return -1;
+  if (g->ninputs == 2 && op->abi < 4)
+    return custom_fail(op, "it has two input ports, which needs op.h ABI version 4 (SF_IN2); library '%s' has "
+                       "version %d", g->lib_path, op->abi);
   if (key_slots(op) < 0) return -1;
   if (op->vt->open) {
     sf_op *outer = custom_enter(op);
@@ -336,7 +347,7 @@ static int custom_process(OpInst *inst, int port, Tuple *t) {
   op->input = t;
   op->emitted_now = 0;
   if (op->vt->process) {
-    sf_tuple in = { .op = op, .schema = inst->in_schema, .v = t->v, .n = t->n, .built = false, .tuple = t };
+    sf_tuple in = { .op = op, .schema = custom_port_schema(op, port), .v = t->v, .n = t->n, .built = false, .tuple = t };
     sf_op *outer = custom_enter(op);
     rc = op->vt->process(op, op->state, port, &in);
     custom_leave(outer);

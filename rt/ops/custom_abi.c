@@ -53,14 +53,15 @@ int sf_output_attr(sf_op *op, const char *name) {
 _Static_assert(SF_INT == (int)TYPE_INT && SF_DOUBLE == (int)TYPE_DOUBLE && SF_STRING == (int)TYPE_STRING &&
                    SF_BOOL == (int)TYPE_BOOL, "op.h's sf_type is the runtime's Type");
 
-/* The schema of side (SF_IN, SF_OUT) for fn: NULL when the operator has no such port; *ok false
- * after failing the job on a side that is neither. */
+/* The schema of side (SF_IN, SF_IN2, SF_OUT) for fn: NULL when the operator has no such port; *ok
+ * false after failing the job on a side that is none of them. */
 static const Schema *side_schema(sf_op *op, int side, const char *fn, bool *ok) {
   *ok = true;
   if (side == SF_IN) return op->inst->in_schema;
+  if (side == SF_IN2) return custom_port_schema(op, 1);
   if (side == SF_OUT) return op->inst->out_schema;
   *ok = false;
-  custom_fail(op, "%s: side %d is neither SF_IN (%d) nor SF_OUT (%d)", fn, side, SF_IN, SF_OUT);
+  custom_fail(op, "%s: side %d is neither SF_IN (%d), SF_IN2 (%d) nor SF_OUT (%d)", fn, side, SF_IN, SF_IN2, SF_OUT);
   return NULL;
 }
 
@@ -70,7 +71,7 @@ static const Attr *side_attr(sf_op *op, int side, int attr, const char *fn) {
   const Schema *s = side_schema(op, side, fn, &ok);
   if (!ok) return NULL;
   if (!s) {
-    custom_fail(op, "%s: the operator has no %s", fn, side == SF_IN ? "input" : "output");
+    custom_fail(op, "%s: the operator has no %s", fn, side == SF_IN ? "input" : side == SF_IN2 ? "second input" : "output");
     return NULL;
   }
   if (attr < 0 || attr >= s->nattrs) {

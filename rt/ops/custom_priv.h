@@ -114,6 +114,8 @@ void custom_release_kept(sf_op *op);
 
 /* ---- custom_load.c ---- */
 
+/* The schema of input port `port` (0 or 1) of the operator, NULL when it has no such port. */
+const Schema *custom_port_schema(sf_op *op, int port);
 /* Loads the library and the symbol the graph names, checks its abi_version and sets op->dl,
  * op->vt, op->abi and the callbacks of later versions it has. 0, or -1 after custom_fail. */
 int custom_load(sf_op *op);

@@ -745,7 +745,7 @@ START_TEST(children_per_kind) {
 END_TEST
 
 START_TEST(custom_ports_within_the_operator_interface) {
-  /* op.h gives an operator one input and one output at most (a source or a sink has none) */
+  /* op.h gives an operator two inputs and one output at most (a source or a sink has none) */
   check_ok(HEAD
            "  <operator name='pass' kind='Custom'>\n"
            "    <input stream='Trades'/><output stream='P' schema='Trade'/>\n"
@@ -763,7 +763,7 @@ START_TEST(custom_ports_within_the_operator_interface) {
   setup();
   check_fails(HEAD
               "  <operator name='join' kind='Custom'>\n"                      /* 20 */
-              "    <input stream='Trades'/><input stream='Trades'/>\n"
+              "    <input stream='Trades'/><input stream='Trades'/><input stream='Trades'/>\n"
               "    <library path='p.so' symbol='j'/>\n"
               "  </operator>\n"
               "  <operator name='fork' kind='Custom'>\n"                      /* 24 */
@@ -773,10 +773,10 @@ START_TEST(custom_ports_within_the_operator_interface) {
               "    <library path='p.so' symbol='f'/>\n"
               "  </operator>\n" TAIL,
               2,
-              "g.xml:20: error: Custom operator 'join' takes at most 1 input port, got 2 (op.h's operator "
-              "interface has one input and one output)\n"
+              "g.xml:20: error: Custom operator 'join' takes at most 2 input ports, got 3 (op.h's operator "
+              "interface has at most two inputs and one output)\n"
               "g.xml:24: error: Custom operator 'fork' takes at most 1 output port, got 3 (op.h's operator "
-              "interface has one input and one output)\n");
+              "interface has at most two inputs and one output)\n");
 }
 END_TEST
 

@@ -585,8 +585,14 @@ START_TEST(attr_types) {
                                     "attributes)");
   free(run_close(&r));
   ck_assert(run_open(&r, DESCRIBE_GRAPH("string"), "c"));
-  ck_assert_int_eq(sf_attr_count(r.node.inst.state, 2), 0);
-  ck_assert_str_eq(run_failure(&r), "operator 'c': sf_attr_count: side 2 is neither SF_IN (0) nor SF_OUT (1)");
+  ck_assert_int_eq(sf_attr_count(r.node.inst.state, 3), 0);
+  ck_assert_str_eq(run_failure(&r),
+                   "operator 'c': sf_attr_count: side 3 is neither SF_IN (0), SF_IN2 (2) nor SF_OUT (1)");
+  free(run_close(&r));
+  ck_assert(run_open(&r, DESCRIBE_GRAPH("string"), "c")); /* one input port: SF_IN2 has none */
+  ck_assert_int_eq(sf_attr_count(r.node.inst.state, SF_IN2), 0);
+  ck_assert_int_eq(sf_attr_type(r.node.inst.state, SF_IN2, 0), 0);
+  ck_assert_str_eq(run_failure(&r), "operator 'c': sf_attr_type: the operator has no second input");
   free(run_close(&r));
   ck_assert(run_open(&r, SOURCE_GRAPH("sf_count", "3"), "gen"));
   ck_assert_int_eq(sf_attr_count(r.node.inst.state, SF_IN), 0);
