@@ -143,6 +143,7 @@ static void exec_free(Exec *x) {
       while (q && q->count) batch_free(queue_take(q));
     }
     for (int e = 0; e < gr->outs.n; e++) batch_free(((Edge *)gr->outs.items[e])->pending);
+    order_time_free(gr);
   }
   for (int i = 0; i < x->nnodes; i++) arena_free(x->nodes[i].inst.scratch);
   signals_release(); /* the last moment: nothing of the job is left to clean up */

@@ -319,6 +319,8 @@ int order_run(Group *g);
  * inputs, to be taken before anything their sources send. 0, or -1 when it is truncated or does
  * not fit g's inputs (their number, a tuple's values and their types). */
 int order_time_restore(Group *g, SnapIn *in);
+/* Releases what g's checkpoints of a time-ordered fan-in hold (exec_free, after its thread ended). */
+void order_time_free(Group *g);
 /* order_run that, when !wait, returns 1 where it would wait for input (a hosted group's pump). */
 int order_advance(Group *g, bool wait);
 

@@ -475,6 +475,12 @@ static const Schema *slot_schema(const Node *n, int s) {
   return NULL;
 }
 
+void order_time_free(Group *g) {
+  if (!g->tck_seen) return;
+  for (int s = 0; s < g->entry->nslots; s++) buf_release(&g->tck_log[s]);
+  buf_release(&g->tck_state);
+}
+
 int order_time_restore(Group *g, SnapIn *in) {
   size_t n;
   const void *p = snap_get_bytes(in, &n);
