@@ -160,7 +160,8 @@ else
     fi
     k=$(sed -n "s/^sf-exec: restored checkpoint \([0-9]*\) .*/\1/p" "$SF_WORK/restore.log")
     [[ -n $k ]] && restored=$((restored + 1))
-    what+=", restored at width $w2 (${k:+checkpoint $k}${k:-no checkpoint yet: from the beginning})"
+    if [[ -n $k ]]; then what+=", restored at width $w2 (checkpoint $k)"; else
+      what+=", restored at width $w2 (no checkpoint yet: from the beginning)"; fi
     if cmp -s "$SF_WORK/out.csv" "$SF_WORK/expected.csv"; then
       sf_ok "kill-$i" "$what"
     else
