@@ -8,11 +8,12 @@
 #   1. python3 tests/nexmark/gen.py writes one seeded event stream (persons, auctions, bids, some
 #      rows out of order) as persons.csv, auctions.csv, bids.csv and events.csv (all kinds in one
 #      file, with a `kind` column) into data/, shared by every query;
-#   2. for every query (or the named ones): oracle.py writes the expected output and the late
-#      count of each Join (and checks that the graph's parameters are the ones it assumes); the
-#      data must make late tuples where MUST_BE_LATE says;
+#   2. for every query (or the named ones): oracle.py writes the expected output, the late count
+#      and the peak kept tuples of each Join (and checks that the graph's parameters are the ones
+#      it assumes); the data must make late tuples where MUST_BE_LATE says;
 #   3. sf-exec runs the graph as written: its output equals the oracle's byte for byte, and the
-#      `late` of each Join in --stats-json the oracle's count;
+#      `late` and `kept_peak` (the most tuples kept at once) of each Join in --stats-json the
+#      oracle's;
 #   4. for widths 2 and 4, sf-xform --width W --explain rewrites it, and --explain must say for
 #      each operator of EXPLAIN_EXPECT what is listed there; sf-exec runs the rewrite: the same
 #      bytes, the same late counts (summed over the replicas);
@@ -113,6 +114,21 @@ sys.exit(bad)
 PY
 }
 
+# kept_check STATS ORACLE_KEPT: each Join the oracle counted has, in a sequential run's
+# --stats-json, a `kept_peak` equal to the most tuples the oracle's Join kept at once.
+kept_check() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+stats = {e["name"]: e for e in json.load(open(sys.argv[1]))["operators"]}
+bad = 0
+for op, n in sorted(json.load(open(sys.argv[2])).items()):
+    got = stats.get(op, {}).get("kept_peak")
+    if got != n:
+        print("    %s: kept_peak %s, the oracle keeps at most %d" % (op, got, n)); bad = 1
+sys.exit(bad)
+PY
+}
+
 # explain_check QUERY WIDTH EXPLAIN: each QUERY:OP:WANT of EXPLAIN_EXPECT holds in the --explain
 # text. Prints what differs; returns 1 then.
 explain_check() {
@@ -166,7 +182,8 @@ for q in "${QUERIES[@]}"; do
   fi
 
   # 2: the oracle's output
-  if ! (cd "$w" && python3 "$nx/oracle.py" "$q" data "expected/$q.csv" --late oracle-late.json --graph "$graph") \
+  if ! (cd "$w" && python3 "$nx/oracle.py" "$q" data "expected/$q.csv" --late oracle-late.json --kept oracle-kept.json \
+    --graph "$graph") \
     >"$w/oracle.log" 2>&1; then
     sf_bad "$q oracle" "oracle.py failed" "$w/oracle.log"
     continue
@@ -204,6 +221,14 @@ for q in "${QUERIES[@]}"; do
   if ! report=$(late_check "$w/stats-seq.json" "$w/oracle-late.json"); then
     sf_bad "$q sequential late" "late counts differ (stats $w/stats-seq.json)"
     printf '%s\n' "$report"
+  fi
+  if [[ $(tr -d '{}\n' <"$w/oracle-kept.json") != "" ]]; then
+    if report=$(kept_check "$w/stats-seq.json" "$w/oracle-kept.json"); then
+      sf_ok "$q sequential kept" "--stats-json kept_peak equals the oracle's: $(tr -d '{}"\n' <"$w/oracle-kept.json")"
+    else
+      sf_bad "$q sequential kept" "kept_peak differs (stats $w/stats-seq.json)"
+      printf '%s\n' "$report"
+    fi
   fi
   mv "$w/out" "$w/out-seq"
 

@@ -7,8 +7,8 @@ QUERY is one of the graphs of this directory (q3 q8 q10 q14 q20 q21 q22). The or
 CSV files gen.py wrote in DATA_DIR, pushes them through the query's operators as lists of items
 in stream order, and writes what the query's FileSink would write to OUTPUT.csv. --late FILE
 writes the number of late tuples of each Join as JSON ({"operator": count}), compared with
-sf-exec --stats-json; --kept FILE the largest number of tuples each Join kept at once (both sides,
-after a tuple was added), for the benchmark. --graph checks that the graph's parameters (files,
+sf-exec --stats-json; --kept FILE the largest number of tuples each Join kept at once (both sides),
+compared with the sequential run's kept_peak. --graph checks that the graph's parameters (files,
 windows, lateness, ticks, keys, predicates) are the ones the oracle assumes.
 
 The rules are docs/language.md's, read literally; the event-time pieces are
@@ -133,8 +133,9 @@ def join(items, name, on, window, lateness, where, make, late, kept_peak):
             until = t + (window[2] if side == 0 else -window[1]) + lateness
         else:
             until = start(t) + window[1] + lateness - 1  # closed once end + lateness <= tick
-        kept[side].append([until, row])
-        peak = max(peak, len(kept[0]) + len(kept[1]))
+        if tick is None or until >= tick:  # one that no later tuple could match is not kept
+            kept[side].append([until, row])
+            peak = max(peak, len(kept[0]) + len(kept[1]))
     late[name] = nlate
     kept_peak[name] = peak
     return out
