@@ -139,8 +139,8 @@ explain_check() {
     want=${op#*:}
     op=${op%%:*}
     if grep -Eq "^.*:[0-9]+: $op: parallel in region r[0-9]+ \(width $width, split hash on '[^']*'.*: its two sides enter through one Split" "$file"; then
-      got=join
-    elif grep -Eq "^.*:[0-9]+: $op: parallel in region r[0-9]+ \(width $width[,)]" "$file"; then
+      got="join"
+    elif grep -Eq "^.*:[0-9]+: $op: parallel in region r[0-9]+ \(width ${width}[,)]" "$file"; then
       got=parallel
     elif grep -Eq "^.*:[0-9]+: $op: not parallelized" "$file"; then
       got=serial
