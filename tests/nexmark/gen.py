@@ -99,7 +99,7 @@ def main():
     ap.add_argument("--small-max", type=int, default=30000)
     ap.add_argument("--big-prob", type=float, default=0.005)
     ap.add_argument("--big-min", type=int, default=120000)
-    ap.add_argument("--big-max", type=int, default=900000)
+    ap.add_argument("--big-max", type=int, default=3600000)
     ap.add_argument("--calm", type=int, default=500, help="the last events are all in order")
     ap.add_argument("-o", "--output", required=True, help="the directory")
     a = ap.parse_args()

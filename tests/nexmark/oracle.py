@@ -215,9 +215,9 @@ PARAMS = {
                      "where": None, "@input": [("WestPersons", None), ("Category10", None)]},
     },
     "q8": {
-        "persons": {"file": "data/persons.csv", "time": "ts", "tick": None},
-        "auctions": {"file": "data/auctions.csv", "time": "ts", "tick": None},
-        "sameHour": {"on": "left.id = right.seller", "window": "tumbling time 3600000", "lateness": None,
+        "persons": {"file": "data/persons.csv", "time": "ts", "tick": "60000"},
+        "auctions": {"file": "data/auctions.csv", "time": "ts", "tick": "60000"},
+        "sameHour": {"on": "left.id = right.seller", "window": "tumbling time 3600000", "lateness": "60000",
                      "where": None, "@input": [("Persons", None), ("Auctions", None)]},
         "firstPerHour": {"partitionBy": "id wstart"},
     },
@@ -254,12 +254,13 @@ def q3(data, late, kept):
 
 def q8(data, late, kept):
     """Persons (left) joined with auctions (right) on id = seller in the same hour (tumbling time
-    3600000), then the first pair of each person and hour (Dedup on id, wstart)."""
-    period = 3600000  # the default tick: the window's size
+    3600000, lateness 60000, ticks every minute), then the first pair of each person and hour
+    (Dedup on id, wstart)."""
+    period = 60000
     persons = source(read(data, "persons.csv"), "ts", period)
     auctions = source(read(data, "auctions.csv"), "ts", period)
     items = time_merge([sided(persons, 0, "ts"), sided(auctions, 1, "ts")])
-    items = join(items, "sameHour", [("id", "seller")], ("tumbling", 3600000), 0, None,
+    items = join(items, "sameHour", [("id", "seller")], ("tumbling", 3600000), 60000, None,
                  lambda l, r: {"id": l["id"], "name": l["name"], "wstart": l["ts"] - c_mod(l["ts"], 3600000),
                                "auction": r["id"], "ts": r["ts"]}, late, kept)
     items = dedup(items, ["id", "wstart"])
