@@ -227,7 +227,9 @@ static int split_final(OpInst *op) {
  * tuple's outputs; the region's Merge lets it go once every channel delivered it. Only then may a
  * pulse promise the position after it: one sent while a channel waits for room (the idle hook)
  * would reach a channel that has not got it yet, whose emissions at it would then come after the
- * promise. */
+ * promise. Keeping the upstream numbering, a pulse promises the punctuation's own position (what
+ * follows it upstream comes at it or later), never less: a pulse behind an item already sent is
+ * refused by an executor that receives it over the network (remote.c). */
 static int send_punctuation(OpInst *op, Item it) {
   Split *s = op->state;
   it.seq = s->assign ? s->next_seq++ : op->cur_seq;
@@ -235,6 +237,7 @@ static int send_punctuation(OpInst *op, Item it) {
   for (int p = 0; p < s->nout; p++)
     if (rt_emit_item(op, p, &it) < 0) return -1;
   if (s->assign) s->high = it.seq + 1;
+  else if (it.seq > s->high) s->high = it.seq;
   return 0;
 }
 

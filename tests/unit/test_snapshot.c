@@ -640,6 +640,40 @@ START_TEST(test_split_runs) {
 }
 END_TEST
 
+/* A Split keeping upstream numbers (a shuffle's, at the end of a channel) sends a tick at the
+ * position it came with, past the last tuple's: a pulse after it, at the end of the input or when
+ * the thread waits, promises no less than that position. A pulse that went back (the last
+ * tuple's) was harmless to a Merge on the same host, but an executor receiving it over the
+ * network refuses it ("sequence numbers went backwards"), which failed a Join followed by a
+ * shuffle on two hosts (tests/nexmark.sh, q8). */
+START_TEST(test_split_keep_pulse_after_tick) {
+  use_graph(IN_SCHEMA IN_SOURCE "<operator name=\"sp\" kind=\"Split\" region=\"r1\"><input stream=\"A\"/>"
+            "<output stream=\"S[0]\" schema=\"In\"/><output stream=\"S[1]\" schema=\"In\"/>"
+            "<param name=\"strategy\">hash</param><param name=\"keys\">k</param>"
+            "<param name=\"sequence\">keep</param><param name=\"pulse\">0</param></operator>\n"
+            "<operator name=\"mg\" kind=\"Merge\" region=\"r1\"><input stream=\"S[0]\"/><input stream=\"S[1]\"/>"
+            "<output stream=\"Z\" schema=\"In\"/><param name=\"order\">seqpulse</param></operator>\n" SINK("Z"));
+  for (int idle = 0; idle <= 1; idle++) {
+    OpInst a;
+    reset_output();
+    inst_open(&a, "sp");
+    Tuple *t = input(0);
+    a.cur_seq = a.cur_src = 5;
+    ck_assert_int_eq(a.impl->process(&a, 0, t), 0);
+    a.cur_seq = a.cur_src = 9; /* the tick comes with the position of what follows it upstream */
+    ck_assert_int_eq(a.impl->tick(&a, 0, 1000), 0);
+    if (idle)
+      a.impl->idle(&a);
+    else
+      ck_assert_int_eq(a.impl->final(&a), 0);
+    /* the tuple on its channel, the tick on both, then the pulses: at 9, not back at 5 */
+    const char *p = strchr(emitted.p, '\n') + 1;
+    expect_text(p, "0 x 9 9\n1 x 9 9\n0 p 9 9\n1 p 9 9\n", idle ? "idle pulse after a tick" : "final pulse after a tick");
+    inst_close(&a, true);
+  }
+}
+END_TEST
+
 /* ---- keyed restores at another width ---- */
 
 /* The keys of a Dedup's snapshot: its second u64 (keytable_snapshot's count). */
@@ -1898,6 +1932,7 @@ int main(void) {
   UNIT_ADD_TIMEOUT(s, test_dedup, setup, teardown, 60);
   UNIT_ADD(s, test_keytable_channel_keys, setup, teardown);
   UNIT_ADD(s, test_split_runs, setup, teardown);
+  UNIT_ADD(s, test_split_keep_pulse_after_tick, setup, teardown);
   UNIT_ADD(s, test_rewidth_dedup, setup, teardown);
   UNIT_ADD(s, test_rewidth_owns_nothing, setup, teardown);
   UNIT_ADD_TIMEOUT(s, test_functor_per_key, setup, teardown, 60);
