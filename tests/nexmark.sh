@@ -45,7 +45,7 @@ EXPLAIN_EXPECT=(
   q20:category10:parallel    # Filter after the Join, in its region
   q10:dates:parallel         # Functor with a let and the date functions
   q14:band:parallel          # Filter with a let
-  q14:classify:parallel      # Functor, hour() and replace()
+  q14:classify:parallel      # Functor, hour(), in and replace()
   q21:bids:parallel          # Filter on kind
   q21:channelIds:parallel    # Functor with lets, lower, regex_extract and where
   q22:web:parallel           # Filter with starts_with

@@ -209,7 +209,7 @@ PARAMS = {
     "q3": {
         "personEvents": {"file": "data/events.csv", "columns": "subset", "time": "ts", "tick": None},
         "auctionEvents": {"file": "data/events.csv", "columns": "subset", "time": "ts", "tick": None},
-        "westPersons": {"where": 'kind == "person" && (state == "OR" || state == "ID" || state == "CA")'},
+        "westPersons": {"where": 'kind == "person" && state in ("OR", "ID", "CA")'},
         "category10": {"where": 'kind == "auction" && category == 10'},
         "bySeller": {"on": "left.id = right.seller", "window": "interval 0 21600000", "lateness": None,
                      "where": None, "@input": [("WestPersons", None), ("Category10", None)]},
@@ -309,7 +309,7 @@ def q14(data, late, kept):
     and the number of 'c' in the url."""
     def classify(b):
         h = utc(b["ts"]).hour
-        kind = "dayTime" if 8 <= h <= 18 else ("nightTime" if h <= 6 or h >= 20 else "otherTime")
+        kind = "otherTime" if h in (7, 19) else ("dayTime" if 8 <= h <= 18 else "nightTime")
         return {"auction": b["auction"], "bidder": b["bidder"], "euros": Double(b["price"] * 0.908),
                 "bidTimeType": kind, "ts": b["ts"], "cCount": b["url"].count("c")}
     items = source(read(data, "bids.csv"), "ts", 1)
