@@ -11,6 +11,8 @@ Writes, in DIR:
                 price,channel,url,ts: the same events in one file, in the same order, `kind`
                 "person", "auction" or "bid", the columns of the other kinds 0 or "" (a query
                 reads one kind with FileSource columns="subset" and a Filter on kind)
+  side.csv      note,value,key: q13's side table, a value for each key from 0 to 49 except
+                those equal to 3 modulo 7, in a random order
 all RFC 4180 with LF line ends, the last row's included, as sf's FileSource reads them: ints in
 decimal, a string quoted only when it holds a comma, a quote or a line break (some names,
 channels and urls hold one on purpose).
@@ -59,6 +61,8 @@ STATES = ["AZ", "CA", "ID", "OR", "WA", "WY", "NY", "ca"]
 CHANNELS = ["Apple", "apple", "GOOGLE", "Google", "facebook", "FaceBook", "Baidu", "baidu",
             "channel-7", "partner, inc", 'say "hi"', ""]
 DIRS = ["Ab", "cd", "EFG", "hij", "kl", "mno", "p"]
+SIDE_KEYS = 50  # q13: the side table's keys, auction % SIDE_KEYS
+SIDE_VALUES = ["gold ", "silver, plated ", 'say "hi" ', "", "x"]
 
 
 def url_of(r):
@@ -167,6 +171,13 @@ def main():
     write("bids.csv", "auction,bidder,price,channel,url,ts", bids)
     write("events.csv", "kind,id,name,email,city,state,seller,category,initial,expires,auction,"
           "bidder,price,channel,url,ts", events)
+    # q13's side table: a value for each key 0..SIDE_KEYS-1 but those = 3 mod 7 (their bids are
+    # dropped), in a shuffled order, with a column the Lookup's schema does not have
+    keys = [k for k in range(SIDE_KEYS) if k % 7 != 3]
+    for i in range(len(keys) - 1, 0, -1):
+        j = r.below(i + 1)
+        keys[i], keys[j] = keys[j], keys[i]
+    write("side.csv", "note,value,key", [("n%d" % k, SIDE_VALUES[k % len(SIDE_VALUES)] + str(k), k) for k in keys])
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 
     python3 oracle.py QUERY DATA_DIR OUTPUT.csv [--late FILE] [--kept FILE] [--graph GRAPH.xml]
 
-QUERY is one of the graphs of this directory (q3 q8 q10 q14 q20 q21 q22). The oracle reads the
+QUERY is one of the graphs of this directory (q3 q8 q10 q13 q14 q20 q21 q22). The oracle reads the
 CSV files gen.py wrote in DATA_DIR, pushes them through the query's operators as lists of items
 in stream order, and writes what the query's FileSink would write to OUTPUT.csv. --late FILE
 writes the number of late tuples of each Join as JSON ({"operator": count}), compared with
@@ -45,14 +45,15 @@ source, time_merge, filter_items, functor = ET.source, ET.time_merge, ET.filter_
 # Input files
 # ---------------------------------------------------------------------------------------------
 
-TYPES = {"kind": str, "id": int, "name": str, "email": str, "city": str, "state": str,
+TYPES = {"note": str, "value": str, "key": int, "kind": str, "id": int, "name": str, "email": str, "city": str, "state": str,
          "seller": int, "category": int, "initial": int, "expires": int, "auction": int,
          "bidder": int, "price": int, "channel": str, "url": str, "ts": int}
 FILES = {"persons.csv": "id name email city state ts",
          "auctions.csv": "id seller category initial expires ts",
          "bids.csv": "auction bidder price channel url ts",
          "events.csv": "kind id name email city state seller category initial expires auction "
-                       "bidder price channel url ts"}
+                       "bidder price channel url ts",
+         "side.csv": "note value key"}
 
 
 def read(data, name, columns=None):
@@ -230,6 +231,8 @@ PARAMS = {
         "category10": {"where": "category == 10"},
     },
     "q10": {"bids": {"file": "data/bids.csv"}},
+    "q13": {"bids": {"file": "data/bids.csv"},
+            "side": {"file": "data/side.csv", "schema": "Side", "on": "table.key = key", "missing": None}},
     "q14": {"bids": {"file": "data/bids.csv"}, "band": {"where": "eur > 1000.0 && eur < 50000.0"}},
     "q21": {"events": {"file": "data/events.csv", "columns": "subset"},
             "bids": {"where": 'kind == "bid"'}, "channelIds": {"where": 'id != ""'}},
@@ -304,6 +307,18 @@ def q10(data, late, kept):
     return sink(items, ["auction", "bidder", "price", "dt", "hm", "yday", "day", "hour", "path", "ts"])
 
 
+def q13(data, late, kept):
+    """Each bid with the side table's value for its auction modulo 50 (key = auction % 50, a
+    Lookup on table.key = key); a bid whose key the table lacks is dropped (missing = drop)."""
+    table = {row["key"]: row["value"] for row in read(data, "side.csv")}
+    assert len(table) == len(read(data, "side.csv")), "the side table's keys are unique"
+    items = source(read(data, "bids.csv"), "ts", 1)
+    items = functor(items, lambda b: dict(b, key=c_mod(b["auction"], 50)))
+    items = filter_items(items, lambda b: b["key"] in table)
+    items = functor(items, lambda b: dict(b, value=table[b["key"]]))
+    return sink(items, ["auction", "bidder", "price", "ts", "value"])
+
+
 def q14(data, late, kept):
     """The bids with 1000 < price * 0.908 < 50000, with that price, the time of day by hour()
     and the number of 'c' in the url."""
@@ -350,7 +365,7 @@ def q22(data, late, kept):
                                        "file"])
 
 
-QUERIES = {"q3": q3, "q8": q8, "q10": q10, "q14": q14, "q20": q20, "q21": q21, "q22": q22}
+QUERIES = {"q3": q3, "q8": q8, "q10": q10, "q13": q13, "q14": q14, "q20": q20, "q21": q21, "q22": q22}
 
 
 def check_graph(query, path):
