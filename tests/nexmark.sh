@@ -10,17 +10,18 @@
 #      file, with a `kind` column), and q13's side table side.csv, into data/, shared by every
 #      query;
 #   2. for every query (or the named ones): oracle.py writes the expected output, the late count
-#      and the peak kept tuples of each Join (and checks that the graph's parameters are the ones
-#      it assumes); the data must make late tuples where MUST_BE_LATE says;
-#   3. sf-exec runs the graph as written: its output equals the oracle's byte for byte, and the
-#      `late` and `kept_peak` (the most tuples kept at once) of each Join in --stats-json the
-#      oracle's;
+#      of each Join and time window and the peak kept tuples of each Join (and checks that the
+#      graph's parameters are the ones it assumes); the data must make late tuples where
+#      MUST_BE_LATE says;
+#   3. sf-exec runs the graph as written: its output equals the oracle's byte for byte, the `late`
+#      of each Join and time window in --stats-json the oracle's, and the `kept_peak` (the most
+#      tuples kept at once) of each Join too;
 #   4. for widths 2 and 4, sf-xform --width W --explain rewrites it, and --explain must say for
 #      each operator of EXPLAIN_EXPECT what is listed there; sf-exec runs the rewrite: the same
 #      bytes, the same late counts (summed over the replicas);
-#   5. the queries of DISTRIBUTED (q8: a Join shuffled into a Dedup; q20: a Join and a Filter)
-#      also run at width 3 on three executors (sf-xform --hosts, tools/sf-launch: gRPC with mutual
-#      TLS on loopback): the same bytes.
+#   5. the queries of DISTRIBUTED (q7: a Join fed by a serial time window; q8: a Join shuffled
+#      into a Dedup; q20: a Join and a Filter) also run at width 3 on three executors (sf-xform
+#      --hosts, tools/sf-launch: gRPC with mutual TLS on loopback): the same bytes.
 # A query whose graph this build refuses because a function it calls does not exist (yet) is
 # reported SKIP, not run.
 #
@@ -40,6 +41,8 @@ EXPLAIN_EXPECT=(
   q3:westPersons:parallel    # Filter on kind and state
   q3:category10:parallel     # Filter on kind and category
   q3:bySeller:join           # interval Join, person id = seller
+  q7:maxPrice:serial         # a time window without partitionBy (one window for all bids)
+  q7:highest:join            # interval Join of the bids with their window's maximum
   q8:sameHour:join           # tumbling Join, person id = seller
   q8:firstPerHour:parallel   # Dedup on (id, wstart): shuffled from the Join's region
   q20:withAuction:join       # interval Join with where and lateness, auction id
@@ -54,11 +57,11 @@ EXPLAIN_EXPECT=(
   q22:web:parallel           # Filter with starts_with
   q22:dirs:parallel          # Functor with split_part
 )
-# The Joins whose input must make late tuples (so that dropping them is tested); every other Join
-# is expected to have as many as the oracle says, which may be none.
-declare -A MUST_BE_LATE=([q8]="sameHour" [q20]="withAuction")
-QUERIES=(q3 q8 q10 q13 q14 q20 q21 q22)
-DISTRIBUTED=(q8 q20)
+# The Joins and time windows whose input must make late tuples (so that dropping them is tested);
+# every other one is expected to have as many as the oracle says, which may be none.
+declare -A MUST_BE_LATE=([q7]="maxPrice highest" [q8]="sameHour" [q20]="withAuction")
+QUERIES=(q3 q7 q8 q10 q13 q14 q20 q21 q22)
+DISTRIBUTED=(q7 q8 q20)
 WIDTHS=(2 4)
 # ---------------------------------------------------------------------------------------------
 
@@ -97,8 +100,8 @@ sf_skip() { # CASE WHAT
   printf '%-*s SKIP  %s\n' "$SF_CASE_WIDTH" "$1" "$2"
 }
 
-# late_check STATS ORACLE_LATE: each Join the oracle counted has, in sf-exec's --stats-json, a
-# `late` field (summed over its replicas NAME[c]) equal to the oracle's count.
+# late_check STATS ORACLE_LATE: each Join and time window the oracle counted has, in sf-exec's
+# --stats-json, a `late` field (summed over its replicas NAME[c]) equal to the oracle's count.
 late_check() {
   python3 - "$1" "$2" <<'PY'
 import json, re, sys

@@ -3,13 +3,14 @@
 
     python3 oracle.py QUERY DATA_DIR OUTPUT.csv [--late FILE] [--kept FILE] [--graph GRAPH.xml]
 
-QUERY is one of the graphs of this directory (q3 q8 q10 q13 q14 q20 q21 q22). The oracle reads the
-CSV files gen.py wrote in DATA_DIR, pushes them through the query's operators as lists of items
-in stream order, and writes what the query's FileSink would write to OUTPUT.csv. --late FILE
-writes the number of late tuples of each Join as JSON ({"operator": count}), compared with
-sf-exec --stats-json; --kept FILE the largest number of tuples each Join kept at once (both sides),
-compared with the sequential run's kept_peak. --graph checks that the graph's parameters (files,
-windows, lateness, ticks, keys, predicates) are the ones the oracle assumes.
+QUERY is one of the graphs of this directory (q3 q7 q8 q10 q13 q14 q20 q21 q22). The oracle
+reads the CSV files gen.py wrote in DATA_DIR, pushes them through the query's operators as lists
+of items in stream order, and writes what the query's FileSink would write to OUTPUT.csv. --late
+FILE writes the number of late tuples of each Join and time window as JSON ({"operator":
+count}), compared with sf-exec --stats-json; --kept FILE the largest number of tuples each Join
+kept at once (both sides), compared with the sequential run's kept_peak. --graph checks that the
+graph's parameters (files, windows, lateness, ticks, keys, predicates) are the ones the oracle
+assumes.
 
 The rules are docs/language.md's, read literally; the event-time pieces are
 tests/eventtime/oracle.py's, imported (source(): a source's tuples with the ticks they raise, the
@@ -24,6 +25,8 @@ tuple; filter_items(), functor()). A Join, section "Join":
   match is emitted in that order;
 - then it is kept: a left tuple until the current tick exceeds time + UPPER + lateness, a right
   one until it exceeds time - LOWER + lateness (tumbling: until its window is closed).
+- it passes each tick T on as T - lateness - max(0, UPPER, -LOWER) (tumbling: T - lateness -
+  SIZE), which a time window downstream closes its windows by.
 The scalar functions follow section "Functions": split_part counts fields from 1 (from the end
 when negative), "" past the last; lower is ASCII only; the time functions are UTC on epoch
 milliseconds; a double is written as its shortest round-trip text.
@@ -86,8 +89,8 @@ def sided(items, side, time_attr):
 def join(items, name, on, window, lateness, where, make, late, kept_peak):
     """A Join over its merged input items (see the module's docstring). on: [(left attr, right
     attr)]; window: ("interval", LOWER, UPPER) or ("tumbling", SIZE); where(l, r) -> bool or None;
-    make(l, r) -> the output tuple. Returns the output items (tuples only: nothing downstream of
-    these Joins reads time)."""
+    make(l, r) -> the output tuple. Returns the output items: the matches, and each tick passed on
+    (shifted, so that nothing it emitted is late downstream)."""
     tick = None  # the current tick; None: none yet (-infinity)
     kept = [[], []]  # per side: [keep-until, row] in arrival order
     out = []
@@ -100,11 +103,14 @@ def join(items, name, on, window, lateness, where, make, late, kept_peak):
     def key(row, side):
         return tuple(row[pair[side]] for pair in on)
 
+    # the tick passed on: T - lateness - max(0, UPPER, -LOWER) (tumbling: T - lateness - SIZE)
+    shift = lateness + (max(0, window[2], -window[1]) if window[0] == "interval" else window[1])
     for it in items:
         if it[0] == "tick":
             tick = it[1]
             for s in (0, 1):
                 kept[s] = [x for x in kept[s] if not tick > x[0]]
+            out.append(("tick", ET.minus(tick, shift)))
             continue
         row = it[1]
         side = row["__side__"]
@@ -215,6 +221,12 @@ PARAMS = {
         "bySeller": {"on": "left.id = right.seller", "window": "interval 0 21600000", "lateness": None,
                      "where": None, "@input": [("WestPersons", None), ("Category10", None)]},
     },
+    "q7": {
+        "bids": {"file": "data/bids.csv", "time": "ts", "tick": "1000"},
+        "maxPrice": {"partitionBy": None, "window": "tumbling time 60000", "lateness": "30000"},
+        "highest": {"on": "left.price = right.maxprice", "window": "interval 1 60000", "lateness": "30000",
+                    "where": None, "@input": [("Bids", None), ("MaxPrices", None)]},
+    },
     "q8": {
         "persons": {"file": "data/persons.csv", "time": "ts", "tick": "60000"},
         "auctions": {"file": "data/auctions.csv", "time": "ts", "tick": "60000"},
@@ -253,6 +265,22 @@ def q3(data, late, kept):
                  lambda l, r: {"name": l["name"], "city": l["city"], "state": l["state"],
                                "auction": r["id"], "ts": r["ts"], "pts": l["ts"]}, late, kept)
     return sink(items, ["name", "city", "state", "auction", "ts", "pts"])
+
+
+def q7(data, late, kept):
+    """The bids with the highest price of their minute: the maxima of a tumbling time window of
+    60000 (one window for all bids, its output's time window_end()) joined (right) with the bids
+    (left) on price = maxprice, wend - ts in [1, 60000] (the bid in the window); both with
+    lateness 30000."""
+    bids = source(read(data, "bids.csv"), "ts", 1000)
+    maxes = ET.window_agg(bids, "maxPrice", ET.tumbling_windows(60000), "ts", [], 30000,
+                          lambda first, tuples, ws, we: {"maxprice": max(t["price"] for t in tuples), "wend": we},
+                          late)
+    items = time_merge([sided(bids, 0, "ts"), sided(maxes, 1, "wend")])
+    items = join(items, "highest", [("price", "maxprice")], ("interval", 1, 60000), 30000, None,
+                 lambda l, r: {"auction": l["auction"], "price": l["price"], "bidder": l["bidder"], "ts": l["ts"],
+                               "wend": r["wend"]}, late, kept)
+    return sink(items, ["auction", "price", "bidder", "ts", "wend"])
 
 
 def q8(data, late, kept):
@@ -365,7 +393,7 @@ def q22(data, late, kept):
                                        "file"])
 
 
-QUERIES = {"q3": q3, "q8": q8, "q10": q10, "q13": q13, "q14": q14, "q20": q20, "q21": q21, "q22": q22}
+QUERIES = {"q3": q3, "q7": q7, "q8": q8, "q10": q10, "q13": q13, "q14": q14, "q20": q20, "q21": q21, "q22": q22}
 
 
 def check_graph(query, path):
