@@ -196,12 +196,13 @@ static int split_process_run(OpInst *op, int port, Item *items, int n) {
   return 0;
 }
 
-/* keep mode: a pulse from upstream promises the same to every output */
+/* keep mode: a pulse from upstream promises the same to every output, or what was sent already when
+ * that is more (a promise behind an item an output has is refused over the network, remote.c) */
 static int split_pulse(OpInst *op, int port, uint64_t seq) {
   Split *s = op->state;
   if (s->assign) return 0; /* upstream numbering means nothing here */
   if (seq > s->high) s->high = seq;
-  return send_pulses(op, s, seq);
+  return send_pulses(op, s, s->high);
 }
 
 /* Its thread is about to wait: a pulse now keeps the Merge below from waiting for tuples that
@@ -227,17 +228,19 @@ static int split_final(OpInst *op) {
  * tuple's outputs; the region's Merge lets it go once every channel delivered it. Only then may a
  * pulse promise the position after it: one sent while a channel waits for room (the idle hook)
  * would reach a channel that has not got it yet, whose emissions at it would then come after the
- * promise. Keeping the upstream numbering, a pulse promises the punctuation's own position (what
- * follows it upstream comes at it or later), never less: a pulse behind an item already sent is
- * refused by an executor that receives it over the network (remote.c). */
+ * promise. Its own position it may promise from the start, on the outputs that have it and on those
+ * that do not yet (it comes at that position, not before), and a pulse must: one behind an item
+ * already sent, on the outputs that have the punctuation, is refused by an executor that receives
+ * it over the network (remote.c). Keeping the upstream numbering, that is all a pulse promises
+ * after it too (what follows it upstream comes at its position or later). */
 static int send_punctuation(OpInst *op, Item it) {
   Split *s = op->state;
   it.seq = s->assign ? s->next_seq++ : op->cur_seq;
   it.src = op->cur_src;
+  if (it.seq > s->high) s->high = it.seq;
   for (int p = 0; p < s->nout; p++)
     if (rt_emit_item(op, p, &it) < 0) return -1;
   if (s->assign) s->high = it.seq + 1;
-  else if (it.seq > s->high) s->high = it.seq;
   return 0;
 }
 
