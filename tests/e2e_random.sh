@@ -12,7 +12,13 @@
 # on with the next seed; the exit status is 1 if any seed failed. Reproduce one seed with
 #     bash tests/e2e_random.sh BUILD_DIR SOURCE_DIR 1 SEED
 # or by hand:
-#     sf-randgraph SEED > g.xml && mkdir out && sf-exec g.xml     (and sf-xform -w W g.xml -o p.xml ...)
+#     mkdir out tables && sf-randgraph --tables $PWD/tables SEED > g.xml && sf-exec g.xml
+#     (and sf-xform -w W g.xml -o p.xml ...)
+#
+# The graphs are made with `--tables SEED_DIR/tables`, so that some of them hold Lookups (their
+# tables written there); others start with a Join of two timed Beacons (sf-randgraph's header).
+# Each seed's line says which ("[join]", "[lookup]"); at the end the counts of graphs with each,
+# and (from 20 seeds on) a run without one Join graph or without one Lookup graph fails.
 #
 # Seeds in SF_TIGHT_SEEDS (default "17": it deadlocked so once) that are in the range also run at
 # the last width with `sf-exec --batch 1 --queue 1`, where every queue is full at once.
@@ -47,15 +53,19 @@ sf_mktemp root sf-e2e-random || exit 1
 
 # One seed, in $root/SEED; writes its report to $root/SEED.log and "ok"/"fail" to $root/SEED.status.
 run_seed() { # SEED
-  local seed=$1 dir=$root/$1 w rc par t0 t1 report bad=() log=$root/$1.log
-  mkdir -p "$dir/out"
+  local seed=$1 dir=$root/$1 w rc par t0 t1 report bad=() log=$root/$1.log feats=""
+  mkdir -p "$dir/out" "$dir/tables"
   {
-    if ! "$build/bin/sf-randgraph" "$seed" out >"$dir/graph.xml" 2>"$dir/gen.log"; then
+    if ! "$build/bin/sf-randgraph" --tables "$dir/tables" "$seed" out >"$dir/graph.xml" 2>"$dir/gen.log"; then
       echo "seed $seed: FAIL  sf-randgraph failed"
       cat "$dir/gen.log"
       echo fail >"$root/$seed.status"
       return
     fi
+    grep -q '<operator [^>]*kind="Join"' "$dir/graph.xml" && feats+=" join"
+    grep -q '<operator [^>]*kind="Lookup"' "$dir/graph.xml" && feats+=" lookup"
+    echo "$feats" >"$root/$seed.features"
+    [[ -n $feats ]] && feats=" [${feats# }]"
     t0=$(sf_now)
     sf_exec_in "$build" "$dir" "$dir/graph.xml" "$dir/original.log"
     rc=$?
@@ -99,11 +109,11 @@ run_seed() { # SEED
     if [[ ${#bad[@]} -eq 0 ]]; then
       local rows
       rows=$(cat "$dir"/expected/*.csv 2>/dev/null | wc -l)
-      echo "seed $seed: OK    $(sf_elapsed "$t0" "$t1")s ($(sf_list_files "$dir/expected" | wc -l) files, $rows lines)"
+      echo "seed $seed: OK    $(sf_elapsed "$t0" "$t1")s ($(sf_list_files "$dir/expected" | wc -l) files, $rows lines)$feats"
       echo ok >"$root/$seed.status"
       rm -rf "$dir"
     else
-      echo "seed $seed: FAILED at ${bad[*]}; the original graph (work dir $dir):"
+      echo "seed $seed: FAILED at ${bad[*]}$feats; the original graph (work dir $dir):"
       sed 's/^/    /' "$dir/graph.xml"
       echo fail >"$root/$seed.status"
     fi
@@ -125,8 +135,12 @@ wait
 
 passed=0
 failed=()
+njoin=0
+nlookup=0
 for ((seed = first; seed <= last; seed++)); do
   cat "$root/$seed.log" 2>/dev/null
+  [[ $(cat "$root/$seed.features" 2>/dev/null) == *join* ]] && njoin=$((njoin + 1))
+  [[ $(cat "$root/$seed.features" 2>/dev/null) == *lookup* ]] && nlookup=$((nlookup + 1))
   if [[ $(cat "$root/$seed.status" 2>/dev/null) == ok ]]; then
     passed=$((passed + 1))
   else
@@ -136,5 +150,11 @@ for ((seed = first; seed <= last; seed++)); do
 done
 [[ ${#failed[@]} -gt 0 ]] && sf_keep "$root"
 total=$(sf_elapsed "$t_start" "$(sf_now)")
+echo "e2e_random: seeds $first..$last: $njoin graphs with a Join, $nlookup with a Lookup"
+features_ok=1
+if ((count >= 20 && (njoin == 0 || nlookup == 0))); then
+  echo "e2e_random: FAIL  $count seeds ran without a graph with a Join or without one with a Lookup"
+  features_ok=0
+fi
 echo "e2e_random: seeds $first..$last: $passed passed, ${#failed[@]} failed${failed:+ (seeds: ${failed[*]})}, ${total}s"
-[[ ${#failed[@]} -eq 0 ]]
+[[ ${#failed[@]} -eq 0 && $features_ok == 1 ]]

@@ -1,6 +1,6 @@
-/* randgraph.c: sf-randgraph [--no-fanin] [--pin-hosts N] SEED [OUTDIR] prints a random, valid
- * StreamFission graph (docs/language.md) to standard output, the same graph for the same seed and
- * options on every machine.
+/* randgraph.c: sf-randgraph [--no-fanin] [--pin-hosts N] [--tables DIR] SEED [OUTDIR] prints a
+ * random, valid StreamFission graph (docs/language.md) to standard output, the same graph for the
+ * same seed and options on every machine.
  *
  * The graph is a Beacon of 500..6000 tuples (sometimes 20 000..60 000) over the core schema
  *     k1:int (few distinct values), k2:string (few distinct), v:int, d:double, b:bool
@@ -35,6 +35,24 @@
  * The order is drawn from a second splitmix64 stream, so the graph itself, its operators and
  * expressions, is the same as before children were shuffled.
  *
+ * Joins and lookups, drawn from a fifth stream (a graph for which it draws neither is the one it
+ * was before they were generated):
+ * - sometimes (about 30 % of the seeds) the main chain starts with a Join: the main Beacon and a
+ *   second one (src2, ...) then declare event time `ts` (int; seq * STEP, sometimes minus a little
+ *   disorder), each maybe behind 0..2 operators that forward `ts` unchanged (Filter, Work, a
+ *   stateless Functor), and feed a Join on k1, k2 or both, windowed by `interval LOWER UPPER` or
+ *   `tumbling time SIZE`, sized from the keys' distinct values and the steps so that a left tuple
+ *   matches about 0.05..2.5 right ones; sometimes with `lateness`, `where` and a `let`. The Join's
+ *   output sets the core attributes (both sides have them) from `left.` and `right.`, forwards
+ *   some extras of one side, drops `ts` (so that the chain after it, fan-ins included, has no
+ *   event time) and goes on as the chain does.
+ * - with --tables DIR, sometimes (about 35 % of the seeds) the chains hold one or two Lookups, each
+ *   against a table DIR/lookupN.csv that sf-randgraph writes (keyed on k1, k2 or both, with
+ *   missing keys, a column the schema skips, `missing` drop or keep, sometimes a `let`); the
+ *   graph names the file as DIR/lookupN.csv, so give an absolute DIR when the graph runs
+ *   elsewhere. Without --tables no Lookup is generated.
+ * The first comment of the graph says which of them it holds ("features: join lookup").
+ *
  * The PRNG is splitmix64, seeded with SEED: the output depends on nothing else. */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -49,6 +67,7 @@ static uint64_t rng_state;   /* what the graph is drawn from */
 static uint64_t order_state; /* the order of each operator's children, drawn apart */
 static uint64_t shape_state; /* where fan-ins go and what feeds them, drawn apart (--no-fanin: never) */
 static uint64_t pin_state;   /* which operators are pinned to a host (--pin-hosts only) */
+static uint64_t feat_state;  /* whether (and where) a graph has a Join or Lookups, drawn apart */
 
 static uint64_t splitmix64(uint64_t *state) {
   uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
@@ -69,6 +88,11 @@ static bool chance(int pct) { return rnd(100) < pct; }
  * them out leaves the main stream, and so the graph, as it was before fan-ins. */
 static int shape_rnd(int n) { return n <= 1 ? 0 : (int)(splitmix64(&shape_state) % (uint64_t)n); }
 static bool shape_chance(int pct) { return shape_rnd(100) < pct; }
+/* The same from the feature stream: whether a graph gets a Join or Lookups (when it says no, the
+ * graph is the one of before Joins and Lookups were generated). */
+static int feat_rnd(int n) { return n <= 1 ? 0 : (int)(splitmix64(&feat_state) % (uint64_t)n); }
+static bool feat_chance(int pct) { return feat_rnd(100) < pct; }
+#define PICK_FEAT_STEP() (((const int[]){1, 2, 3, 5, 10})[feat_rnd(5)])
 #define PICK(arr) ((arr)[rnd((int)(sizeof(arr) / sizeof((arr)[0])))])
 
 /* ---- strings ---- */
@@ -431,20 +455,24 @@ static void set(const char *attr, const char *text) {
   fprintf(body, "    <set attr=\"%s\">%s</set>\n", attr, xml(text));
 }
 
-/* 1 for a set line, 2 for a state line, 0 for any other child. */
+/* 1 for a set or let line (a set may read the lets before it), 2 for a state line, 3 for an
+ * input line (a Join's first input is its left side), 0 for any other child. */
 static int ordered_kind(const char *line) {
-  return !strncmp(line, "    <set ", 9) ? 1 : !strncmp(line, "    <state ", 11) ? 2 : 0;
+  return !strncmp(line, "    <set ", 9) || !strncmp(line, "    <let ", 9) ? 1
+         : !strncmp(line, "    <state ", 11)                              ? 2
+         : !strncmp(line, "    <input ", 11)                              ? 3
+                                                                          : 0;
 }
 
 /* Rewrites the children of the current operator (one per line since children_at) in a shuffled
- * order in which the set lines keep their order among themselves, and the state lines theirs;
- * then closes the operator. */
+ * order in which the set (and let) lines keep their order among themselves, the state lines
+ * theirs and the input lines theirs; then closes the operator. */
 static void op_end(void) {
   fflush(body);
   size_t len = body_len - children_at;
   char *text = malloc(len + 1);
   const char **lines = malloc(sizeof *lines * (len + 1));
-  int *ordered = malloc(sizeof *ordered * 2 * (len + 1)); /* set lines, then state lines */
+  int *ordered = malloc(sizeof *ordered * 3 * (len + 1)); /* set lines, state lines, inputs */
   if (!text || !lines || !ordered) {
     perror("sf-randgraph");
     exit(1);
@@ -457,10 +485,12 @@ static void op_end(void) {
     p = strchr(p, '\n');
     *p++ = 0;
   }
-  int *sets = ordered, *states = ordered + len + 1, nsets = 0, nstates = 0;
+  int *sets = ordered, *states = ordered + len + 1, *inputs = ordered + 2 * (len + 1), nsets = 0, nstates = 0,
+      ninputs = 0;
   for (int i = 0; i < n; i++) {
     if (ordered_kind(lines[i]) == 1) sets[nsets++] = i;
     if (ordered_kind(lines[i]) == 2) states[nstates++] = i;
+    if (ordered_kind(lines[i]) == 3) inputs[ninputs++] = i;
   }
   const char **shuffled = malloc(sizeof *shuffled * (size_t)(n + 1));
   if (!shuffled) {
@@ -475,10 +505,11 @@ static void op_end(void) {
     shuffled[j] = t;
   }
   /* the places the shuffle gave to sets take them back in their first order; states likewise */
-  for (int i = 0, ks = 0, kt = 0; i < n; i++) {
+  for (int i = 0, ks = 0, kt = 0, ki = 0; i < n; i++) {
     int kind = ordered_kind(shuffled[i]);
     if (kind == 1) shuffled[i] = lines[sets[ks++]];
     if (kind == 2) shuffled[i] = lines[states[kt++]];
+    if (kind == 3) shuffled[i] = lines[inputs[ki++]];
   }
   fseek(body, (long)children_at, SEEK_SET);
   for (int i = 0; i < n; i++) fprintf(body, "%s\n", shuffled[i]);
@@ -796,6 +827,12 @@ static void gen_sink(const Port *in, const char *file) {
   op_end();
 }
 
+/* What gen_source makes besides: with src_step > 0, an event time `ts` (seq * src_step, minus
+ * rand(seq) % src_disorder when that is above 1); it reports how many distinct values its k1 and
+ * k2 take (at most) and its count. */
+static int src_step, src_disorder;
+static int src_k1n, src_k2n, src_count;
+
 /* A Beacon named `name` over the core schema (maybe with an extra attribute, maybe shuffled). */
 static Port gen_source(const char *name) {
   Port src = {new_stream(), {0}};
@@ -809,6 +846,7 @@ static Port gen_source(const char *name) {
     snprintf(nm, sizeof nm, "x%d", next_extra++);
     schema_add(&src.schema, nm, PICK(((char[]){'i', 'd', 's', 'b'})));
   }
+  if (src_step > 0) schema_add(&src.schema, "ts", 'i');
   if (chance(10)) schema_shuffle(&src.schema);
   /* 500..6000 tuples; one graph in 25 gets 20 000..60 000, enough to fill the bounded queues
    * between threads, so that back-pressure (and a region waiting on it) is exercised too */
@@ -820,12 +858,24 @@ static Port gen_source(const char *name) {
   /* another source, sometimes paced: at 10 000 a second, its fan-in waits for it now and then
    * (at most 0.2 s), so the progress of an idle input decides what goes first */
   else if (nsources > 1 && count <= 2000 && chance(12)) param("rate", "10000");
+  if (src_step > 0) param("time", "ts");
+  src_count = count;
   for (int i = 0; i < src.schema.n; i++) {
     const char *a = src.schema.name[i];
     char *e;
-    if (!strcmp(a, "k1")) e = chance(50) ? fmt("seq %% %d", PICK(((int[]){1, 2, 3, 5, 8, 20})))
-                                         : fmt("rand(seq) %% %d", PICK(((int[]){2, 3, 5, 8, 20, 100})));
-    else if (!strcmp(a, "k2")) e = fmt("\"g\" + str(rand(seq + 11) %% %d)", PICK(((int[]){1, 2, 3, 4, 6, 10})));
+    if (!strcmp(a, "k1")) {
+      if (chance(50)) {
+        src_k1n = PICK(((int[]){1, 2, 3, 5, 8, 20}));
+        e = fmt("seq %% %d", src_k1n);
+      } else {
+        src_k1n = PICK(((int[]){2, 3, 5, 8, 20, 100}));
+        e = fmt("rand(seq) %% %d", src_k1n);
+      }
+    } else if (!strcmp(a, "k2")) {
+      src_k2n = PICK(((int[]){1, 2, 3, 4, 6, 10}));
+      e = fmt("\"g\" + str(rand(seq + 11) %% %d)", src_k2n);
+    } else if (!strcmp(a, "ts"))
+      e = src_disorder > 1 ? fmt("seq * %d - rand(seq + 19) %% %d", src_step, src_disorder) : fmt("seq * %d", src_step);
     else if (!strcmp(a, "v")) e = chance(70) ? fmt("rand(seq + 3) %% 1000 - 500") : fmt("seq");
     else if (!strcmp(a, "d")) e = fmt("double(rand(seq + 5) %% 10000) / 100.0 - 20.0");
     else if (!strcmp(a, "b")) e = fmt("rand(seq + 7) %% %d == 0", range(2, 4));
@@ -907,6 +957,274 @@ static Port gen_shuffled_pair(Port cur) {
   return cur;
 }
 
+/* ---- joins and lookups (drawn only when the feature stream says so) ---- */
+
+static const char *tables_dir; /* --tables DIR: Lookups allowed, their tables written there */
+static int njoins, nlookups;
+static int lookup_pct; /* the chance of a Lookup at each point of a chain (0: none) */
+
+/* A stateless Functor that forwards the event time `ts` (it never sets it or drops it): sets some of
+ * v, d, b, maybe adds an extra, maybe drops one, maybe has a `where`. */
+static Port gen_time_functor(const Port *in) {
+  Port out = {new_stream(), in->schema};
+  for (int i = 0; i < out.schema.n; i++)
+    if (!is_core(out.schema.name[i]) && strcmp(out.schema.name[i], "ts") && chance(30)) {
+      schema_remove(&out.schema, i);
+      break;
+    }
+  int added = -1;
+  if (chance(25) && out.schema.n < MAX_ATTRS) {
+    char nm[8];
+    snprintf(nm, sizeof nm, "x%d", next_extra++);
+    schema_add(&out.schema, nm, PICK(((char[]){'i', 'd', 's', 'b'})));
+    added = out.schema.n - 1;
+  }
+  op_begin(new_op_name("Functor"), "Functor", in, out.stream, &out.schema, true);
+  if (chance(20)) param("where", gen_pred(&no_scope));
+  static const char *const targets[] = {"v", "d", "b"};
+  bool done[3] = {0};
+  for (int k = range(1, 2); k > 0; k--) {
+    int t = rnd(3);
+    if (done[t]) continue;
+    done[t] = true;
+    set(targets[t], gen_typed(out.schema.type[schema_find(&out.schema, targets[t])], 3, &no_scope));
+  }
+  if (added >= 0) set(out.schema.name[added], gen_typed(out.schema.type[added], 2, &no_scope));
+  op_end();
+  return out;
+}
+
+/* An operator between a timed source and a Join: one that forwards `ts` unchanged. */
+static Port gen_prejoin_op(const Port *in) {
+  int r = rnd(100);
+  if (r < 40) return gen_filter(in);
+  if (r < 55) return gen_work(in);
+  return gen_time_functor(in);
+}
+
+/* A Join of `left` (timed by `ts`, from a source of count_l tuples, step step_l, whose k1 and k2
+ * take k1n_l and k2n_l values) with a new timed Beacon, maybe behind operators of its own. */
+static Port gen_join(Port left, int count_l, int step_l, int k1n_l, int k2n_l) {
+  njoins++;
+  nsources++;
+  static const int steps[] = {1, 2, 3, 5, 10};
+  int step_r = PICK(steps);
+  src_step = step_r;
+  src_disorder = chance(35) ? range(2, 3 * step_r + 2) : 0;
+  Port right = gen_source(fmt("src%d", nsources));
+  src_step = src_disorder = 0;
+  int k1n_r = src_k1n, k2n_r = src_k2n;
+  for (int k = rnd(3); k > 0; k--) right = gen_prejoin_op(&right);
+
+  /* the key, and the chance p that two tuples have equal keys (about 1 / the most distinct values) */
+  int keys = PICK(((int[]){0, 0, 1, 2})); /* k1, k2, both */
+  double p = 1.0;
+  if (keys != 1) p /= k1n_l > k1n_r ? k1n_l : k1n_r;
+  if (keys != 0) p /= k2n_l > k2n_r ? k2n_l : k2n_r;
+  /* the window: a left tuple matches about m right ones (m * count_l rows at most 50 000) */
+  double m = PICK(((double[]){0.05, 0.2, 0.5, 1.0, 2.0}));
+  if (m * count_l > 50000.0) m = 50000.0 / count_l;
+  double units = m * step_r / p; /* the time a window spans */
+  if (units > 1e6) units = 1e6;
+  char *window;
+  if (chance(70)) {
+    int span = units < 1.0 ? 0 : (int)units - 1;
+    int lower;
+    switch (rnd(5)) {
+    case 0: lower = 0; break;
+    case 1: lower = -span; break;
+    case 2: lower = -span / 2; break;
+    case 3: lower = range(1, 3 * step_l); break;
+    default: lower = -span - range(1, 3 * step_r); break;
+    }
+    window = fmt("interval %d %d", lower, lower + span);
+  } else {
+    int size = units < 1.0 ? 1 : (int)units;
+    window = fmt("tumbling time %d", size);
+  }
+
+  /* the output: the core attributes (set), some extras of either side (forwarded), maybe a new one */
+  Port out = {new_stream(), {0}};
+  for (int i = 0; i < left.schema.n; i++) {
+    const char *a = left.schema.name[i];
+    if (!strcmp(a, "ts")) continue;
+    if (is_core(a) || chance(60)) schema_add(&out.schema, a, left.schema.type[i]);
+  }
+  for (int i = 0; i < right.schema.n; i++) {
+    const char *a = right.schema.name[i];
+    if (!strcmp(a, "ts") || is_core(a) || schema_find(&out.schema, a) >= 0) continue;
+    if (chance(50)) schema_add(&out.schema, a, right.schema.type[i]);
+  }
+  int added = -1;
+  if (chance(25) && out.schema.n < MAX_ATTRS) {
+    char nm[8];
+    snprintf(nm, sizeof nm, "x%d", next_extra++);
+    schema_add(&out.schema, nm, PICK(((char[]){'i', 'd', 's', 'b'})));
+    added = out.schema.n - 1;
+  }
+  if (chance(15)) {
+    char keep[8] = "";
+    if (added >= 0) memcpy(keep, out.schema.name[added], sizeof keep);
+    schema_shuffle(&out.schema);
+    if (added >= 0) added = schema_find(&out.schema, keep);
+  }
+
+  op_begin(new_op_name("Join"), "Join", NULL, out.stream, &out.schema, true);
+  fprintf(body, "    <input stream=\"%s\"/>\n", left.stream);
+  fprintf(body, "    <input stream=\"%s\"/>\n", right.stream);
+  const char *on1 = chance(50) ? "left.k1 = right.k1" : "right.k1 = left.k1";
+  const char *on2 = chance(50) ? "left.k2 = right.k2" : "right.k2 = left.k2";
+  param("on", keys == 0 ? on1 : keys == 1 ? on2 : chance(50) ? fmt("%s and %s", on1, on2) : fmt("%s and %s", on2, on1));
+  param("window", window);
+  if (chance(35)) param("lateness", fmt("%d", PICK(((int[]){0, 1, 3, 10, 50}))));
+  const char *let = NULL;
+  if (chance(30)) {
+    let = PICK(((const char *[]){"jd", "jv"}));
+    fprintf(body, "    <let name=\"%s\" type=\"int\">%s</let>\n", let,
+            !strcmp(let, "jd") ? "right.ts - left.ts" : "left.v + right.v");
+  }
+  if (chance(30)) {
+    static const char *const wheres[] = {"left.v % 3 != right.v % 2", "left.d < right.d + 10.0", "left.b || right.b",
+                                         "(left.v + right.v) % 4 != 0", "left.k2 <= right.k2", "!(left.b && right.b)"};
+    const char *w = PICK(wheres);
+    if (let && chance(50)) w = fmt("%s %% %d != 0", let, range(2, 4));
+    param("where", w);
+  }
+  for (int i = 0; i < out.schema.n; i++) {
+    const char *a = out.schema.name[i];
+    char *e = NULL;
+    if (!strcmp(a, "k1")) {
+      e = fmt("%s", keys != 1 ? PICK(((const char *[]){"left.k1", "right.k1"}))
+                              : PICK(((const char *[]){"left.k1", "right.k1", "(left.k1 * 3 + right.k1) % 7"})));
+    } else if (!strcmp(a, "k2")) {
+      e = fmt("%s", PICK(((const char *[]){"left.k2", "right.k2", "substr(left.k2 + right.k2, 0, 4)"})));
+    } else if (!strcmp(a, "v")) {
+      e = fmt("%s", PICK(((const char *[]){"left.v + right.v", "left.v - right.v", "right.v", "right.ts - left.ts",
+                                           "left.v * 3 + right.v % 7"})));
+      if (let && chance(60)) e = fmt("%s", let);
+    } else if (!strcmp(a, "d")) {
+      e = fmt("%s", PICK(((const char *[]){"left.d + right.d", "left.d", "right.d * 0.5",
+                                           "double(right.ts - left.ts) / 3.0"})));
+    } else if (!strcmp(a, "b")) {
+      e = fmt("%s", PICK(((const char *[]){"left.b && right.b", "left.b != right.b", "right.b", "left.v < right.v"})));
+    } else if (i == added) {
+      switch (out.schema.type[i]) {
+      case 'i': e = fmt("right.ts - left.ts + right.v %% 10"); break;
+      case 'd': e = fmt("left.d - right.d"); break;
+      case 's': e = fmt("left.k2 + \"-\" + right.k2"); break;
+      default: e = fmt("left.b || right.b"); break;
+      }
+    }
+    if (e) set(a, e);
+  }
+  op_end();
+  return out;
+}
+
+/* A Lookup of `in` in a new table DIR/lookupN.csv (written here), keyed on k1, k2 or both. */
+static Port gen_lookup(const Port *in) {
+  int id = ++nlookups;
+  int keys = rnd(3); /* k1, k2, both */
+  Schema t = {0};
+  if (keys != 1) schema_add(&t, "tk1", 'i');
+  if (keys != 0) schema_add(&t, "tk2", 's');
+  static const char *const vals[] = {"tw", "tf", "tn", "tb"};
+  static const char vtypes[] = {'i', 'd', 's', 'b'};
+  bool has[4] = {0};
+  int nvals = 0;
+  for (int k = 0; k < 4; k++)
+    if (chance(60)) has[k] = true, nvals++;
+  if (!nvals) has[0] = true;
+  for (int k = 0; k < 4; k++)
+    if (has[k]) schema_add(&t, vals[k], vtypes[k]);
+  if (chance(50)) schema_shuffle(&t);
+  const char *tschema = schema_name(&t);
+
+  /* the file: the header in another order, sometimes with a column the schema skips */
+  char *path = fmt("%s/lookup%d.csv", tables_dir, id);
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    perror(path);
+    exit(1);
+  }
+  int order[MAX_ATTRS + 1], ncols = t.n;
+  for (int i = 0; i < t.n; i++) order[i] = i;
+  if (chance(40)) order[ncols++] = -1; /* "junk" */
+  for (int i = ncols - 1; i > 0; i--) {
+    int j = rnd(i + 1), x = order[i];
+    order[i] = order[j];
+    order[j] = x;
+  }
+  for (int c = 0; c < ncols; c++) fprintf(f, "%s%s", c ? "," : "", order[c] < 0 ? "junk" : t.name[order[c]]);
+  fprintf(f, "\n");
+  int k1lo = range(-2, 1), k1hi = k1lo + range(0, 12);
+  static const char *const k2s[] = {"g0", "g1", "g2", "g3", "g4", "g5", "g6", "g7", "g8", "g9", "z", "", "g"};
+  int n1 = keys == 1 ? 1 : k1hi - k1lo + 1, n2 = keys == 0 ? 1 : (int)(sizeof k2s / sizeof k2s[0]);
+  int keep_pct = chance(20) ? 50 : 85;
+  for (int a = 0; a < n1; a++)
+    for (int b = 0; b < n2; b++) {
+      if (!chance(keep_pct)) continue;
+      for (int c = 0; c < ncols; c++) {
+        const char *nm = order[c] < 0 ? "junk" : t.name[order[c]];
+        char *v;
+        if (!strcmp(nm, "tk1")) v = fmt("%d", k1lo + a);
+        else if (!strcmp(nm, "tk2")) v = fmt("\"%s\"", k2s[b]);
+        else if (!strcmp(nm, "tw")) v = fmt("%d", range(-50, 50));
+        else if (!strcmp(nm, "tf")) v = fmt("%s", PICK(((const char *[]){"0.5", "-1.25", "3", "0", "2.75", "1e-3"})));
+        else if (!strcmp(nm, "tn")) v = fmt("%s", PICK(((const char *[]){"a", "bb", "n7", "x y", "\"\"", "\"q,r\""})));
+        else if (!strcmp(nm, "tb")) v = fmt("%s", chance(50) ? "true" : "false");
+        else v = fmt("j%d", rnd(100));
+        fprintf(f, "%s%s", c ? "," : "", v);
+      }
+      fprintf(f, "\n");
+    }
+  if (fclose(f)) {
+    perror(path);
+    exit(1);
+  }
+
+  Port out = {new_stream(), {0}};
+  int added;
+  out.schema = derive_schema(&in->schema, &added);
+  op_begin(new_op_name("Lookup"), "Lookup", in, out.stream, &out.schema, true);
+  param("file", path);
+  param("schema", tschema);
+  const char *on1 = "table.tk1 = k1", *on2 = "table.tk2 = k2";
+  param("on", keys == 0 ? on1 : keys == 1 ? on2 : chance(50) ? fmt("%s and %s", on1, on2) : fmt("%s and %s", on2, on1));
+  if (chance(40)) param("missing", "keep");
+  else if (chance(20)) param("missing", "drop");
+  const char *let = NULL;
+  if (chance(30)) {
+    let = "lv";
+    const char *e = has[0] ? "table.tw * 3 + v % 7" : keys != 1 ? "table.tk1 + v % 5" : "len(table.tk2) + v";
+    fprintf(body, "    <let name=\"lv\" type=\"int\">%s</let>\n", xml(e));
+  }
+  bool done[MAX_ATTRS] = {0};
+  for (int k = range(1, 2); k > 0; k--) {
+    static const char *const targets[] = {"v", "d", "k1", "k2", "b"};
+    const char *a = PICK(targets);
+    int slot = schema_find(&out.schema, a);
+    if (done[slot]) continue;
+    done[slot] = true;
+    char *e = NULL;
+    if (!strcmp(a, "v")) e = let ? fmt("%s", let) : has[0] ? fmt("v + table.tw") : NULL;
+    else if (!strcmp(a, "d")) e = has[1] ? fmt("d + table.tf") : NULL;
+    else if (!strcmp(a, "k1")) e = has[0] ? fmt("abs(table.tw) %% 5") : keys != 1 ? fmt("table.tk1") : NULL;
+    else if (!strcmp(a, "k2"))
+      e = has[2] ? fmt("substr(table.tn + k2, 0, 4)") : keys != 0 ? fmt("table.tk2 + \"!\"") : NULL;
+    else e = has[3] ? fmt("table.tb != b") : NULL;
+    if (!e) e = gen_typed(out.schema.type[slot], 2, &no_scope);
+    set(a, e);
+  }
+  if (added >= 0) {
+    char ty = out.schema.type[added];
+    int col = ty == 'i' ? 0 : ty == 'd' ? 1 : ty == 's' ? 2 : 3;
+    set(out.schema.name[added], has[col] && chance(70) ? fmt("table.%s", vals[col]) : gen_typed(ty, 2, &no_scope));
+  }
+  op_end();
+  return out;
+}
+
 /* A chain of n operators from `in`, ending in a sink writing `file`; may fan out on the way, and
  * (unless --no-fanin) fan in: right after its start (before any region), between its operators
  * (after and before regions), or into the sink. */
@@ -918,6 +1236,10 @@ static void gen_chain(Port cur, int n, const char *file) {
     }
     bool fan = fanins && nfanins < 3 && shape_chance(k == 0 ? 30 : k == n ? 12 : 15);
     if (fan) cur = gen_fanin(cur);
+    /* a Lookup (when the graph has them): anywhere; the main chain has one at least */
+    if (lookup_pct && nlookups < 2 &&
+        (feat_chance(lookup_pct) || (k == n && !nlookups && !strcmp(file, "main"))))
+      cur = gen_lookup(&cur);
     if (k == n) break;
     cur = gen_op(&cur);
     if (fan && shape_chance(35)) cur = gen_shuffled_pair(cur);
@@ -926,13 +1248,15 @@ static void gen_chain(Port cur, int n, const char *file) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: sf-randgraph [--no-fanin] [--pin-hosts N] SEED [OUTDIR]\n"
+  fprintf(stderr, "usage: sf-randgraph [--no-fanin] [--pin-hosts N] [--tables DIR] SEED [OUTDIR]\n"
                   "prints a random valid graph (deterministic per SEED) whose sinks write OUTDIR/*.csv "
                   "(default OUTDIR: out)\n"
                   "  --no-fanin     one source and no fan-in: the graphs of before fan-ins were generated\n"
                   "  --pin-hosts N  pin some serial operators (sources, sinks, fan-ins, parallel=\"no\") to\n"
                   "                 hosts h0..hN-1 (give sf-xform --hosts naming them); the graph is the\n"
-                  "                 same but for the pins\n");
+                  "                 same but for the pins\n"
+                  "  --tables DIR   some graphs get Lookups: their tables are written to DIR/lookupN.csv\n"
+                  "                 (an existing directory), which the graph names so\n");
   return 2;
 }
 
@@ -954,6 +1278,13 @@ int main(int argc, char **argv) {
       pin_hosts = (int)h;
       snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " pin-hosts %d", pin_hosts);
       a += 2;
+    } else if (!strcmp(argv[a], "--tables") && a + 1 < argc && *argv[a + 1]) {
+      tables_dir = argv[a + 1];
+      if (strstr(tables_dir, "--") || strlen(tables_dir) > 4096) {
+        fprintf(stderr, "sf-randgraph: --tables: the directory's name may not hold '--', got '%s'\n", tables_dir);
+        return 2;
+      }
+      a += 2;
     } else {
       return usage();
     }
@@ -974,6 +1305,8 @@ int main(int argc, char **argv) {
   for (int k = 0; k < 4; k++) splitmix64(&shape_state);
   pin_state = seed * UINT64_C(0xaf251af3b0f025b5) + UINT64_C(0x9e3779b97f4a7c15);
   for (int k = 0; k < 4; k++) splitmix64(&pin_state);
+  feat_state = seed * UINT64_C(0x5851f42d4c957f2d) + UINT64_C(0x14057b7ef767814f);
+  for (int k = 0; k < 4; k++) splitmix64(&feat_state);
 
   body = open_memstream(&body_text, &body_len);
   if (!body) {
@@ -981,13 +1314,32 @@ int main(int argc, char **argv) {
     return 1;
   }
 
+  /* drawn first, and apart: a graph that gets neither a Join nor a Lookup is as it was before */
+  bool join = feat_chance(30);
+  int step = PICK_FEAT_STEP();
+  int disorder = feat_chance(35) ? 2 + feat_rnd(3 * step + 1) : 0;
+  int prejoin = feat_rnd(3);
+  bool lookups = feat_chance(35);
+  if (lookups && tables_dir) lookup_pct = 25;
+  if (join) {
+    src_step = step;
+    src_disorder = disorder;
+  }
   Port src = gen_source("src");
+  if (join) {
+    int count = src_count, k1n = src_k1n, k2n = src_k2n;
+    src_step = src_disorder = 0;
+    for (int k = 0; k < prejoin; k++) src = gen_prejoin_op(&src);
+    src = gen_join(src, count, step, k1n, k2n);
+  }
 
   gen_chain(src, range(2, 7), "main");
   fclose(body);
 
   printf("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-  printf("<!-- sf-randgraph %llu %s%s%s -->\n", seed, outdir, *opts ? " options:" : "", opts);
+  printf("<!-- sf-randgraph %llu %s%s%s%s%s%s%s -->\n", seed, outdir, *opts || tables_dir ? " options:" : "", opts,
+         tables_dir ? " tables " : "", tables_dir ? tables_dir : "", njoins || nlookups ? " features:" : "",
+         njoins && nlookups ? " join lookup" : njoins ? " join" : nlookups ? " lookup" : "");
   printf("<graph xmlns=\"urn:streamfission:graph:1\" name=\"rand%llu\">\n", seed);
   for (int s = 0; s < nschemas; s++) {
     printf("  <schema name=\"S%d\">\n", s);
