@@ -20,8 +20,9 @@
 #              sequentially and at width 3;
 #   time-ckpt: with checkpoints, such a fan-in is refused at start-up, naming it;
 #   restore:   width 2 with checkpoints, killed (SIGKILL) once a checkpoint is complete, then
-#              --restore at width 3: the same bytes (the sources' clocks come back from the
-#              checkpoint, so the restored job emits the same ticks).
+#              --restore at width 3 from a checkpoint ("restored checkpoint K"): the same bytes
+#              (the sources' clocks come back from the checkpoint, so the restored job emits the
+#              same ticks; the region's Split, which numbers ticks too, its counters).
 #   window-restore: a keyed tumbling time window with lateness (some tuples late) in a region,
 #              killed at width 2 once a checkpoint is complete, restored at width 3: the
 #              sequential run's windows, byte for byte, and the replicas' late counts add up
@@ -193,7 +194,13 @@ if [[ -z $(find ck -name MANIFEST 2>/dev/null) ]]; then
 elif [[ -f out/ticks.csv ]]; then
   sf_bad restore "the job ended before the kill: nothing to restore" kill.log
 elif "$B/sf-exec" --checkpoint-dir ck --restore p3.xml 2>restore.log && cmp -s expect.csv out/ticks.csv; then
-  sf_ok restore "killed at width 2, restored at width 3: the sequential bytes"
+  # (and from a checkpoint: the region's Split, which gave the ticks numbers of their own, takes
+  # its counters back)
+  if grep -q "^sf-exec: restored checkpoint [0-9]* from 'ck'$" restore.log; then
+    sf_ok restore "killed at width 2, restored at width 3 from a checkpoint: the sequential bytes"
+  else
+    sf_bad restore "the restore used no checkpoint" restore.log
+  fi
 else
   sf_bad restore "the restored output differs" restore.log
 fi
