@@ -18,7 +18,7 @@
 #   time, time-w3: the fan-in with order="time": the output in the order awk works out (by time,
 #              a tick before a tuple, then the input listed first; an input's final tick last),
 #              sequentially and at width 3;
-#   time-ckpt: with checkpoints, such a fan-in is refused at start-up, naming it;
+#   time-ckpt: with checkpoints (a cut recording the inputs between their barriers), the same bytes;
 #   restore:   width 2 with checkpoints, killed (SIGKILL) once a checkpoint is complete, then
 #              --restore at width 3 from a checkpoint ("restored checkpoint K"): the same bytes
 #              (the sources' clocks come back from the checkpoint, so the restored job emits the

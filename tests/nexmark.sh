@@ -35,8 +35,8 @@ set -uo pipefail
 
 # ---------------------------------------------------------------------------------------------
 # What sf-xform --explain must decide, QUERY:OPERATOR:parallel|serial|join. `join`: the Join is
-# replicated with both sides entering through one Split hashed on the `on` attributes (docs/
-# language.md, "Join"); `parallel`: in a region of the width asked for (stateless Filters and
+# replicated with both sides entering through one Split hashed on the `on` attributes
+# (docs/language.md, "Join"); `parallel`: in a region of the width asked for (stateless Filters and
 # Functors, keyed Dedups).
 EXPLAIN_EXPECT=(
   q3:westPersons:parallel    # Filter on kind and state
