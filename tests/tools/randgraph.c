@@ -960,6 +960,7 @@ static Port gen_shuffled_pair(Port cur) {
 /* ---- joins and lookups (drawn only when the feature stream says so) ---- */
 
 static const char *tables_dir; /* --tables DIR: Lookups allowed, their tables written there */
+static bool no_join;           /* --no-join: no graph gets a Join (the draw is made all the same) */
 static int njoins, nlookups;
 static int lookup_pct; /* the chance of a Lookup at each point of a chain (0: none) */
 
@@ -1248,7 +1249,7 @@ static void gen_chain(Port cur, int n, const char *file) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: sf-randgraph [--no-fanin] [--pin-hosts N] [--tables DIR] SEED [OUTDIR]\n"
+  fprintf(stderr, "usage: sf-randgraph [--no-fanin] [--pin-hosts N] [--tables DIR] [--no-join] SEED [OUTDIR]\n"
                   "prints a random valid graph (deterministic per SEED) whose sinks write OUTDIR/*.csv "
                   "(default OUTDIR: out)\n"
                   "  --no-fanin     one source and no fan-in: the graphs of before fan-ins were generated\n"
@@ -1256,6 +1257,7 @@ static int usage(void) {
                   "                 hosts h0..hN-1 (give sf-xform --hosts naming them); the graph is the\n"
                   "                 same but for the pins\n"
                   "  --tables DIR   some graphs get Lookups: their tables are written to DIR/lookupN.csv\n"
+                  "  --no-join      no graph gets a Join\n"
                   "                 (an existing directory), which the graph names so\n");
   return 2;
 }
@@ -1278,6 +1280,9 @@ int main(int argc, char **argv) {
       pin_hosts = (int)h;
       snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " pin-hosts %d", pin_hosts);
       a += 2;
+    } else if (!strcmp(argv[a], "--no-join")) {
+      no_join = true;
+      a++;
     } else if (!strcmp(argv[a], "--tables") && a + 1 < argc && *argv[a + 1]) {
       tables_dir = argv[a + 1];
       if (strstr(tables_dir, "--") || strlen(tables_dir) > 4096) {
@@ -1315,7 +1320,7 @@ int main(int argc, char **argv) {
   }
 
   /* drawn first, and apart: a graph that gets neither a Join nor a Lookup is as it was before */
-  bool join = feat_chance(30);
+  bool join = feat_chance(30) && !no_join;
   int step = PICK_FEAT_STEP();
   int disorder = feat_chance(35) ? 2 + feat_rnd(3 * step + 1) : 0;
   int prejoin = feat_rnd(3);
