@@ -598,7 +598,7 @@ for ((I = 1; I <= runs; I++)); do
   elif ! outputs_ok "$D"; then
     fail_run "the restore at width $last: $WHY" "$D/restore.log"
   else
-    ((JOIN_SKIP)) && bump "restored past a Join's checkpoint at another parallelism"
+    ((${JOIN_SKIP:-0})) && bump "restored past a Join's checkpoint at another parallelism"
     bump "restored ok"
     sf_ok "run-$I" "$DESC: restored, outputs right"
     [[ ${SF_KEEP:-0} == 1 ]] || rm -rf "$D"
