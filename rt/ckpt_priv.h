@@ -12,6 +12,9 @@ enum { CK_SLOTS = 16 };
 typedef struct NodeSnaps {
   CkptSnap *s;
   int n;
+  bool inputs_only; /* a time-ordered fan-in's Split while the other Splits and Merges start afresh
+                     * (load_generated): its ticks, what it recorded of its inputs and its position,
+                     * not its kind's counters */
 } NodeSnaps;
 /* The snapshots of one checkpoint loaded for every local operator (check_ckpt), to restore from. */
 typedef struct Loaded {

@@ -123,6 +123,24 @@ static int load_generated(Exec *x, Loaded *l, char *why, size_t cap) {
     if (match[i] < 0) all = false;
     else old[match[i]].graph = ~ck->graph; /* taken: one snapshot for one operator */
   }
+  /* Starting afresh is consistent for what a Split or Merge counts, but not for what a Split
+   * merging its inputs by time recorded of them at the cut (order.c, time_barrier): those items had
+   * come from their sources before the checkpoint's position and will not come again. Such a Split
+   * takes its own snapshot back for them (its ticks and position too), whatever the others do. */
+  for (int i = 0; !all && rc && i < x->nnodes; i++) {
+    Node *n = &x->nodes[i];
+    if (!n->local || !ckptdir_generated(n->op) || !n->group || n->group->entry != n || n->group->driver != DRIVE_TIME)
+      continue;
+    uint64_t fp = ckptdir_op_fingerprint(n->op);
+    for (int j = 0; j < nold; j++)
+      if (old[j].bytes && old[j].graph == ck->graph && old[j].fingerprint == fp) {
+        l->snaps[i].s[0] = old[j];
+        l->snaps[i].n = 1;
+        l->snaps[i].inputs_only = true;
+        memset(&old[j], 0, sizeof old[j]); /* moved */
+        break;
+      }
+  }
   l->gen = calloc((size_t)g->nops + 1, sizeof *l->gen);
   for (int i = 0; i < g->nops && all; i++)
     if (ckptdir_generated(g->ops[i])) l->gen[i] = oldname[match[i]];
@@ -302,6 +320,7 @@ static int restore_node(Exec *x, Node *n, NodeSnaps *ns, uint64_t id, char *why,
     if (g && g->entry == n && g->driver == DRIVE_TIME && order_time_restore(g, &s->state) < 0)
       return snprintf(why, cap, "operator '%s': its snapshot does not fit this graph (what it recorded of its "
                       "inputs merged by time is truncated or malformed)", n->op->name), 0;
+    if (ns->inputs_only) continue; /* (its kind starts afresh, as the other Splits and Merges do) */
     if (n->inst.impl->restore) {
       char msg[1600] = "";
       x->restore_why = msg;

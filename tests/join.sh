@@ -15,7 +15,9 @@
 #      runs the rewrite: the same bytes and late counts (summed over the replicas);
 #   3. every 8th case also runs at width 3 on three executors (sf-xform --hosts, tools/sf-launch:
 #      gRPC with mutual TLS on loopback): the same bytes.
-# One OK/FAIL line per case. Environment: SF_JOIN_CASES (default 40).
+#   4. kill-N and shuffle-N kill runs with checkpoints and restore them at another width (below).
+# One OK/FAIL line per case. Environment: SF_JOIN_CASES (default 40), SF_JOIN_KILL_RUNS (12),
+# SF_JOIN_SHUFFLE_RUNS (6).
 set -uo pipefail
 build=$(cd "$1" && pwd) || exit 2
 src=$(cd "$2" && pwd) || exit 2
@@ -172,6 +174,46 @@ else
     sf_bad "kill" "no run was restored from a checkpoint (each was killed before its first one completed)"
   fi
 fi
+
+# shuffle-N: tests/join/shuffle.xml (a Join shuffled into an Aggregate keyed otherwise) at width 3
+# with a checkpoint every 20 ms, killed at a random moment and restored at width 2 or 4, where the
+# regions' Splits and Merges start afresh but for what the Join's Split recorded of its inputs at
+# the cut: the output must equal the sequential run's byte for byte.
+shuffle_runs=${SF_JOIN_SHUFFLE_RUNS:-6}
+SF_WORK=$work/shuffle
+mkdir -p "$SF_WORK/ref/out"
+restored=0
+for w in 2 3 4; do "$build/bin/sf-xform" -w "$w" "$src/tests/join/shuffle.xml" >"$SF_WORK/s$w.xml" 2>/dev/null; done
+(cd "$SF_WORK/ref" && "$build/bin/sf-exec" "$src/tests/join/shuffle.xml") >"$SF_WORK/ref.log" 2>&1 ||
+  sf_bad "shuffle" "the sequential run failed" "$SF_WORK/ref.log"
+t0=$(sf_now)
+(cd "$SF_WORK" && mkdir -p out && "$build/bin/sf-exec" s3.xml) >/dev/null 2>&1
+full_ms=$(awk -v e="$(sf_elapsed "$t0" "$(sf_now)")" 'BEGIN { printf "%d", e * 1000 }')
+for ((i = 1; i <= shuffle_runs; i++)); do
+  w2=$((2 + 2 * (RANDOM % 2)))
+  ms=$((full_ms * (30 + RANDOM % 65) / 100 + 5))
+  rm -rf "$SF_WORK/ck" "$SF_WORK/out"
+  mkdir -p "$SF_WORK/out"
+  (cd "$SF_WORK" && exec "$build/bin/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.02 s3.xml) >"$SF_WORK/killed.log" 2>&1 &
+  pid=$!
+  sleep "$(awk -v m="$ms" 'BEGIN { printf "%.3f", m / 1000 }')"
+  kill -KILL "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  what="width 3 killed at $ms ms of $full_ms"
+  if ! (cd "$SF_WORK" && timeout 120 "$build/bin/sf-exec" --checkpoint-dir ck --restore "s$w2.xml") >"$SF_WORK/restore.log" 2>&1; then
+    sf_bad "shuffle-$i" "$what: the restore at width $w2 failed" "$SF_WORK/restore.log"
+    continue
+  fi
+  k=$(sed -n "s/^sf-exec: restored checkpoint \([0-9]*\) .*/\1/p" "$SF_WORK/restore.log")
+  [[ -n $k ]] && restored=$((restored + 1)) && what+=", restored at width $w2 (checkpoint $k)"
+  [[ -z $k ]] && what+=", restarted at width $w2 (no checkpoint)"
+  if cmp -s "$SF_WORK/out/main.csv" "$SF_WORK/ref/out/main.csv"; then
+    sf_ok "shuffle-$i" "$what"
+  else
+    sf_bad "shuffle-$i" "$what: out/main.csv differs from the sequential run's" "$SF_WORK/restore.log"
+  fi
+done
+((restored > 0)) || sf_bad "shuffle" "no run was restored from a checkpoint (each was killed before its first one completed)"
 
 echo "join: $SF_PASSED passed, $SF_FAILED failed"
 [[ $SF_FAILED == 0 ]]
