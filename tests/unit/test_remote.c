@@ -243,6 +243,37 @@ START_TEST(test_backwards) {
 }
 END_TEST
 
+/* A checkpoint barrier leaving a time-ordered fan-in carries the checkpoint's position, ahead of the
+ * merged stream's renumbered items after it: it is accepted, and the items around it are checked
+ * against each other (a Join on three executors failed its checkpoints with "sequence numbers went
+ * backwards"). A tuple that goes back is still refused. */
+START_TEST(test_barrier_ahead) {
+  Item b = mark(ITEM_BARRIER, 9);
+  b.ckpt = 1;
+  Item m1[] = {mark(ITEM_PULSE, 3), b, mark(ITEM_PULSE, 4)}, m2[] = {mark(ITEM_PULSE, 5), mark(ITEM_FINAL, 5)};
+  Item *ms[] = {m1, m2};
+  int ns[] = {3, 2};
+  char why[1024];
+  peer_sends(ms, ns, 2, why, sizeof why);
+  ck_assert_str_eq(why, "");
+  ck_assert_int_eq(seen.nfail, 0);
+  ck_assert_int_eq(seen.nitems, 5);
+}
+END_TEST
+
+START_TEST(test_backwards_around_barrier) {
+  Item b = mark(ITEM_BARRIER, 2);
+  b.ckpt = 1;
+  Item m1[] = {mark(ITEM_PULSE, 5), b, mark(ITEM_PULSE, 4), mark(ITEM_FINAL, 4)};
+  Item *ms[] = {m1};
+  int ns[] = {4};
+  char why[1024];
+  peer_sends(ms, ns, 1, why, sizeof why);
+  ck_assert_str_eq(wait_fail(), "host 'h1': edge 'e' from host 'h0' sent a bad message: sequence numbers went "
+                                "backwards");
+}
+END_TEST
+
 START_TEST(test_after_final) {
   Item m[] = {mark(ITEM_FINAL, 1), mark(ITEM_PULSE, 2)};
   Item *ms[] = {m};
@@ -379,6 +410,8 @@ int main(void) {
   UNIT_ADD_TIMEOUT(s, test_roundtrip, setup, teardown, 60);
   UNIT_ADD_TIMEOUT(s, test_end_without_final, setup, teardown, 60);
   UNIT_ADD_TIMEOUT(s, test_backwards, setup, teardown, 60);
+  UNIT_ADD_TIMEOUT(s, test_barrier_ahead, setup, teardown, 60);
+  UNIT_ADD_TIMEOUT(s, test_backwards_around_barrier, setup, teardown, 60);
   UNIT_ADD_TIMEOUT(s, test_after_final, setup, teardown, 60);
   UNIT_ADD_TIMEOUT(s, test_batch_limit, setup, teardown, 60);
   UNIT_ADD_TIMEOUT(s, test_deliver_stopping, setup, teardown, 60);
