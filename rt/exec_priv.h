@@ -171,6 +171,7 @@ struct Group {
   bool *floor_known;          /* per slot: an item was taken (thread) */
   bool by_src;                /* ordered by src (fan-in) rather than seq (plan) */
   uint64_t next_seq;          /* DRIVE_SEQ: next expected seq (thread) */
+  uint64_t out_src;           /* seqpulse channel merge: src of the last tuple delivered (thread) */
   int *time_attr;             /* DRIVE_TIME: per slot, the event-time attribute of its stream (plan) */
   uint64_t out_pos;           /* DRIVE_TIME: tuples delivered, the merged stream's position (thread) */
   /* DRIVE_TIME with checkpoints (order.c, "checkpoints of a time-ordered fan-in"): the cut is taken

@@ -539,7 +539,10 @@ static int deliver(Node *n, int slot, const Item *it) {
   const OpKindImpl *impl = op->impl;
   int port = n->slot_port ? n->slot_port[slot] : 0;
   op->cur_seq = it->seq;
-  op->cur_src = it->src;
+  /* a barrier carries the checkpoint's position, not the stream's after a time-ordered fan-in
+   * (order.c, step_time renumbers its items): a pulse sent after it (a Split's) promises from the
+   * position of the item before it, which an executor downstream holds the next one to (remote.c) */
+  if (it->kind != ITEM_BARRIER) op->cur_src = it->src;
   op->cur_born = it->kind == ITEM_TICK ? 0 : it->born;
   switch (it->kind) {
   case ITEM_TUPLE: {

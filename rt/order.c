@@ -274,10 +274,15 @@ static Step step_smallest(Group *g, Item *out) {
     /* every input is past it: a fan-in downstream may hear how far this merge has got */
     if (!by_src && bh->src > g->progress) g->progress = bh->src;
     pop(g, best);
-    /* a shuffle Merge passes the promise on to its channel: every input is past it */
+    /* a shuffle Merge passes the promise on to its channel: every input is past it. Its src is
+     * one channel's (a Split's last tuple's, while its seq may be a barrier's or a tick's after
+     * it), and may be behind a tuple delivered from another channel with a smaller seq: the
+     * stream's seq and src grow together (one Split numbered it), so the promise is that tuple's
+     * src at least, and an executor downstream holds the edge to it (remote.c) */
     if (n->channel_merge && bh->seq > g->next_seq) {
       g->next_seq = bh->seq;
       *out = *bh;
+      if (out->src < g->out_src) out->src = g->out_src;
       return STEP_DELIVER;
     }
     return STEP_AGAIN;
@@ -288,6 +293,7 @@ static Step step_smallest(Group *g, Item *out) {
   case ITEM_KEYED:
     *out = *bh;
     pop(g, best);
+    g->out_src = out->src;
     return STEP_DELIVER;
   case ITEM_BARRIER:
     return align_barrier(g, bh, out);

@@ -15,9 +15,10 @@
 #      runs the rewrite: the same bytes and late counts (summed over the replicas);
 #   3. every 8th case also runs at width 3 on three executors (sf-xform --hosts, tools/sf-launch:
 #      gRPC with mutual TLS on loopback): the same bytes.
-#   4. kill-N and shuffle-N kill runs with checkpoints and restore them at another width (below).
+#   4. kill-N and shuffle-N kill runs with checkpoints and restore them at another width, and
+#      shuffle-dist-N runs a shuffle on three executors with checkpoints (below).
 # One OK/FAIL line per case. Environment: SF_JOIN_CASES (default 40), SF_JOIN_KILL_RUNS (12),
-# SF_JOIN_SHUFFLE_RUNS (6).
+# SF_JOIN_SHUFFLE_RUNS (6), SF_JOIN_SHUFFLE_DIST_RUNS (3).
 set -uo pipefail
 build=$(cd "$1" && pwd) || exit 2
 src=$(cd "$2" && pwd) || exit 2
@@ -214,6 +215,30 @@ for ((i = 1; i <= shuffle_runs; i++)); do
   fi
 done
 ((restored > 0)) || sf_bad "shuffle" "no run was restored from a checkpoint (each was killed before its first one completed)"
+
+# shuffle-dist: the same graph at width 2 on three executors with a checkpoint every 20 ms. A
+# barrier leaves the Join's time-ordered merge with the checkpoint's position, and the shuffle
+# Merge passes on one channel's pulse: neither may promise the executor downstream a position
+# behind a tuple it has already sent ("sequence numbers went backwards" before).
+shuffle_dist_runs=${SF_JOIN_SHUFFLE_DIST_RUNS:-3}
+for ((i = 1; i <= shuffle_dist_runs; i++)); do
+  if ! sf_next_ports 3 ||
+    ! "$build/bin/sf-xform" -w 2 --hosts "h0=127.0.0.1:$P0,h1=127.0.0.1:$P1,h2=127.0.0.1:$P2" \
+      "$src/tests/join/shuffle.xml" >"$SF_WORK/d2.xml" 2>"$SF_WORK/xformd.log"; then
+    sf_bad "shuffle-dist-$i" "sf-xform --hosts failed" "$SF_WORK/xformd.log"
+    continue
+  fi
+  rm -rf "$SF_WORK/ck" "$SF_WORK/out"
+  mkdir -p "$SF_WORK/out"
+  if ! timeout -k 5 120 bash "$src/tools/sf-launch" --exec "$build/bin/sf-exec" --workdir "$SF_WORK" \
+    --checkpoint-dir "$SF_WORK/ck" --checkpoint-interval 0.02 "$SF_WORK/d2.xml" >"$SF_WORK/rund.log" 2>&1; then
+    sf_bad "shuffle-dist-$i" "width 2 on three executors, a checkpoint every 20 ms: sf-launch failed" "$SF_WORK/rund.log"
+  elif ! cmp -s "$SF_WORK/out/main.csv" "$SF_WORK/ref/out/main.csv"; then
+    sf_bad "shuffle-dist-$i" "width 2 on three executors: out/main.csv differs from the sequential run's" "$SF_WORK/rund.log"
+  else
+    sf_ok "shuffle-dist-$i" "width 2 on three executors with checkpoints, the same as the sequential run"
+  fi
+done
 
 echo "join: $SF_PASSED passed, $SF_FAILED failed"
 [[ $SF_FAILED == 0 ]]
