@@ -28,6 +28,9 @@ static const char usage_text[] =
     "                            $SF_TLS_CERT and $SF_TLS_KEY hold the job's CA certificate, this\n"
     "                            host's certificate and its key, in PEM (tools/sf-launch sets them;\n"
     "                            tools/sf-certs makes them)\n"
+    "      --listen HOST:PORT    with --host: listen there instead of at the host's own address,\n"
+    "                            which the others still connect to (in a container: 0.0.0.0:PORT\n"
+    "                            while the others reach it by a service's name)\n"
     "      --connect-timeout MS  give up on a peer that does not answer within MS ms (10000)\n"
     "      --batch N             tuples per batch between threads and between hosts (default:\n"
     "                            256 between threads, 1024 per message between hosts)\n"
@@ -165,6 +168,7 @@ int main(int argc, char **argv) {
     {"hosts", required_argument, 0, 'A'},      {"remove-checkpoints", no_argument, 0, 'X'},
     {"stop-grace", required_argument, 0, 'G'},
     {"max-state-memory", required_argument, 0, 'M'}, {"merge-threads", no_argument, 0, 'W'},
+    {"listen", required_argument, 0, 'l'},
     {0, 0, 0, 0},
   };
   ExecOptions o = {0};
@@ -210,6 +214,15 @@ int main(int argc, char **argv) {
       break;
     }
     case 'A': hosts_spec = optarg; break;
+    case 'l': {
+      const char *colon = strrchr(optarg, ':');
+      char *end;
+      long port = colon ? strtol(colon + 1, &end, 10) : -1;
+      if (!colon || colon == optarg || !colon[1] || *end || port < 1 || port > 65535)
+        usage_error("--listen must be HOST:PORT (a port from 1 to 65535), got '%s'", optarg);
+      o.listen = optarg;
+      break;
+    }
     case 'X': remove_checkpoints = true; break;
     case 'h': fputs(usage_text, stdout); return 0;
     case 'V': printf("sf-exec %s\n", SF_VERSION); return 0;
@@ -223,6 +236,7 @@ int main(int argc, char **argv) {
   if ((o.restore || o.checkpoint_interval > 0) && !o.checkpoint_dir)
     usage_error("%s", o.restore ? "--restore needs --checkpoint-dir" : "--checkpoint-interval needs --checkpoint-dir");
   if (remove_checkpoints && !o.checkpoint_dir) usage_error("%s", "--remove-checkpoints needs --checkpoint-dir");
+  if (o.listen && !o.host) usage_error("%s", "--listen needs --host");
 
   Diag d;
   diag_init(&d, o.graph_path, stderr);

@@ -107,6 +107,10 @@ Remote *remote_start(const RemoteConfig *rc, char *err, size_t errlen) {
                  g->hosts[i]->name, g->hosts[i]->address);
         return NULL;
       }
+    if (o->listen && !loopback(o->listen)) {
+      snprintf(err, errlen, "--insecure-plaintext is for loopback addresses only, and --listen is %s", o->listen);
+      return NULL;
+    }
   } else if (!o->tls_ca || !o->tls_cert || !o->tls_key) {
     snprintf(err, errlen, "no TLS credentials: set SF_TLS_CA, SF_TLS_CERT and SF_TLS_KEY (tools/sf-launch does "
              "this; tools/sf-certs makes them), or pass --insecure-plaintext on loopback");
@@ -121,7 +125,7 @@ Remote *remote_start(const RemoteConfig *rc, char *err, size_t errlen) {
   r->max_items = 2 * rc->batch + BATCH_SLACK;
   TransportConfig cfg = {
     .name = host,
-    .listen = address,
+    .listen = o->listen ? o->listen : address,
     .token = o->token,
     .max_message = MAX_MESSAGE,
     .credits = CREDITS,

@@ -389,6 +389,7 @@ struct ExecOptions {
   const char *tls_ca;      /* PEM: the job's CA certificate (mutual TLS between hosts) */
   const char *tls_cert;    /* PEM: this host's certificate from that CA */
   const char *tls_key;     /* PEM: its private key */
+  const char *listen;      /* --listen: where this host's executor listens (NULL: its address) */
   bool plaintext;          /* no TLS between hosts (--insecure-plaintext; loopback addresses only) */
   int connect_timeout_ms;  /* how long to wait for peers (0: default 10000) */
   bool accept_unterminated; /* a CSV input's last row may lack its line end (--accept-unterminated;

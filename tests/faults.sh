@@ -40,6 +40,9 @@
 #       against the job CA and names its host (CN and DNS name), the CA's key and openssl's logs are
 #       gone; when openssl fails for one host (its key file is a directory) it exits 1 naming that
 #       host with openssl's reason, and leaves no CA key.
+#   i.  sf-exec --listen: h1 listening at 127.0.0.2 while the graph places it at 127.0.0.1 is not
+#       reached (h0 exits 1 naming h1); at 0.0.0.0 it is (ss shows it there), and the output equals
+#       the one-process run's; with --insecure-plaintext a --listen off loopback is refused.
 # Every case prints one line, OK or FAIL with what was expected; failures keep the work directory.
 #
 #   d6. the probe sends a well-formed batch of one tuple and half-closes without the end-of-stream
@@ -536,6 +539,52 @@ if [[ $st == 1 ]] && grep -q "^sf-certs: error: openssl failed: the certificate 
   sf_ok h "sf-certs: openssl failing for h1 is reported, exit 1, no CA key left"
 else
   sf_bad h "sf-certs with h1.key a directory: exited $st, expected 1 naming 'h1' and no ca.key left" "$d/fail.err"
+fi
+
+# ---- i: --listen ----
+d=$work/i
+make_graph "$d" 20000 20000
+(cd "$d" && mkdir -p seq/out && cd seq && exec "$B/sf-exec" "$d/graph.xml") >"$d/seq.log" 2>&1
+start_exec "$d" h1 --listen "127.0.0.2:$P1" --connect-timeout 1500
+p1=$LAST_PID
+start_exec "$d" h0 --connect-timeout 1500
+p0=$LAST_PID
+wait_exit "$p0" 10; st0=$ST
+wait_exit "$p1" 10; st1=$ST
+if [[ $st0 == 1 ]] && grep -q "host 'h1'" "$d/h0.log"; then
+  sf_ok i "h1 --listen 127.0.0.2:P1 while the graph says 127.0.0.1:P1: h0 cannot reach it (exit 1, names h1)"
+else
+  sf_bad i "h1 --listen elsewhere: h0 exited $st0 (h1 $st1), expected 1 naming host 'h1'" "$d/h0.log" "$d/h1.log"
+fi
+rm -rf "$d/out" && mkdir -p "$d/out"
+start_exec "$d" h1 --listen "0.0.0.0:$P1"
+p1=$LAST_PID
+start_exec "$d" h0
+p0=$LAST_PID
+seen=""
+for _ in $(seq 100); do
+  seen=$(ss -Hltn "sport = :$P1" 2>/dev/null | awk '{print $4}' | head -n 1)
+  [[ -n $seen ]] && break
+  sleep 0.05
+done
+wait_exit "$p0" 30; st0=$ST
+wait_exit "$p1" 30; st1=$ST
+if [[ $st0 != 0 || $st1 != 0 ]]; then
+  sf_bad i "h1 --listen 0.0.0.0:P1: h0 exited $st0, h1 exited $st1" "$d/h0.log" "$d/h1.log"
+elif [[ $seen != "0.0.0.0:$P1" && $seen != "*:$P1" ]]; then
+  sf_bad i "h1 --listen 0.0.0.0:P1: it listened at '$seen'"
+elif ! cmp -s "$d/seq/out/faults.csv" "$d/out/faults.csv"; then
+  sf_bad i "h1 --listen 0.0.0.0:P1: the output differs from the one-process run"
+else
+  sf_ok i "h1 --listen 0.0.0.0:P1 (seen listening at $seen): the output equals the one-process run's"
+fi
+(cd "$d" && exec "$B/sf-exec" --host h1 --insecure-plaintext --listen "0.0.0.0:$P1" "$d/par.xml") >"$d/plain.log" 2>&1
+st=$?
+want="sf-exec: error: --insecure-plaintext is for loopback addresses only, and --listen is 0.0.0.0:$P1"
+if [[ $st == 1 && $(cat "$d/plain.log") == "$want" ]]; then
+  sf_ok i "--insecure-plaintext with --listen off loopback: refused"
+else
+  sf_bad i "--insecure-plaintext with --listen 0.0.0.0: exited $st, expected 1 and exactly: $want" "$d/plain.log"
 fi
 
 if [[ ${SF_FAULTS_STRICT:-0} == 1 ]]; then
