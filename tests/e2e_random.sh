@@ -16,9 +16,10 @@
 #     (and sf-xform -w W g.xml -o p.xml ...)
 #
 # The graphs are made with `--tables SEED_DIR/tables`, so that some of them hold Lookups (their
-# tables written there); others start with a Join of two timed Beacons (sf-randgraph's header).
-# Each seed's line says which ("[join]", "[lookup]"); at the end the counts of graphs with each,
-# and (from 20 seeds on) a run without one Join graph or without one Lookup graph fails.
+# tables written there); others start with a Join of two timed Beacons, and about a quarter call
+# string and time functions (sf-randgraph's header). Each seed's line says which ("[join]",
+# "[lookup]", "[functions]"); at the end the counts of graphs with each, and (from 20 seeds on) a
+# run without one graph of each fails.
 #
 # Seeds in SF_TIGHT_SEEDS (default "17": it deadlocked so once) that are in the range also run at
 # the last width with `sf-exec --batch 1 --queue 1`, where every queue is full at once.
@@ -64,6 +65,7 @@ run_seed() { # SEED
     fi
     grep -q '<operator [^>]*kind="Join"' "$dir/graph.xml" && feats+=" join"
     grep -q '<operator [^>]*kind="Lookup"' "$dir/graph.xml" && feats+=" lookup"
+    sed -n 2p "$dir/graph.xml" | grep -q 'features:.* functions' && feats+=" functions"
     echo "$feats" >"$root/$seed.features"
     [[ -n $feats ]] && feats=" [${feats# }]"
     t0=$(sf_now)
@@ -137,10 +139,12 @@ passed=0
 failed=()
 njoin=0
 nlookup=0
+nfunc=0
 for ((seed = first; seed <= last; seed++)); do
   cat "$root/$seed.log" 2>/dev/null
   [[ $(cat "$root/$seed.features" 2>/dev/null) == *join* ]] && njoin=$((njoin + 1))
   [[ $(cat "$root/$seed.features" 2>/dev/null) == *lookup* ]] && nlookup=$((nlookup + 1))
+  [[ $(cat "$root/$seed.features" 2>/dev/null) == *functions* ]] && nfunc=$((nfunc + 1))
   if [[ $(cat "$root/$seed.status" 2>/dev/null) == ok ]]; then
     passed=$((passed + 1))
   else
@@ -150,10 +154,10 @@ for ((seed = first; seed <= last; seed++)); do
 done
 [[ ${#failed[@]} -gt 0 ]] && sf_keep "$root"
 total=$(sf_elapsed "$t_start" "$(sf_now)")
-echo "e2e_random: seeds $first..$last: $njoin graphs with a Join, $nlookup with a Lookup"
+echo "e2e_random: seeds $first..$last: $njoin graphs with a Join, $nlookup with a Lookup, $nfunc calling string and time functions"
 features_ok=1
-if ((count >= 20 && (njoin == 0 || nlookup == 0))); then
-  echo "e2e_random: FAIL  $count seeds ran without a graph with a Join or without one with a Lookup"
+if ((count >= 20 && (njoin == 0 || nlookup == 0 || nfunc == 0))); then
+  echo "e2e_random: FAIL  $count seeds ran without a graph with a Join, a Lookup or string and time functions"
   features_ok=0
 fi
 echo "e2e_random: seeds $first..$last: $passed passed, ${#failed[@]} failed${failed:+ (seeds: ${failed[*]})}, ${total}s"

@@ -51,7 +51,10 @@
  *   missing keys, a column the schema skips, `missing` drop or keep, sometimes a `let`); the
  *   graph names the file as DIR/lookupN.csv, so give an absolute DIR when the graph runs
  *   elsewhere. Without --tables no Lookup is generated.
- * The first comment of the graph says which of them it holds ("features: join lookup").
+ * String and time functions (lower, upper, replace, split_part, regex_extract, date_format, find,
+ * year..second, contains, starts_with, ends_with, regex_match, `in`) are called in about 40 % of
+ * the graphs' expressions, drawn from a sixth stream (a graph that draws none is the one it was).
+ * The first comment of the graph says which of them it holds ("features: join lookup functions").
  *
  * The PRNG is splitmix64, seeded with SEED: the output depends on nothing else. */
 #include <stdarg.h>
@@ -68,6 +71,7 @@ static uint64_t order_state; /* the order of each operator's children, drawn apa
 static uint64_t shape_state; /* where fan-ins go and what feeds them, drawn apart (--no-fanin: never) */
 static uint64_t pin_state;   /* which operators are pinned to a host (--pin-hosts only) */
 static uint64_t feat_state;  /* whether (and where) a graph has a Join or Lookups, drawn apart */
+static uint64_t fn_state;    /* whether (and where) expressions call string and time functions */
 
 static uint64_t splitmix64(uint64_t *state) {
   uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
@@ -92,6 +96,12 @@ static bool shape_chance(int pct) { return shape_rnd(100) < pct; }
  * graph is the one of before Joins and Lookups were generated). */
 static int feat_rnd(int n) { return n <= 1 ? 0 : (int)(splitmix64(&feat_state) % (uint64_t)n); }
 static bool feat_chance(int pct) { return feat_rnd(100) < pct; }
+/* The same from the function stream: a graph that draws no function from it (fns false) is the
+ * one it was before they were generated */
+static bool fns;
+static int nfns; /* calls generated */
+static int fn_rnd(int n) { return n <= 1 ? 0 : (int)(splitmix64(&fn_state) % (uint64_t)n); }
+static bool fn_chance(int pct) { return fns && fn_rnd(100) < pct; }
 #define PICK_FEAT_STEP() (((const int[]){1, 2, 3, 5, 10})[feat_rnd(5)])
 #define PICK(arr) ((arr)[rnd((int)(sizeof(arr) / sizeof((arr)[0])))])
 
@@ -258,6 +268,53 @@ static char *gen_double(int depth, const Scope *sc);
 static char *gen_string(int depth, const Scope *sc);
 static char *gen_bool(int depth, const Scope *sc);
 
+/* Calls of the string and time functions (xform/functions.def), their constant arguments drawn
+ * from the function stream, their others from the main one. Epoch milliseconds are kept within
+ * +-10^14 (about 3,000 years either side of 1970, negative ones before it); patterns and formats
+ * are literals, as the checker requires. */
+static const char *const fn_lits[] = {"\"a\"", "\",\"", "\" \"", "\"x\"", "\"Z\"", "\"\""};
+static const char *fn_lit(void) { return fn_lits[fn_rnd(6)]; }
+static const char *fn_sep(void) { return fn_lits[fn_rnd(5)]; } /* never "": split_part refuses it */
+static char *fn_ms(int d, const Scope *sc) { return fmt("(%s * 7919000 %% 100000000000000)", gen_int(d, sc)); }
+
+static char *fn_string(int d, const Scope *sc) {
+  nfns++;
+  static const char *const pats[] = {"\"[a-z]+\"", "\"^(.)(.*)$\"", "\"a|Z\"", "\"([0-9]+)\"", "\"(x|q).\""};
+  static const int groups[] = {0, 2, 0, 1, 1};
+  static const char *const fmts[] = {"\"%Y-%m-%d\"", "\"%H:%M:%S\"", "\"%j %% %Y\"", "\"\""};
+  switch (fn_rnd(6)) {
+  case 0: return fmt("lower(%s)", gen_string(d, sc));
+  case 1: return fmt("upper(%s)", gen_string(d, sc));
+  case 2: return fmt("replace(%s, %s, %s)", gen_string(d, sc), fn_lit(), gen_string(d, sc));
+  case 3: return fmt("split_part(%s, %s, %d)", gen_string(d, sc), fn_sep(), PICK(((int[]){1, 2, 3, -1, -2})));
+  case 4: {
+    int p = fn_rnd(5);
+    return fmt("regex_extract(%s, %s, %d)", gen_string(d, sc), pats[p], fn_rnd(groups[p] + 1));
+  }
+  default: return fmt("date_format(%s, %s)", fn_ms(d, sc), fmts[fn_rnd(4)]);
+  }
+}
+
+static char *fn_int(int d, const Scope *sc) {
+  nfns++;
+  static const char *const parts[] = {"year", "month", "day", "hour", "minute", "second"};
+  if (fn_rnd(3) == 0) return fmt("find(%s, %s)", gen_string(d, sc), chance(50) ? fn_lit() : gen_string(d, sc));
+  return fmt("%s(%s)", parts[fn_rnd(6)], fn_ms(d, sc));
+}
+
+static char *fn_bool(int d, const Scope *sc) {
+  nfns++;
+  static const char *const pats[] = {"\"^[a-z]*$\"", "\"[0-9]\"", "\"a.?Z\"", "\"^$\""};
+  switch (fn_rnd(6)) {
+  case 0: return fmt("contains(%s, %s)", gen_string(d, sc), fn_lit());
+  case 1: return fmt("starts_with(%s, %s)", gen_string(d, sc), gen_string(d, sc));
+  case 2: return fmt("ends_with(%s, %s)", gen_string(d, sc), fn_lit());
+  case 3: return fmt("regex_match(%s, %s)", gen_string(d, sc), pats[fn_rnd(4)]);
+  case 4: return fmt("(%s in (%d, %d, %d))", gen_int(d, sc), fn_rnd(5), fn_rnd(20), -fn_rnd(5));
+  default: return fmt("(%s in (%s, %s))", gen_string(d, sc), fn_lit(), fn_lit());
+  }
+}
+
 static char *gen_int(int depth, const Scope *sc) {
   const char *st = scope_pick(sc, 'i');
   if (depth <= 0 || chance(30)) {
@@ -271,6 +328,7 @@ static char *gen_int(int depth, const Scope *sc) {
     }
   }
   int d = depth - 1;
+  if (fn_chance(20)) return fn_int(d, sc);
   switch (rnd(17)) {
   case 0: return fmt("(%s + %s)", gen_int(d, sc), gen_int(d, sc));
   case 1: return fmt("(%s - %s)", gen_int(d, sc), gen_int(d, sc));
@@ -330,6 +388,7 @@ static char *gen_string(int depth, const Scope *sc) {
     }
   }
   int d = depth - 1;
+  if (fn_chance(40)) return fn_string(d, sc);
   switch (rnd(8)) {
   case 0: return fmt("(%s + %s)", gen_string(d, sc), gen_string(d, sc));
   case 1: return fmt("substr(%s, %d, %d)", gen_string(d, sc), range(0, 3), range(0, 6));
@@ -353,6 +412,7 @@ static char *gen_bool(int depth, const Scope *sc) {
   }
   int d = depth - 1;
   static const char *const icmp[] = {"<", "<=", ">", ">=", "==", "!="};
+  if (fn_chance(25)) return fn_bool(d, sc);
   switch (rnd(10)) {
   case 0: return fmt("(%s %s %s)", gen_int(d, sc), PICK(icmp), gen_int(d, sc));
   case 1: return fmt("(%s %s %s)", gen_double(d, sc), PICK(icmp), gen_double(d, sc));
@@ -1312,6 +1372,9 @@ int main(int argc, char **argv) {
   for (int k = 0; k < 4; k++) splitmix64(&pin_state);
   feat_state = seed * UINT64_C(0x5851f42d4c957f2d) + UINT64_C(0x14057b7ef767814f);
   for (int k = 0; k < 4; k++) splitmix64(&feat_state);
+  fn_state = seed * UINT64_C(0x369dea0f31a53f85) + UINT64_C(0xda942042e4dd58b5);
+  for (int k = 0; k < 4; k++) splitmix64(&fn_state);
+  fns = fn_rnd(100) < 40;
 
   body = open_memstream(&body_text, &body_len);
   if (!body) {
@@ -1342,9 +1405,9 @@ int main(int argc, char **argv) {
   fclose(body);
 
   printf("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-  printf("<!-- sf-randgraph %llu %s%s%s%s%s%s%s -->\n", seed, outdir, *opts || tables_dir ? " options:" : "", opts,
-         tables_dir ? " tables " : "", tables_dir ? tables_dir : "", njoins || nlookups ? " features:" : "",
-         njoins && nlookups ? " join lookup" : njoins ? " join" : nlookups ? " lookup" : "");
+  printf("<!-- sf-randgraph %llu %s%s%s%s%s%s%s%s -->\n", seed, outdir, *opts || tables_dir ? " options:" : "", opts,
+         tables_dir ? " tables " : "", tables_dir ? tables_dir : "", njoins || nlookups || nfns ? " features:" : "",
+         njoins && nlookups ? " join lookup" : njoins ? " join" : nlookups ? " lookup" : "", nfns ? " functions" : "");
   printf("<graph xmlns=\"urn:streamfission:graph:1\" name=\"rand%llu\">\n", seed);
   for (int s = 0; s < nschemas; s++) {
     printf("  <schema name=\"S%d\">\n", s);
