@@ -4,6 +4,7 @@
  * or the job failed, 2 for bad usage, 128 + N when signal N stopped it (130: SIGINT) or crashed it
  * (fatal.c: 139, 134, after a line naming the operator); SIGTERM drains
  * the job (its sources stop taking input, the rest completes) and the status is then the job's. */
+#include "args.h"
 #include "rt.h"
 
 #include <errno.h>
@@ -74,42 +75,14 @@ static const char usage_text[] =
     "and the job completes (0)\n";
 
 static _Noreturn void usage_error(const char *fmt, const char *arg) {
-  fprintf(stderr, "sf-exec: ");
-  fprintf(stderr, fmt, arg);
-  fprintf(stderr, "\nTry 'sf-exec --help' for more information.\n");
-  exit(2);
+  args_usage_error("sf-exec", fmt, arg);
 }
 
+/* an option's integer (args.c): exit 2 when refused */
 static long int_arg(const char *text, long min, long max, const char *what) {
-  char *end;
-  errno = 0;
-  long v = strtol(text, &end, 10);
-  if (errno || *end || v < min || v > max) {
-    fprintf(stderr, "sf-exec: %s must be an integer from %ld to %ld, got '%s'\n", what, min, max, text);
-    exit(2);
-  }
+  long v;
+  if (!args_int("sf-exec", what, text, min, max, &v)) exit(2);
   return v;
-}
-
-/* --max-state-memory: BYTES, or a number with K, M or G (powers of 1024), from 1 to 2^62. */
-static uint64_t bytes_arg(const char *text, const char *what) {
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(text, &end, 10);
-  int shift = 0;
-  if (*end && !end[1]) {
-    const char *units = "KMG", *u = strchr(units, *end >= 'a' ? *end - 'a' + 'A' : *end);
-    if (u && *u) {
-      shift = 10 * (int)(u - units + 1);
-      end++;
-    }
-  }
-  if (errno || end == text || *end || *text < '0' || *text > '9' || v == 0 || v > (1ULL << 62) >> shift) {
-    fprintf(stderr, "sf-exec: %s must be a number of bytes from 1 to 2^62, with K, M or G for 2^10, 2^20, 2^30, "
-                    "got '%s'\n", what, text);
-    exit(2);
-  }
-  return (uint64_t)v << shift;
 }
 
 /* The token: first line of FILE, or $SF_TOKEN. Never taken from the command line. */
@@ -197,22 +170,16 @@ int main(int argc, char **argv) {
     case 'P': o.plaintext = true; break;
     case 'U': o.accept_unterminated = true; break;
     case 'K': o.checkpoint_dir = optarg; break;
-    case 'I': {
-      char *end;
-      o.checkpoint_interval = strtod(optarg, &end);
-      if (*end || !(o.checkpoint_interval >= 0.01 && o.checkpoint_interval <= 86400))
-        usage_error("--checkpoint-interval must be a number of seconds from 0.01 to 86400, got '%s'", optarg);
+    case 'I':
+      if (!args_seconds("sf-exec", "--checkpoint-interval", optarg, &o.checkpoint_interval)) args_try_help("sf-exec");
       break;
-    }
     case 'R': o.restore = true; break;
-    case 'M': o.max_state_memory = bytes_arg(optarg, "--max-state-memory"); break;
-    case 'G': {
-      char *end;
-      o.stop_grace = strtod(optarg, &end);
-      if (*end || !(o.stop_grace >= 0.01 && o.stop_grace <= 86400))
-        usage_error("--stop-grace must be a number of seconds from 0.01 to 86400, got '%s'", optarg);
+    case 'M':
+      if (!args_bytes("sf-exec", "--max-state-memory", optarg, &o.max_state_memory)) exit(2);
       break;
-    }
+    case 'G':
+      if (!args_seconds("sf-exec", "--stop-grace", optarg, &o.stop_grace)) args_try_help("sf-exec");
+      break;
     case 'A': hosts_spec = optarg; break;
     case 'l': {
       const char *colon = strrchr(optarg, ':');
