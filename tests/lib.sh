@@ -13,6 +13,8 @@ sf_need_bins() { # BUILD_DIR NAME...
       return 1
     fi
   done
+  # tools/sf-launch runs the sf-launch of the build under test (a sanitizer build's too)
+  if [[ -z ${SF_LAUNCH_BIN:-} && -x $build/bin/sf-launch ]]; then export SF_LAUNCH_BIN=$build/bin/sf-launch; fi
 }
 
 # Seconds since the epoch with milliseconds, for timings.

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/man_pages.sh BUILD_DIR SOURCE_DIR
 #
-# The manual pages of docs/man against the tools they describe: sf-xform and sf-exec of the build,
-# tools/sf-launch and tools/sf-certs. For each tool TOOL, with its page docs/man/TOOL.1:
+# The manual pages of docs/man against the tools they describe: sf-xform, sf-exec and sf-launch of
+# the build (tools/sf-launch runs it), and tools/sf-certs. For each tool TOOL, with its page docs/man/TOOL.1:
 #   1. options: the set of options (short and long forms) of `TOOL --help`, taken from its lines
 #      that start with an option (indented at most 8 columns, as in `  -o, --output FILE  ...`:
 #      options named in the descriptions do not count), equals the set of the tags of the page's
@@ -10,10 +10,11 @@
 #      one and not in the other is a failure naming the option and the tool; `TOOL --help` must
 #      exit 0, and every OPTIONS tag must name an option; and that set is also the set of options
 #      the code accepts (xform/main.c, rt/main.c: the names of the getopt_long table and the letters
-#      of its option string; the scripts: the patterns of their option `case`), so a --help that
+#      of its option string; rt/launch/main.c: the options its loop compares (!strcmp(a, "--X"));
+#      the scripts: the patterns of their option `case`), so a --help that
 #      leaves out an option, or lists one that is gone, fails too;
 #   2. environment: every variable the tool reads (sf-xform: getenv in xform/; sf-exec: getenv in
-#      xform/ and rt/; sf-launch: ${VAR:-default}, VAR in capitals, in tools/sf-launch) is a tag of the page's
+#      xform/ and rt/ but rt/launch/; sf-launch: getenv in rt/launch/) is a tag of the page's
 #      ENVIRONMENT section;
 #   3. rendering, when groff is installed (skipped, said so, otherwise): `groff -man -ww -z` warns
 #      about nothing, in UTF-8 and ASCII, and no line of the page rendered for 80 columns is longer.
@@ -82,7 +83,10 @@ code_options() {
       grep -oE '\{"[A-Za-z0-9][-A-Za-z0-9]*", *(no|required|optional)_argument' "$file" | sed -E 's/^\{"([^"]*)".*/--\1/'
       grep -oE 'getopt_long\(argc, argv, "[^"]*"' "$file" | sed -E 's/.*"(.*)"$/\1/' | tr -d ':' | grep -o . | sed 's/^/-/'
       ;;
-    sf-launch | sf-certs)
+    sf-launch)
+      grep -oE '!strcmp\(a, "--?[A-Za-z0-9][-A-Za-z0-9]*"\)' "$src/rt/launch/main.c" | sed -E 's/^[^"]*"([^"]*)"\)$/\1/'
+      ;;
+    sf-certs)
       grep -oE '^ +(-[A-Za-z0-9]|--[A-Za-z0-9][-A-Za-z0-9]*)(\|(-[A-Za-z0-9]|--[A-Za-z0-9][-A-Za-z0-9]*))*\)' \
         "$src/tools/$1" | tr -d ' )' | tr '|' '\n'
       ;;
@@ -93,8 +97,8 @@ code_options() {
 read_vars() {
   case $1 in
     sf-xform) grep -ohE 'getenv\("[A-Za-z0-9_]+"\)' "$src"/xform/*.c ;;
-    sf-exec) grep -rohE 'getenv\("[A-Za-z0-9_]+"\)' --include='*.c' "$src/xform" "$src/rt" ;;
-    sf-launch) grep -ohE '\$\{[A-Z_][A-Z0-9_]*:-' "$src/tools/sf-launch" ;; # the environment's are in capitals
+    sf-exec) grep -rohE 'getenv\("[A-Za-z0-9_]+"\)' --include='*.c' --exclude-dir=launch "$src/xform" "$src/rt" ;;
+    sf-launch) grep -ohE 'getenv\("[A-Za-z0-9_]+"\)' "$src"/rt/launch/*.c ;;
     sf-certs) ;;
   esac | sed -E 's/^getenv\("//; s/"\)$//; s/^\$\{//; s/:-$//' | LC_ALL=C sort -u
 }
