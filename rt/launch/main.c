@@ -40,6 +40,7 @@
  * Which host is named for a failure (blame()) and why (describe()) follow the rules of
  * usage_text, the same as the shell script this program replaced. */
 #include "args.h"
+#include "k8s.h"
 #include "launch.h"
 
 #include <errno.h>
@@ -62,6 +63,7 @@
 
 static const char usage_text[] =
     "usage: sf-launch [options] GRAPH.xml\n"
+    "       sf-launch --emit kubernetes [options] DIR GRAPH.xml\n"
     "\n"
     "Starts one sf-exec per host of GRAPH (as written by sf-xform --hosts ...) and waits for all.\n"
     "\n"
@@ -115,6 +117,14 @@ static const char usage_text[] =
     "                         (exit 1), followed by \"sf-launch: no restart left (N of N used)\".\n"
     "  --restore              the first start too continues from the latest complete checkpoint in\n"
     "                         --checkpoint-dir (a job that failed earlier; none there: from the start)\n"
+    "  --emit kubernetes      start nothing: write the job's Kubernetes manifests into DIR (new or\n"
+    "                         empty) for kubectl apply -k DIR: the graph, a Secret with the token and\n"
+    "                         TLS material, a headless Service, a shared volume claim for the\n"
+    "                         checkpoints, one Pod per host (docs/running.md, \"Kubernetes\")\n"
+    "  --image IMAGE          with --emit: the pods' image, with sf-exec on its PATH (default:\n"
+    "                         streamfission:latest)\n"
+    "  --job NAME             with --emit: the job's name in the objects' names (default: GRAPH's file\n"
+    "                         name without .xml)\n"
     "  -h, --help             show this help\n"
     "\n"
     "The host named as failed is one killed by a signal sf-launch did not send, else the first to end\n"
@@ -933,6 +943,47 @@ static double env_seconds(const char *name, double dflt, const char **text) {
 
 /* ---- options ---- */
 
+/* --emit kubernetes DIR: the job written down for a cluster (k8s.c) instead of run. Pods start
+ * when the cluster schedules them and pulls their image, so unless --connect-timeout says
+ * otherwise they wait 5 minutes for each other, not 10 s. */
+static int emit_kubernetes(const char *dir, const char *image, const char *job_name, const char *ckpt_interval) {
+  char *name = NULL;
+  if (!job_name) { /* the graph file's name without .xml */
+    const char *base = strrchr(L.job.graph, '/');
+    name = strdup(base ? base + 1 : L.job.graph);
+    size_t n = strlen(name);
+    if (n > 4 && !strcmp(name + n - 4, ".xml")) name[n - 4] = 0;
+  }
+  bool timeout_given = false;
+  for (int i = 0; i < L.nextra; i++) timeout_given |= !strcmp(L.extra[i], "--connect-timeout");
+  if (!timeout_given) {
+    add_extra("--connect-timeout");
+    add_extra("300000");
+  }
+  K8sJob kj = {
+    .graph_path = L.job.graph,
+    .job = job_name ? job_name : name,
+    .image = image ? image : "streamfission:latest",
+    .hosts = L.job.hosts,
+    .nhosts = L.job.nhosts,
+    .ca = L.secrets.ca,
+    .certs = L.certs,
+    .keys = L.keys,
+    .token = L.token,
+    .checkpoint_interval = ckpt_interval,
+    .exec_args = (const char *const *)L.extra,
+    .nexec_args = L.nextra,
+  };
+  char err[1024];
+  int rc = k8s_emit(dir, &kj, err, sizeof err);
+  free(name);
+  if (rc < 0) {
+    fprintf(stderr, PROG ": error: --emit kubernetes: %s\n", err);
+    return 1;
+  }
+  return 0;
+}
+
 static const char *need_arg(int argc, char **argv, int i) {
   if (i + 1 >= argc) die_usage("option '%s' needs an argument", argv[i]);
   return argv[i + 1];
@@ -941,6 +992,7 @@ static const char *need_arg(int argc, char **argv, int i) {
 int main(int argc, char **argv) {
   const char *workdir = NULL, *exec_path = getenv("SF_EXEC"), *graph = NULL, *hosts_spec = NULL;
   const char *ckpt_dir = NULL, *ckpt_interval = NULL, *restart = NULL;
+  const char *emit = NULL, *emit_dir = NULL, *image = NULL, *job_name = NULL;
   L.job.ssh_cmd = "ssh";
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -993,18 +1045,43 @@ int main(int argc, char **argv) {
       L.restart_max = (int)v;
     } else if (!strcmp(a, "--restore")) {
       L.restore = true;
+    } else if (!strcmp(a, "--emit")) {
+      emit = need_arg(argc, argv, i++);
+      if (strcmp(emit, "kubernetes")) die_usage("--emit takes kubernetes, got '%s'", emit);
+    } else if (!strcmp(a, "--image")) {
+      image = need_arg(argc, argv, i++);
+    } else if (!strcmp(a, "--job")) {
+      job_name = need_arg(argc, argv, i++);
     } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       fputs(usage_text, stdout);
       return 0;
     } else if (a[0] == '-') {
       die_usage("unknown option '%s'", a);
     } else {
+      if (emit && !emit_dir && !graph) {
+        emit_dir = a;
+        continue;
+      }
       if (graph) die_usage("more than one graph file given ('%s')", a);
       graph = a;
     }
   }
+  if (emit) {
+    /* DIR GRAPH: with one word only, it is the graph and DIR is missing */
+    if (emit_dir && !graph) graph = emit_dir, emit_dir = NULL;
+    if (!emit_dir) die_usage("--emit kubernetes needs a directory and a graph: --emit kubernetes DIR GRAPH.xml");
+    if (L.job.plaintext) die_usage("--emit kubernetes: --insecure-plaintext is refused: the pod network is not loopback");
+    const char *alone[] = {workdir ? "--workdir" : NULL, L.via ? "--via" : NULL, ckpt_dir ? "--checkpoint-dir" : NULL,
+                           restart ? "--restart" : NULL, L.restore ? "--restore" : NULL};
+    for (size_t k = 0; k < sizeof alone / sizeof *alone; k++)
+      if (alone[k])
+        die_usage("--emit kubernetes: %s is not for Kubernetes (the pods run in the volume's work/, with "
+                  "--checkpoint-dir on it and --restore; the kubelet restarts them)", alone[k]);
+  } else if (image || job_name) {
+    die_usage("%s needs --emit kubernetes", image ? "--image" : "--job");
+  }
   if (!graph) die_usage("no graph file given");
-  if (!ckpt_dir) { /* as sf-exec says it */
+  if (!ckpt_dir && !emit) { /* as sf-exec says it */
     if (ckpt_interval) die_usage("--checkpoint-interval needs --checkpoint-dir");
     if (restart) die_usage("--restart needs --checkpoint-dir");
     if (L.restore) die_usage("--restore needs --checkpoint-dir");
@@ -1094,6 +1171,7 @@ int main(int argc, char **argv) {
 
   new_token();
   if (!L.job.plaintext) make_tls();
+  if (emit) return emit_kubernetes(emit_dir, image, job_name, ckpt_interval);
 
   /* the backends' preparations (each once), which may re-address hosts */
   const LaunchBackend *used[3] = {0};
