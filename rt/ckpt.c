@@ -225,6 +225,9 @@ void ckpt_tick(Exec *x) {
     }
     ck->complete = ck->last_req;
     atomic_store(&ck->done, ck->complete);
+    if (ck->coordinator && ck->distributed && x->o->stats) /* the coordination's cost, for --stats */
+      fprintf(x->log, "sf-exec: checkpoint %" PRIu64 " complete %.1f ms after its request\n", ck->complete,
+              (now - ck->req_time) * 1e3);
   }
   if (!ck->coordinator) {
     /* another executor picks the positions: its latest request (for its sources, and to notice
