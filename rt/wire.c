@@ -1,4 +1,5 @@
-/* wire.c: encodes and decodes batches with protobuf-c (the only file that sees wire.pb-c.h).
+/* wire.c: encodes and decodes batches and control messages with protobuf-c (the only file that
+ * sees wire.pb-c.h).
  * Decoding first counts the items and values of a message on the wire (an oversized batch is
  * refused before anything is allocated), then unpacks into an arena (one reset per message) rather
  * than malloc per field, checks everything a hostile peer could get wrong: the edge name, column
@@ -328,5 +329,58 @@ int wire_decode(const void *buf, size_t len, const char *edge, const Schema *s, 
   }
   *items_out = items;
   *n_out = n;
+  return 0;
+}
+
+/* ---- control messages ---- */
+
+static const char *ctl_kind_name(int kind) {
+  switch (kind) {
+  case SF__CONTROL_KIND__CKPT_REQUEST: return "request";
+  case SF__CONTROL_KIND__CKPT_DONE: return "done";
+  case SF__CONTROL_KIND__CKPT_COMPLETE: return "complete";
+  default: return "?";
+  }
+}
+
+void wire_ctl_encode(const WireCtl *m, Buf *out) {
+  Sf__Control c = SF__CONTROL__INIT;
+  c.kind = (Sf__ControlKind)m->kind;
+  c.checkpoint = m->ckpt;
+  c.position = m->pos;
+  size_t n = sf__control__get_packed_size(&c);
+  sf_assert(n <= WIRE_CTL_MAX);
+  uint8_t tmp[WIRE_CTL_MAX];
+  sf__control__pack(&c, tmp);
+  buf_append(out, (const char *)tmp, n);
+}
+
+int wire_ctl_decode(const void *buf, size_t len, WireCtl *m, char *err, size_t errlen) {
+  if (len > WIRE_CTL_MAX) {
+    snprintf(err, errlen, "malformed control message: %zu bytes (at most %d)", len, WIRE_CTL_MAX);
+    return -1;
+  }
+  Arena *a = thread_arena(&decode_arena);
+  ProtobufCAllocator alloc = { .alloc = arena_pb_alloc, .free = arena_pb_free, .allocator_data = a };
+  Sf__Control *c = sf__control__unpack(&alloc, len, buf);
+  if (!c) {
+    snprintf(err, errlen, "malformed control message (%zu bytes that are not a protobuf Control)", len);
+    return -1;
+  }
+  int kind = (int)c->kind;
+  if (kind < SF__CONTROL_KIND__CKPT_REQUEST || kind > SF__CONTROL_KIND__CKPT_COMPLETE) {
+    snprintf(err, errlen, "malformed control message: unknown kind %d", kind);
+    return -1;
+  }
+  if (c->checkpoint == 0) {
+    snprintf(err, errlen, "malformed control message: %s of checkpoint 0", ctl_kind_name(kind));
+    return -1;
+  }
+  if (c->position && kind != SF__CONTROL_KIND__CKPT_REQUEST) {
+    snprintf(err, errlen, "malformed control message: %s of checkpoint %llu with a position", ctl_kind_name(kind),
+             (unsigned long long)c->checkpoint);
+    return -1;
+  }
+  *m = (WireCtl){ .kind = (WireCtlKind)kind, .ckpt = c->checkpoint, .pos = c->position };
   return 0;
 }

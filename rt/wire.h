@@ -1,4 +1,4 @@
-/* wire.h: batches of items as bytes (protobuf-c, rt/wire.proto). rt/wire.c is the only file that
+/* wire.h: batches of items, and control messages, as bytes (protobuf-c, rt/wire.proto). rt/wire.c is the only file that
  * includes the generated header; nothing here exposes protobuf-c types. */
 #ifndef SF_WIRE_H
 #define SF_WIRE_H
@@ -16,5 +16,24 @@ void wire_encode(const char *edge, const Schema *s, const Item *items, int n, Bu
  * nothing. */
 int wire_decode(const void *buf, size_t len, const char *edge, const Schema *s, int max_items, Item **items, int *n,
                 char *err, size_t errlen);
+
+/* A control message (rt/wire.proto, Control): what executors say to each other about checkpoints. */
+typedef enum { WIRE_CKPT_REQUEST = 1, WIRE_CKPT_DONE = 2, WIRE_CKPT_COMPLETE = 3 } WireCtlKind;
+typedef struct WireCtl {
+  WireCtlKind kind;
+  uint64_t ckpt; /* the checkpoint's number, >= 1 */
+  uint64_t pos;  /* WIRE_CKPT_REQUEST: the sources' position; 0 in the others */
+} WireCtl;
+
+/* The longest encoding of a control message: a longer one is refused before it is unpacked. */
+enum { WIRE_CTL_MAX = 32 };
+
+/* Appends the encoding of m to out. */
+void wire_ctl_encode(const WireCtl *m, Buf *out);
+
+/* Decodes one control message into *m. 0, or -1 with a lowercase reason in err for a malformed one
+ * (not protobuf, longer than WIRE_CTL_MAX, an unknown kind, checkpoint 0, a position on other than
+ * a request). Allocates nothing that outlives the call. */
+int wire_ctl_decode(const void *buf, size_t len, WireCtl *m, char *err, size_t errlen);
 
 #endif

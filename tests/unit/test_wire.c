@@ -1,6 +1,6 @@
-/* test_wire.c: the wire format (rt/wire.c): batches survive encoding and decoding, and decoding
- * refuses what a hostile peer could send, above all a batch with more items than the configured
- * limit, before protobuf-c allocates anything for it. */
+/* test_wire.c: the wire format (rt/wire.c): batches and control messages survive encoding and
+ * decoding, and decoding refuses what a hostile peer could send, above all a batch with more items
+ * than the configured limit, before protobuf-c allocates anything for it. */
 #include <check.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -437,6 +437,78 @@ START_TEST(test_thread_arenas_freed) {
 }
 END_TEST
 
+/* Every kind of control message survives encoding and decoding, numbers up to 2^64 - 1 too. */
+START_TEST(test_ctl_roundtrip) {
+  WireCtl in[] = {
+    {.kind = WIRE_CKPT_REQUEST, .ckpt = 1, .pos = 0},
+    {.kind = WIRE_CKPT_REQUEST, .ckpt = 7, .pos = 123456789},
+    {.kind = WIRE_CKPT_REQUEST, .ckpt = UINT64_MAX, .pos = UINT64_MAX},
+    {.kind = WIRE_CKPT_DONE, .ckpt = 3},
+    {.kind = WIRE_CKPT_COMPLETE, .ckpt = UINT64_MAX},
+  };
+  for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
+    Buf b;
+    buf_init(&b);
+    wire_ctl_encode(&in[i], &b);
+    ck_assert_uint_le(b.n, WIRE_CTL_MAX);
+    WireCtl out = {0};
+    char err[200] = "";
+    ck_assert_msg(wire_ctl_decode(b.p, b.n, &out, err, sizeof err) == 0, "message %zu: %s", i, err);
+    ck_assert_int_eq(out.kind, in[i].kind);
+    ck_assert_uint_eq(out.ckpt, in[i].ckpt);
+    ck_assert_uint_eq(out.pos, in[i].pos);
+    buf_release(&b);
+  }
+}
+END_TEST
+
+/* What a hostile or broken peer could send on a control stream is refused with a reason, never
+ * taken for a message: no kind, an unknown kind, checkpoint 0, a position on a report, a batch,
+ * bytes that are not protobuf, a message too long to be one. Unknown fields are skipped. */
+START_TEST(test_ctl_malformed) {
+  static const struct {
+    const char *bytes;
+    size_t len;
+    const char *err;
+  } bad[] = {
+    {"", 0, "malformed control message: unknown kind 0"},
+    {"\x10\x05", 2, "malformed control message: unknown kind 0"},
+    {"\x08\x09\x10\x05", 4, "malformed control message: unknown kind 9"},
+    {"\x08\x7f\x10\x05", 4, "malformed control message: unknown kind 127"},
+    {"\x08\x01", 2, "malformed control message: request of checkpoint 0"},
+    {"\x08\x02\x10\x00", 4, "malformed control message: done of checkpoint 0"},
+    {"\x08\x02\x10\x03\x18\x01", 6, "malformed control message: done of checkpoint 3 with a position"},
+    {"\x08\x03\x10\x03\x18\x01", 6, "malformed control message: complete of checkpoint 3 with a position"},
+    {"\xff\xff\xff\xff", 4, "malformed control message (4 bytes that are not a protobuf Control)"},
+    {"\x08\x01\x10", 3, "malformed control message (3 bytes that are not a protobuf Control)"},
+    {"\x0a\x01" "e", 3, "malformed control message (3 bytes that are not a protobuf Control)"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    WireCtl out = {.kind = WIRE_CKPT_DONE, .ckpt = 99};
+    char err[200] = "";
+    ck_assert_msg(wire_ctl_decode(bad[i].bytes, bad[i].len, &out, err, sizeof err) == -1, "case %zu decoded", i);
+    ck_assert_str_eq(err, bad[i].err);
+    ck_assert_uint_eq(out.ckpt, 99); /* untouched */
+  }
+  uint8_t big[WIRE_CTL_MAX + 1];
+  memset(big, 0, sizeof big);
+  WireCtl out;
+  char err[200] = "";
+  ck_assert_int_eq(wire_ctl_decode(big, sizeof big, &out, err, sizeof err), -1);
+  ck_assert_str_eq(err, "malformed control message: 33 bytes (at most 32)");
+  /* a batch's bytes are not a control message */
+  Buf b;
+  buf_init(&b);
+  wire_encode("e", &schema, NULL, 0, &b);
+  ck_assert_int_eq(wire_ctl_decode(b.p, b.n, &out, err, sizeof err), -1);
+  buf_release(&b);
+  /* an unknown field (number 9, varint) is skipped, as protobuf's rules say */
+  ck_assert_int_eq(wire_ctl_decode("\x08\x02\x10\x04\x48\x01", 6, &out, err, sizeof err), 0);
+  ck_assert_int_eq(out.kind, WIRE_CKPT_DONE);
+  ck_assert_uint_eq(out.ckpt, 4);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("wire");
   TCase *tc = unit_case(s, "wire", NULL, NULL, 60);
@@ -449,5 +521,7 @@ int main(void) {
   tcase_add_test(tc, test_oversized_pulse_batch);
   tcase_add_test(tc, test_other_floods);
   tcase_add_test(tc, test_thread_arenas_freed);
+  tcase_add_test(tc, test_ctl_roundtrip);
+  tcase_add_test(tc, test_ctl_malformed);
   return unit_run(s);
 }
