@@ -12,9 +12,11 @@
  *
  * The coordinator picks P(K) a little ahead of the furthest source (the margin grows when a
  * checkpoint does not complete in time): in one process the executor itself; between hosts the
- * executor of the first host with a source, which writes DIR/REQUEST ("K P") for the others, who
- * look at it every 20 ms. DIR must then be one directory for all executors (a shared file system
- * between machines).
+ * executor of the first host with a source, which sends the request (K, P) to the others over the
+ * control streams (remote.h), hears from each that its part is done, writes the MANIFEST and tells
+ * them K is complete (on_control and ctl_*, below). A control stream that breaks fails the job,
+ * naming the peer. The snapshots are files all the same: DIR must be one directory for all
+ * executors (a shared file system between machines).
  *
  * The files (their layout is ckptdir.c's): per operator a snapshot, per host a done file, and last
  * the MANIFEST. The two newest complete checkpoints are kept; older ones go. DIR is one job's:
@@ -34,9 +36,11 @@
  * The restore (choosing, checking and handing out a checkpoint's snapshots, and reading the commit
  * records) is ckpt_restore.c's; the struct both share is in ckpt_priv.h.
  *
- * Locks: ck->mu guards the per-checkpoint counts only and is taken holding no other lock (from
- * node_deliver, which holds none); nothing is called while it is held. */
+ * Locks: ck->mu guards the per-checkpoint counts and the coordinator's record of the hosts done,
+ * and is taken holding no other lock (from node_deliver, which holds none, and from the control
+ * streams' threads); nothing is called while it is held. */
 #include "ckpt_priv.h"
+#include "remote.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -49,6 +53,8 @@
 #include <unistd.h>
 
 /* ---- writing a checkpoint ---- */
+
+static void ctl_part_done(Exec *x, uint64_t id);
 
 /* Every part of checkpoint id is done: the manifest lists the snapshots, written last. */
 static void try_manifest(Exec *x, uint64_t id, uint64_t pos) {
@@ -120,8 +126,106 @@ static int write_snapshot(Node *n, uint64_t id, uint64_t pos, uint64_t next_seq,
     exec_fail(x, "checkpoint %" PRIu64 ": cannot write '%s': %s", id, path, strerror(errno));
     return -1;
   }
-  try_manifest(x, id, pos);
+  if (ck->ctl)
+    ctl_part_done(x, id);
+  else
+    try_manifest(x, id, pos);
   return 0;
+}
+
+/* ---- the control streams (between hosts: remote.h) ---- */
+
+/* How many 20 ms ticks' worth of the furthest source a position is put ahead between hosts: a
+ * request reaches the other executors in well under a tick, but their sources may be a little ahead
+ * of the coordinator's. */
+enum { CTL_LEAD = 3 };
+
+/* *a = max(*a, v). */
+static void store_max(atomic_ullong *a, uint64_t v) {
+  unsigned long long cur = atomic_load(a);
+  while (cur < v && !atomic_compare_exchange_weak(a, &cur, v)) {
+  }
+}
+
+/* The coordinator: every host's part of checkpoint id is done (seen by whichever thread heard the
+ * last): the MANIFEST, then the completion, here (for the sinks and ckpt_tick) and to the others. */
+static void ctl_complete(Exec *x, uint64_t id, uint64_t pos, double asked) {
+  Ckpt *ck = x->ck;
+  if (ckptdir_write_manifest(ck->dir, id, pos, ck->graph, x->g->name) < 0) {
+    char path[PATH_MAX];
+    ck_path(path, sizeof path, ck, id, "MANIFEST");
+    fprintf(x->log, "sf-exec: warning: checkpoint %" PRIu64 ": cannot write '%s': %s\n", id, path, strerror(errno));
+    return;
+  }
+  store_max(&ck->ctl_complete, id);
+  store_max(&ck->done, id);
+  if (x->o->stats) /* the coordination's cost, for --stats */
+    fprintf(x->log, "sf-exec: checkpoint %" PRIu64 " complete %.1f ms after its request\n", id,
+            (stats_seconds(x) - asked) * 1e3);
+  remote_ctl_send(x->remote, NULL, &(WireCtl){ .kind = WIRE_CKPT_COMPLETE, .ckpt = id });
+}
+
+/* The coordinator: host h's part of checkpoint id is done. 0, or -1 with why (a report of a
+ * checkpoint never requested). A report of an older one, given up, is no longer counted. */
+static int ctl_host_done(Exec *x, int h, uint64_t id, char *why, size_t cap) {
+  Ckpt *ck = x->ck;
+  pthread_mutex_lock(&ck->mu);
+  uint64_t req = ck->ctl_req, pos = ck->ctl_req_pos;
+  double asked = ck->ctl_req_at;
+  bool all = false;
+  if (id == req && !ck->ctl_seen[h]) {
+    ck->ctl_seen[h] = true;
+    all = ++ck->ctl_ndone == ck->nhosts;
+  }
+  pthread_mutex_unlock(&ck->mu);
+  if (id > req) {
+    snprintf(why, cap, "done with checkpoint %" PRIu64 ", which was not requested (the latest request is %" PRIu64 ")",
+             id, req);
+    return -1;
+  }
+  if (all) ctl_complete(x, id, pos, asked);
+  return 0;
+}
+
+/* Every snapshot of this executor for checkpoint id is durable, and its done file written. */
+static void ctl_part_done(Exec *x, uint64_t id) {
+  Ckpt *ck = x->ck;
+  char why[200];
+  if (ck->coordinator)
+    ctl_host_done(x, ck->self, id, why, sizeof why); /* (never one not requested: its own sources') */
+  else
+    remote_ctl_send(x->remote, NULL, &(WireCtl){ .kind = WIRE_CKPT_DONE, .ckpt = id });
+}
+
+/* RemoteCtlFn: a message from another host (remote.c checked that it may come here). */
+static int on_control(void *ctx, const char *from, const WireCtl *m, char *why, size_t cap) {
+  Exec *x = ctx;
+  Ckpt *ck = x->ck;
+  switch (m->kind) {
+  case WIRE_CKPT_DONE:
+    for (int h = 0; h < ck->nhosts; h++)
+      if (!strcmp(ck->hosts[h], from)) return ctl_host_done(x, h, m->ckpt, why, cap);
+    snprintf(why, cap, "a done report from a host without a part in the checkpoints");
+    return -1;
+  case WIRE_CKPT_REQUEST: /* only this thread writes ctl_heard: there is one coordinator */
+    if (m->ckpt <= ck->ctl_heard) {
+      snprintf(why, cap, "a request of checkpoint %" PRIu64 " after one of checkpoint %" PRIu64, m->ckpt,
+               ck->ctl_heard);
+      return -1;
+    }
+    ck->ctl_heard = m->ckpt;
+    if (ck->sources.n) ckpt_publish(ck, m->ckpt, m->pos);
+    return 0;
+  case WIRE_CKPT_COMPLETE:
+    if (m->ckpt > ck->ctl_heard) {
+      snprintf(why, cap, "the completion of checkpoint %" PRIu64 ", which was not requested", m->ckpt);
+      return -1;
+    }
+    store_max(&ck->done, m->ckpt);
+    return 0;
+  }
+  snprintf(why, cap, "an unknown kind %d", (int)m->kind);
+  return -1;
 }
 
 int ckpt_snapshot(Node *n, Item barrier) {
@@ -206,42 +310,26 @@ static void remove_warn(Exec *x, uint64_t id) {
 
 void ckpt_tick(Exec *x) {
   Ckpt *ck = x->ck;
-  if (!ck) return;
+  if (!ck || !ck->coordinator) return; /* (between hosts the others hear of it: on_control) */
   double now = stats_seconds(x);
   char path[PATH_MAX];
   uint64_t max = furthest(ck);
   uint64_t step = max > ck->last_max ? max - ck->last_max : 0; /* tuples per tick (20 ms) */
   ck->last_max = max;
-  if (ck->last_req > ck->complete && ck_path(path, sizeof path, ck, ck->last_req, "MANIFEST") == 0 && ckptdir_exists(path)) {
-    if (ck->coordinator) { /* the two newest complete ones stay; older ones and unfinished ones go */
-      int n;
-      uint64_t *ids = ckptdir_list(ck->dir, &n);
-      for (int i = 0; i < n; i++) {
-        char p2[PATH_MAX];
-        bool finished = ck_path(p2, sizeof p2, ck, ids[i], "MANIFEST") == 0 && ckptdir_exists(p2);
-        if (ids[i] < ck->complete || (ids[i] < ck->last_req && !finished)) remove_warn(x, ids[i]);
-      }
-      free(ids);
+  bool last_done = ck->last_req > ck->complete &&
+                   (ck->ctl ? atomic_load(&ck->ctl_complete) >= ck->last_req
+                            : ck_path(path, sizeof path, ck, ck->last_req, "MANIFEST") == 0 && ckptdir_exists(path));
+  if (last_done) { /* the two newest complete ones stay; older ones and unfinished ones go */
+    int n;
+    uint64_t *ids = ckptdir_list(ck->dir, &n);
+    for (int i = 0; i < n; i++) {
+      char p2[PATH_MAX];
+      bool finished = ck_path(p2, sizeof p2, ck, ids[i], "MANIFEST") == 0 && ckptdir_exists(p2);
+      if (ids[i] < ck->complete || (ids[i] < ck->last_req && !finished)) remove_warn(x, ids[i]);
     }
+    free(ids);
     ck->complete = ck->last_req;
-    atomic_store(&ck->done, ck->complete);
-    if (ck->coordinator && ck->distributed && x->o->stats) /* the coordination's cost, for --stats */
-      fprintf(x->log, "sf-exec: checkpoint %" PRIu64 " complete %.1f ms after its request\n", ck->complete,
-              (now - ck->req_time) * 1e3);
-  }
-  if (!ck->coordinator) {
-    /* another executor picks the positions: its latest request (for its sources, and to notice
-     * completions for its sinks) */
-    if (ck_path(path, sizeof path, ck, 0, "REQUEST") < 0) return;
-    size_t len;
-    char *text = (char *)ckptdir_read_all(path, &len);
-    uint64_t id, pos;
-    if (text && sscanf(text, "%" SCNu64 " %" SCNu64, &id, &pos) == 2 && id > ck->last_req) {
-      if (ck->sources.n) ckpt_publish(ck, id, pos);
-      ck->last_req = id;
-    }
-    free(text);
-    return;
+    store_max(&ck->done, ck->complete);
   }
   if (atomic_load(&ck->source_ended) || now < ck->next_at) return;
   double timeout = ck->interval * 5 > 2 ? ck->interval * 5 : 2;
@@ -249,18 +337,19 @@ void ckpt_tick(Exec *x) {
     if (now - ck->req_time < timeout) return; /* the last one is still on its way */
     if (ck->margin < (UINT64_C(1) << 40)) ck->margin *= 2; /* maybe a source was past it: further ahead */
   }
-  uint64_t ahead = step * (ck->distributed ? 10 : 2) + ck->margin;
+  uint64_t ahead = step * (ck->ctl ? CTL_LEAD : 2) + ck->margin;
   uint64_t id = ck->last_req + 1, pos = max + ahead;
-  if (ck->distributed) {
-    char text[64];
-    int len = snprintf(text, sizeof text, "%" PRIu64 " %" PRIu64 "\n", id, pos);
-    if (ck_path(path, sizeof path, ck, 0, "REQUEST") < 0 || ckptdir_write_file(path, text, (size_t)len, true) < 0) {
-      fprintf(x->log, "sf-exec: warning: cannot write '%s': %s\n", path, strerror(errno));
-      ck->next_at = now + ck->interval;
-      return;
-    }
+  if (ck->ctl) { /* the hosts' reports count for this one from now on (ctl_host_done) */
+    pthread_mutex_lock(&ck->mu);
+    ck->ctl_req = id;
+    ck->ctl_req_pos = pos;
+    ck->ctl_req_at = now;
+    ck->ctl_ndone = 0;
+    for (int h = 0; h < ck->nhosts; h++) ck->ctl_seen[h] = false;
+    pthread_mutex_unlock(&ck->mu);
   }
   ckpt_publish(ck, id, pos);
+  if (ck->ctl) remote_ctl_send(x->remote, NULL, &(WireCtl){ .kind = WIRE_CKPT_REQUEST, .ckpt = id, .pos = pos });
   ck->last_req = id;
   ck->req_time = now;
   ck->next_at = now + ck->interval;
@@ -391,6 +480,24 @@ int ckpt_prepare(Exec *x) {
     if (n->nslots == 0) ptrvec_push(x->arena, &ck->sources, n);
   }
   ck->coordinator = !ck->distributed || (first_source_host && !strcmp(first_source_host, ck->host));
+  ck->self = -1;
+  for (int j = 0; j < ck->nhosts; j++)
+    if (!strcmp(ck->hosts[j], ck->host)) ck->self = j;
+  /* between hosts, the control streams to the coordinator (or from it to every other host) */
+  ck->ctl = ck->distributed && ck->nhosts > 1 && first_source_host && ck->self >= 0;
+  if (ck->ctl) {
+    char err[600];
+    ck->ctl_seen = arena_alloc(x->arena, sizeof(bool) * (size_t)ck->nhosts);
+    if (!x->remote) {
+      exec_fail(x, "internal error: no transport for the checkpoints' control streams");
+      return -1;
+    }
+    if (remote_control(x->remote, first_source_host, (const char *const *)ck->hosts, ck->nhosts, on_control, x, err,
+                       sizeof err) < 0) {
+      exec_fail(x, "host '%s': %s", ck->host, err);
+      return -1;
+    }
+  }
   if (mkdir(ck->dir, 0755) == 0) {
     ck->made_dir = true;
   } else if (errno != EEXIST) {
@@ -440,8 +547,8 @@ int ckpt_start(Exec *x) {
     Node *n = &x->nodes[i];
     if (n->local && n->inst.impl->checkpointable && n->inst.impl->checkpointable(&n->inst) < 0) return -1;
   }
-  /* the numbers an earlier run used: new checkpoints take higher ones (another executor may still
-   * read the last request of that run, and its directories may still hold that run's files) */
+  /* the numbers an earlier run used: new checkpoints take higher ones (its directories may still
+   * hold that run's files; DIR/REQUEST is an earlier version's last request) */
   uint64_t seen = ck->nids > 0 ? ck->ids[0] : 0;
   char path[PATH_MAX];
   size_t len;

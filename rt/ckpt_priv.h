@@ -33,18 +33,29 @@ typedef struct Ckpt {
   const char **hosts;       /* every part a checkpoint needs (plan) */
   int nhosts;               /* (plan) */
   bool coordinator;         /* picks the positions (plan) */
-  bool distributed;         /* several executors: requests go through DIR/REQUEST (plan) */
+  bool distributed;         /* one host's part of a job (--host) (plan) */
+  bool ctl;                 /* several hosts: requests, reports and completions go over the control
+                             * streams (remote_control) (plan) */
+  int self;                 /* this host's index in hosts (plan) */
   PtrVec sources;           /* local source Node* (plan) */
   int nlocal;               /* local operators: each writes a snapshot per checkpoint (plan) */
   atomic_ullong req;        /* the latest requested checkpoint (atomic, release after req_pos) */
   atomic_ullong req_pos[CK_SLOTS]; /* position of request K at K % CK_SLOTS (atomic) */
   atomic_bool source_ended; /* a local source ended: no more checkpoints (atomic) */
   atomic_ullong done;       /* the newest checkpoint known complete (atomic; sinks read it) */
-  pthread_mutex_t mu;       /* the counts */
+  pthread_mutex_t mu;       /* the counts, and the coordinator's record of the hosts done */
   struct {
     uint64_t id;
     int done;
   } counts[CK_SLOTS];       /* operators done per checkpoint (mu) */
+  /* the control streams (ctl): on the coordinator, the checkpoint in progress (mu) */
+  uint64_t ctl_req;         /* the latest requested (0: none yet) */
+  uint64_t ctl_req_pos;     /* its position */
+  double ctl_req_at;        /* when (stats_seconds) */
+  bool *ctl_seen;           /* per host of hosts: its part of ctl_req is done */
+  int ctl_ndone;            /* how many are */
+  atomic_ullong ctl_complete; /* the newest checkpoint whose MANIFEST the coordinator wrote (atomic) */
+  uint64_t ctl_heard;       /* elsewhere: the latest request heard (the control stream's thread) */
   /* the main thread's */
   uint64_t last_req;        /* the last checkpoint requested (or heard of) */
   double req_time;          /* when */

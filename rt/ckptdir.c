@@ -12,10 +12,11 @@
  *                             barrier's position (u64), then the kind's own snapshot (u64 length +
  *                             bytes, rt.h's OpKindImpl.snapshot)
  *   DIR/ckpt-K/host-H.done    every operator of host H ("all" in one process) wrote its file
- *   DIR/ckpt-K/MANIFEST       written last, by whichever executor sees every host done: "sf-checkpoint
+ *   DIR/ckpt-K/MANIFEST       written last, by the coordinator once every host is done: "sf-checkpoint
  *                             2", "id K", "graph IDENTITY NAME" (16 hex digits, the graph's name),
  *                             "position P", then "file NAME SIZE" per snapshot
- *   DIR/REQUEST               between hosts, the coordinator's latest request: "K P"
+ *   DIR/REQUEST               an earlier version's latest request between hosts ("K P"); no
+ *                             longer written (requests go over the control streams), still sf's
  *   DIR/LOCK                  locked while a job uses DIR (ckptdir_lock): "sf-lock 1", "job ID",
  *                             "holder TEXT"
  *   DIR/host-H.commit         host H's executor completed and commits its sinks (the section

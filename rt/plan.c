@@ -234,7 +234,8 @@ static void on_remote_failure(void *ctx, const char *message) {
 }
 
 /* This host must be one of the graph's; cross-host edges go through the transport, each a
- * receiver (remote_accept) or a sender (remote_open). 0, or -1 with the failure recorded. */
+ * receiver (remote_accept) or a sender (remote_open), and so do the checkpoints' control streams
+ * (ckpt_prepare sets them up). 0, or -1 with the failure recorded. */
 static int plan_remote(Exec *x) {
   Graph *g = x->g;
   const char *host = x->o->host;
@@ -258,7 +259,15 @@ static int plan_remote(Exec *x) {
       return -1;
     }
   }
-  if (any_remote) {
+  /* with checkpoints between hosts, the control streams need the transport even here */
+  const char *first_host = NULL;
+  bool several_hosts = false;
+  for (int i = 0; i < g->nops && host && x->o->checkpoint_dir && g->nhosts > 0; i++) {
+    const char *h = g->ops[i]->host ? g->ops[i]->host : g->hosts[0]->name;
+    if (!first_host) first_host = h;
+    else if (strcmp(first_host, h)) several_hosts = true;
+  }
+  if (any_remote || several_hosts) {
     char err[512];
     RemoteConfig rc = { .g = g, .host = host, .o = x->o, .batch = x->remote_batch,
                         .deliver = on_remote_items, .fail = on_remote_failure, .ctx = x };

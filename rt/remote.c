@@ -7,6 +7,7 @@
 #include "remote.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,23 @@ typedef struct RemoteRx {
   uint64_t last_src;
 } RemoteRx;
 
+/* One control peer: the coordinator's other executors, or an executor's coordinator. */
+typedef struct CtlPeer {
+  Remote *r;
+  const char *host;   /* the peer */
+  const char *in_id;  /* "!ctl:PEER>HOST" */
+  TxStream *tx;       /* "!ctl:HOST>PEER"; used by the control thread only, then by remote_finish */
+  RxStream *rx;
+  pthread_t thread;   /* reads rx */
+  bool started;
+  bool tx_failed;     /* (the control thread's) */
+} CtlPeer;
+
+typedef struct CtlOut {
+  int peer;           /* index in ctl, -1: every one */
+  WireCtl m;
+} CtlOut;
+
 struct Remote {
   RemoteConfig cfg;   /* the user's configuration and callbacks */
   Graph *g;           /* cfg.g */
@@ -54,6 +72,22 @@ struct Remote {
   PtrVec rxs;         /* RemoteRx* */
   FILE *log;
   int max_items;      /* items an incoming batch may hold */
+  /* the control channel (remote_control; none: nctl 0) */
+  CtlPeer *ctl;       /* (immutable once set up) */
+  int nctl;
+  bool ctl_coordinator; /* this host coordinates (immutable) */
+  const char *coordinator;
+  RemoteCtlFn ctl_fn; /* (immutable) */
+  void *ctl_ctx;
+  pthread_mutex_t ctl_mu; /* guards the queue and the two flags below; taken holding no other lock,
+                             and nothing is called with it held */
+  pthread_cond_t ctl_cv;
+  CtlOut *ctlq;       /* queued messages, ctlq[ctlq_head..ctlq_n) */
+  int ctlq_head, ctlq_n, ctlq_cap;
+  bool ctl_closing;   /* remote_finish: send what is queued, then end */
+  bool ctl_abort;     /* the job is failing: end now */
+  pthread_t ctl_sender;
+  bool ctl_sender_started;
 };
 
 /* "host 'h0': " and the transport's message, which names the edge and the peer (or, when it
@@ -123,6 +157,8 @@ Remote *remote_start(const RemoteConfig *rc, char *err, size_t errlen) {
   r->arena = arena_new();
   r->log = o->log ? o->log : stderr;
   r->max_items = 2 * rc->batch + BATCH_SLACK;
+  pthread_mutex_init(&r->ctl_mu, NULL);
+  pthread_cond_init(&r->ctl_cv, NULL);
   TransportConfig cfg = {
     .name = host,
     .listen = o->listen ? o->listen : address,
@@ -142,6 +178,8 @@ Remote *remote_start(const RemoteConfig *rc, char *err, size_t errlen) {
   if (!r->t) {
     const char *why = strncmp(terr, "transport: ", 11) == 0 ? terr + 11 : terr;
     snprintf(err, errlen, "host '%s': %s", host, why);
+    pthread_mutex_destroy(&r->ctl_mu);
+    pthread_cond_destroy(&r->ctl_cv);
     arena_free(r->arena);
     free(r);
     return NULL;
@@ -262,6 +300,188 @@ static void *receiver_main(void *arg) {
   }
 }
 
+/* ---- the control channel ---- */
+
+int remote_control(Remote *r, const char *coordinator, const char *const *hosts, int nhosts, RemoteCtlFn fn,
+                   void *ctx, char *err, size_t errlen) {
+  sf_assert(!r->ctl && fn && coordinator);
+  r->ctl_coordinator = !strcmp(coordinator, r->host);
+  r->coordinator = coordinator;
+  r->ctl_fn = fn;
+  r->ctl_ctx = ctx;
+  r->ctl = arena_alloc(r->arena, sizeof *r->ctl * (size_t)(nhosts + 1));
+  for (int i = 0; i < nhosts; i++) {
+    const char *peer = hosts[i];
+    if (!strcmp(peer, r->host) || (!r->ctl_coordinator && strcmp(peer, coordinator))) continue;
+    const char *address = host_address(r->g, peer);
+    if (!address) {
+      snprintf(err, errlen, "the control stream goes to unknown host '%s'", peer);
+      return -1;
+    }
+    CtlPeer *p = &r->ctl[r->nctl];
+    memset(p, 0, sizeof *p);
+    p->r = r;
+    p->host = peer;
+    p->in_id = arena_printf(r->arena, "!ctl:%s>%s", peer, r->host);
+    const char *out_id = arena_printf(r->arena, "!ctl:%s>%s", r->host, peer);
+    p->rx = transport_accept(r->t, p->in_id);
+    p->tx = p->rx ? transport_open(r->t, peer, address, out_id) : NULL;
+    if (!p->rx || !p->tx) {
+      snprintf(err, errlen, "cannot set up the control streams with host '%s' at %s", peer, address);
+      return -1;
+    }
+    r->nctl++;
+  }
+  return 0;
+}
+
+void remote_ctl_send(Remote *r, const char *to, const WireCtl *m) {
+  int peer = -1;
+  for (int i = 0; to && i < r->nctl && peer < 0; i++)
+    if (!strcmp(r->ctl[i].host, to)) peer = i;
+  if ((to && peer < 0) || r->nctl == 0) return; /* not a control peer: nothing to tell */
+  pthread_mutex_lock(&r->ctl_mu);
+  if (!r->ctl_closing && !r->ctl_abort) {
+    if (r->ctlq_head > 0 && r->ctlq_head == r->ctlq_n) r->ctlq_head = r->ctlq_n = 0;
+    if (r->ctlq_n == r->ctlq_cap) {
+      r->ctlq_cap = r->ctlq_cap ? 2 * r->ctlq_cap : 16;
+      r->ctlq = sf_xrealloc(r->ctlq, sizeof *r->ctlq * (size_t)r->ctlq_cap);
+    }
+    r->ctlq[r->ctlq_n++] = (CtlOut){ .peer = peer, .m = *m };
+    pthread_cond_signal(&r->ctl_cv);
+  }
+  pthread_mutex_unlock(&r->ctl_mu);
+}
+
+/* The job fails: control peer p is lost (its stream broke, it never came, or it went away without
+ * its end); err is the transport's message. */
+static void ctl_lost(CtlPeer *p, const char *err) {
+  Remote *r = p->r;
+  char msg[1400];
+  if (r->ctl_coordinator)
+    snprintf(msg, sizeof msg, "host '%s': lost host '%s' (its control stream to this coordinator of checkpoints): %s",
+             r->host, p->host, err);
+  else
+    snprintf(msg, sizeof msg, "host '%s': lost the checkpoints' coordinator, host '%s': %s", r->host, p->host, err);
+  r->cfg.fail(r->cfg.ctx, msg);
+}
+
+/* The control thread: sends the queued messages in order until remote_finish or a failure. */
+static void *ctl_sender_main(void *arg) {
+  Remote *r = arg;
+  Buf b;
+  buf_init(&b);
+  pthread_mutex_lock(&r->ctl_mu);
+  for (;;) {
+    while (r->ctlq_head == r->ctlq_n && !r->ctl_closing && !r->ctl_abort) pthread_cond_wait(&r->ctl_cv, &r->ctl_mu);
+    if (r->ctl_abort || r->ctlq_head == r->ctlq_n) break;
+    CtlOut out = r->ctlq[r->ctlq_head++];
+    pthread_mutex_unlock(&r->ctl_mu);
+    buf_reset(&b);
+    wire_ctl_encode(&out.m, &b);
+    for (int i = 0; i < r->nctl; i++) {
+      CtlPeer *p = &r->ctl[i];
+      if ((out.peer >= 0 && out.peer != i) || p->tx_failed) continue;
+      if (transport_send(p->tx, b.p, b.n) < 0) {
+        p->tx_failed = true;
+        ctl_lost(p, transport_tx_error(p->tx));
+      }
+    }
+    pthread_mutex_lock(&r->ctl_mu);
+  }
+  pthread_mutex_unlock(&r->ctl_mu);
+  buf_release(&b);
+  return NULL;
+}
+
+/* Whether a control message of this kind may come to this side. */
+static const char *ctl_unexpected(const Remote *r, WireCtlKind kind) {
+  if (r->ctl_coordinator && kind != WIRE_CKPT_DONE)
+    return kind == WIRE_CKPT_REQUEST ? "a checkpoint request, which only the coordinator sends"
+                                     : "a checkpoint's completion, which only the coordinator sends";
+  if (!r->ctl_coordinator && kind == WIRE_CKPT_DONE) return "a checkpoint's done report, which only the coordinator hears";
+  return NULL;
+}
+
+/* A control stream's thread: reads messages from its peer until that peer's end. */
+static void *ctl_receiver_main(void *arg) {
+  CtlPeer *p = arg;
+  Remote *r = p->r;
+  char msg[1024], why[512];
+  for (;;) {
+    void *buf;
+    size_t len;
+    int rc = transport_recv(p->rx, &buf, &len);
+    if (rc == 0) { /* the peer's end (remote_finish): it is done with the job */
+      transport_rx_confirm(p->rx);
+      return NULL;
+    }
+    if (rc < 0) {
+      ctl_lost(p, transport_rx_error(p->rx));
+      return NULL;
+    }
+    WireCtl m;
+    int bad = wire_ctl_decode(buf, len, &m, why, sizeof why);
+    transport_free_message(buf);
+    const char *unexpected = bad ? NULL : ctl_unexpected(r, m.kind);
+    if (unexpected) {
+      snprintf(why, sizeof why, "%s", unexpected);
+      bad = -1;
+    }
+    if (!bad) bad = r->ctl_fn(r->ctl_ctx, p->host, &m, why, sizeof why);
+    if (bad) {
+      transport_rx_abort(p->rx, why);
+      snprintf(msg, sizeof msg, "host '%s': host '%s' sent a bad control message on '%s': %s", r->host, p->host,
+               p->in_id, why);
+      r->cfg.fail(r->cfg.ctx, msg);
+      return NULL;
+    }
+  }
+}
+
+static int ctl_connect(Remote *r) {
+  for (int i = 0; i < r->nctl; i++) {
+    CtlPeer *p = &r->ctl[i];
+    if (pthread_create(&p->thread, NULL, ctl_receiver_main, p) != 0) return -1;
+    p->started = true;
+  }
+  if (r->nctl && pthread_create(&r->ctl_sender, NULL, ctl_sender_main, r) != 0) return -1;
+  r->ctl_sender_started = r->nctl > 0;
+  return 0;
+}
+
+/* Ends the control streams: what is queued goes out, then (ok) each stream is half-closed and the
+ * peer's end awaited. With !ok the transport was cancelled: the threads end at once. */
+static int ctl_finish(Remote *r, bool ok) {
+  int rc = 0;
+  pthread_mutex_lock(&r->ctl_mu);
+  r->ctl_closing = true;
+  if (!ok) r->ctl_abort = true;
+  pthread_cond_broadcast(&r->ctl_cv);
+  pthread_mutex_unlock(&r->ctl_mu);
+  if (r->ctl_sender_started) pthread_join(r->ctl_sender, NULL);
+  bool closed = r->ctl_sender_started; /* (remote_connect started it: the streams were in use) */
+  r->ctl_sender_started = false;
+  for (int i = 0; ok && closed && i < r->nctl; i++) {
+    CtlPeer *p = &r->ctl[i];
+    if (p->tx_failed) {
+      rc = -1;
+      continue;
+    }
+    if (transport_close(p->tx) < 0) {
+      ctl_lost(p, transport_tx_error(p->tx));
+      rc = -1;
+    }
+  }
+  if (rc < 0) transport_cancel(r->t);
+  for (int i = 0; i < r->nctl; i++) {
+    CtlPeer *p = &r->ctl[i];
+    if (p->started) pthread_join(p->thread, NULL);
+    p->started = false;
+  }
+  return rc;
+}
+
 int remote_connect(Remote *r) {
   transport_accept_done(r->t); /* every incoming edge is known: a call for another is refused now */
   for (int i = 0; i < r->rxs.n; i++) {
@@ -269,7 +489,7 @@ int remote_connect(Remote *r) {
     if (pthread_create(&rx->thread, NULL, receiver_main, rx) != 0) return -1;
     rx->started = true;
   }
-  return 0;
+  return ctl_connect(r);
 }
 
 int remote_send(RemoteTx *tx, const Item *items, int n) {
@@ -309,11 +529,16 @@ int remote_finish(Remote *r, bool ok) {
     if (rx->started) pthread_join(rx->thread, NULL);
     rx->started = false;
   }
+  if (ctl_finish(r, ok) < 0) rc = -1;
   return rc;
 }
 
 void remote_abort(Remote *r) {
   transport_cancel(r->t);
+  pthread_mutex_lock(&r->ctl_mu);
+  r->ctl_abort = true;
+  pthread_cond_broadcast(&r->ctl_cv);
+  pthread_mutex_unlock(&r->ctl_mu);
 }
 
 void remote_stop(Remote *r) {
@@ -321,6 +546,9 @@ void remote_stop(Remote *r) {
   remote_finish(r, false);
   transport_stop(r->t);
   for (int i = 0; i < r->txs.n; i++) buf_release(&((RemoteTx *)r->txs.items[i])->buf);
+  free(r->ctlq);
+  pthread_mutex_destroy(&r->ctl_mu);
+  pthread_cond_destroy(&r->ctl_cv);
   arena_free(r->arena);
   free(r);
 }

@@ -8,6 +8,7 @@
 #define SF_REMOTE_H
 
 #include "rt.h"
+#include "wire.h"
 
 typedef struct Remote Remote;
 typedef struct RemoteTx RemoteTx;
@@ -42,11 +43,40 @@ int remote_accept(Remote *r, const char *id, const char *peer, const Schema *sch
                   size_t errlen);
 /* Opens the sending end of edge `id` towards host `peer`. NULL with a message in err. */
 RemoteTx *remote_open(Remote *r, const char *id, const char *peer, const Schema *schema, char *err, size_t errlen);
+/* ---- the control channel (checkpoints between hosts) ----
+ *
+ * Between the checkpoints' coordinator and every other executor, a pair of the transport's streams,
+ * one each way, named "!ctl:FROM>TO" (no data edge can be: a stream's name is an identifier), with
+ * the data's token, TLS, keepalive and credits. They carry wire.h's control messages: the
+ * coordinator sends requests and completions, the others their "done" reports. A thread of the
+ * Remote sends what remote_ctl_send queued, one thread per incoming control stream reads. A control
+ * stream that breaks (its peer died, the connection was lost, it never came) fails the job, naming
+ * the peer; a malformed message, or one the peer has no business sending, too. At the end
+ * (remote_finish) each side half-closes its control streams and waits for the other side's end, so
+ * the coordinator stays reachable until every executor finished, and an executor that sees its
+ * coordinator go away without that end knows it was lost. */
+
+/* A control message that passed the wire's checks and the direction's (the coordinator hears only
+ * WIRE_CKPT_DONE, the others only WIRE_CKPT_REQUEST and WIRE_CKPT_COMPLETE), from host `from`, on a
+ * control stream's thread. Returns 0, or -1 with why set when it breaks the protocol (the stream is
+ * then aborted and the job fails naming the peer). */
+typedef int (*RemoteCtlFn)(void *ctx, const char *from, const WireCtl *m, char *why, size_t cap);
+
+/* Sets up the control streams, before remote_connect: on the coordinator (coordinator is this host)
+ * a pair with every other host of hosts[0..nhosts-1], elsewhere a pair with the coordinator; fn
+ * hears their messages. Once only. 0, or -1 with a message in err. */
+int remote_control(Remote *r, const char *coordinator, const char *const *hosts, int nhosts, RemoteCtlFn fn,
+                   void *ctx, char *err, size_t errlen);
+/* Queues m for host `to`, NULL: every control peer (the coordinator's others, or an executor's
+ * coordinator). Never blocks (the control thread sends it); any thread. */
+void remote_ctl_send(Remote *r, const char *to, const WireCtl *m);
+
 /* Starts the receivers and connects the senders (retrying until the deadline). 0 or -1 (failed). */
 int remote_connect(Remote *r);
 /* Encodes and sends n items; waits while the peer grants no credit. 0, or -1 after cfg->fail. */
 int remote_send(RemoteTx *tx, const Item *items, int n);
-/* Ends every outgoing stream and waits for every incoming one to end. 0 or -1. */
+/* Ends every outgoing stream and waits for every incoming one to end, the control streams last. 0
+ * or -1. */
 int remote_finish(Remote *r, bool ok);
 /* Wakes everything blocked in the transport (the job is failing). Safe from any thread. */
 void remote_abort(Remote *r);

@@ -43,6 +43,19 @@
 #   i.  sf-exec --listen: h1 listening at 127.0.0.2 while the graph places it at 127.0.0.1 is not
 #       reached (h0 exits 1 naming h1); at 0.0.0.0 it is (ss shows it there), and the output equals
 #       the one-process run's; with --insecure-plaintext a --listen off loopback is refused.
+#   k.  the checkpoints' control streams (--checkpoint-dir between hosts, rt/remote.c):
+#       k1. three executors by hand, each running an unbounded Beacon into a FileSink of its own
+#           (no data edge between hosts), h0 the coordinator (the first host with a source): once
+#           checkpoint 2 is complete h0 is killed
+#           (SIGKILL); h1 and h2 each exit 1 within 10 s with an error naming the coordinator,
+#           host 'h0' (with DIR/REQUEST polled they went on without checkpoints);
+#       k2. with the fault graph and --checkpoint-dir, h1 alone and sf-probe posing as its
+#           coordinator h0 on '!ctl:h0>h1', or h0 alone and the probe posing as h1 on '!ctl:h1>h0',
+#           sends bytes that are not protobuf, a well-formed message the peer may not send (a done
+#           report to h1, a request to h0), a completion or a done report of a checkpoint never
+#           requested, a done report of checkpoint 0: each time the executor exits 1 (not by a
+#           signal) within 10 s naming the peer and why, and the probe is told INVALID_ARGUMENT; a
+#           wrong token on '!ctl:h1>h0' is refused with UNAUTHENTICATED and h0 runs on.
 # Every case prints one line, OK or FAIL with what was expected; failures keep the work directory.
 #
 #   d6. the probe sends a well-formed batch of one tuple and half-closes without the end-of-stream
@@ -423,6 +436,143 @@ pulse_batch=$work/pulses.bin
 } >"$pulse_batch"
 bad_message d7 "one batch of 5 M pulses" "INVALID_ARGUMENT: batch of 5000000 items exceeds the limit of 2112" \
   "bad message: batch of 5000000 items exceeds the limit of 2112 items per batch" --file "$pulse_batch"
+
+# ---- k: the checkpoints' control streams ----
+# k1: the coordinator h0 is lost; h1 and h2 have no data edge to it
+d=$work/k1
+mkdir -p "$d/out"
+sf_next_ports 3 || exit 1
+cat >"$d/par.xml" <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<graph xmlns="urn:streamfission:graph:1" name="faults_ctl">
+  <schema name="T">
+    <attr name="id" type="int"/>
+    <attr name="v"  type="int"/>
+  </schema>
+  <operator name="a" kind="Beacon" host="h0">
+    <output stream="As" schema="T"/>
+    <param name="count">0</param>
+    <param name="rate">20000</param>
+    <set attr="id">seq</set>
+    <set attr="v">rand(seq) % 1000</set>
+  </operator>
+  <operator name="outa" kind="FileSink" host="h0">
+    <input stream="As"/>
+    <param name="file">out/a.csv</param>
+  </operator>
+  <operator name="b" kind="Beacon" host="h1">
+    <output stream="Bs" schema="T"/>
+    <param name="count">0</param>
+    <param name="rate">20000</param>
+    <set attr="id">seq</set>
+    <set attr="v">rand(seq) % 1000</set>
+  </operator>
+  <operator name="outb" kind="FileSink" host="h1">
+    <input stream="Bs"/>
+    <param name="file">out/b.csv</param>
+  </operator>
+  <operator name="c" kind="Beacon" host="h2">
+    <output stream="Cs" schema="T"/>
+    <param name="count">0</param>
+    <param name="rate">20000</param>
+    <set attr="id">seq</set>
+    <set attr="v">rand(seq) % 1000</set>
+  </operator>
+  <operator name="outc" kind="FileSink" host="h2">
+    <input stream="Cs"/>
+    <param name="file">out/c.csv</param>
+  </operator>
+</graph>
+EOF
+mv "$d/par.xml" "$d/graph.xml"
+bash "$src/tools/sf-certs" "$d/tls" h0 h1 h2 || exit 1
+"$B/sf-xform" --hosts "h0=127.0.0.1:$P0,h1=127.0.0.1:$P1,h2=127.0.0.1:$P2" "$d/graph.xml" -o "$d/par.xml" \
+  >"$d/xform.log" 2>&1 || sf_bad k1 "sf-xform failed" "$d/xform.log"
+ck_args=(--checkpoint-dir "$d/ck" --checkpoint-interval 0.2)
+start_exec "$d" h0 "${ck_args[@]}"; p0=$LAST_PID
+start_exec "$d" h1 "${ck_args[@]}"; p1=$LAST_PID
+start_exec "$d" h2 "${ck_args[@]}"; p2=$LAST_PID
+for _ in $(seq 200); do [[ -e $d/ck/ckpt-2/MANIFEST ]] && break; sleep 0.05; done
+if [[ ! -e $d/ck/ckpt-2/MANIFEST ]]; then
+  sf_bad k1 "checkpoint 2 did not complete within 10 s" "$d/h0.log" "$d/h1.log" "$d/h2.log"
+  kill -KILL "$p0" "$p1" "$p2" 2>/dev/null
+  wait "$p0" "$p1" "$p2" 2>/dev/null
+else
+  kill -KILL "$p0" 2>/dev/null
+  wait "$p0" 2>/dev/null
+  t0=$(sf_now)
+  wait_exit "$p1" 10; st1=$ST
+  wait_exit "$p2" 10; st2=$ST
+  secs=$(sf_elapsed "$t0" "$(sf_now)")
+  want="lost the checkpoints' coordinator, host 'h0'"
+  if [[ $st1 != 1 || $st2 != 1 ]]; then
+    sf_bad k1 "coordinator killed: h1 exited $st1, h2 exited $st2 (expected 1 and 1 within 10 s)" "$d/h1.log" "$d/h2.log"
+  elif ! grep "error:" "$d/h1.log" | grep -q "$want" || ! grep "error:" "$d/h2.log" | grep -q "$want"; then
+    sf_bad k1 "coordinator killed: an error does not say '$want'" "$d/h1.log" "$d/h2.log"
+  else
+    sf_ok k1 "coordinator killed: h1 and h2 exited 1 after ${secs}s: $(grep error: "$d/h1.log" | head -n 1 | cut -c1-140)"
+  fi
+fi
+
+# k2: hostile control messages. ctl_message LABEL HOST EXPECT_PROBE EXPECT_EXEC PROBE_ARGS...: HOST
+# alone (with checkpoints), the probe posing as the other host on the control stream to HOST
+K2=0
+ctl_message() {
+  local label=$1 host=$2 want_probe=$3 want_exec=$4
+  shift 4
+  local dd=$work/k2-$((++K2)) st pst secs t0 other=h1 port
+  make_graph "$dd" 200000 20000
+  port=$P0
+  if [[ $host == h1 ]]; then other=h0; port=$P1; fi
+  start_exec "$dd" "$host" --checkpoint-dir "$dd/ck" --checkpoint-interval 0.2
+  local pid=$LAST_PID
+  sleep 0.2
+  t0=$(sf_now)
+  pst=$(probe "$dd" x "$other" --peer-name "$host" --connect-timeout 5000 "$@" "127.0.0.1:$port" "!ctl:$other>$host")
+  wait_exit "$pid" 10; st=$ST
+  secs=$(sf_elapsed "$t0" "$(sf_now)")
+  if [[ $st == timeout ]]; then
+    sf_bad k2 "$label: $host still ran 10 s later" "$dd/$host.log" "$dd/probe-x.log"
+  elif ! status_ok_fail "$st"; then
+    sf_bad k2 "$label: $host exited $st (expected 1; >= 128 is a crash)" "$dd/$host.log" "$dd/probe-x.log"
+  elif ! grep "error:" "$dd/$host.log" | grep -F "host '$other' sent a bad control message on '!ctl:$other>$host'" |
+      grep -qF "$want_exec"; then
+    sf_bad k2 "$label: $host's error does not name host '$other' with '$want_exec'" "$dd/$host.log"
+  elif [[ $pst != 1 ]] || ! grep -qF "$want_probe" "$dd/probe-x.log"; then
+    sf_bad k2 "$label: the probe exited $pst, expected 1 with '$want_probe'" "$dd/probe-x.log" "$dd/$host.log"
+  else
+    sf_ok k2 "$label: $host exited 1 after ${secs}s: $(grep error: "$dd/$host.log" | head -n 1 | cut -c1-150)"
+  fi
+}
+# Control{kind, checkpoint, position}: fields 1 (08), 2 (10) and 3 (18), each a varint
+ctl_message "not protobuf, to h1" h1 "INVALID_ARGUMENT: malformed control message" \
+  "malformed control message (4 bytes that are not a protobuf Control)" --hex ffffffff
+ctl_message "a done report, to h1" h1 "INVALID_ARGUMENT: a checkpoint's done report" \
+  "a checkpoint's done report, which only the coordinator hears" --hex 08021001
+ctl_message "a completion never requested, to h1" h1 "INVALID_ARGUMENT: the completion of checkpoint 3" \
+  "the completion of checkpoint 3, which was not requested" --hex 08031003
+ctl_message "a request, to the coordinator h0" h0 "INVALID_ARGUMENT: a checkpoint request" \
+  "a checkpoint request, which only the coordinator sends" --hex 080110011805
+ctl_message "done with a checkpoint never requested, to h0" h0 "INVALID_ARGUMENT: done with checkpoint 1000" \
+  "done with checkpoint 1000, which was not requested (the latest request is " --hex 080210e807
+ctl_message "checkpoint 0, to h0" h0 "INVALID_ARGUMENT: malformed control message" \
+  "malformed control message: done of checkpoint 0" --hex 0802
+# a wrong token on the control stream: refused, the coordinator runs on
+d=$work/k2-token
+make_graph "$d" 200000 20000
+start_exec "$d" h0 --checkpoint-dir "$d/ck" --checkpoint-interval 0.2
+p0=$LAST_PID
+sleep 0.2
+st=$(probe "$d" x h1 --peer-name h0 --token wrong --connect-timeout 3000 --hex 08021001 "127.0.0.1:$P0" '!ctl:h1>h0')
+sleep 0.3
+if [[ $st == 1 ]] && grep -q "failed: UNAUTHENTICATED" "$d/probe-x.log" && kill -0 "$p0" 2>/dev/null; then
+  sf_ok k2 "wrong token on '!ctl:h1>h0': refused with UNAUTHENTICATED, h0 runs on"
+else
+  sf_bad k2 "wrong token on '!ctl:h1>h0': probe exited $st (expected 1 with UNAUTHENTICATED), h0 must run on" \
+    "$d/probe-x.log" "$d/h0.log"
+fi
+kill -KILL "$p0" 2>/dev/null
+wait "$p0" 2>/dev/null
 
 # ---- e: the port is taken ----
 d=$work/e
