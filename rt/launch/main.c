@@ -1119,7 +1119,7 @@ int main(int argc, char **argv) {
     }
   }
   if (!executable(exe)) die("cannot find sf-exec (use --exec)");
-  char *aexe = strchr(exe, '/') ? absolute_file(exe) : in_path(exe);
+  char *aexe = absolute_file(exe); /* as checked: from the current directory */
   if (!aexe) die("cannot find sf-exec (use --exec)");
   free(exe);
   L.job.exec_path = aexe;
