@@ -5,11 +5,12 @@
 # start or flood their output, and many executors. Stub executors (--exec STUB, a script that runs
 # the real sf-exec only for --list-hosts) make the states exact; the last cases run sf-exec.
 #   STATE-SIG for STATE in starting (the executors started, not yet up), running (both printed
-#           "up"), failing (h1 ended with status 3, h0 takes 1.5 s to stop: the moment between a
-#           failure and the restart), restarted (both up again after the restart) and SIG in INT,
-#           TERM (sent to sf-launch alone): INT exits 130 with "interrupted; stopped every
-#           executor" and never restarts; TERM drains (the stubs end 0 on SIGTERM) and exits 0, but
-#           during failing exits 1 naming h1 ("exit status 3") without restarting; no stub is left.
+#           "up"), draining (0.5 s after a SIGTERM, the executors taking 1.5 s to drain), failing
+#           (h1 ended with status 3, h0 takes 1.5 s to stop: the moment between a failure and the
+#           restart) and restarted (both up again after the restart), and SIG in INT, TERM (sent to
+#           sf-launch alone): INT exits 130 with "interrupted; stopped every executor" and never
+#           restarts; TERM drains (the stubs end 0 on SIGTERM) and exits 0, but during failing
+#           exits 1 naming h1 ("exit status 3") without restarting; no stub is left.
 #   never-starts: h1's executor hangs ignoring SIGINT (sleep), h0 is a real sf-exec waiting for it
 #           (--connect-timeout 1000): exit 1 naming a host, h1 killed SF_LAUNCH_KILL_AFTER (1) s
 #           after its SIGINT ("did not stop within 1 s of SIGINT; killed it"), within 15 s.
@@ -70,7 +71,8 @@ sf_next_ports 2 || exit 1
 }
 
 # make_stub DIR MODE: DIR/stub. Every mode: SIGTERM ends it 0 (a drain), SIGINT 130; "up" printed
-# once up. starting: never up. running: up at once. failing: h1 up, then exit 3 after 0.3 s
+# once up. starting: never up. running: up at once. draining: up at once, a SIGTERM takes 1.5 s
+# to end it. failing: h1 up, then exit 3 after 0.3 s
 # (without --restore); h0 up, and on SIGINT takes 1.5 s to end; restarted: as failing, and up
 # for good once started with --restore.
 make_stub() {
@@ -88,6 +90,7 @@ trap 'kill \$s; exit 130' INT
 case $mode in
   starting) ;;
   running) echo up ;;
+  draining) echo up; trap 'sleep 1.5; kill \$s; exit 0' TERM ;;
   failing|restarted)
     echo up
     if [[ \$restore == 0 && \$host == h1 ]]; then sleep 0.3; kill \$s; exit 3; fi
@@ -99,7 +102,7 @@ EOF
 }
 
 # ---- signals in each state ----
-for state in starting running failing restarted; do
+for state in starting running draining failing restarted; do
   for sig in INT TERM; do
     c=$state-$sig
     d=$work/$c
@@ -116,6 +119,10 @@ for state in starting running failing restarted; do
       running) wait_for "$d/launch.log" '^\[h0\] up' 10 && wait_for "$d/launch.log" '^\[h1\] up' 10 && ready=1 ;;
       failing) wait_for "$d/launch.log" '^\[h1\] up' 10 && sleep 0.8 && ready=1 ;; # h1 ended, h0 stopping
       restarted) wait_for "$d/launch.log" 'restarted in' 10 && sleep 0.3 && ready=1 ;;
+      draining) # SIGTERM first: both take 1.5 s to drain
+        wait_for "$d/launch.log" '^\[h0\] up' 10 && wait_for "$d/launch.log" '^\[h1\] up' 10 && ready=1
+        kill -TERM "$pid"
+        sleep 0.5 ;;
     esac
     if ((!ready)); then
       sf_bad "$c" "the job never reached state $state" "$d/launch.log"
