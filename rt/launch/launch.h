@@ -78,7 +78,8 @@ typedef struct LaunchBackend {
    * message "sf-launch: error: ..." on stderr (sf-launch then exits 1). */
   int (*prepare)(LaunchJob *job);
   /* Starts one executor; 0 with *p set, or -1 after a message on stderr (the core then treats
-   * the host as failed at once: "could not start").  Called again for every restart. */
+   * the host as failed at once, status 127, the message's first line its reason).  Called again
+   * for every restart. */
   int (*start)(const LaunchJob *job, const LaunchStart *s, LaunchProc *p);
 } LaunchBackend;
 

@@ -764,12 +764,15 @@ static void start_one(Exec *e) {
     stderr = saved;
   }
   free(args);
-  if (rc < 0) {
-    errbuf[strcspn(errbuf, "\n")] = 0;
-    fprintf(stderr, "%s\n", errbuf);
+  if (rc < 0) { /* said as it was; its first line is the host's reason */
+    fputs(errbuf, stderr);
     e->state = EX_RUNNING; /* counted, then ended at once */
     L.remaining++;
-    e->why = strdup(errbuf);
+    e->why = strndup(errbuf, strcspn(errbuf, "\n"));
+    if (!*e->why) {
+      free(e->why);
+      e->why = strdup("sf-launch: error: could not start it");
+    }
     ended(e, 127);
     return;
   }
