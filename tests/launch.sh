@@ -18,6 +18,9 @@
 #           without a line end: every output line carries its host's prefix, "[h1] hello" is there,
 #           h1's long line comes as 4 lines (cut at 65536 bytes), and a SIGINT after 2 s ends it
 #           all (exit 130) within 5 s.
+#   via-ssh: both hosts through --via ssh --ssh STAND-IN (it runs the command here): exit 0, the
+#           output byte-identical to a one-process run, the token and TLS material on its stdin
+#           only (none of its arguments holds them).
 #   hosts14: graphs/twokeys.xml at width 14 on 14 loopback executors, with TLS: exit 0 and the
 #           output byte-identical to a one-process run.
 set -uo pipefail
@@ -218,6 +221,36 @@ elif ! grep -qxF "sf-launch: interrupted; stopped every executor" "$d/launch.err
   sf_bad "$c" "no 'interrupted' line" "$d/launch.err"
 else
   sf_ok "$c" "$lines lines in 2 s, every one prefixed, h1's long line cut in 4, SIGINT ended it in ${t} s"
+fi
+
+# ---- via-ssh: every host through --ssh (a stand-in running the command here), with TLS ----
+c=via-ssh
+d=$work/$c
+mkdir -p "$d/seq" "$d/dist"
+sf_hosts_graph "$d/seq.xml" viassh 3000 "" out.csv
+sf_next_ports 2 || exit 1
+"$B/sf-xform" --hosts "h0=127.0.0.1:$P0,h1=127.0.0.1:$P1" "$d/seq.xml" -o "$d/g.xml" >"$d/xform.log" 2>&1
+(cd "$d/seq" && "$B/sf-exec" "$d/seq.xml") >"$d/seq.log" 2>&1
+cat >"$d/fake-ssh" <<EOF
+#!/usr/bin/env bash
+# fake-ssh ADDRESS COMMAND: COMMAND here, as ssh would run it there; the arguments kept
+printf '%s\n' "\$@" >>"$d/ssh-args"
+exec bash -c "\$2"
+EOF
+chmod +x "$d/fake-ssh"
+(cd "$d" && timeout -k 5 60 bash "$launch" --via ssh --ssh "$d/fake-ssh" --exec "$B/sf-exec" --workdir "$d/dist" \
+  "$d/g.xml") >"$d/launch.log" 2>&1
+ST=$?
+if [[ $ST != 0 ]]; then
+  sf_bad "$c" "sf-launch --via ssh exited $ST, expected 0" "$d/launch.log"
+elif ! cmp -s "$d/seq/out.csv" "$d/dist/out.csv"; then
+  sf_bad "$c" "the output differs from the one-process run's" "$d/launch.log"
+elif [[ $(grep -c "^127.0.0.1$" "$d/ssh-args") != 2 ]]; then
+  sf_bad "$c" "the stand-in for ssh was not called once per host with the address" "$d/ssh-args"
+elif grep -qE "BEGIN|PRIVATE|SF_TOKEN=" "$d/ssh-args"; then
+  sf_bad "$c" "a secret on the command line of ssh" "$d/ssh-args"
+else
+  sf_ok "$c" "--via ssh on loopback with TLS: exit 0, the output identical, no secret on a command line"
 fi
 
 # ---- hosts14: 14 executors on loopback ----
