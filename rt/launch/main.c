@@ -2,7 +2,7 @@
  * graph, started through a backend (launch.h), their output prefixed per host, failures named,
  * the job restarted from its checkpoints (--restart).  `usage_text` below is the specification.
  *
- * One process, one thread, one event loop (run_attempt): poll(2) over a signalfd carrying
+ * One process, one thread, one event loop (wait_all): poll(2) over a signalfd carrying
  * SIGCHLD, SIGINT and SIGTERM (blocked otherwise, so no signal handler ever runs) and over every
  * executor's output pipe; timers (the grace before the others are stopped, the kill after a
  * stop, the wait for the last output) are the poll's timeout.  Every executor is one Exec record.
@@ -21,7 +21,7 @@
  *   may stay open after its exit (a process it started holds it): the attempt's end waits for
  *   every pipe's end at most DRAIN_MS.
  *
- * The job's states (Launch.phase), across attempts:
+ * The job's states (L.phase), across attempts:
  *
  *   STARTING   executors being started, in the graph's order; a SIGINT now starts no more
  *              -> RUNNING
