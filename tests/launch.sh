@@ -183,7 +183,8 @@ elif ! grep -qE "^sf-launch: error: host 'h[01]' failed: " "$d/launch.log"; then
 elif pgrep -f -- "sleep 600" | xargs -r ps -o args= -p 2>/dev/null | grep -q .; then
   sf_bad "$c" "h1's executor still runs" "$d/launch.log"
 else
-  sf_ok "$c" "h1 never starts: exit 1 in ${t} s, h1 killed 1 s after SIGINT, $(grep -oE "host 'h[01]' failed" "$d/launch.log")"
+  named=$(grep -oE "host 'h[01]' failed" "$d/launch.log")
+  sf_ok "$c" "h1 never starts: exit 1 in ${t} s, h1 killed 1 s after SIGINT, $named"
 fi
 
 # ---- flood: one executor prints as fast as it can ----
@@ -216,7 +217,8 @@ elif [[ -z $lines ]]; then
   sf_bad "$c" "sf-launch still ran 5 s after its SIGINT" "$d/launch.err"
   pkill -KILL -f -- "$d/stub"
 elif ((bad != 0 || hello != 1 || long != 4 || lines < 1000)); then
-  sf_bad "$c" "$lines lines, $bad without a host prefix, $hello '[h1] hello', $long of h1's long line (expected 4)" "$d/launch.err"
+  sf_bad "$c" "$lines lines, $bad without a host prefix, $hello '[h1] hello', $long of h1's long line (expected 4)" \
+    "$d/launch.err"
 elif ! grep -qxF "sf-launch: interrupted; stopped every executor" "$d/launch.err"; then
   sf_bad "$c" "no 'interrupted' line" "$d/launch.err"
 else

@@ -1034,7 +1034,8 @@ int main(int argc, char **argv) {
       add_extra(a);
     } else if (!strcmp(a, "--hosts")) {
       hosts_spec = need_arg(argc, argv, i++);
-      if (!hosts_spec_ok(hosts_spec)) die_usage("--hosts takes NAME=HOST:PORT[,NAME=HOST:PORT...], got '%s'", hosts_spec);
+      if (!hosts_spec_ok(hosts_spec))
+        die_usage("--hosts takes NAME=HOST:PORT[,NAME=HOST:PORT...], got '%s'", hosts_spec);
     } else if (!strcmp(a, "--checkpoint-dir")) {
       ckpt_dir = need_arg(argc, argv, i++);
       if (!*ckpt_dir) die_usage("--checkpoint-dir needs a directory, got ''");
