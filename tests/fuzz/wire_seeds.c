@@ -1,7 +1,8 @@
 /* wire_seeds.c: sf-fuzz-wire-seeds DIR writes the seed corpus of the wire fuzz target: batches of
  * edge 'e' and schema W (wire_schema.h) encoded by wire_encode, one file each: an empty batch, one
  * tuple, every item kind, strings with commas, quotes, NUL and non-ASCII bytes, extreme numbers,
- * and a batch for another edge. Generated at build time, so the seeds follow rt/wire.proto. */
+ * a batch for another edge, and two control messages (a request, a done report of the largest
+ * number). Generated at build time, so the seeds follow rt/wire.proto. */
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -15,11 +16,8 @@
 
 static const char *dir;
 
-/* Writes the encoding of items[0..n) on edge as DIR/NAME; exits 1 on failure. */
-static void seed(const char *name, const char *edge, Item *items, int n) {
-  Buf b;
-  buf_init(&b);
-  wire_encode(edge, &fuzz_wire_schema, items, n, &b);
+/* Writes b as DIR/NAME and releases it; exits 1 on failure. */
+static void write_seed(const char *name, Buf b) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, name);
   FILE *f = fopen(path, "wb");
@@ -28,6 +26,22 @@ static void seed(const char *name, const char *edge, Item *items, int n) {
     exit(1);
   }
   buf_release(&b);
+}
+
+/* Writes the encoding of items[0..n) on edge as DIR/NAME. */
+static void seed(const char *name, const char *edge, Item *items, int n) {
+  Buf b;
+  buf_init(&b);
+  wire_encode(edge, &fuzz_wire_schema, items, n, &b);
+  write_seed(name, b);
+}
+
+/* Writes the encoding of control message m as DIR/NAME. */
+static void seed_ctl(const char *name, WireCtl m) {
+  Buf b;
+  buf_init(&b);
+  wire_ctl_encode(&m, &b);
+  write_seed(name, b);
 }
 
 static Item tuple(uint64_t seq, int64_t id, double price, const char *name, size_t len, bool ok) {
@@ -64,5 +78,7 @@ int main(int argc, char **argv) {
   seed("extremes", FUZZ_WIRE_EDGE, items, 4);
   seed("other-edge", "f>g/0", items, 4);
   for (int i = 0; i < 4; i++) tuple_unref(items[i].t);
+  seed_ctl("ctl-request", (WireCtl){.kind = WIRE_CKPT_REQUEST, .ckpt = 3, .pos = 123456});
+  seed_ctl("ctl-done", (WireCtl){.kind = WIRE_CKPT_DONE, .ckpt = UINT64_MAX});
   return 0;
 }

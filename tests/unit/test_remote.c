@@ -3,6 +3,8 @@
  * before its end of stream, sends positions that go backwards, sends after the end or sends a batch
  * over the limit fails the job through the fail callback with a message naming the host and the
  * edge, and its sender hears it; remote_start refuses what it cannot run with a clear message.
+ * The control streams carry messages both ways, end together, and fail naming the peer when it is
+ * lost or sends what it may not.
  *
  * Every test starts its own transports on loopback (port 0, asked back with remote_port) in
  * plain text, inside the test: Check forks per test and gRPC does not survive a fork. The hostile
@@ -16,6 +18,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -404,6 +407,156 @@ START_TEST(test_refusals) {
 }
 END_TEST
 
+/* ---- the control streams (remote_control) ---- */
+
+/* What the control callbacks heard, on either side. */
+typedef struct Heard {
+  pthread_mutex_t mu;
+  pthread_cond_t changed;
+  char from[16][8];
+  WireCtl m[16];
+  int n;
+  const char *refuse; /* the callback returns -1 with this reason */
+} Heard;
+
+static Heard heard;
+
+static int on_ctl(void *ctx, const char *from, const WireCtl *m, char *why, size_t cap) {
+  Heard *h = ctx;
+  pthread_mutex_lock(&h->mu);
+  if (h->n < 16) {
+    snprintf(h->from[h->n], sizeof h->from[0], "%s", from);
+    h->m[h->n++] = *m;
+  }
+  pthread_cond_broadcast(&h->changed);
+  const char *refuse = h->refuse;
+  pthread_mutex_unlock(&h->mu);
+  if (refuse) snprintf(why, cap, "%s", refuse);
+  return refuse ? -1 : 0;
+}
+
+/* Waits up to 10 s until the callbacks heard n messages in all. */
+static int wait_heard(int n) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 10;
+  pthread_mutex_lock(&heard.mu);
+  while (heard.n < n && pthread_cond_timedwait(&heard.changed, &heard.mu, &until) == 0) {
+  }
+  int got = heard.n;
+  pthread_mutex_unlock(&heard.mu);
+  return got;
+}
+
+static void ctl_setup(void) {
+  setup();
+  memset(&heard, 0, sizeof heard);
+  pthread_mutex_init(&heard.mu, NULL);
+  pthread_cond_init(&heard.changed, NULL);
+}
+
+static const char *const ctl_hosts[] = {"h0", "h1"};
+
+/* h0 (the coordinator) and h1 with their control streams set up and connected. */
+static void ctl_pair(Graph *g, Remote **r0, Remote **r1) {
+  char err[512] = "";
+  *r0 = start(g, "h0");
+  *r1 = start(g, "h1");
+  ck_assert_msg(remote_control(*r0, "h0", ctl_hosts, 2, on_ctl, &heard, err, sizeof err) == 0, "%s", err);
+  ck_assert_msg(remote_control(*r1, "h0", ctl_hosts, 2, on_ctl, &heard, err, sizeof err) == 0, "%s", err);
+  ck_assert_int_eq(remote_connect(*r0), 0);
+  ck_assert_int_eq(remote_connect(*r1), 0);
+}
+
+static void *finish_thread(void *r) {
+  return (void *)(intptr_t)remote_finish(r, true);
+}
+
+/* A request goes from the coordinator to h1, h1's done report back, the completion out again, each
+ * heard once, in order, from the right host; both finish cleanly (each waits for the other's end,
+ * so they finish at the same time), and nothing fails. */
+START_TEST(test_ctl_roundtrip) {
+  Graph *g = hosts_graph();
+  Remote *r0, *r1;
+  ctl_pair(g, &r0, &r1);
+  remote_ctl_send(r0, NULL, &(WireCtl){.kind = WIRE_CKPT_REQUEST, .ckpt = 1, .pos = 100});
+  ck_assert_int_eq(wait_heard(1), 1);
+  remote_ctl_send(r1, "h0", &(WireCtl){.kind = WIRE_CKPT_DONE, .ckpt = 1});
+  ck_assert_int_eq(wait_heard(2), 2);
+  remote_ctl_send(r0, "h1", &(WireCtl){.kind = WIRE_CKPT_COMPLETE, .ckpt = 1});
+  remote_ctl_send(r0, "h9", &(WireCtl){.kind = WIRE_CKPT_COMPLETE, .ckpt = 1}); /* no such peer: dropped */
+  ck_assert_int_eq(wait_heard(3), 3);
+  pthread_t t;
+  pthread_create(&t, NULL, finish_thread, r1);
+  ck_assert_int_eq(remote_finish(r0, true), 0);
+  void *rc1;
+  pthread_join(t, &rc1);
+  ck_assert_int_eq((int)(intptr_t)rc1, 0);
+  ck_assert_int_eq(heard.n, 3);
+  ck_assert_str_eq(heard.from[0], "h0");
+  ck_assert_int_eq(heard.m[0].kind, WIRE_CKPT_REQUEST);
+  ck_assert_uint_eq(heard.m[0].ckpt, 1);
+  ck_assert_uint_eq(heard.m[0].pos, 100);
+  ck_assert_str_eq(heard.from[1], "h1");
+  ck_assert_int_eq(heard.m[1].kind, WIRE_CKPT_DONE);
+  ck_assert_str_eq(heard.from[2], "h0");
+  ck_assert_int_eq(heard.m[2].kind, WIRE_CKPT_COMPLETE);
+  ck_assert_int_eq(seen.nfail, 0);
+  remote_stop(r0);
+  remote_stop(r1);
+  graph_free(g);
+}
+END_TEST
+
+/* The coordinator goes away without its end (its transport stopped, as when it dies): h1 fails,
+ * naming it. */
+START_TEST(test_ctl_coordinator_lost) {
+  Graph *g = hosts_graph();
+  Remote *r0, *r1;
+  ctl_pair(g, &r0, &r1);
+  remote_ctl_send(r0, NULL, &(WireCtl){.kind = WIRE_CKPT_REQUEST, .ckpt = 1, .pos = 5});
+  ck_assert_int_eq(wait_heard(1), 1);
+  remote_stop(r0); /* (its own streams fail too: its callback hears that first) */
+  const char *want = "host 'h1': lost the checkpoints' coordinator, host 'h0': ";
+  bool found = false;
+  for (int tries = 0; tries < 1000 && !found; tries++) {
+    pthread_mutex_lock(&seen.mu);
+    for (int i = 0; i < seen.nfail && i < 4; i++) found |= strncmp(seen.fail[i], want, strlen(want)) == 0;
+    pthread_mutex_unlock(&seen.mu);
+    if (!found) usleep(10000);
+  }
+  ck_assert_msg(found, "no failure says '%s' (the first: '%s')", want, seen.fail[0]);
+  remote_stop(r1);
+  graph_free(g);
+}
+END_TEST
+
+/* A request sent to the coordinator is refused before the callback hears it; a report the
+ * callback refuses fails the job with its reason. Both name the peer and its stream. */
+START_TEST(test_ctl_refused) {
+  Graph *g = hosts_graph();
+  Remote *r0, *r1;
+  ctl_pair(g, &r0, &r1);
+  remote_ctl_send(r1, NULL, &(WireCtl){.kind = WIRE_CKPT_REQUEST, .ckpt = 1, .pos = 5});
+  ck_assert_str_eq(wait_fail(), "host 'h0': host 'h1' sent a bad control message on '!ctl:h1>h0': a checkpoint "
+                                "request, which only the coordinator sends");
+  ck_assert_int_eq(heard.n, 0);
+  remote_stop(r0);
+  remote_stop(r1);
+  graph_free(g);
+  ctl_setup();
+  g = hosts_graph();
+  ctl_pair(g, &r0, &r1);
+  heard.refuse = "done with checkpoint 9, which was not requested";
+  remote_ctl_send(r1, "h0", &(WireCtl){.kind = WIRE_CKPT_DONE, .ckpt = 9});
+  ck_assert_str_eq(wait_fail(), "host 'h0': host 'h1' sent a bad control message on '!ctl:h1>h0': done with "
+                                "checkpoint 9, which was not requested");
+  remote_stop(r0);
+  remote_stop(r1);
+  graph_free(g);
+}
+END_TEST
+
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   Suite *s = suite_create("remote");
@@ -417,5 +570,8 @@ int main(void) {
   UNIT_ADD_TIMEOUT(s, test_deliver_stopping, setup, teardown, 60);
   UNIT_ADD_TIMEOUT(s, test_peer_unreachable, setup, teardown, 60);
   UNIT_ADD_TIMEOUT(s, test_refusals, setup, teardown, 60);
+  UNIT_ADD_TIMEOUT(s, test_ctl_roundtrip, ctl_setup, teardown, 60);
+  UNIT_ADD_TIMEOUT(s, test_ctl_coordinator_lost, ctl_setup, teardown, 60);
+  UNIT_ADD_TIMEOUT(s, test_ctl_refused, ctl_setup, teardown, 60);
   return unit_run(s);
 }
