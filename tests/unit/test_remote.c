@@ -531,8 +531,8 @@ START_TEST(test_ctl_coordinator_lost) {
 }
 END_TEST
 
-/* A request sent to the coordinator is refused before the callback hears it; a report the
- * callback refuses fails the job with its reason. Both name the peer and its stream. */
+/* A request sent to the coordinator is refused before the callback hears it, naming the peer and
+ * its stream. */
 START_TEST(test_ctl_refused) {
   Graph *g = hosts_graph();
   Remote *r0, *r1;
@@ -540,14 +540,21 @@ START_TEST(test_ctl_refused) {
   remote_ctl_send(r1, NULL, &(WireCtl){.kind = WIRE_CKPT_REQUEST, .ckpt = 1, .pos = 5});
   ck_assert_str_eq(wait_fail(), "host 'h0': host 'h1' sent a bad control message on '!ctl:h1>h0': a checkpoint "
                                 "request, which only the coordinator sends");
+  pthread_mutex_lock(&heard.mu);
   ck_assert_int_eq(heard.n, 0);
+  pthread_mutex_unlock(&heard.mu);
   remote_stop(r0);
   remote_stop(r1);
   graph_free(g);
-  ctl_setup();
-  g = hosts_graph();
+}
+END_TEST
+
+/* A report the callback refuses fails the job with its reason, naming the peer and its stream. */
+START_TEST(test_ctl_callback_refuses) {
+  Graph *g = hosts_graph();
+  Remote *r0, *r1;
+  heard.refuse = "done with checkpoint 9, which was not requested"; /* (before any thread reads it) */
   ctl_pair(g, &r0, &r1);
-  heard.refuse = "done with checkpoint 9, which was not requested";
   remote_ctl_send(r1, "h0", &(WireCtl){.kind = WIRE_CKPT_DONE, .ckpt = 9});
   ck_assert_str_eq(wait_fail(), "host 'h0': host 'h1' sent a bad control message on '!ctl:h1>h0': done with "
                                 "checkpoint 9, which was not requested");
@@ -573,5 +580,6 @@ int main(void) {
   UNIT_ADD_TIMEOUT(s, test_ctl_roundtrip, ctl_setup, teardown, 60);
   UNIT_ADD_TIMEOUT(s, test_ctl_coordinator_lost, ctl_setup, teardown, 60);
   UNIT_ADD_TIMEOUT(s, test_ctl_refused, ctl_setup, teardown, 60);
+  UNIT_ADD_TIMEOUT(s, test_ctl_callback_refuses, ctl_setup, teardown, 60);
   return unit_run(s);
 }
