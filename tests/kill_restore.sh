@@ -506,9 +506,9 @@ for ((I = 1; I <= runs; I++)); do
      ms=$(awk -v s="$secs" -v r=$((RANDOM % 1000)) 'BEGIN { printf "%d", s * 1000 * (0.05 + 0.85 * r / 1000) }') ;;
   *) what=twice after=$((1 + RANDOM % kmax)) ms=$((RANDOM % (gap + 1))) ;;
   esac
-  # three executors complete their first checkpoints later (further ahead, through REQUEST), often
-  # near the end: killed at a random point of the output (5 to 50 % of the sequential run's)
-  # instead, when it is big enough to tell, else after the first checkpoint
+  # three executors complete their first checkpoints later (placed further ahead, and coordinated
+  # between hosts), often near the end: killed at a random point of the output (5 to 50 % of the
+  # sequential run's) instead, when it is big enough to tell, else after the first checkpoint
   AT_BYTES=0
   if ((DIST)); then
     after=1 ms=0
