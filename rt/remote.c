@@ -54,7 +54,9 @@ typedef struct CtlPeer {
   RxStream *rx;
   pthread_t thread;   /* reads rx */
   bool started;
-  bool tx_failed;     /* (the control thread's) */
+  bool tx_failed;     /* (the control thread's, then remote_finish's) */
+  atomic_bool ended;  /* the peer's end arrived: it finished, and what fails with it from now on
+                         is no loss */
 } CtlPeer;
 
 typedef struct CtlOut {
@@ -86,6 +88,7 @@ struct Remote {
   int ctlq_head, ctlq_n, ctlq_cap;
   bool ctl_closing;   /* remote_finish: send what is queued, then end */
   bool ctl_abort;     /* the job is failing: end now */
+  atomic_bool ctl_finished; /* remote_finish ended our side: the streams from the peers are cut */
   pthread_t ctl_sender;
   bool ctl_sender_started;
 };
@@ -381,10 +384,10 @@ static void *ctl_sender_main(void *arg) {
     wire_ctl_encode(&out.m, &b);
     for (int i = 0; i < r->nctl; i++) {
       CtlPeer *p = &r->ctl[i];
-      if ((out.peer >= 0 && out.peer != i) || p->tx_failed) continue;
+      if ((out.peer >= 0 && out.peer != i) || p->tx_failed || atomic_load(&p->ended)) continue;
       if (transport_send(p->tx, b.p, b.n) < 0) {
         p->tx_failed = true;
-        ctl_lost(p, transport_tx_error(p->tx));
+        if (!atomic_load(&p->ended)) ctl_lost(p, transport_tx_error(p->tx)); /* (else it just finished) */
       }
     }
     pthread_mutex_lock(&r->ctl_mu);
@@ -412,12 +415,13 @@ static void *ctl_receiver_main(void *arg) {
     void *buf;
     size_t len;
     int rc = transport_recv(p->rx, &buf, &len);
-    if (rc == 0) { /* the peer's end (remote_finish): it is done with the job */
+    if (rc == 0) { /* the peer's end (remote_finish): it finished, before its sender hears OK */
+      atomic_store(&p->ended, true);
       transport_rx_confirm(p->rx);
       return NULL;
     }
     if (rc < 0) {
-      ctl_lost(p, transport_rx_error(p->rx));
+      if (!atomic_load(&r->ctl_finished)) ctl_lost(p, transport_rx_error(p->rx));
       return NULL;
     }
     WireCtl m;
@@ -450,8 +454,11 @@ static int ctl_connect(Remote *r) {
   return 0;
 }
 
-/* Ends the control streams: what is queued goes out, then (ok) each stream is half-closed and the
- * peer's end awaited. With !ok the transport was cancelled: the threads end at once. */
+/* Ends the control streams: what is queued goes out, then (ok) each one to a peer still running is
+ * half-closed and the peer's confirmation awaited (its reading thread confirms at once), then the
+ * streams from the peers are cut (transport_cancel: the data edges are all done by now). So
+ * neither side waits for the other to finish: a peer that ended its side is done, and what fails
+ * with it afterwards is no loss. With !ok the transport was cancelled: the threads end at once. */
 static int ctl_finish(Remote *r, bool ok) {
   int rc = 0;
   pthread_mutex_lock(&r->ctl_mu);
@@ -464,16 +471,17 @@ static int ctl_finish(Remote *r, bool ok) {
   r->ctl_sender_started = false;
   for (int i = 0; ok && closed && i < r->nctl; i++) {
     CtlPeer *p = &r->ctl[i];
-    if (p->tx_failed) {
-      rc = -1;
-      continue;
-    }
-    if (transport_close(p->tx) < 0) {
-      ctl_lost(p, transport_tx_error(p->tx));
+    if (atomic_load(&p->ended)) continue;
+    if (p->tx_failed || transport_close(p->tx) < 0) {
+      if (atomic_load(&p->ended)) continue; /* it finished meanwhile */
+      if (!p->tx_failed) ctl_lost(p, transport_tx_error(p->tx)); /* (a failed send said so already) */
       rc = -1;
     }
   }
-  if (rc < 0) transport_cancel(r->t);
+  if (closed) {
+    atomic_store(&r->ctl_finished, rc == 0 && ok);
+    transport_cancel(r->t);
+  }
   for (int i = 0; i < r->nctl; i++) {
     CtlPeer *p = &r->ctl[i];
     if (p->started) pthread_join(p->thread, NULL);

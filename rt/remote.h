@@ -52,9 +52,10 @@ RemoteTx *remote_open(Remote *r, const char *id, const char *peer, const Schema 
  * Remote sends what remote_ctl_send queued, one thread per incoming control stream reads. A control
  * stream that breaks (its peer died, the connection was lost, it never came) fails the job, naming
  * the peer; a malformed message, or one the peer has no business sending, too. At the end
- * (remote_finish) each side half-closes its control streams and waits for the other side's end, so
- * the coordinator stays reachable until every executor finished, and an executor that sees its
- * coordinator go away without that end knows it was lost. */
+ * (remote_finish) each side half-closes its control streams, then cuts those from its peers: a
+ * peer whose half-close came has finished (what fails with it afterwards is no loss), and an
+ * executor that sees its coordinator go away without it knows it was lost. No side waits for the
+ * other to finish. */
 
 /* A control message that passed the wire's checks and the direction's (the coordinator hears only
  * WIRE_CKPT_DONE, the others only WIRE_CKPT_REQUEST and WIRE_CKPT_COMPLETE), from host `from`, on a

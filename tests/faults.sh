@@ -46,9 +46,12 @@
 #   k.  the checkpoints' control streams (--checkpoint-dir between hosts, rt/remote.c):
 #       k1. three executors by hand, each running an unbounded Beacon into a FileSink of its own
 #           (no data edge between hosts), h0 the coordinator (the first host with a source): once
-#           checkpoint 2 is complete h0 is killed
-#           (SIGKILL); h1 and h2 each exit 1 within 10 s with an error naming the coordinator,
+#           a checkpoint after the first is complete h0 is killed (SIGKILL); h1 and h2 each
+#           exit 1 within 10 s with an error naming the coordinator,
 #           host 'h0' (with DIR/REQUEST polled they went on without checkpoints);
+#       k3. the same three pipelines, bounded: the coordinator's ends first, then (another run)
+#           last; every executor exits 0 with all its rows, the first to end while the last still
+#           runs (none waits for another to finish);
 #       k2. with the fault graph and --checkpoint-dir, h1 alone and sf-probe posing as its
 #           coordinator h0 on '!ctl:h0>h1', or h0 alone and the probe posing as h1 on '!ctl:h1>h0',
 #           sends bytes that are not protobuf, a well-formed message the peer may not send (a done
@@ -438,11 +441,14 @@ bad_message d7 "one batch of 5 M pulses" "INVALID_ARGUMENT: batch of 5000000 ite
   "bad message: batch of 5000000 items exceeds the limit of 2112 items per batch" --file "$pulse_batch"
 
 # ---- k: the checkpoints' control streams ----
-# k1: the coordinator h0 is lost; h1 and h2 have no data edge to it
-d=$work/k1
-mkdir -p "$d/out"
-sf_next_ports 3 || exit 1
-cat >"$d/par.xml" <<EOF
+# three_pipelines DIR COUNT_A COUNT_B COUNT_C: DIR/par.xml, on h0, h1 and h2 (three fresh loopback
+# ports) each a Beacon of that many tuples (0: unbounded) at 20,000 a second into a FileSink of its
+# own, out/a.csv, b.csv, c.csv: no data edge between hosts. h0 coordinates the checkpoints.
+three_pipelines() {
+  local dir=$1 NA=$2 NB=$3 NC=$4
+  mkdir -p "$dir/out"
+  sf_next_ports 3 || exit 1
+  cat >"$dir/graph.xml" <<EOF
 <?xml version="1.0" encoding="UTF-8"?>
 <graph xmlns="urn:streamfission:graph:1" name="faults_ctl">
   <schema name="T">
@@ -451,7 +457,7 @@ cat >"$d/par.xml" <<EOF
   </schema>
   <operator name="a" kind="Beacon" host="h0">
     <output stream="As" schema="T"/>
-    <param name="count">0</param>
+    <param name="count">$NA</param>
     <param name="rate">20000</param>
     <set attr="id">seq</set>
     <set attr="v">rand(seq) % 1000</set>
@@ -462,7 +468,7 @@ cat >"$d/par.xml" <<EOF
   </operator>
   <operator name="b" kind="Beacon" host="h1">
     <output stream="Bs" schema="T"/>
-    <param name="count">0</param>
+    <param name="count">$NB</param>
     <param name="rate">20000</param>
     <set attr="id">seq</set>
     <set attr="v">rand(seq) % 1000</set>
@@ -473,7 +479,7 @@ cat >"$d/par.xml" <<EOF
   </operator>
   <operator name="c" kind="Beacon" host="h2">
     <output stream="Cs" schema="T"/>
-    <param name="count">0</param>
+    <param name="count">$NC</param>
     <param name="rate">20000</param>
     <set attr="id">seq</set>
     <set attr="v">rand(seq) % 1000</set>
@@ -484,17 +490,23 @@ cat >"$d/par.xml" <<EOF
   </operator>
 </graph>
 EOF
-mv "$d/par.xml" "$d/graph.xml"
-bash "$src/tools/sf-certs" "$d/tls" h0 h1 h2 || exit 1
-"$B/sf-xform" --hosts "h0=127.0.0.1:$P0,h1=127.0.0.1:$P1,h2=127.0.0.1:$P2" "$d/graph.xml" -o "$d/par.xml" \
-  >"$d/xform.log" 2>&1 || sf_bad k1 "sf-xform failed" "$d/xform.log"
+  bash "$src/tools/sf-certs" "$dir/tls" h0 h1 h2 || exit 1
+  "$B/sf-xform" --hosts "h0=127.0.0.1:$P0,h1=127.0.0.1:$P1,h2=127.0.0.1:$P2" "$dir/graph.xml" -o "$dir/par.xml" \
+    >"$dir/xform.log" 2>&1 || { echo "error: sf-xform failed:" >&2; cat "$dir/xform.log" >&2; exit 1; }
+}
+
+# k1: the coordinator h0 is lost; h1 and h2 have no data edge to it
+d=$work/k1
+three_pipelines "$d" 0 0 0
 ck_args=(--checkpoint-dir "$d/ck" --checkpoint-interval 0.2)
 start_exec "$d" h0 "${ck_args[@]}"; p0=$LAST_PID
 start_exec "$d" h1 "${ck_args[@]}"; p1=$LAST_PID
 start_exec "$d" h2 "${ck_args[@]}"; p2=$LAST_PID
-for _ in $(seq 200); do [[ -e $d/ck/ckpt-2/MANIFEST ]] && break; sleep 0.05; done
-if [[ ! -e $d/ck/ckpt-2/MANIFEST ]]; then
-  sf_bad k1 "checkpoint 2 did not complete within 10 s" "$d/h0.log" "$d/h1.log" "$d/h2.log"
+# a complete checkpoint other than the first (the two newest stay, so checkpoint 2 may be gone)
+ckpt_past_1() { find "$d/ck" -path '*/ckpt-*/MANIFEST' ! -path '*/ckpt-1/*' 2>/dev/null | grep -q .; }
+for _ in $(seq 200); do ckpt_past_1 && break; sleep 0.05; done
+if ! ckpt_past_1; then
+  sf_bad k1 "no checkpoint after the first completed within 10 s" "$d/h0.log" "$d/h1.log" "$d/h2.log"
   kill -KILL "$p0" "$p1" "$p2" 2>/dev/null
   wait "$p0" "$p1" "$p2" 2>/dev/null
 else
@@ -513,6 +525,37 @@ else
     sf_ok k1 "coordinator killed: h1 and h2 exited 1 after ${secs}s: $(grep error: "$d/h1.log" | head -n 1 | cut -c1-140)"
   fi
 fi
+
+# k3: each executor ends on its own: the coordinator first (h0: 4,000 tuples, h1 20,000, h2 10,000),
+# then the coordinator last (h0: 20,000, h1 4,000, h2 10,000): every one exits 0 with its rows, and
+# the first to end does so while the last still runs (no executor waits for another to finish)
+declare -A pid
+for order in first last; do
+  d=$work/k3-$order
+  if [[ $order == first ]]; then three_pipelines "$d" 4000 20000 10000; short=h0 long=h1
+  else three_pipelines "$d" 20000 4000 10000; short=h1 long=h0; fi
+  for h in h0 h1 h2; do
+    start_exec "$d" "$h" --checkpoint-dir "$d/ck" --checkpoint-interval 0.2
+    pid[$h]=$LAST_PID
+  done
+  wait_exit "${pid[$short]}" 10; st_short=$ST
+  kill -0 "${pid[$long]}" 2>/dev/null && long_ran=1 || long_ran=0
+  sts=()
+  for h in h0 h1 h2; do
+    [[ $h == "$short" ]] && { sts+=("$st_short"); continue; }
+    wait_exit "${pid[$h]}" 10; sts+=("$ST")
+  done
+  rows=$(for f in a b c; do echo $(($(wc -l <"$d/out/$f.csv" 2>/dev/null || echo 1) - 1)); done | tr '\n' ' ')
+  if [[ ${sts[*]} != "0 0 0" ]]; then
+    sf_bad k3 "coordinator $order: exit statuses ${sts[*]} (expected 0 0 0)" "$d/h0.log" "$d/h1.log" "$d/h2.log"
+  elif [[ $rows != "$( [[ $order == first ]] && echo "4000 20000 10000 " || echo "20000 4000 10000 ")" ]]; then
+    sf_bad k3 "coordinator $order: rows $rows" "$d/h0.log" "$d/h1.log" "$d/h2.log"
+  elif ((!long_ran)); then
+    sf_bad k3 "coordinator $order: $long had ended when $short did (it should run on 0.8 s longer)"
+  else
+    sf_ok k3 "coordinator $order: $short ended while $long ran on; all exited 0 with their rows ($rows)"
+  fi
+done
 
 # k2: hostile control messages. ctl_message LABEL HOST EXPECT_PROBE EXPECT_EXEC PROBE_ARGS...: HOST
 # alone (with checkpoints), the probe posing as the other host on the control stream to HOST
