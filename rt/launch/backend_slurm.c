@@ -571,9 +571,15 @@ static void keeper_line(char *line, size_t len) {
         }
         return;
       }
-      if (strstr(text, "CANCELLED") && strstr(text, "***")) {
+      const char *stars = strstr(text, "*** ");
+      if (stars && strstr(text, "CANCELLED")) { /* slurmstepd's word on the step: said once */
+        if (!K.cancelled) dprintf(2, PROG ": slurm: %.*s\n", (int)tlen, text);
         K.cancelled = true;
-        if (!K.cancel_line) K.cancel_line = strndup(text, tlen);
+        if (!K.cancel_line) {
+          const char *e = strstr(stars + 4, " ***");
+          K.cancel_line = strndup(stars + 4, e ? (size_t)(e - stars - 4) : strlen(stars + 4));
+        }
+        return;
       }
       char *copy = malloc(tlen + 1);
       memcpy(copy, text, tlen);
@@ -583,10 +589,8 @@ static void keeper_line(char *line, size_t len) {
       return;
     }
   }
-  if (strstr(line, "Job step aborted") || strstr(line, "forcing job termination") || strstr(line, "CANCELLED")) {
+  if (strstr(line, "Job step aborted") || strstr(line, "forcing job termination") || strstr(line, "CANCELLED"))
     K.cancelled = true;
-    if (!K.cancel_line) K.cancel_line = strndup(line, len);
-  }
   dprintf(2, PROG ": slurm: %.*s\n", (int)len, line);
 }
 
@@ -732,10 +736,10 @@ static _Noreturn void keeper(const LaunchJob *job) {
     if (status < 0 || slurm_kill) {
       char msg[768];
       if (slurm_kill)
-        snprintf(msg, sizeof msg, "error: Slurm ended the step of host '%s' (%s): lost\n", job->hosts[i].name,
-                 K.cancel_line ? K.cancel_line : "cancelled");
+        snprintf(msg, sizeof msg, "error: host '%s': Slurm ended its step (%s): lost\n", job->hosts[i].name,
+                 K.cancel_line ? K.cancel_line : "step cancelled");
       else
-        snprintf(msg, sizeof msg, "error: the Slurm task of host '%s' ended without its executor's status "
+        snprintf(msg, sizeof msg, "error: host '%s': its Slurm task ended without the executor's status "
                  "(srun %s %d): lost\n", job->hosts[i].name, WIFEXITED(st) ? "exit status" : "killed by signal",
                  WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
       if (!K.killed_by_us || slurm_kill) write_all(K.out_w[i], msg, strlen(msg));
