@@ -3,15 +3,31 @@
 #
 # sf-launch --via slurm on a real Slurm: tests/slurm/cluster.sh starts munged, slurmctld and slurmd
 # (Debian's slurm-wlm and munge, which tools/test.sh installs) in a scratch directory, one node (this
-# machine) with oversubscription, and stops them at exit, on failure too (trap).
+# machine, two CPUs here) with oversubscription, and stops them at exit, on failure too (trap).
 #
-# Cases:
+# The job is graphs/work.xml made slow (a Beacon of 100,000 jobs at 20,000 a second: 5 s; Work of 200
+# rounds), rewritten by sf-xform -w 3 onto h0, h1 and h2 at three free loopback ports: three
+# executors, with TLS (the job's own CA and certificates). Cases:
 #   cluster     the node is up and idle, and a step of three tasks runs on its two CPUs
 #               (srun --overcommit -n 3 -N 1 --label): three labelled lines, one per task, each
 #               with the task's SLURM_PROCID and the job's SLURM_JOB_NODELIST (this node)
+#   allocation  sf-launch --via slurm outside any allocation: it makes one (its line "sf-launch:
+#               slurm: job J: h0 on NODE (ADDRESS), ..." names the job and where each host went),
+#               exit 0, the output byte-identical to sf-exec's run of the un-rewritten graph, and
+#               the job is over once sf-launch exited (released, not left running)
+#   tasks       inside `salloc -n 3 --overcommit` (more tasks than CPUs), with --checkpoint-dir and
+#               --restart 2: while it runs squeue shows one step of the job, named sf-exec, and each
+#               executor's environment says it is a task of that step (SLURM_JOB_ID the job's,
+#               SLURM_STEP_ID, SLURM_PROCID 0, 1, 2 for h0, h1, h2)
+#   restart     then h1's executor is killed (SIGKILL) once a checkpoint is complete: "sf-launch:
+#               restart 1 of 2: host 'h1' failed (killed by SIGKILL); ...", every executor restores,
+#               exit 0, output byte-identical, no executor left
+#   step-kill   Slurm's own kill of the step (scancel J.S, as a time limit or a failed node would):
+#               handled like a lost host, restarted (--restart 1), exit 0, output byte-identical
 #
 # Needs root (slurmd runs as root): without it, or without Slurm's programs, or when a daemon does
-# not start, it prints "SKIP: ..." and exits 77.
+# not start, it prints "SKIP: ..." and exits 77. SF_LAUNCH: the sf-launch to test (default
+# BUILD_DIR/bin/sf-launch). SF_KEEP=1 keeps the work directory.
 set -uo pipefail
 
 if [[ $# -lt 2 ]]; then
@@ -22,6 +38,12 @@ build=$(cd "$1" && pwd) || exit 2
 src=$(cd "$2" && pwd) || exit 2
 source "$src/tests/lib.sh"
 source "$src/tests/slurm/cluster.sh"
+sf_need_bins "$build" sf-xform sf-exec || exit 1
+B=$build/bin
+launch=${SF_LAUNCH:-$B/sf-launch}
+[[ -x $launch ]] || { echo "error: $launch is missing or not executable (build first)" >&2; exit 1; }
+SF_CASE_WIDTH=12
+t_start=$(sf_now)
 
 on_exit() {
   local rc=$?
@@ -53,5 +75,181 @@ else
   sf_bad cluster "srun --overcommit -n 3 did not run three tasks on '$node'" "$out"
 fi
 
-echo "slurm: $SF_PASSED passed, $SF_FAILED failed"
+# ---- the graph, the sequential run ----
+work=$SF_WORK
+sed -e 's|<param name="count">200000</param>|<param name="count">100000</param><param name="rate">20000</param>|' \
+  -e 's|<param name="iterations">2000</param>|<param name="iterations">200</param>|' \
+  "$src/graphs/work.xml" >"$work/seq.xml"
+grep -q '"rate">20000<' "$work/seq.xml" || { echo "error: graphs/work.xml is not as expected" >&2; exit 1; }
+mkdir -p "$work/ref/out"
+if ! sf_exec_in "$build" "$work/ref" "$work/seq.xml" "$work/ref/exec.log"; then
+  echo "error: the sequential run failed:" >&2
+  cat "$work/ref/exec.log" >&2
+  exit 1
+fi
+
+# make_case DIR: DIR/par.xml on h0, h1, h2 (fresh loopback ports), DIR/out
+make_case() {
+  local dir=$1
+  mkdir -p "$dir/out"
+  sf_next_ports 3 || exit 1
+  "$B/sf-xform" -w 3 --hosts "h0=127.0.0.1:$P0,h1=127.0.0.1:$P1,h2=127.0.0.1:$P2" "$work/seq.xml" \
+    -o "$dir/par.xml" >"$dir/xform.log" 2>&1 ||
+    { echo "error: sf-xform failed:" >&2; cat "$dir/xform.log" >&2; exit 1; }
+}
+
+# start_launch DIR LOG [salloc ARGS... --] [sf-launch ARGS...]: sf-launch --via slurm on DIR/par.xml
+# in DIR, under a time limit, in a process group of its own, output to LOG; sets PID. With a first
+# argument "salloc", everything up to "--" is salloc's and sf-launch runs inside that allocation.
+start_launch() {
+  local dir=$1 log=$2 pre=()
+  shift 2
+  if [[ ${1:-} == salloc ]]; then
+    while [[ $1 != -- ]]; do pre+=("$1"); shift; done
+    shift
+  fi
+  (cd "$dir" && exec setsid env -u SLURM_JOB_ID -u SLURM_JOBID -u SLURM_JOB_NODELIST timeout -k 10 60 \
+    "${pre[@]}" "$launch" --via slurm --exec "$B/sf-exec" --workdir "$dir" "$@" "$dir/par.xml") >"$log" 2>&1 &
+  PID=$!
+  SF_GROUPS+=("$PID")
+}
+
+# wait_exit PID SECONDS: waits for PID (a child of this shell); ST is its exit status, or "timeout"
+wait_exit() {
+  local pid=$1 i
+  for ((i = 0; i < $2 * 20; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -KILL -- "-$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    ST=timeout
+    return
+  fi
+  wait "$pid" 2>/dev/null
+  ST=$?
+}
+
+# exec_pids DIR [HOST]: pids of the executors (of HOST) running DIR/par.xml, one a line
+exec_pids() {
+  ps -eo pid=,args= | awk -v g="$1/par.xml" -v h="${2:-}" \
+    '$2 ~ /\/sf-exec$/ && $3 == "--host" && (h == "" || $4 == h) && $NF == g { print $1 }'
+}
+
+# wait_for SECONDS COMMAND...: runs COMMAND every 50 ms until it succeeds (0) or time runs out (1)
+wait_for() {
+  local limit=$1 i
+  shift
+  for ((i = 0; i < limit * 20; i++)); do
+    "$@" && return 0
+    sleep 0.05
+  done
+  return 1
+}
+three_running() { [[ $(exec_pids "$1" | wc -l) == 3 ]]; }
+# has_ckpt DIR: a checkpoint is complete in DIR (its MANIFEST)
+has_ckpt() { [[ -n $(find "$1" -mindepth 2 -maxdepth 2 -path '*/ckpt-*/MANIFEST' 2>/dev/null) ]]; }
+
+# same_output CASE DIR: DIR/out is the sequential run's (else a FAIL line; 1)
+same_output() {
+  local diffs
+  if ! diffs=$(sf_compare_dirs "$work/ref/out" "$2/out"); then
+    echo "$diffs" >"$2/diff.log"
+    sf_bad "$1" "output differs from the sequential run's" "$2/diff.log"
+    return 1
+  fi
+}
+
+# ---- allocation: sf-launch makes its own ----
+d=$work/allocation
+make_case "$d"
+t0=$(sf_now)
+start_launch "$d" "$d/launch.log"
+wait_exit "$PID" 45
+t1=$(sf_now)
+job=$(sed -n 's/^sf-launch: slurm: job \([0-9]*\): h0 on .*/\1/p' "$d/launch.log" | head -n 1)
+if [[ $ST != 0 ]]; then
+  sf_bad allocation "sf-launch exited $ST, expected 0" "$d/launch.log"
+elif [[ -z $job ]] || ! grep -q "^sf-launch: slurm: job $job: h0 on $node (127.0.0.1:$P0), h1 on $node (127.0.0.1:$P1), h2 on $node (127.0.0.1:$P2)\$" "$d/launch.log"; then
+  sf_bad allocation "no line 'sf-launch: slurm: job J: h0 on $node (127.0.0.1:$P0), ...'" "$d/launch.log"
+elif [[ -n $(squeue -h -j "$job" -t PD,R 2>/dev/null) ]]; then
+  sf_bad allocation "job $job still there after sf-launch exited: $(squeue -h -j "$job" 2>&1)" "$d/launch.log"
+elif same_output allocation "$d"; then
+  sf_ok allocation "its own allocation (job $job), released at exit; output identical ($(sf_elapsed "$t0" "$t1") s)"
+fi
+
+# ---- tasks, restart: inside salloc, h1's executor killed ----
+d=$work/restart
+make_case "$d"
+start_launch "$d" "$d/launch.log" salloc -n 3 --overcommit --job-name=sf-test -- \
+  --checkpoint-dir ck --checkpoint-interval 0.2 --restart 2
+if ! wait_for 20 three_running "$d" || ! wait_for 10 has_ckpt "$d/ck"; then
+  sf_bad tasks "three executors with a complete checkpoint did not show within 30 s" "$d/launch.log"
+  wait_exit "$PID" 1
+else
+  steps=$(squeue -h -s -o '%i %j' 2>&1)
+  job=$(sed -n 's/^salloc: Granted job allocation \([0-9]*\)$/\1/p' "$d/launch.log")
+  why=""
+  for i in 0 1 2; do
+    p=$(exec_pids "$d" "h$i" | head -n 1)
+    env_of=$(tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -E '^SLURM_(JOB_ID|STEP_ID|PROCID)=' | LC_ALL=C sort | tr '\n' ' ')
+    step=$(tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | sed -n 's/^SLURM_STEP_ID=//p')
+    [[ $env_of == "SLURM_JOB_ID=$job SLURM_PROCID=$i SLURM_STEP_ID=$step " && -n $step ]] ||
+      why="h$i's executor (pid $p) has '$env_of', expected SLURM_JOB_ID=$job SLURM_PROCID=$i and a SLURM_STEP_ID"
+    [[ -z $why && $steps == *"$job.$step sf-exec"* ]] ||
+      why=${why:-"squeue shows no step $job.$step named sf-exec: '$steps'"}
+  done
+  if [[ -n $why ]]; then
+    sf_bad tasks "$why" "$d/launch.log"
+  else
+    sf_ok tasks "three executors, tasks 0-2 of step $job.$step (squeue: one step, sf-exec), on $(nproc) CPUs"
+  fi
+  killed=$(exec_pids "$d" h1 | head -n 1)
+  kill -KILL "$killed"
+  wait_exit "$PID" 45
+  want="sf-launch: restart 1 of 2: host 'h1' failed (killed by SIGKILL); restarting every executor from the latest complete checkpoint"
+  restored=$(grep -c "^\[h[012]\] sf-exec: restored checkpoint [0-9]* from '$d/ck'$" "$d/launch.log")
+  if [[ $ST != 0 ]]; then
+    sf_bad restart "sf-launch exited $ST, expected 0 after one restart" "$d/launch.log"
+  elif ! grep -qxF "$want" "$d/launch.log"; then
+    sf_bad restart "no line '$want'" "$d/launch.log"
+  elif ! grep -q '^sf-launch: restart 1 of 2: restarted in [0-9]*\.[0-9]\{3\} s$' "$d/launch.log"; then
+    sf_bad restart "no line 'sf-launch: restart 1 of 2: restarted in S s'" "$d/launch.log"
+  elif [[ $restored != 3 ]]; then
+    sf_bad restart "expected all three executors to restore, $restored did" "$d/launch.log"
+  elif [[ -n $(exec_pids "$d") ]]; then
+    sf_bad restart "executors still running after sf-launch exited: $(exec_pids "$d" | tr '\n' ' ')" "$d/launch.log"
+  elif same_output restart "$d"; then
+    sf_ok restart "h1 killed, one restart ($(sed -n 's/^sf-launch: restart 1 of 2: restarted in \(.*\) s$/\1/p' "$d/launch.log") s), all restored, output identical"
+  fi
+fi
+
+# ---- step-kill: Slurm kills the step ----
+d=$work/step-kill
+make_case "$d"
+start_launch "$d" "$d/launch.log" salloc -n 3 --overcommit --job-name=sf-test -- \
+  --checkpoint-dir ck --checkpoint-interval 0.2 --restart 1
+if ! wait_for 20 three_running "$d" || ! wait_for 10 has_ckpt "$d/ck"; then
+  sf_bad step-kill "three executors with a complete checkpoint did not show within 30 s" "$d/launch.log"
+  wait_exit "$PID" 1
+else
+  p=$(exec_pids "$d" h0 | head -n 1)
+  step=$(tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | sed -n 's/^SLURM_STEP_ID=//p')
+  job=$(tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | sed -n 's/^SLURM_JOB_ID=//p')
+  scancel "$job.$step"
+  wait_exit "$PID" 45
+  restored=$(grep -c "^\[h[012]\] sf-exec: restored checkpoint [0-9]* from '$d/ck'$" "$d/launch.log")
+  if [[ $ST != 0 ]]; then
+    sf_bad step-kill "sf-launch exited $ST, expected 0 after one restart" "$d/launch.log"
+  elif ! grep -q "^sf-launch: restart 1 of 1: host 'h[012]' failed (error: host 'h[012]': Slurm ended its step (STEP $job\.$step ON $node CANCELLED AT .*): lost); restarting" "$d/launch.log"; then
+    sf_bad step-kill "no line 'sf-launch: restart 1 of 1: host 'H' failed (error: host 'H': Slurm ended its step (STEP $job.$step ON $node CANCELLED AT ...): lost); ...'" "$d/launch.log"
+  elif [[ $restored != 3 ]]; then
+    sf_bad step-kill "expected all three executors to restore, $restored did" "$d/launch.log"
+  elif same_output step-kill "$d"; then
+    sf_ok step-kill "scancel $job.$step: a lost host, one restart, output identical"
+  fi
+fi
+
+echo "slurm: $SF_PASSED passed, $SF_FAILED failed ($(sf_elapsed "$t_start" "$(sf_now)") s)"
 [[ $SF_FAILED -eq 0 ]]
