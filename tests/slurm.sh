@@ -24,6 +24,10 @@
 #               exit 0, output byte-identical, no executor left
 #   step-kill   Slurm's own kill of the step (scancel J.S, as a time limit or a failed node would):
 #               handled like a lost host, restarted (--restart 1), exit 0, output byte-identical
+#   interrupt   SIGINT to sf-launch (inside salloc, --restart 2) once the executors run: exit 130,
+#               "sf-launch: interrupted; stopped every executor", no executor and no step left
+#   drain       SIGTERM instead: exit 0, no restart, and the output a prefix of the full one (the
+#               sources stopped early, what they read reached the sink)
 #
 # Needs root (slurmd runs as root): without it, or without Slurm's programs, or when a daemon does
 # not start, it prints "SKIP: ..." and exits 77. SF_LAUNCH: the sf-launch to test (default
@@ -249,6 +253,57 @@ else
   elif same_output step-kill "$d"; then
     sf_ok step-kill "scancel $job.$step: a lost host, one restart, output identical"
   fi
+fi
+
+# ---- interrupt, drain: sf-launch's own SIGINT and SIGTERM reach the tasks ----
+# signal_case CASE SIGNAL: sf-launch in salloc, SIGNAL to it once the three executors run; sets ST
+signal_case() {
+  local d=$work/$1 sa lp
+  make_case "$d"
+  start_launch "$d" "$d/launch.log" salloc -n 3 --overcommit --job-name=sf-test -- \
+    --checkpoint-dir ck --checkpoint-interval 0.2 --restart 2
+  if ! wait_for 20 three_running "$d"; then
+    ST=none
+    return
+  fi
+  # $PID is timeout (setsid and env exec); its child salloc, and salloc's child sf-launch itself
+  # (the stand-ins are sf-launch's children, the keeper is nobody's here)
+  sa=$(ps -eo pid=,ppid=,comm= | awk -v g="$PID" '$2 == g && $3 == "salloc" { print $1 }')
+  lp=$(ps -eo pid=,ppid=,comm= | awk -v g="$sa" '$2 == g && $3 == "sf-launch" { print $1 }')
+  [[ -n $sa && -n $lp ]] || { echo "    (no salloc or sf-launch under pid $PID)"; ST=none; return; }
+  kill "-$2" "$lp"
+  wait_exit "$PID" 30
+}
+signal_case interrupt INT
+d=$work/interrupt
+if [[ $ST == none ]]; then
+  sf_bad interrupt "three executors (under salloc, under pid $PID) did not show within 20 s" "$d/launch.log"
+elif [[ $ST != 130 ]]; then
+  sf_bad interrupt "sf-launch exited $ST after SIGINT, expected 130" "$d/launch.log"
+elif ! grep -qx "sf-launch: interrupted; stopped every executor" "$d/launch.log"; then
+  sf_bad interrupt "no line 'sf-launch: interrupted; stopped every executor'" "$d/launch.log"
+elif grep -q "restart" "$d/launch.log"; then
+  sf_bad interrupt "a restart after SIGINT" "$d/launch.log"
+elif [[ -n $(exec_pids "$d") || -n $(squeue -h -s -n sf-exec 2>/dev/null) ]]; then
+  sf_bad interrupt "executors or a step left: $(exec_pids "$d" | tr '\n' ' ') $(squeue -h -s 2>&1)" "$d/launch.log"
+else
+  sf_ok interrupt "SIGINT: every task stopped (scancel --signal), exit 130, nothing left"
+fi
+signal_case drain TERM
+d=$work/drain
+got=$(wc -c <"$d/out/work_results.csv" 2>/dev/null || echo 0)
+if [[ $ST == none ]]; then
+  sf_bad drain "three executors (under salloc, under pid $PID) did not show within 20 s" "$d/launch.log"
+elif [[ $ST != 0 ]]; then
+  sf_bad drain "sf-launch exited $ST after SIGTERM, expected 0" "$d/launch.log"
+elif [[ -n $(grep -v '^salloc: ' "$d/launch.log" | grep -v '^sf-launch: slurm: job ') ]]; then
+  sf_bad drain "sf-launch printed more than its job line (a restart? a lost host?)" "$d/launch.log"
+elif ((got == 0)) || ! cmp -s <(head -c "$got" "$work/ref/out/work_results.csv") "$d/out/work_results.csv"; then
+  sf_bad drain "the output ($got bytes) is not a prefix of the full run's" "$d/launch.log"
+elif [[ -n $(exec_pids "$d") ]]; then
+  sf_bad drain "executors left: $(exec_pids "$d" | tr '\n' ' ')" "$d/launch.log"
+else
+  sf_ok drain "SIGTERM: drained, exit 0, the output a prefix of the full one ($got of $(wc -c <"$work/ref/out/work_results.csv") bytes)"
 fi
 
 echo "slurm: $SF_PASSED passed, $SF_FAILED failed ($(sf_elapsed "$t_start" "$(sf_now)") s)"

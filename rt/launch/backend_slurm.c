@@ -38,7 +38,7 @@
  * saying its Slurm task ended without it: a lost host; when Slurm itself cancelled the step, a
  * time limit, a node failure, scancel from outside, every host gets that, even one whose executor
  * drained to exit 0 on Slurm's SIGTERM: its output is incomplete).  sf-launch gone (its pipe to
- * the keeper closed) kills the step too.
+ * the keeper closed) kills the step too, and cancels the allocation when sf-launch made it.
  *
  * Secrets: every task's memory and Slurm's I/O forwarding (not encrypted, unlike ssh) see every
  * host's key; on a network that is not trusted, run with TLS material of your own or not at all. */
@@ -138,6 +138,7 @@ static void close_others(const int *keep, int nkeep) {
 static void child_signals(void) {
   sigset_t none;
   sigemptyset(&none);
+  signal(SIGHUP, SIG_DFL);
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
   signal(SIGPIPE, SIG_DFL);
@@ -573,6 +574,8 @@ static void keeper_line(char *line, size_t len) {
       }
       const char *stars = strstr(text, "*** ");
       if (stars && strstr(text, "CANCELLED")) { /* slurmstepd's word on the step: said once */
+        /* our own scancel --signal=TERM (a drain) reads so too, and only signals the tasks */
+        if (K.sent[SIGTERM]) return;
         if (!K.cancelled) dprintf(2, PROG ": slurm: %.*s\n", (int)tlen, text);
         K.cancelled = true;
         if (!K.cancel_line) {
@@ -589,8 +592,14 @@ static void keeper_line(char *line, size_t len) {
       return;
     }
   }
-  if (strstr(line, "Job step aborted") || strstr(line, "forcing job termination") || strstr(line, "CANCELLED"))
+  if ((strstr(line, "Job step aborted") || strstr(line, "forcing job termination") || strstr(line, "CANCELLED")) &&
+      !K.sent[SIGTERM])
     K.cancelled = true;
+  /* "srun: error: NODE: tasks 0-2: Exited with exit code 1", "...: task 1: Killed": the stand-ins
+   * tell each executor's end, in the core's words */
+  if (strncmp(line, "srun: error: ", 13) == 0 && strstr(line, ": task") &&
+      (strstr(line, ": Exited with exit code ") || strstr(line, ": Killed") || strstr(line, ": Terminated")))
+    return;
   dprintf(2, PROG ": slurm: %.*s\n", (int)len, line);
 }
 
@@ -635,7 +644,12 @@ static _Noreturn void keeper(const LaunchJob *job) {
     free(keep);
   }
   child_signals();
+  /* it ends when srun does: signals reach it as the stand-ins' messages, sf-launch's end as its
+   * pipe's; one sent to it by name (pkill sf-launch) must not leave the step unwatched */
   signal(SIGPIPE, SIG_IGN);
+  signal(SIGINT, SIG_IGN);
+  signal(SIGTERM, SIG_IGN);
+  signal(SIGHUP, SIG_IGN);
   setsid();
   K.n = n;
   K.out_w = S.out_w, K.status_w = S.status_w, K.ctrl_r = S.ctrl_r;
@@ -683,6 +697,7 @@ static _Noreturn void keeper(const LaunchJob *job) {
     _exit(1);
   }
   if (pid == 0) {
+    child_signals();
     dup2(in[0], 0), dup2(out[1], 1), dup2(err[1], 2);
     putenv(hostfile);
     execvp(argv[0], argv);
@@ -711,9 +726,10 @@ static _Noreturn void keeper(const LaunchJob *job) {
     }
     if (pf[0].revents) keeper_read(out[0], &lo, &oo);
     if (pf[1].revents) keeper_read(err[0], &le, &eo);
-    if (pf[2].revents) { /* sf-launch is gone: nobody waits for the job */
+    if (pf[2].revents) { /* sf-launch is gone (killed: its atexit did not run): nobody waits */
       parent = false;
       keeper_signal(SIGKILL);
+      release_job(); /* the allocation too, when sf-launch made it */
     }
     for (int i = 0; i < n; i++) {
       if (!pf[3 + i].revents) continue;
