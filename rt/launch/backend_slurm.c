@@ -405,9 +405,9 @@ static int slurm_prepare(LaunchJob *job) {
     snprintf(part, sizeof part, "%s%s on %s (%s)", i ? ", " : "", job->hosts[i].name, nodes[n], address);
     append(&said, part);
   }
-  for (int n = 0; n < nnodes; n++) {
+  for (int n = 0; n < nnodes; n++) { /* CPUs not known: as if too few */
     int c = cpus_of(n);
-    if (c == 0 || on[n] > c) S.overcommit = S.overcommit || on[n] > 1 || c == 0;
+    if (on[n] > 0 && (c == 0 || on[n] > c)) S.overcommit = true;
   }
   job->hosts_changed = true;
   fprintf(stderr, PROG ": slurm: job %s: %s\n", S.jobid, said);
@@ -576,7 +576,7 @@ static void keeper_line(char *line, size_t len) {
       if (stars && strstr(text, "CANCELLED")) { /* slurmstepd's word on the step: said once */
         /* our own scancel --signal=TERM (a drain) reads so too, and only signals the tasks */
         if (K.sent[SIGTERM]) return;
-        if (!K.cancelled) dprintf(2, PROG ": slurm: %.*s\n", (int)tlen, text);
+        if (!K.cancel_line) dprintf(2, PROG ": slurm: %.*s\n", (int)tlen, text);
         K.cancelled = true;
         if (!K.cancel_line) {
           const char *e = strstr(stars + 4, " ***");
