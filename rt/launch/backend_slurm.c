@@ -5,7 +5,8 @@
  * released (scancel) when sf-launch exits.  Its nodes (`scontrol show hostnames`) take the graph's
  * hosts in order, host i on node i mod NODES; a host's address becomes its node's NodeAddr
  * (`scontrol show node`) with the graph's port, the next port up when an earlier host of the same
- * node has it; every executor is told every address (hosts_changed: --hosts).
+ * node has it or, on a node that is this machine, something listens there; every executor is told
+ * every address (hosts_changed: --hosts).
  *
  * start: the core starts executors one by one, but a Slurm step starts all its tasks at once.  So
  * start(i) makes host i's stand-in, a child of sf-launch (STAND-IN below) and its output pipe, and
@@ -46,12 +47,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -281,6 +284,28 @@ static char *field(const char *line, size_t len, const char *key) {
   return NULL;
 }
 
+/* Something listens on ADDRESS:PORT, ADDRESS being one of this machine's (a node of the job can
+ * be sf-launch's own): a bind there fails with EADDRINUSE.  Another machine's address cannot be
+ * bound (EADDRNOTAVAIL): not known, so not taken. */
+static bool port_taken_here(const char *address, int port) {
+  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
+  struct addrinfo *res = NULL;
+  char service[16];
+  snprintf(service, sizeof service, "%d", port);
+  if (getaddrinfo(address, service, &hints, &res) != 0) return false;
+  bool taken = false;
+  for (struct addrinfo *ai = res; ai && !taken; ai = ai->ai_next) {
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+    if (fd < 0) continue;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one); /* as the executor binds */
+    if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 && errno == EADDRINUSE) taken = true;
+    close(fd);
+  }
+  freeaddrinfo(res);
+  return taken;
+}
+
 static int slurm_prepare(LaunchJob *job) {
   owner = getpid();
   atexit(at_exit);
@@ -387,14 +412,15 @@ static int slurm_prepare(LaunchJob *job) {
     const char *colon = strrchr(job->hosts[i].address, ':');
     int p = colon ? atoi(colon + 1) : 0;
     if (p <= 0 || p > 65535) p = 7000;
-    for (bool clash = true; clash;) {
-      clash = false;
+    const char *a = addr[n] ? addr[n] : nodes[n];
+    for (int tries = 0, clash = 1; clash && tries < 1000; tries++) {
+      clash = 0;
       for (int j = 0; j < i; j++)
-        if (j % nnodes == n && port[j] == p) clash = true;
+        if (j % nnodes == n && port[j] == p) clash = 1;
+      if (!clash && port_taken_here(a, p)) clash = 1;
       if (clash) p = p == 65535 ? 1024 : p + 1;
     }
     port[i] = p;
-    const char *a = addr[n] ? addr[n] : nodes[n];
     bool v6 = strchr(a, ':') != NULL;
     size_t len = strlen(a) + 16;
     char *address = malloc(len);
