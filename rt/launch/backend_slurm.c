@@ -542,6 +542,7 @@ static struct {
   int npending;
   bool killed_by_us, cancelled;
   char *cancel_line;
+  char *srun_error; /* srun's own last error line ("srun: error: Unable to create step ...") */
 } K;
 
 static void keeper_say(const char *fmt, const char *a) {
@@ -626,6 +627,10 @@ static void keeper_line(char *line, size_t len) {
   if (strncmp(line, "srun: error: ", 13) == 0 && strstr(line, ": task") &&
       (strstr(line, ": Exited with exit code ") || strstr(line, ": Killed") || strstr(line, ": Terminated")))
     return;
+  if (strstr(line, "error")) {
+    free(K.srun_error);
+    K.srun_error = strndup(line, len);
+  }
   dprintf(2, PROG ": slurm: %.*s\n", (int)len, line);
 }
 
@@ -777,16 +782,23 @@ static _Noreturn void keeper(const LaunchJob *job) {
     int status = K.status[i];
     if (status < 0 || slurm_kill) {
       char msg[768];
-      if (slurm_kill)
+      if (slurm_kill) {
         snprintf(msg, sizeof msg, "error: host '%s': Slurm ended its step (%s): lost\n", job->hosts[i].name,
                  K.cancel_line ? K.cancel_line : "step cancelled");
-      else
+      } else if (!K.step[0] && !K.killed_by_us) { /* no task ever started: srun's own failure */
+        snprintf(msg, sizeof msg, "error: host '%s': Slurm did not start its task (%s)\n", job->hosts[i].name,
+                 K.srun_error ? K.srun_error : "srun ended first");
+        write_all(K.out_w[i], msg, strlen(msg));
+        status = 1;
+        goto told;
+      } else
         snprintf(msg, sizeof msg, "error: host '%s': its Slurm task ended without the executor's status "
                  "(srun %s %d): lost\n", job->hosts[i].name, WIFEXITED(st) ? "exit status" : "killed by signal",
                  WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
       if (!K.killed_by_us || slurm_kill) write_all(K.out_w[i], msg, strlen(msg));
       status = 137;
     }
+  told:
     close(K.out_w[i]);
     unsigned char x[2] = {'X', (unsigned char)status};
     write_all(K.status_w[i], (const char *)x, 2);
