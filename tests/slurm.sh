@@ -25,6 +25,9 @@
 #               exit 0, output byte-identical, no executor left
 #   step-kill   Slurm's own kill of the step (scancel J.S, as a time limit or a failed node would):
 #               handled like a lost host, restarted (--restart 1), exit 0, output byte-identical
+#   task-kill   the shell of h1's task (sf-exec's parent in the step) killed with SIGKILL, its
+#               sf-exec left running: "host 'h1' failed (error: host 'h1': its Slurm task was
+#               killed (SIGKILL): lost)" at once, restarted, exit 0, output byte-identical
 #   interrupt   SIGINT to sf-launch (inside salloc, --restart 2) once the executors run: exit 130,
 #               "sf-launch: interrupted; stopped every executor", no executor and no step left
 #   drain       SIGTERM instead: exit 0, no restart, and the output a prefix of the full one (the
@@ -262,6 +265,31 @@ else
     sf_bad step-kill "expected all three executors to restore, $restored did" "$d/launch.log"
   elif same_output step-kill "$d"; then
     sf_ok step-kill "scancel $job.$step: a lost host, one restart, output identical"
+  fi
+fi
+
+# ---- task-kill: the task's shell killed, not the executor ----
+d=$work/task-kill
+make_case "$d"
+start_launch "$d" "$d/launch.log" salloc -n 3 --overcommit --job-name=sf-test -- \
+  --checkpoint-dir ck --checkpoint-interval 0.2 --restart 1
+if ! wait_for 20 three_running "$d" || ! wait_for 10 has_ckpt "$d/ck"; then
+  sf_bad task-kill "three executors with a complete checkpoint did not show within 30 s" "$d/launch.log"
+  wait_exit "$PID" 1
+else
+  p=$(exec_pids "$d" h1 | head -n 1)
+  shell=$(ps -o ppid= -p "$p" | tr -d ' ')
+  kill -KILL "$shell"
+  wait_exit "$PID" 45
+  want="sf-launch: restart 1 of 1: host 'h1' failed (error: host 'h1': its Slurm task was killed (SIGKILL): lost); restarting every executor from the latest complete checkpoint"
+  if [[ $ST != 0 ]]; then
+    sf_bad task-kill "sf-launch exited $ST, expected 0 after one restart" "$d/launch.log"
+  elif ! grep -qxF "$want" "$d/launch.log"; then
+    sf_bad task-kill "no line '$want'" "$d/launch.log"
+  elif [[ -n $(exec_pids "$d") ]]; then
+    sf_bad task-kill "executors still running after sf-launch exited: $(exec_pids "$d" | tr '\n' ' ')" "$d/launch.log"
+  elif same_output task-kill "$d"; then
+    sf_ok task-kill "h1's task shell killed: a lost host, one restart, output identical"
   fi
 fi
 

@@ -35,11 +35,15 @@
  *
  * KEEPER states: STARTING (srun runs, no task said its step yet; a signal asked for waits, SIGKILL
  * kills srun) -> RUNNING (the step's id known from a task's "MARKER start J.S"; signals go through
- * scancel) -> ENDED (srun exited: every host without a status line gets 137 and an error line
- * saying its Slurm task ended without it: a lost host; when Slurm itself cancelled the step, a
- * time limit, a node failure, scancel from outside, every host gets that, even one whose executor
- * drained to exit 0 on Slurm's SIGTERM: its output is incomplete).  sf-launch gone (its pipe to
- * the keeper closed) kills the step too, and cancels the allocation when sf-launch made it.
+ * scancel; a task's status line ends its stand-in at once, so the core sees each executor's end
+ * when it happens; a task srun says was killed ("task 1: Killed": its shell, so no status line
+ * will come) is a lost host at once) -> ENDED (srun exited: every host still without a status
+ * gets 137 and an error line saying its task ended without it: lost; when no task ever started,
+ * status 1 and srun's own error).  When Slurm itself cancelled the step (a time limit, a node
+ * failure, scancel from outside; not our own scancel --signal=TERM, which slurmstepd reports in
+ * the same words), every host not yet ended is lost, even one whose executor then drained to exit
+ * 0 on Slurm's SIGTERM: its output is incomplete.  sf-launch gone (its pipe to the keeper closed)
+ * kills the step too, and cancels the allocation when sf-launch made it.
  *
  * Secrets: every task's memory and Slurm's I/O forwarding (not encrypted, unlike ssh) see every
  * host's key; on a network that is not trusted, run with TLS material of your own or not at all. */
@@ -534,6 +538,7 @@ static struct {
   int n;
   int *out_w, *status_w, *ctrl_r;
   int *status; /* -1 until its line came */
+  bool *told;   /* its stand-in has its status (it exited with it) */
   bool *standin_gone;
   char step[64];
   pid_t srun;
@@ -543,6 +548,7 @@ static struct {
   bool killed_by_us, cancelled;
   char *cancel_line;
   char *srun_error; /* srun's own last error line ("srun: error: Unable to create step ...") */
+  char **names;
 } K;
 
 static void keeper_say(const char *fmt, const char *a) {
@@ -576,6 +582,53 @@ static void keeper_signal(int sig) {
   }
 }
 
+/* host I's stand-in exits with STATUS, after MSG (may be NULL) in its output: at once, so that
+ * sf-launch sees an executor's end when it happens, not when the whole step ends; its output pipe
+ * stays open until srun ends (the task's stderr comes apart, through srun's) */
+static void tell(int i, int status, const char *msg) {
+  if (K.told[i]) return;
+  K.told[i] = true;
+  K.status[i] = status;
+  if (msg) write_all(K.out_w[i], msg, strlen(msg));
+  unsigned char x[2] = {'X', (unsigned char)status};
+  write_all(K.status_w[i], (const char *)x, 2);
+  close(K.status_w[i]);
+  K.status_w[i] = -1;
+}
+
+/* host I's reason when Slurm itself ended the step (static) */
+static const char *slurm_ended(int i) {
+  static char msg[768];
+  snprintf(msg, sizeof msg, "error: host '%s': Slurm ended its step (%s): lost\n", K.names[i],
+           K.cancel_line ? K.cancel_line : "step cancelled");
+  return msg;
+}
+
+/* "srun: error: NODE: task 1: Killed", "...: tasks 0,2-3: Terminated": a task's shell was killed,
+ * so its status line will never come: those hosts are lost now (they are not when sf-launch
+ * killed the step) */
+static void tasks_killed(const char *line) {
+  const char *p = strstr(line, ": task");
+  if (!p || K.killed_by_us) return;
+  p += 6;
+  if (*p == 's') p++;
+  while (*p == ' ') p++;
+  while (*p >= '0' && *p <= '9') {
+    char *end;
+    long a = strtol(p, &end, 10), b = a;
+    if (*end == '-') b = strtol(end + 1, &end, 10);
+    for (long t = a; t <= b && t < K.n; t++) {
+      if (t < 0 || K.told[t]) continue;
+      char msg[256];
+      snprintf(msg, sizeof msg, "error: host '%s': its Slurm task was killed (%s): lost\n", K.names[t],
+               strstr(line, ": Killed") ? "SIGKILL" : "SIGTERM");
+      tell((int)t, 137, K.cancelled ? slurm_ended((int)t) : msg);
+    }
+    p = end;
+    if (*p == ',') p++;
+  }
+}
+
 /* one line of srun's output (stdout or stderr): a task's, "K: text", else srun's own */
 static void keeper_line(char *line, size_t len) {
   size_t i = 0;
@@ -595,7 +648,10 @@ static void keeper_line(char *line, size_t len) {
           for (int j = 0; j < K.npending; j++) keeper_signal_now(K.pending[j]);
           K.npending = 0;
         } else if (strncmp(what, "status ", 7) == 0) {
-          K.status[task] = atoi(what + 7) & 0xff;
+          if (K.cancelled && !K.killed_by_us) /* even a drain to 0 on Slurm's SIGTERM: cut short */
+            tell(task, 137, slurm_ended(task));
+          else
+            tell(task, atoi(what + 7) & 0xff, NULL);
         }
         return;
       }
@@ -625,8 +681,10 @@ static void keeper_line(char *line, size_t len) {
   /* "srun: error: NODE: tasks 0-2: Exited with exit code 1", "...: task 1: Killed": the stand-ins
    * tell each executor's end, in the core's words */
   if (strncmp(line, "srun: error: ", 13) == 0 && strstr(line, ": task") &&
-      (strstr(line, ": Exited with exit code ") || strstr(line, ": Killed") || strstr(line, ": Terminated")))
+      (strstr(line, ": Exited with exit code ") || strstr(line, ": Killed") || strstr(line, ": Terminated"))) {
+    if (!strstr(line, ": Exited with exit code ")) tasks_killed(line);
     return;
+  }
   if (strstr(line, "error")) {
     free(K.srun_error);
     K.srun_error = strndup(line, len);
@@ -685,6 +743,9 @@ static _Noreturn void keeper(const LaunchJob *job) {
   K.n = n;
   K.out_w = S.out_w, K.status_w = S.status_w, K.ctrl_r = S.ctrl_r;
   K.status = xcalloc((size_t)n, sizeof *K.status);
+  K.told = xcalloc((size_t)n, sizeof *K.told);
+  K.names = xcalloc((size_t)n, sizeof *K.names);
+  for (int i = 0; i < n; i++) K.names[i] = job->hosts[i].name;
   K.standin_gone = xcalloc((size_t)n, sizeof *K.standin_gone);
   for (int i = 0; i < n; i++) K.status[i] = -1;
 
@@ -780,11 +841,14 @@ static _Noreturn void keeper(const LaunchJob *job) {
   bool slurm_kill = K.cancelled && !K.killed_by_us;
   for (int i = 0; i < n; i++) {
     int status = K.status[i];
+    if (K.told[i]) { /* its stand-in ended already */
+      close(K.out_w[i]);
+      continue;
+    }
     if (status < 0 || slurm_kill) {
       char msg[768];
       if (slurm_kill) {
-        snprintf(msg, sizeof msg, "error: host '%s': Slurm ended its step (%s): lost\n", job->hosts[i].name,
-                 K.cancel_line ? K.cancel_line : "step cancelled");
+        snprintf(msg, sizeof msg, "%s", slurm_ended(i));
       } else if (!K.step[0] && !K.killed_by_us) { /* no task ever started: srun's own failure */
         snprintf(msg, sizeof msg, "error: host '%s': Slurm did not start its task (%s)\n", job->hosts[i].name,
                  K.srun_error ? K.srun_error : "srun ended first");
@@ -799,10 +863,8 @@ static _Noreturn void keeper(const LaunchJob *job) {
       status = 137;
     }
   told:
+    tell(i, status, NULL);
     close(K.out_w[i]);
-    unsigned char x[2] = {'X', (unsigned char)status};
-    write_all(K.status_w[i], (const char *)x, 2);
-    close(K.status_w[i]);
   }
   _exit(0);
 }
