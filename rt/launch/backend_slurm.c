@@ -822,6 +822,7 @@ static _Noreturn void keeper(const LaunchJob *job) {
       parent = false;
       keeper_signal(SIGKILL);
       release_job(); /* the allocation too, when sf-launch made it */
+      remove_tmpdir();
     }
     for (int i = 0; i < n; i++) {
       if (!pf[3 + i].revents) continue;
