@@ -35,7 +35,8 @@
  *
  * KEEPER states: STARTING (srun runs, no task said its step yet; a signal asked for waits, SIGKILL
  * kills srun) -> RUNNING (the step's id known from a task's "MARKER start J.S"; signals go through
- * scancel; a task's status line ends its stand-in at once, so the core sees each executor's end
+ * scancel; a task's status line ends its stand-in at once (but the last one's, held until srun
+ * ended: once every stand-in ended the step is over), so the core sees each executor's end
  * when it happens; a task srun says was killed ("task 1: Killed": its shell, so no status line
  * will come) is a lost host at once) -> ENDED (srun exited: every host still without a status
  * gets 137 and an error line saying its task ended without it: lost; when no task ever started,
@@ -131,15 +132,28 @@ static void write_all(int fd, const char *text, size_t len) {
   }
 }
 
-/* every descriptor from 3 up closed but the KEEP ones (a child that does not exec) */
+/* every descriptor from 3 up closed but the KEEP ones (a child that does not exec): close_range
+ * over the gaps between them (one call each), else one close per descriptor */
+static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 static void close_others(const int *keep, int nkeep) {
-  long max = sysconf(_SC_OPEN_MAX);
-  if (max < 0 || max > 65536) max = 65536;
-  for (int fd = 3; fd < max; fd++) {
-    bool k = false;
-    for (int j = 0; j < nkeep; j++) k = k || keep[j] == fd;
-    if (!k) close(fd);
+  int *k = xcalloc((size_t)nkeep + 1, sizeof *k);
+  int n = 0;
+  for (int j = 0; j < nkeep; j++)
+    if (keep[j] >= 3) k[n++] = keep[j];
+  qsort(k, (size_t)n, sizeof *k, cmp_int);
+  unsigned from = 3;
+  for (int j = 0; j <= n; j++) {
+    unsigned to = j < n ? (unsigned)k[j] : ~0U; /* close [from, to) */
+    if (to > from) {
+      if (close_range(from, to - 1, 0) < 0) {
+        long max = sysconf(_SC_OPEN_MAX);
+        if (max < 0 || max > 65536) max = 65536;
+        for (unsigned fd = from; fd < to && fd < (unsigned)max; fd++) close((int)fd);
+      }
+    }
+    if (j < n) from = (unsigned)k[j] + 1;
   }
+  free(k);
 }
 
 static void child_signals(void) {
@@ -549,6 +563,8 @@ static struct {
   char *cancel_line;
   char *srun_error; /* srun's own last error line ("srun: error: Unable to create step ...") */
   char **names;
+  bool ending;    /* srun ended: tell() tells at once, the last host too */
+  char *held_msg; /* the last host's message, held with its status until srun ended */
 } K;
 
 static void keeper_say(const char *fmt, const char *a) {
@@ -587,8 +603,15 @@ static void keeper_signal(int sig) {
  * stays open until srun ends (the task's stderr comes apart, through srun's) */
 static void tell(int i, int status, const char *msg) {
   if (K.told[i]) return;
-  K.told[i] = true;
   K.status[i] = status;
+  int untold = 0;
+  for (int j = 0; j < K.n; j++) untold += !K.told[j];
+  if (untold == 1 && !K.ending) { /* the last: once srun ended, so that when every stand-in has */
+    free(K.held_msg);            /* ended the step is over (before a restart or sf-launch's exit) */
+    K.held_msg = msg ? strdup(msg) : NULL;
+    return;
+  }
+  K.told[i] = true;
   if (msg) write_all(K.out_w[i], msg, strlen(msg));
   unsigned char x[2] = {'X', (unsigned char)status};
   write_all(K.status_w[i], (const char *)x, 2);
@@ -839,6 +862,7 @@ static _Noreturn void keeper(const LaunchJob *job) {
   }
   int st;
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  K.ending = true;
   bool slurm_kill = K.cancelled && !K.killed_by_us;
   for (int i = 0; i < n; i++) {
     int status = K.status[i];
@@ -864,7 +888,7 @@ static _Noreturn void keeper(const LaunchJob *job) {
       status = 137;
     }
   told:
-    tell(i, status, NULL);
+    tell(i, status, !slurm_kill && K.status[i] == status ? K.held_msg : NULL);
     close(K.out_w[i]);
   }
   _exit(0);
