@@ -28,6 +28,8 @@
 #   task-kill   the shell of h1's task (sf-exec's parent in the step) killed with SIGKILL, its
 #               sf-exec left running: "host 'h1' failed (error: host 'h1': its Slurm task was
 #               killed (SIGKILL): lost)" at once, restarted, exit 0, output byte-identical
+#   hosts14     the graph at width 14 on h0 ... h13 (the paper's host count): 14 tasks of one step
+#               on the two CPUs (srun labels them " 0:" to "13:"), exit 0, output byte-identical
 #   interrupt   SIGINT to sf-launch (inside salloc, --restart 2) once the executors run: exit 130,
 #               "sf-launch: interrupted; stopped every executor", no executor and no step left
 #   drain       SIGTERM instead: exit 0, no restart, and the output a prefix of the full one (the
@@ -291,6 +293,30 @@ else
   elif same_output task-kill "$d"; then
     sf_ok task-kill "h1's task shell killed: a lost host, one restart, output identical"
   fi
+fi
+
+# ---- hosts14: 14 tasks on two CPUs ----
+d=$work/hosts14
+mkdir -p "$d/out"
+sf_next_ports 14 || exit 1
+spec=""
+for ((i = 0; i < 14; i++)); do
+  v=P$i
+  spec+="${spec:+,}h$i=127.0.0.1:${!v}"
+done
+"$B/sf-xform" -w 14 --hosts "$spec" "$work/seq.xml" -o "$d/par.xml" >"$d/xform.log" 2>&1 ||
+  { echo "error: sf-xform failed:" >&2; cat "$d/xform.log" >&2; exit 1; }
+t0=$(sf_now)
+start_launch "$d" "$d/launch.log" salloc -n 14 --overcommit --job-name=sf-test --
+wait_exit "$PID" 45
+t1=$(sf_now)
+placed=$(grep -o "h[0-9]* on $node (127\.0\.0\.1:[0-9]*)" "$d/launch.log" | wc -l)
+if [[ $ST != 0 ]]; then
+  sf_bad hosts14 "sf-launch exited $ST, expected 0" "$d/launch.log"
+elif [[ $placed != 14 ]]; then
+  sf_bad hosts14 "the job line places $placed hosts, expected 14" "$d/launch.log"
+elif same_output hosts14 "$d"; then
+  sf_ok hosts14 "14 executors, tasks of one step on $(nproc) CPUs: output identical ($(sf_elapsed "$t0" "$t1") s)"
 fi
 
 # ---- interrupt, drain: sf-launch's own SIGINT and SIGTERM reach the tasks ----
