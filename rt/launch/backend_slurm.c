@@ -939,6 +939,7 @@ static int slurm_start(const LaunchJob *job, const LaunchStart *s, LaunchProc *p
   for (int i = 0; i < nrest; i++) S.rest[i] = strdup(s->args[2 + i]);
   char *text = launch_secrets_text(s->secrets);
   append(&S.input, text);
+  if (*text && text[strlen(text) - 1] != '\n') append(&S.input, "\n"); /* the next host's starts a line */
   memset(text, 0, strlen(text));
   free(text);
 
