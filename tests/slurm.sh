@@ -64,6 +64,8 @@ on_exit() {
 trap on_exit EXIT
 trap 'exit 130' INT TERM
 
+# a run inside some other Slurm job (a CI runner under sbatch) must not hand its job to ours
+for v in $(compgen -e | grep '^SLURM_'); do unset "$v"; done
 sf_mktemp SF_WORK sf-slurm || exit 1
 sf_slurm_start "$SF_WORK/slurm"
 rc=$?
@@ -118,7 +120,7 @@ start_launch() {
     while [[ $1 != -- ]]; do pre+=("$1"); shift; done
     shift
   fi
-  (cd "$dir" && exec setsid env -u SLURM_JOB_ID -u SLURM_JOBID -u SLURM_JOB_NODELIST timeout -k 10 60 \
+  (cd "$dir" && exec setsid timeout -k 10 60 \
     "${pre[@]}" "$launch" --via slurm --exec "$B/sf-exec" --workdir "$dir" "$@" "$dir/par.xml") >"$log" 2>&1 &
   PID=$!
   SF_GROUPS+=("$PID")
