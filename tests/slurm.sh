@@ -19,7 +19,8 @@
 #   tasks       inside `salloc -n 3 --overcommit` (more tasks than CPUs), with --checkpoint-dir and
 #               --restart 2: while it runs squeue shows one step of the job, named sf-exec, and each
 #               executor's environment says it is a task of that step (SLURM_JOB_ID the job's,
-#               SLURM_STEP_ID, SLURM_PROCID 0, 1, 2 for h0, h1, h2)
+#               SLURM_STEP_ID, SLURM_PROCID 0, 1, 2 for h0, h1, h2); and no process's command
+#               line holds the job's token (read from an executor's SF_TOKEN) or a private key
 #   restart     then h1's executor is killed (SIGKILL) once a checkpoint is complete: "sf-launch:
 #               restart 1 of 2: host 'h1' failed (killed by SIGKILL); ...", every executor restores,
 #               exit 0, output byte-identical, no executor left
@@ -221,10 +222,21 @@ else
     [[ -z $why && $steps == *"$job.$step sf-exec"* ]] ||
       why=${why:-"squeue shows no step $job.$step named sf-exec: '$steps'"}
   done
+  # no secret on any command line: the job's token (from an executor's environment) and a key
+  token=$(tr '\0' '\n' <"/proc/$(exec_pids "$d" h0 | head -n 1)/environ" 2>/dev/null | sed -n 's/^SF_TOKEN=//p')
+  [[ -n $token ]] || why=${why:-"h0's executor has no SF_TOKEN in its environment"}
+  (umask 077 && printf '%s\nPRIVATE KEY\n' "$token" >"$d/secrets.pat") # not on grep's own command line
+  for c in /proc/[0-9]*/cmdline; do
+    [[ -z $why ]] || break
+    if tr '\0' ' ' 2>/dev/null <"$c" | grep -qF -f "$d/secrets.pat"; then
+      why="a command line holds a secret: $c ($(tr '\0' ' ' 2>/dev/null <"$c" | cut -c1-80))"
+    fi
+  done
+  rm -f "$d/secrets.pat"
   if [[ -n $why ]]; then
     sf_bad tasks "$why" "$d/launch.log"
   else
-    sf_ok tasks "three executors, tasks 0-2 of step $job.$step (squeue: one step, sf-exec), on $(nproc) CPUs"
+    sf_ok tasks "three executors, tasks 0-2 of step $job.$step (squeue: one step, sf-exec), on $(nproc) CPUs; no secret on a command line"
   fi
   killed=$(exec_pids "$d" h1 | head -n 1)
   kill -KILL "$killed"
