@@ -586,7 +586,9 @@ static void keeper_signal_now(int sig) {
   char *argv[] = {"scancel", opt, K.step, NULL};
   char *err = NULL;
   int rc = run_capture(argv, NULL, NULL, &err);
-  if (rc != 0) keeper_say("scancel failed: %s", rc < 0 ? "cannot run scancel" : first_line(err));
+  /* "Invalid job id specified": the step ended meanwhile, nothing left to signal */
+  if (rc != 0 && !(err && strstr(err, "Invalid job id")))
+    keeper_say("scancel failed: %s", rc < 0 ? "cannot run scancel" : first_line(err));
   free(err);
 }
 
