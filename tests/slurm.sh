@@ -35,6 +35,11 @@
 #               "sf-launch: interrupted; stopped every executor", no executor and no step left
 #   drain       SIGTERM instead: exit 0, no restart, and the output a prefix of the full one (the
 #               sources stopped early, what they read reached the sink)
+#   nodes       then the cluster is started again with two nodes sfn1, sfn2 on this machine (one
+#               slurmd each, Slurm's "multiple slurmd"), and the job runs in salloc -N 2 -n 3
+#               --overcommit: h0 on sfn1, h1 on sfn2, h2 on sfn1 (the job line, and each executor's
+#               SLURMD_NODENAME), h1 killed, one restart, output byte-identical. When the two
+#               nodes cannot start, this case alone is skipped (said so)
 #
 # Needs root (slurmd runs as root): without it, or without Slurm's programs, or when a daemon does
 # not start, it prints "SKIP: ..." and exits 77. SF_LAUNCH: the sf-launch to test (default
@@ -382,6 +387,43 @@ elif [[ -n $(exec_pids "$d") ]]; then
   sf_bad drain "executors left: $(exec_pids "$d" | tr '\n' ' ')" "$d/launch.log"
 else
   sf_ok drain "SIGTERM: drained, exit 0, the output a prefix of the full one ($got of $(wc -c <"$work/ref/out/work_results.csv") bytes)"
+fi
+
+# ---- nodes: two Slurm nodes, hosts onto them in order ----
+sf_slurm_stop
+sf_slurm_start "$work/slurm2" 2 >"$work/slurm2.out" 2>&1 # not in a subshell: it exports, records pids
+rc=$?
+if [[ $rc -ne 0 ]]; then
+  printf '%-*s SKIP  %s\n' "$SF_CASE_WIDTH" nodes "two nodes on this machine do not start: $(tr '\n' ' ' <"$work/slurm2.out")"
+else
+  d=$work/nodes
+  make_case "$d"
+  start_launch "$d" "$d/launch.log" salloc -N 2 -n 3 --overcommit --job-name=sf-test -- \
+    --checkpoint-dir ck --checkpoint-interval 0.2 --restart 1
+  if ! wait_for 20 three_running "$d" || ! wait_for 10 has_ckpt "$d/ck"; then
+    sf_bad nodes "three executors with a complete checkpoint did not show within 30 s" "$d/launch.log"
+    wait_exit "$PID" 1
+  else
+    on=""
+    for i in 0 1 2; do
+      p=$(exec_pids "$d" "h$i" | head -n 1)
+      on+="h$i:$(tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" | sed -n 's/^SLURMD_NODENAME=//p') "
+    done
+    p=$(exec_pids "$d" h1 | head -n 1)
+    kill -KILL "$p"
+    wait_exit "$PID" 45
+    if [[ $ST != 0 ]]; then
+      sf_bad nodes "sf-launch exited $ST, expected 0 after one restart" "$d/launch.log"
+    elif ! grep -q "^sf-launch: slurm: job [0-9]*: h0 on sfn1 (127\.0\.0\.1:$P0), h1 on sfn2 (127\.0\.0\.1:$P1), h2 on sfn1 (127\.0\.0\.1:$P2)\$" "$d/launch.log"; then
+      sf_bad nodes "no line 'sf-launch: slurm: job J: h0 on sfn1 (127.0.0.1:$P0), h1 on sfn2 (...), h2 on sfn1 (...)'" "$d/launch.log"
+    elif [[ $on != "h0:sfn1 h1:sfn2 h2:sfn1 " ]]; then
+      sf_bad nodes "the executors ran on '$on', expected h0:sfn1 h1:sfn2 h2:sfn1" "$d/launch.log"
+    elif ! grep -q "^sf-launch: restart 1 of 1: host 'h1' failed (killed by SIGKILL)" "$d/launch.log"; then
+      sf_bad nodes "no restart naming h1" "$d/launch.log"
+    elif same_output nodes "$d"; then
+      sf_ok nodes "two nodes: h0, h2 on sfn1 and h1 on sfn2 (SLURMD_NODENAME), h1 killed, restarted, output identical"
+    fi
+  fi
 fi
 
 echo "slurm: $SF_PASSED passed, $SF_FAILED failed ($(sf_elapsed "$t_start" "$(sf_now)") s)"
