@@ -103,7 +103,7 @@ static struct {
   int parent_w;
   /* the attempt being started */
   int started;      /* hosts start() has seen this attempt */
-  char **rest;      /* sf-exec's arguments but --host NAME (the last host's) */
+  char **rest;      /* sf-exec's arguments but --host NAME (every host's the same) */
   char *input;      /* every host's secrets, in order */
   int *out_w, *status_w, *ctrl_r;
 } S = {.parent_r = -1, .parent_w = -1};
@@ -931,12 +931,21 @@ static int slurm_start(const LaunchJob *job, const LaunchStart *s, LaunchProc *p
     fprintf(stderr, PROG ": error: --via slurm: unexpected executor arguments\n");
     return -1;
   }
-  /* the arguments but --host NAME: the same for every host */
-  if (S.rest)
-    for (int i = 0; S.rest[i]; i++) free(S.rest[i]);
-  free(S.rest);
+  /* the arguments but --host NAME: the same for every host (one command line for the step) */
   int nrest = 0;
   while (s->args[2 + nrest]) nrest++;
+  if (S.rest) {
+    bool same = true;
+    int j = 0;
+    for (; S.rest[j] && same; j++) same = j < nrest && strcmp(S.rest[j], s->args[2 + j]) == 0;
+    if (!same || j != nrest) {
+      fprintf(stderr, PROG ": error: --via slurm: host '%s' has other executor arguments than the hosts "
+              "before it (one step runs one command line)\n", job->hosts[s->host].name);
+      return -1;
+    }
+    for (int i = 0; S.rest[i]; i++) free(S.rest[i]);
+  }
+  free(S.rest);
   S.rest = xcalloc((size_t)nrest + 1, sizeof *S.rest);
   for (int i = 0; i < nrest; i++) S.rest[i] = strdup(s->args[2 + i]);
   char *text = launch_secrets_text(s->secrets);
