@@ -98,7 +98,7 @@ static struct {
   char **node;      /* node of host i */
   bool overcommit;
   char marker[32];
-  char tmpdir[64];  /* 0700: the node list srun reads */
+  char tmpdir[256]; /* 0700: the node list srun reads */
   int parent_r;     /* the keeper's end of a pipe only sf-launch holds the other end of */
   int parent_w;
   /* the attempt being started */
@@ -248,7 +248,7 @@ static void release_job(void) {
 
 static void remove_tmpdir(void) {
   if (!S.tmpdir[0]) return;
-  char path[128];
+  char path[300];
   snprintf(path, sizeof path, "%s/nodes", S.tmpdir);
   unlink(path);
   rmdir(S.tmpdir);
@@ -460,15 +460,15 @@ static int slurm_prepare(LaunchJob *job) {
   free(nodes), free(addr), free(port), free(on);
 
   /* the list of nodes srun places the tasks by (arbitrary distribution), in a 0700 directory */
-  snprintf(S.tmpdir, sizeof S.tmpdir, "%s", "/tmp/sf-slurm.XXXXXX");
+  snprintf(S.tmpdir, sizeof S.tmpdir, "%s", "/tmp/sf-launch-slurm.XXXXXX");
   const char *tmp = getenv("TMPDIR");
-  if (tmp && *tmp && strlen(tmp) < 40) snprintf(S.tmpdir, sizeof S.tmpdir, "%s/sf-slurm.XXXXXX", tmp);
+  if (tmp && *tmp && strlen(tmp) < 200) snprintf(S.tmpdir, sizeof S.tmpdir, "%s/sf-launch-slurm.XXXXXX", tmp);
   if (!mkdtemp(S.tmpdir)) {
     fprintf(stderr, PROG ": error: --via slurm: cannot make a temporary directory: %s\n", strerror(errno));
     S.tmpdir[0] = 0;
     return -1;
   }
-  char path[128];
+  char path[300];
   snprintf(path, sizeof path, "%s/nodes", S.tmpdir);
   FILE *f = fopen(path, "w");
   if (!f) {
@@ -805,7 +805,7 @@ static _Noreturn void keeper(const LaunchJob *job) {
   argv[a++] = (char *)job->workdir;
   for (int i = 0; i < nrest; i++) argv[a++] = S.rest[i];
   argv[a] = NULL;
-  char hostfile[160];
+  char hostfile[320];
   snprintf(hostfile, sizeof hostfile, "SLURM_HOSTFILE=%s/nodes", S.tmpdir);
 
   pid_t pid = fork();
