@@ -88,7 +88,7 @@ struct Remote {
   int ctlq_head, ctlq_n, ctlq_cap;
   bool ctl_closing;   /* remote_finish: send what is queued, then end */
   bool ctl_abort;     /* the job is failing: end now */
-  atomic_bool ctl_finished; /* remote_finish ended our side: the streams from the peers are cut */
+  atomic_bool ctl_finished; /* remote_finish is ending this side: what breaks from here on is no loss */
   pthread_t ctl_sender;
   bool ctl_sender_started;
 };
@@ -469,6 +469,10 @@ static int ctl_finish(Remote *r, bool ok) {
   if (r->ctl_sender_started) pthread_join(r->ctl_sender, NULL);
   bool closed = r->ctl_sender_started; /* (remote_connect started it: the streams were in use) */
   r->ctl_sender_started = false;
+  /* from here on, a stream from a peer that breaks is no news: this side is done (and a peer that
+   * ended first cuts its streams without waiting for this side's end). A peer lost meanwhile still
+   * fails the close below. */
+  if (closed && ok) atomic_store(&r->ctl_finished, true);
   for (int i = 0; ok && closed && i < r->nctl; i++) {
     CtlPeer *p = &r->ctl[i];
     if (atomic_load(&p->ended)) continue;
@@ -478,10 +482,7 @@ static int ctl_finish(Remote *r, bool ok) {
       rc = -1;
     }
   }
-  if (closed) {
-    atomic_store(&r->ctl_finished, rc == 0 && ok);
-    transport_cancel(r->t);
-  }
+  if (closed) transport_cancel(r->t);
   for (int i = 0; i < r->nctl; i++) {
     CtlPeer *p = &r->ctl[i];
     if (p->started) pthread_join(p->thread, NULL);
