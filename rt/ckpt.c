@@ -101,6 +101,7 @@ static int write_snapshot(Node *n, uint64_t id, uint64_t pos, uint64_t next_seq,
     exec_fail(x, "checkpoint %" PRIu64 ": cannot write '%s': %s", id, path, strerror(errno));
     rc = -1;
   }
+  if (rc == 0) atomic_fetch_add_explicit(&x->ck_metrics.bytes_total, b.n, memory_order_relaxed);
   buf_release(&b);
   if (rc < 0) return -1;
 
@@ -149,6 +150,18 @@ static void store_max(atomic_ullong *a, uint64_t v) {
   }
 }
 
+/* Checkpoint id completed, seconds after its request (< 0: not known here): --metrics's figures. */
+static void metrics_complete(Exec *x, uint64_t id, double seconds) {
+  ExecCkptMetrics *m = &x->ck_metrics;
+  atomic_fetch_add(&m->completed, 1);
+  store_max(&m->last_id, id);
+  if (seconds < 0) return;
+  uint64_t ns = (uint64_t)(seconds * 1e9);
+  atomic_store(&m->last_ns, ns);
+  atomic_fetch_add(&m->ns_total, ns);
+  atomic_fetch_add(&m->timed, 1);
+}
+
 /* The coordinator: every host's part of checkpoint id is done (seen by whichever thread heard the
  * last): the MANIFEST, then the completion, here (for the sinks and ckpt_tick) and to the others. */
 static void ctl_complete(Exec *x, uint64_t id, uint64_t pos, double asked) {
@@ -161,6 +174,7 @@ static void ctl_complete(Exec *x, uint64_t id, uint64_t pos, double asked) {
   }
   store_max(&ck->ctl_complete, id);
   store_max(&ck->done, id);
+  metrics_complete(x, id, stats_seconds(x) - asked);
   if (x->o->stats) /* the coordination's cost, for --stats */
     fprintf(x->log, "sf-exec: checkpoint %" PRIu64 " complete %.1f ms after its request\n", id,
             (stats_seconds(x) - asked) * 1e3);
@@ -224,6 +238,7 @@ static int on_control(void *ctx, const char *from, const WireCtl *m, char *why, 
       return -1;
     }
     store_max(&ck->done, m->ckpt);
+    metrics_complete(x, m->ckpt, -1);
     return 0;
   }
   snprintf(why, cap, "an unknown kind %d", (int)m->kind);
@@ -332,6 +347,7 @@ void ckpt_tick(Exec *x) {
     free(ids);
     ck->complete = ck->last_req;
     store_max(&ck->done, ck->complete);
+    if (!ck->ctl) metrics_complete(x, ck->complete, now - ck->req_time); /* (ctl: ctl_complete counted it) */
   }
   if (atomic_load(&ck->source_ended) || now < ck->next_at) return;
   double timeout = ck->interval * 5 > 2 ? ck->interval * 5 : 2;
@@ -482,6 +498,7 @@ int ckpt_prepare(Exec *x) {
     if (n->nslots == 0) ptrvec_push(x->arena, &ck->sources, n);
   }
   ck->coordinator = !ck->distributed || (first_source_host && !strcmp(first_source_host, ck->host));
+  x->ck_metrics.coordinator = ck->coordinator;
   ck->self = -1;
   for (int j = 0; j < ck->nhosts; j++)
     if (!strcmp(ck->hosts[j], ck->host)) ck->self = j;

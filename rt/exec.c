@@ -9,6 +9,7 @@
  *   queue.c         batches and the bounded queues between threads
  *   stop.c          the first failure, stop signals, waking every wait
  *   stats.c         --stats and --stats-json
+ *   metrics.c       --metrics (its HTTP server: metrics_http.c)
  *   ops/registry.c  which implementation runs each operator kind */
 #include "exec_priv.h"
 
@@ -162,7 +163,7 @@ int exec_run(Graph *g, const ExecOptions *o) {
     stats_json = NULL;
   }
   int opened = 0;
-  if (!exec_stopping(x) && plan_build(x) == 0 && ckpt_prepare(x) == 0) opened = ops_open(x);
+  if (!exec_stopping(x) && plan_build(x) == 0 && metrics_start(x) == 0 && ckpt_prepare(x) == 0) opened = ops_open(x);
   if (!exec_stopping(x)) ckpt_start(x);
   bool done = ckpt_job_done(x); /* a restore of a job that had completed: nothing runs */
   if (!exec_stopping(x) && !done && x->remote && remote_connect(x->remote) < 0 && !exec_stopping(x))
@@ -179,6 +180,7 @@ int exec_run(Graph *g, const ExecOptions *o) {
   bool ok = !atomic_load(&x->failed);
   ckpt_finish(x, ok);
   ops_close(x, opened, ok);
+  metrics_stop(x); /* its scrapes read the plan and the transport's edges */
   if (x->remote) remote_stop(x->remote);
   int rc = exec_report(x, stats_json, ok);
   exec_free(x);

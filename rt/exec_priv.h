@@ -216,6 +216,18 @@ struct Group {
   PtrVec hosts;               /* Group*: the hosted groups this group's thread pumps (plan) */
 };
 
+/* The checkpoints' figures for --metrics (metrics.c reads them): ckpt.c writes them, and they
+ * outlive its state (ckpt_finish), which a scrape never reads. */
+typedef struct ExecCkptMetrics {
+  bool coordinator;          /* this executor requests the checkpoints: it times them (plan) */
+  atomic_ullong completed;   /* checkpoints seen complete since the start (atomic) */
+  atomic_ullong last_id;     /* the newest complete one (atomic) */
+  atomic_ullong bytes_total; /* bytes of the snapshots this executor wrote (atomic) */
+  atomic_ullong timed;       /* the coordinator: checkpoints timed from request to completion (atomic) */
+  atomic_ullong ns_total;    /* their durations, summed (atomic) */
+  atomic_ullong last_ns;     /* the newest one's (atomic) */
+} ExecCkptMetrics;
+
 struct Exec {
   Graph *g;                 /* the graph (plan) */
   const ExecOptions *o;     /* options (plan) */
@@ -242,6 +254,8 @@ struct Exec {
   char *restore_why;        /* while ckpt.c restores an operator: rt_fail writes its message here
                                instead of failing the job (NULL: not restoring) (main thread) */
   size_t restore_why_cap;
+  ExecCkptMetrics ck_metrics; /* checkpoints, for --metrics (its own rules, above) */
+  struct MetricsHttp *metrics; /* --metrics: its server (metrics.c) (main thread) */
 };
 
 /* ---- ckpt.c: checkpoints ---- */
@@ -439,6 +453,14 @@ void fatal_signal_again(int first, int64_t first_ns);
  * overflow's handler needs one). Returns what fatal_thread_end releases. */
 void *fatal_thread_start(RunSlot *slot);
 void fatal_thread_end(void *alt);
+
+/* ---- metrics.c: --metrics ---- */
+
+/* With --metrics, once the plan is built: serves the executor's figures at that address on a
+ * thread of its own. Main thread. 0, or -1 with the failure recorded (an address in use). */
+int metrics_start(Exec *x);
+/* Stops serving (nothing when not serving), before the plan is released. Main thread. */
+void metrics_stop(Exec *x);
 
 /* ---- stats.c ---- */
 

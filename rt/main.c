@@ -5,6 +5,7 @@
  * (fatal.c: 139, 134, after a line naming the operator); SIGTERM drains
  * the job (its sources stop taking input, the rest completes) and the status is then the job's. */
 #include "args.h"
+#include "metrics_http.h"
 #include "rt.h"
 
 #include <errno.h>
@@ -42,6 +43,8 @@ static const char usage_text[] =
     "      --stats               print per-operator counts and rates to stderr while running\n"
     "      --stats-interval S    seconds between stats lines (2)\n"
     "      --stats-json FILE     write the final per-operator counts and CPU times as JSON\n"
+    "      --metrics HOST:PORT   serve Prometheus metrics at http://HOST:PORT/metrics while the\n"
+    "                            job runs (127.0.0.1:PORT: this machine only; [::1]:PORT for IPv6)\n"
     "      --accept-unterminated read a CSV input's last row even without its line end (otherwise\n"
     "                            an error: a file cut short ends inside its last row)\n"
     "      --checkpoint-dir DIR  take consistent checkpoints into DIR (made if missing); a job\n"
@@ -141,7 +144,7 @@ int main(int argc, char **argv) {
     {"hosts", required_argument, 0, 'A'},      {"remove-checkpoints", no_argument, 0, 'X'},
     {"stop-grace", required_argument, 0, 'G'},
     {"max-state-memory", required_argument, 0, 'M'}, {"merge-threads", no_argument, 0, 'W'},
-    {"listen", required_argument, 0, 'l'},
+    {"listen", required_argument, 0, 'l'},     {"metrics", required_argument, 0, 'm'},
     {0, 0, 0, 0},
   };
   ExecOptions o = {0};
@@ -188,6 +191,14 @@ int main(int argc, char **argv) {
       if (!colon || colon == optarg || !colon[1] || *end || port < 1 || port > 65535)
         usage_error("--listen must be HOST:PORT (a port from 1 to 65535), got '%s'", optarg);
       o.listen = optarg;
+      break;
+    }
+    case 'm': {
+      char host[256];
+      int port;
+      if (!metrics_http_parse(optarg, host, sizeof host, &port))
+        usage_error("--metrics must be HOST:PORT ([ADDRESS]:PORT for IPv6; a port from 1 to 65535), got '%s'", optarg);
+      o.metrics = optarg;
       break;
     }
     case 'X': remove_checkpoints = true; break;

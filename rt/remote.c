@@ -28,6 +28,7 @@ struct RemoteTx {
   const Schema *schema;
   Buf buf;            /* encoding buffer, reused */
   bool closed;        /* FINAL sent and stream closed */
+  RemoteCounts sent;  /* messages and bytes handed to the transport (one writer: the sender) */
 };
 
 typedef struct RemoteRx {
@@ -43,7 +44,16 @@ typedef struct RemoteRx {
   bool seen_any;      /* an item arrived */
   uint64_t last_seq;  /* of the last item */
   uint64_t last_src;
+  RemoteCounts got;   /* messages and bytes received (one writer: its receiver thread) */
 } RemoteRx;
+
+/* Adds one message of len bytes to c: its only writer, so a load and a store (relaxed: readers
+ * only report them). */
+static void count_message(RemoteCounts *c, size_t len) {
+  atomic_store_explicit(&c->messages, atomic_load_explicit(&c->messages, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
+  atomic_store_explicit(&c->bytes, atomic_load_explicit(&c->bytes, memory_order_relaxed) + len, memory_order_relaxed);
+}
 
 /* One control peer: the coordinator's other executors, or an executor's coordinator. */
 typedef struct CtlPeer {
@@ -282,6 +292,7 @@ static void *receiver_main(void *arg) {
     Item *items;
     int n;
     char err[512];
+    count_message(&rx->got, len);
     int bad = wire_decode(buf, len, rx->id, rx->schema, r->max_items, &items, &n, err, sizeof err);
     transport_free_message(buf);
     const char *why = bad < 0 ? err : check_order(rx, items, n);
@@ -512,6 +523,7 @@ int remote_send(RemoteTx *tx, const Item *items, int n) {
     r->cfg.fail(r->cfg.ctx, msg);
     return -1;
   }
+  count_message(&tx->sent, tx->buf.n);
   /* the stream is closed in remote_finish, off the executor's threads: closing waits for the
    * receiving executor to have read everything */
   if (n > 0 && items[n - 1].kind == ITEM_FINAL) tx->closed = true;
@@ -548,6 +560,17 @@ void remote_abort(Remote *r) {
   r->ctl_abort = true;
   pthread_cond_broadcast(&r->ctl_cv);
   pthread_mutex_unlock(&r->ctl_mu);
+}
+
+void remote_each_edge(Remote *r, RemoteEdgeFn fn, void *ctx) {
+  for (int i = 0; r && i < r->txs.n; i++) {
+    RemoteTx *tx = r->txs.items[i];
+    fn(ctx, tx->id, tx->peer, true, &tx->sent);
+  }
+  for (int i = 0; r && i < r->rxs.n; i++) {
+    RemoteRx *rx = r->rxs.items[i];
+    fn(ctx, rx->id, rx->peer, false, &rx->got);
+  }
 }
 
 void remote_stop(Remote *r) {

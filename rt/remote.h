@@ -8,6 +8,7 @@
 #define SF_REMOTE_H
 
 #include "rt.h"
+#include <stdatomic.h>
 #include "wire.h"
 
 typedef struct Remote Remote;
@@ -81,6 +82,18 @@ int remote_send(RemoteTx *tx, const Item *items, int n);
 int remote_finish(Remote *r, bool ok);
 /* Wakes everything blocked in the transport (the job is failing). Safe from any thread. */
 void remote_abort(Remote *r);
+
+/* What crossed one edge: messages and their bytes as encoded (wire.c), counted once per message
+ * (never per tuple) by the edge's one sending or receiving thread; read with relaxed loads. */
+typedef struct RemoteCounts {
+  atomic_ullong messages;
+  atomic_ullong bytes;
+} RemoteCounts;
+typedef void (*RemoteEdgeFn)(void *ctx, const char *edge, const char *peer, bool outgoing, const RemoteCounts *c);
+/* Calls fn for every data edge of r (not the control streams): the outgoing ones (peer: the
+ * consumer's host), then the incoming ones (peer: the producer's). Any thread, once remote_connect
+ * was called and until remote_stop (the set of edges no longer changes). */
+void remote_each_edge(Remote *r, RemoteEdgeFn fn, void *ctx);
 void remote_stop(Remote *r);
 
 #endif

@@ -385,6 +385,7 @@ struct ExecOptions {
   bool stats;              /* print per-operator counts periodically and at the end (stderr) */
   double stats_interval;   /* seconds between periodic stats lines (0: default 2) */
   const char *stats_json;  /* write the final stats as JSON to this file */
+  const char *metrics;     /* --metrics HOST:PORT: serve Prometheus metrics there (NULL: none) */
   const char *token;       /* job token for the transport (distributed runs) */
   const char *tls_ca;      /* PEM: the job's CA certificate (mutual TLS between hosts) */
   const char *tls_cert;    /* PEM: this host's certificate from that CA */

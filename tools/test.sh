@@ -23,7 +23,7 @@ now() { date +%s; }
 
 t0=$(now)
 # the suite's own packages too: a real single-node Slurm for tests/slurm.sh (it skips without them)
-SF_SETUP_EXTRA="slurm-wlm munge ${SF_SETUP_EXTRA:-}" "$top/tools/setup.sh"
+SF_SETUP_EXTRA="slurm-wlm munge prometheus ${SF_SETUP_EXTRA:-}" "$top/tools/setup.sh"
 t1=$(now)
 rc=0
 (cd "$build" && ctest --output-on-failure -j"$(nproc)" "$@") | tee "$log" || rc=1

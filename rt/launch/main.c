@@ -81,6 +81,9 @@ static const char usage_text[] =
     "  --batch N              tuples per batch, between threads and between hosts (default 256 between\n"
     "                         threads, 1024 per message between hosts)\n"
     "  --stats                pass --stats to every executor\n"
+    "  --metrics-base PORT    executor I (0, 1, ... in the graph's host order) serves Prometheus metrics\n"
+    "                         at 127.0.0.1:PORT+I (sf-exec --metrics), on its own machine; each address\n"
+    "                         is printed once at the start\n"
     "  --accept-unterminated  pass --accept-unterminated to every executor (read a CSV input's last row\n"
     "                         even without its line end)\n"
     "  --max-state-memory BYTES  pass --max-state-memory to every executor: its keyed state (Functor,\n"
@@ -172,6 +175,7 @@ static struct {
   char *ckpt_dir;
   int restart_max, attempt;
   bool restore;
+  int metrics_base;         /* --metrics-base: executor i serves metrics at 127.0.0.1:base+i (0: none) */
   int sigfd;
   bool out_broken; /* our stdout is gone: the executors' output is dropped */
   /* the attempt */
@@ -732,12 +736,18 @@ static void read_signals(void) {
 
 static void start_one(Exec *e) {
   int i = e->host;
-  int nargs = L.nextra + 6;
+  int nargs = L.nextra + 8;
   char **args = xmalloc((size_t)nargs * sizeof *args);
+  char metrics[32];
   int k = 0;
   args[k++] = "--host";
   args[k++] = L.job.hosts[i].name;
   for (int j = 0; j < L.nextra; j++) args[k++] = L.extra[j];
+  if (L.metrics_base) {
+    snprintf(metrics, sizeof metrics, "127.0.0.1:%d", L.metrics_base + i);
+    args[k++] = "--metrics";
+    args[k++] = metrics;
+  }
   if (L.restore || L.attempt > 0) args[k++] = "--restore";
   args[k++] = (char *)L.job.graph;
   args[k] = NULL;
@@ -1023,6 +1033,9 @@ int main(int argc, char **argv) {
       add_extra(num);
     } else if (!strcmp(a, "--stats") || !strcmp(a, "--accept-unterminated")) {
       add_extra(a);
+    } else if (!strcmp(a, "--metrics-base")) {
+      if (!args_int(PROG, a, need_arg(argc, argv, i++), 1, 65535, &v)) args_try_help(PROG);
+      L.metrics_base = (int)v;
     } else if (!strcmp(a, "--max-state-memory")) {
       const char *val = need_arg(argc, argv, i++);
       uint64_t bytes;
@@ -1076,7 +1089,8 @@ int main(int argc, char **argv) {
     if (!emit_dir) die_usage("--emit kubernetes needs a directory and a graph: --emit kubernetes DIR GRAPH.xml");
     if (L.job.plaintext) die_usage("--emit kubernetes: --insecure-plaintext is refused: the pod network is not loopback");
     const char *alone[] = {workdir ? "--workdir" : NULL, L.via ? "--via" : NULL, ckpt_dir ? "--checkpoint-dir" : NULL,
-                           restart ? "--restart" : NULL, L.restore ? "--restore" : NULL};
+                           restart ? "--restart" : NULL, L.restore ? "--restore" : NULL,
+                           L.metrics_base ? "--metrics-base" : NULL};
     for (size_t k = 0; k < sizeof alone / sizeof *alone; k++)
       if (alone[k])
         die_usage("--emit kubernetes: %s is not for Kubernetes (the pods run in the volume's work/, with "
@@ -1172,6 +1186,9 @@ int main(int argc, char **argv) {
   if (L.job.nhosts == 0)
     die("'%s' names no hosts; run it with sf-exec, or rewrite it with sf-xform --hosts", agraph);
   L.job.hosts_changed = false;
+  if (L.metrics_base && L.metrics_base + L.job.nhosts - 1 > 65535)
+    die_usage("--metrics-base %d leaves no port for the last of the %d executors (at most %d)", L.metrics_base,
+              L.job.nhosts, 65536 - L.job.nhosts);
 
   new_token();
   if (!L.job.plaintext) make_tls();
@@ -1213,6 +1230,10 @@ int main(int argc, char **argv) {
   L.kill_after_s = env_seconds("SF_LAUNCH_KILL_AFTER", 10, &L.kill_after_text);
   if (!L.kill_after_text) L.kill_after_text = "10";
   L.stop_sig = SIGINT;
+
+  for (int i = 0; L.metrics_base && i < L.job.nhosts; i++) /* the same at every restart */
+    fprintf(stderr, PROG ": host '%s': metrics at http://127.0.0.1:%d/metrics%s\n", L.job.hosts[i].name,
+            L.metrics_base + i, backend_of(i) != &launch_local ? " on its machine" : "");
 
   int failed;
   for (;;) {

@@ -1,0 +1,314 @@
+/* metrics.c: --metrics HOST:PORT, the executor's figures in Prometheus's text exposition format
+ * (docs/running.md, "Metrics"), served by metrics_http.c. A scrape only reads what the executor
+ * counts anyway, with the synchronisation the stats use (stats.c): the operators' counters and a
+ * sink's latency buckets with atomic loads, a queue's fill under its consumer group's mutex (the
+ * lock its producers and consumer take for every batch, held here for one load), the checkpoint
+ * counters ckpt.c keeps in the executor (atomics), the messages and bytes remote.c counts per
+ * cross-host edge (once per message, relaxed atomics). Nothing on the path of a tuple changes: without
+ * --metrics nothing here runs; with it, the cost is that of the scrapes.
+ *
+ * The server starts once the plan is built (plan_build: the nodes, groups, queues and the
+ * transport's edges exist and do not change) and stops before the transport stops (exec_run), so a
+ * scrape always reads a whole plan. Its thread is libmicrohttpd's; it takes no lock but a group's mu, and never two at once. */
+#include "exec_priv.h"
+#include "metrics_http.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+/* A label value as the text format wants it: backslash, double quote and line feed escaped. */
+static void label_value(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; s && *s; s++) {
+    if (*s == '\\') fputs("\\\\", f);
+    else if (*s == '"') fputs("\\\"", f);
+    else if (*s == '\n') fputs("\\n", f);
+    else fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+static void family(FILE *f, const char *name, const char *type, const char *help) {
+  fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* {job="...",host="..." : the labels every sample has, left open for more. */
+static void job_labels(FILE *f, const Exec *x) {
+  fputs("{job=", f);
+  label_value(f, x->g->name ? x->g->name : "");
+  fputs(",host=", f);
+  label_value(f, x->o->host ? x->o->host : "");
+}
+
+/* ,operator="...",replica="...",kind="...": a replica of sf-xform ("burn[2]", from "burn", channel
+ * 2) is its origin's operator with its channel as the replica; every other operator (a Split or a
+ * Merge that sf-xform made included, which has its own name) is replica "0" of itself. */
+static void op_labels(FILE *f, const Node *n) {
+  const Op *op = n->op;
+  bool replica = op->origin && op->channel >= 0 && op->kind != KIND_SPLIT && op->kind != KIND_MERGE;
+  fputs(",operator=", f);
+  label_value(f, replica ? op->origin : op->name);
+  fprintf(f, ",replica=\"%d\",kind=", replica ? op->channel : 0);
+  label_value(f, kind_name(op->kind));
+}
+
+/* The same tests as the stats' (stats.c): which operators count late tuples and skipped rows. */
+static bool counts_late(const Node *n) {
+  WindowSpec w;
+  return op_time_window(n->op, &w) || n->op->kind == KIND_JOIN;
+}
+static bool skips_lines(const Node *n) {
+  const char *onerror = n->inst.impl && !n->op->ninputs ? op_param(n->op, "onerror") : NULL;
+  return onerror && !strcmp(onerror, "skip");
+}
+
+enum { OP_IN, OP_OUT, OP_SKIPPED, OP_LATE, OP_KEPT, OP_KEPT_BYTES, OP_FIELDS };
+
+/* One family of operator counters: a sample per local operator that has it. */
+static void op_family(FILE *f, const Exec *x, int field, const char *name, const char *type, const char *help) {
+  bool any = false;
+  for (int i = 0; i < x->nnodes; i++) {
+    Node *n = &x->nodes[i];
+    if (!n->local) continue;
+    unsigned long long v;
+    switch (field) {
+    case OP_IN: v = atomic_load(&n->inst.n_in); break;
+    case OP_OUT: v = atomic_load(&n->inst.n_out); break;
+    case OP_SKIPPED:
+      if (!skips_lines(n)) continue;
+      v = atomic_load(&n->inst.n_skipped);
+      break;
+    case OP_LATE:
+      if (!counts_late(n)) continue;
+      v = atomic_load(&n->inst.n_late);
+      break;
+    case OP_KEPT:
+      if (n->op->kind != KIND_JOIN) continue;
+      v = atomic_load(&n->inst.kept_peak);
+      break;
+    default:
+      if (n->op->kind != KIND_JOIN) continue;
+      v = atomic_load(&n->inst.kept_peak_bytes);
+      break;
+    }
+    if (!any) family(f, name, type, help);
+    any = true;
+    fputs(name, f);
+    job_labels(f, x);
+    op_labels(f, n);
+    fprintf(f, "} %llu\n", v);
+  }
+}
+
+/* The sinks' latency (--stats stamps the tuples: without it there is none) as a histogram with a
+ * bucket per power of two of microseconds from 16 us to 2^26 us (67 s): the buckets of stats.c's
+ * Latency start exactly there (bucket (k - 3) * LATENCY_SUB is the first at or above 2^k us), so
+ * each count is exact, not interpolated. The sum of the latencies is not kept (it would cost an
+ * addition per tuple), so the family has no _sum. */
+static void latency_family(FILE *f, const Exec *x) {
+  static const char name[] = "sf_sink_latency_seconds";
+  bool any = false;
+  for (int i = 0; i < x->nnodes; i++) {
+    Node *n = &x->nodes[i];
+    if (!n->local || !n->latency) continue;
+    if (!any)
+      family(f, name, "histogram",
+             "Time from a tuple's source to this sink (with --stats only), in buckets of powers of two of microseconds.");
+    any = true;
+    unsigned long long cum = 0;
+    int b = 0;
+    for (int k = 4; k <= 26; k++) {
+      for (int top = (k - 3) * LATENCY_SUB; b < top; b++) cum += atomic_load_explicit(&n->latency->count[b], memory_order_relaxed);
+      fprintf(f, "%s_bucket", name);
+      job_labels(f, x);
+      op_labels(f, n);
+      fprintf(f, ",le=\"%.6f\"} %llu\n", (double)(1ULL << k) / 1e6, cum);
+    }
+    for (; b < LATENCY_BUCKETS; b++) cum += atomic_load_explicit(&n->latency->count[b], memory_order_relaxed);
+    fprintf(f, "%s_bucket", name);
+    job_labels(f, x);
+    op_labels(f, n);
+    fprintf(f, ",le=\"+Inf\"} %llu\n%s_count", cum, name);
+    job_labels(f, x);
+    op_labels(f, n);
+    fprintf(f, "} %llu\n", cum);
+  }
+}
+
+/* The queues between threads (and from another host): batches held and their capacity, per input
+ * of the consumer. A direct edge (an operator calling the next in the same thread) has none. */
+static void queue_families(FILE *f, const Exec *x) {
+  for (int pass = 0; pass < 2; pass++) {
+    bool any = false;
+    for (int gi = 0; gi < x->groups.n; gi++) {
+      Group *g = x->groups.items[gi];
+      Node *n = g->entry;
+      for (int s = 0; n && s < n->nslots; s++) {
+        Edge *e = n->in[s];
+        if (!e || !e->q) continue;
+        int v = e->q->cap;
+        if (pass == 0) {
+          pthread_mutex_lock(&e->q->owner->mu);
+          v = e->q->count;
+          pthread_mutex_unlock(&e->q->owner->mu);
+        }
+        const char *name = pass == 0 ? "sf_queue_batches" : "sf_queue_capacity_batches";
+        if (!any)
+          family(f, name, "gauge",
+                 pass == 0 ? "Batches waiting in the queue into an operator's input (the stream, and the operator reading it)."
+                           : "Batches the queue into an operator's input holds before its producer waits (--queue).");
+        any = true;
+        fputs(name, f);
+        job_labels(f, x);
+        op_labels(f, n);
+        fputs(",stream=", f);
+        label_value(f, e->stream ? e->stream->name : "");
+        fprintf(f, ",remote=\"%s\"} %d\n", e->from ? "false" : "true", v);
+      }
+    }
+  }
+}
+
+/* The edges to and from other hosts: messages and bytes (as encoded on the wire), per edge. */
+typedef struct EdgeScan {
+  FILE *f;
+  const Exec *x;
+  int pass;  /* 0: messages, 1: bytes */
+  bool any;
+} EdgeScan;
+
+static void edge_sample(void *ctx, const char *edge, const char *peer, bool outgoing, const RemoteCounts *c) {
+  EdgeScan *e = ctx;
+  static const char *const names[2][2] = {
+    { "sf_remote_messages_received_total", "sf_remote_received_bytes_total" },
+    { "sf_remote_messages_sent_total", "sf_remote_sent_bytes_total" },
+  };
+  static const char *const helps[2][2] = {
+    { "Messages received on an edge from another host.", "Bytes received on an edge from another host (encoded)." },
+    { "Messages sent on an edge to another host.", "Bytes sent on an edge to another host (encoded)." },
+  };
+  const char *name = names[outgoing][e->pass];
+  if (!e->any) family(e->f, name, "counter", helps[outgoing][e->pass]);
+  e->any = true;
+  fputs(name, e->f);
+  job_labels(e->f, e->x);
+  fputs(",edge=", e->f);
+  label_value(e->f, edge);
+  fputs(",peer=", e->f);
+  label_value(e->f, peer);
+  fprintf(e->f, "} %llu\n",
+          (unsigned long long)atomic_load_explicit(e->pass ? &c->bytes : &c->messages, memory_order_relaxed));
+}
+
+/* remote_each_edge lists the outgoing edges, then the incoming ones: one family per direction and
+ * figure, each of its samples together as the format wants. */
+typedef struct EdgeFilter {
+  EdgeScan scan;
+  bool outgoing;
+} EdgeFilter;
+
+static void edge_filtered(void *ctx, const char *edge, const char *peer, bool outgoing, const RemoteCounts *c) {
+  EdgeFilter *ef = ctx;
+  if (outgoing == ef->outgoing) edge_sample(&ef->scan, edge, peer, outgoing, c);
+}
+
+static void edge_families(FILE *f, const Exec *x) {
+  if (!x->remote) return;
+  for (int dir = 1; dir >= 0; dir--)
+    for (int pass = 0; pass < 2; pass++) {
+      EdgeFilter ef = { .scan = { .f = f, .x = x, .pass = pass }, .outgoing = dir };
+      remote_each_edge(x->remote, edge_filtered, &ef);
+    }
+}
+
+static void checkpoint_families(FILE *f, const Exec *x) {
+  if (!x->o->checkpoint_dir) return;
+  const ExecCkptMetrics *m = &x->ck_metrics;
+  unsigned long long done = atomic_load(&m->completed), ns = atomic_load(&m->ns_total);
+  unsigned long long timed = atomic_load(&m->timed), last = atomic_load(&m->last_ns);
+  family(f, "sf_checkpoints_completed_total", "counter",
+         "Checkpoints this executor saw complete (every host's part written) since it started.");
+  fputs("sf_checkpoints_completed_total", f);
+  job_labels(f, x);
+  fprintf(f, "} %llu\n", done);
+  family(f, "sf_checkpoint_last_completed", "gauge", "The id of the newest complete checkpoint (0: none yet).");
+  fputs("sf_checkpoint_last_completed", f);
+  job_labels(f, x);
+  fprintf(f, "} %llu\n", (unsigned long long)atomic_load(&m->last_id));
+  family(f, "sf_checkpoint_snapshot_bytes_total", "counter",
+         "Bytes of operator snapshots this executor wrote into checkpoints.");
+  fputs("sf_checkpoint_snapshot_bytes_total", f);
+  job_labels(f, x);
+  fprintf(f, "} %llu\n", (unsigned long long)atomic_load(&m->bytes_total));
+  if (!m->coordinator) return; /* only the coordinator knows when a checkpoint was requested */
+  family(f, "sf_checkpoint_duration_seconds", "summary",
+         "Time from a checkpoint's request to its completion, on the executor that requests them.");
+  fputs("sf_checkpoint_duration_seconds_sum", f);
+  job_labels(f, x);
+  fprintf(f, "} %.6f\nsf_checkpoint_duration_seconds_count", (double)ns / 1e9);
+  job_labels(f, x);
+  fprintf(f, "} %llu\n", timed);
+  family(f, "sf_checkpoint_last_duration_seconds", "gauge", "Time from the newest complete checkpoint's request to its completion.");
+  fputs("sf_checkpoint_last_duration_seconds", f);
+  job_labels(f, x);
+  fprintf(f, "} %.6f\n", (double)last / 1e9);
+}
+
+static char *render(void *ctx, size_t *len) {
+  Exec *x = ctx;
+  char *text = NULL;
+  FILE *f = open_memstream(&text, len);
+  if (!f) return NULL;
+  op_family(f, x, OP_IN, "sf_operator_tuples_in_total", "counter", "Tuples the operator received.");
+  op_family(f, x, OP_OUT, "sf_operator_tuples_out_total", "counter", "Tuples the operator emitted.");
+  op_family(f, x, OP_SKIPPED, "sf_operator_skipped_rows_total", "counter",
+            "Malformed input rows a source with onerror=\"skip\" dropped.");
+  op_family(f, x, OP_LATE, "sf_operator_late_tuples_total", "counter",
+            "Late tuples a time-window Aggregate or a Join dropped.");
+  op_family(f, x, OP_KEPT, "sf_join_kept_tuples_peak", "gauge", "The most tuples a Join kept at once.");
+  op_family(f, x, OP_KEPT_BYTES, "sf_join_kept_bytes_peak", "gauge", "The bytes of those tuples.");
+  latency_family(f, x);
+  queue_families(f, x);
+  edge_families(f, x);
+  checkpoint_families(f, x);
+  struct rusage ru;
+  long rss = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
+  family(f, "sf_executor_uptime_seconds", "gauge", "Seconds since the executor started the job.");
+  fputs("sf_executor_uptime_seconds", f);
+  job_labels(f, x);
+  fprintf(f, "} %.3f\n", stats_seconds(x));
+  family(f, "sf_executor_peak_memory_bytes", "gauge", "The executor's peak resident memory.");
+  fputs("sf_executor_peak_memory_bytes", f);
+  job_labels(f, x);
+  fprintf(f, "} %lld\n", (long long)rss * 1024);
+  family(f, "sf_executor_threads_running", "gauge", "Operator threads still running (0: the job has ended).");
+  fputs("sf_executor_threads_running", f);
+  job_labels(f, x);
+  fprintf(f, "} %d\n", atomic_load(&x->running));
+  family(f, "sf_executor_failed", "gauge", "1 once the job failed or was stopped, else 0.");
+  fputs("sf_executor_failed", f);
+  job_labels(f, x);
+  fprintf(f, "} %d\n", atomic_load(&x->failed) ? 1 : 0);
+  if (fclose(f) != 0) {
+    free(text);
+    return NULL;
+  }
+  return text;
+}
+
+int metrics_start(Exec *x) {
+  if (!x->o->metrics) return 0;
+  char err[512];
+  x->metrics = metrics_http_start(x->o->metrics, render, x, err, sizeof err);
+  if (!x->metrics) {
+    exec_fail(x, "cannot serve metrics at '%s': %s", x->o->metrics, err);
+    return -1;
+  }
+  return 0;
+}
+
+void metrics_stop(Exec *x) {
+  metrics_http_stop(x->metrics);
+  x->metrics = NULL;
+}

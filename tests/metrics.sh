@@ -1,0 +1,331 @@
+#!/usr/bin/env bash
+# tests/metrics.sh BUILD_DIR SOURCE_DIR
+#
+# sf-exec --metrics and sf-launch --metrics-base (docs/running.md, "Metrics"):
+#   usage:      a malformed --metrics address exits 2 with its message; an address in use exits 1
+#               before any operator opens (no output file); sf-launch --metrics-base 0 exits 2;
+#   promtool:   scrapes taken every 0.2 s while a parallel job with --stats and checkpoints runs
+#               (a Beacon at a fixed rate through a region of Filters, beside a slow second Beacon),
+#               each accepted by `promtool check metrics` (the format, HELP and TYPE, names), and
+#               holding the families the run must have (operators, queues, latency, checkpoints);
+#   exact:      over those scrapes every counter only grows and never exceeds its final value;
+#               some scrape saw the first Beacon part-way; once its branch has ended (the second
+#               Beacon keeps the job running) a scrape holds its final counts, which equal the
+#               computed ones (N out of the Beacon, N/3 kept over the Filter's replicas, N/3 into
+#               the sink) and the --stats-json figures of the run;
+#   prometheus: a real Prometheus server (scrape interval 1 s, storage in a scratch directory, on a
+#               free loopback port) scrapes the two executors of a job started with sf-launch
+#               --metrics-base, with the scrape configuration of docs/running.md; its HTTP API
+#               (/api/v1/query) returns sf_operator_tuples_out_total for host h0 and host h1, with
+#               the graph's name as job; sf-launch printed each executor's address once.
+# Skips (77) when promtool or prometheus is missing (Debian's package `prometheus`).
+set -uo pipefail
+
+if [[ $# -ne 2 ]]; then
+  echo "usage: $0 BUILD_DIR SOURCE_DIR" >&2
+  exit 2
+fi
+build=$(cd "$1" && pwd) || exit 2
+src=$(cd "$2" && pwd) || exit 2
+source "$src/tests/lib.sh"
+sf_need_bins "$build" sf-xform sf-exec sf-launch || exit 1
+B=$build/bin
+for tool in promtool prometheus curl python3; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "skip: $tool is not installed (Debian: apt-get install prometheus curl python3)" >&2
+    exit 77
+  fi
+done
+
+trap sf_stop_all EXIT
+trap 'exit 130' INT TERM
+sf_mktemp work sf-metrics || exit 1
+SF_WORK=$work
+SF_CASE_WIDTH=12
+t_start=$(sf_now)
+
+# wait_for SECONDS COMMAND...: runs COMMAND every 0.1 s until it succeeds (0) or time runs out (1)
+wait_for() {
+  local limit=$1 i
+  shift
+  for ((i = 0; i < limit * 10; i++)); do
+    "$@" && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# ---- usage ----
+
+d=$work/usage
+mkdir -p "$d"
+sf_hosts_graph "$d/g.xml" usage 10 "" out.csv
+ok=1
+for bad in 127.0.0.1 :9100 127.0.0.1:0 127.0.0.1:65536 ::1:9100 '[::1]' 127.0.0.1:9x; do
+  (cd "$d" && "$B/sf-exec" --metrics "$bad" g.xml) >"$d/bad.log" 2>&1
+  st=$?
+  if [[ $st != 2 || $(head -n 1 "$d/bad.log") != "sf-exec: --metrics must be HOST:PORT "*"got '$bad'" ]]; then
+    sf_bad usage "--metrics '$bad': exit $st, expected 2 and the message" "$d/bad.log"
+    ok=0
+  fi
+done
+# a listener on a port the kernel chooses (the port written to holder.port), kept for 30 s
+python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+open(sys.argv[1] + ".tmp", "w").write("%d\n" % s.getsockname()[1])
+import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1]); time.sleep(30)' "$d/holder.port" &
+holder=$!
+held() { [[ -s $d/holder.port ]]; }
+wait_for 5 held || { echo "error: the port holder did not start" >&2; exit 1; }
+P0=$(cat "$d/holder.port")
+(cd "$d" && "$B/sf-exec" --metrics "127.0.0.1:$P0" g.xml) >"$d/inuse.log" 2>&1
+st=$?
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+if [[ $st != 1 ]] || ! grep -q "^sf-exec: error: cannot serve metrics at '127.0.0.1:$P0': the address is already in use$" "$d/inuse.log"; then
+  sf_bad usage "an address in use: exit $st, expected 1 and the message" "$d/inuse.log"
+  ok=0
+elif [[ -e $d/out.csv ]]; then
+  sf_bad usage "an address in use: the sink wrote out.csv" "$d/inuse.log"
+  ok=0
+fi
+bash "$src/tools/sf-launch" --metrics-base 0 "$d/g.xml" >"$d/launch.log" 2>&1
+st=$?
+if [[ $st != 2 ]] || ! grep -q "^sf-launch: --metrics-base" "$d/launch.log"; then
+  sf_bad usage "sf-launch --metrics-base 0: exit $st, expected 2" "$d/launch.log"
+  ok=0
+fi
+((ok)) && sf_ok usage "7 malformed addresses exit 2, an address in use exits 1 before any output, --metrics-base 0 exits 2"
+
+# ---- promtool and exact: one process, scraped while it runs ----
+
+N=3000
+d=$work/run
+mkdir -p "$d/scrapes"
+cat >"$d/seq.xml" <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<graph xmlns="urn:streamfission:graph:1" name="metrics_run">
+  <schema name="N">
+    <attr name="n" type="int"/>
+  </schema>
+  <operator name="nums" kind="Beacon">
+    <output stream="Nums" schema="N"/>
+    <param name="count">$N</param>
+    <param name="rate">2500</param>
+    <set attr="n">seq</set>
+  </operator>
+  <operator name="keep" kind="Filter">
+    <input stream="Nums"/>
+    <output stream="Kept" schema="N"/>
+    <param name="where">n % 3 == 0</param>
+  </operator>
+  <operator name="out" kind="FileSink">
+    <input stream="Kept"/>
+    <param name="file">out.csv</param>
+  </operator>
+  <operator name="slow" kind="Beacon">
+    <output stream="Slow" schema="N"/>
+    <param name="count">12</param>
+    <param name="rate">4</param>
+    <set attr="n">seq</set>
+  </operator>
+  <operator name="slow_out" kind="FileSink">
+    <input stream="Slow"/>
+    <param name="file">slow.csv</param>
+  </operator>
+</graph>
+EOF
+"$B/sf-xform" -w 2 -o "$d/par.xml" "$d/seq.xml" >"$d/xform.log" 2>&1 ||
+  { echo "error: sf-xform failed:" >&2; cat "$d/xform.log" >&2; exit 1; }
+sf_next_ports 1 || exit 1
+MPORT=$P0
+(cd "$d" && exec timeout -k 5 60 "$B/sf-exec" --metrics "127.0.0.1:$MPORT" --stats --stats-interval 10 \
+  --stats-json stats.json --checkpoint-dir ck --checkpoint-interval 0.3 par.xml) >"$d/exec.log" 2>&1 &
+exec_pid=$!
+k=0
+while kill -0 "$exec_pid" 2>/dev/null; do
+  if curl -sf -o "$d/scrapes/$k.tmp" "http://127.0.0.1:$MPORT/metrics" 2>/dev/null; then
+    mv "$d/scrapes/$k.tmp" "$d/scrapes/$(printf '%04d' "$k").txt"
+    k=$((k + 1))
+  fi
+  sleep 0.2
+done
+wait "$exec_pid"
+st=$?
+rm -f "$d/scrapes/"*.tmp
+if [[ $st != 0 ]]; then
+  sf_bad promtool "sf-exec exited $st" "$d/exec.log"
+else
+  bad=0 n=0
+  for f in "$d/scrapes/"*.txt; do
+    [[ -e $f ]] || continue
+    n=$((n + 1))
+    if ! promtool check metrics <"$f" >"$f.lint" 2>&1 || [[ ! -s $f ]]; then
+      sf_bad promtool "promtool check metrics refused $(basename "$f")" "$f.lint" "$f"
+      bad=1
+      break
+    fi
+  done
+  families="sf_operator_tuples_in_total sf_operator_tuples_out_total sf_queue_batches sf_queue_capacity_batches
+    sf_sink_latency_seconds sf_checkpoints_completed_total sf_checkpoint_duration_seconds
+    sf_checkpoint_snapshot_bytes_total sf_executor_uptime_seconds sf_executor_threads_running"
+  last=$(ls "$d/scrapes/"*.txt 2>/dev/null | tail -n 1)
+  for fam in $families; do
+    ((bad)) && break
+    if ! grep -q "^# TYPE $fam " "$last"; then
+      sf_bad promtool "the last scrape has no family $fam" "$last"
+      bad=1
+    fi
+  done
+  if ((!bad && n < 5)); then
+    sf_bad promtool "only $n scrapes while the job ran (expected at least 5)" "$d/exec.log"
+    bad=1
+  fi
+  ((bad)) || sf_ok promtool "$n scrapes while the job ran, each accepted by promtool check metrics, with the families of a parallel run"
+
+  # exact: every counter grows, none exceeds its final value; the first Beacon seen part-way;
+  # once its branch ended, the scrapes hold the computed counts and the --stats-json ones
+  if python3 - "$d/scrapes" "$d/stats.json" "$N" >"$d/exact.log" 2>&1 <<'EOF'
+import glob, json, re, sys
+scrapes, stats_path, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+sample = re.compile(r'^([a-z_]+)\{(.*)\} (\S+)$')
+label = re.compile(r'([a-z_]+)="((?:[^"\\]|\\.)*)"')
+runs = []
+for f in sorted(glob.glob(scrapes + "/*.txt")):
+    vals = {}
+    for line in open(f):
+        m = sample.match(line.rstrip("\n"))
+        if m:
+            labels = tuple(sorted(label.findall(m.group(2))))
+            vals[(m.group(1), labels)] = float(m.group(3))
+    runs.append((f, vals))
+def get(vals, name, **want):
+    """sum of the samples of name whose labels include want"""
+    return sum(v for (nm, labels), v in vals.items()
+               if nm == name and all(dict(labels).get(k) == w for k, w in want.items()))
+kept = len([i for i in range(n) if i % 3 == 0])
+errors = []
+# counters only grow
+for (f0, a), (f1, b) in zip(runs, runs[1:]):
+    for key, v in a.items():
+        if key[0].endswith("_total") and key in b and b[key] < v:
+            errors.append("%s fell from %g to %g between %s and %s" % (key, v, b[key], f0, f1))
+out = [get(v, "sf_operator_tuples_out_total", operator="nums") for _, v in runs]
+if not any(0 < x < n for x in out):
+    errors.append("no scrape saw the Beacon part-way: %s" % out)
+if any(x > n for x in out):
+    errors.append("a scrape saw more than %d tuples out of the Beacon: %s" % (n, out))
+# the first Beacon's branch complete while the second Beacon still runs
+final = [v for _, v in runs if get(v, "sf_operator_tuples_in_total", operator="out") == kept
+         and get(v, "sf_operator_tuples_out_total", operator="nums") == n
+         and get(v, "sf_operator_tuples_out_total", operator="slow") < 12]
+if not final:
+    errors.append("no scrape saw the first Beacon's branch complete while the second one still ran")
+else:
+    v = final[-1]
+    figures = {
+        "nums out": (get(v, "sf_operator_tuples_out_total", operator="nums"), n),
+        "keep in (over its replicas)": (get(v, "sf_operator_tuples_in_total", operator="keep"), n),
+        "keep out (over its replicas)": (get(v, "sf_operator_tuples_out_total", operator="keep"), kept),
+        "out in": (get(v, "sf_operator_tuples_in_total", operator="out"), kept),
+    }
+    for what, (got, want) in figures.items():
+        if got != want:
+            errors.append("%s: %g in the last scrape, expected %d" % (what, got, want))
+    ops = json.load(open(stats_path))["operators"]
+    for o in ops:
+        name = o["name"]
+        base = o.get("origin", name) if re.match(r".*\[\d+\]$", name) else name
+        replica = re.match(r".*\[(\d+)\]$", name)
+        want = {"operator": base, "replica": replica.group(1) if replica else "0"}
+        if base in ("slow", "slow_out"):
+            continue  # still running at that scrape
+        for key, metric in (("in", "sf_operator_tuples_in_total"), ("out", "sf_operator_tuples_out_total")):
+            got = get(v, metric, **want)
+            if got != o[key]:
+                errors.append("%s %s: %g scraped, %d in --stats-json" % (name, key, got, o[key]))
+    print("final scrape: " + ", ".join("%s %g" % (k, g) for k, (g, _) in figures.items()))
+print("%d scrapes, Beacon out over them: %s" % (len(runs), " ".join("%d" % x for x in out)))
+for e in errors:
+    print("error: " + e)
+sys.exit(1 if errors else 0)
+EOF
+  then
+    sf_ok exact "$(grep '^final scrape' "$d/exact.log"); counters monotonic over $n scrapes; = --stats-json"
+  else
+    sf_bad exact "the scraped counts are not the computed ones" "$d/exact.log"
+  fi
+fi
+
+# ---- prometheus: a real server scraping two executors of sf-launch ----
+
+d=$work/prom
+mkdir -p "$d/out" "$d/tsdb"
+sf_next_ports 5 || exit 1 # consecutive: the executors', Prometheus's, the two metrics ports
+EP0=$P0 EP1=$P1 PROM=$P2 MBASE=$P3
+sf_hosts_graph "$d/seq.xml" metrics_prom 0 500 out/out.csv
+"$B/sf-xform" --hosts "h0=127.0.0.1:$EP0,h1=127.0.0.1:$EP1" "$d/seq.xml" -o "$d/par.xml" >"$d/xform.log" 2>&1 ||
+  { echo "error: sf-xform failed:" >&2; cat "$d/xform.log" >&2; exit 1; }
+# the scrape configuration of docs/running.md, at this test's ports
+cat >"$d/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: sf
+    honor_labels: true
+    static_configs:
+      - targets: ['127.0.0.1:$MBASE', '127.0.0.1:$((MBASE + 1))']
+EOF
+(exec setsid prometheus --config.file="$d/prometheus.yml" --storage.tsdb.path="$d/tsdb" \
+  --web.listen-address="127.0.0.1:$PROM" >"$d/prometheus.log" 2>&1) &
+prom_pid=$!
+SF_GROUPS+=("$prom_pid")
+ready() { curl -sf "http://127.0.0.1:$PROM/-/ready" >/dev/null 2>&1; }
+if ! wait_for 20 ready; then
+  if ! kill -0 "$prom_pid" 2>/dev/null; then
+    echo "skip: prometheus does not start here:" >&2
+    tail -n 5 "$d/prometheus.log" >&2
+    exit 77
+  fi
+  sf_bad prometheus "prometheus was not ready within 20 s" "$d/prometheus.log"
+else
+  (cd "$d" && exec setsid timeout -k 5 60 bash "$src/tools/sf-launch" --exec "$B/sf-exec" --insecure-plaintext \
+    --metrics-base "$MBASE" par.xml) >"$d/launch.log" 2>&1 &
+  launch_pid=$!
+  SF_GROUPS+=("$launch_pid")
+  # both hosts' sf_operator_tuples_out_total, through the query API
+  query() {
+    curl -sf -G "http://127.0.0.1:$PROM/api/v1/query" --data-urlencode 'query=sf_operator_tuples_out_total' \
+      >"$d/query.json" 2>/dev/null &&
+      python3 - "$d/query.json" >"$d/query.txt" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+series = [(s["metric"].get("host"), s["metric"].get("operator"), s["metric"].get("job"), float(s["value"][1]))
+          for s in r["data"]["result"]]
+for s in sorted(series):
+    print("host %s operator %s job %s value %g" % s)
+hosts = {h for h, op, job, v in series if job == "metrics_prom" and v > 0 and op in ("src", "calc")}
+sys.exit(0 if r["status"] == "success" and hosts == {"h0", "h1"} else 1)
+EOF
+  }
+  if wait_for 25 query; then
+    sf_ok prometheus "prometheus scraped both executors: $(grep -E 'operator (src|calc)' "$d/query.txt" | sed 's/ job .* value / = /' | tr '\n' ';' | sed 's/;$//')"
+  else
+    sf_bad prometheus "prometheus's query API did not return sf_operator_tuples_out_total of h0 and h1" \
+      "$d/query.json" "$d/query.txt" "$d/launch.log" "$d/prometheus.log"
+  fi
+  lines=$(grep -c "metrics at http://127.0.0.1:" "$d/launch.log")
+  if [[ $lines != 2 ]] || ! grep -q "^sf-launch: host 'h0': metrics at http://127.0.0.1:$MBASE/metrics$" "$d/launch.log" ||
+     ! grep -q "^sf-launch: host 'h1': metrics at http://127.0.0.1:$((MBASE + 1))/metrics$" "$d/launch.log"; then
+    sf_bad prometheus "sf-launch did not print each executor's address once ($lines lines)" "$d/launch.log"
+  else
+    sf_ok launch "sf-launch printed both executors' metrics addresses once"
+  fi
+  kill -INT -- "-$launch_pid" 2>/dev/null
+  wait "$launch_pid" 2>/dev/null
+fi
+kill -TERM -- "-$prom_pid" 2>/dev/null
+wait "$prom_pid" 2>/dev/null
+
+echo "metrics: $SF_PASSED passed, $SF_FAILED failed in $(sf_elapsed "$t_start" "$(sf_now)") s"
+((SF_FAILED == 0))
