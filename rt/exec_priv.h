@@ -96,6 +96,8 @@ typedef struct Queue {
   int cap, head, count;    /* ring state (cap: plan; head, count: owner->mu) */
   bool unsignaled;         /* a full batch of tuples was put without waking the owner (owner->mu) */
   pthread_cond_t not_full; /* producers wait here, holding owner->mu */
+  uint64_t blocked_ns;     /* how long producers found it full and waited for room, in all: the
+                              back-pressure (timed only when it is full) (owner->mu) */
 } Queue;
 
 typedef enum EdgeKind { EDGE_DIRECT, EDGE_QUEUE, EDGE_REMOTE } EdgeKind;

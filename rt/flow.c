@@ -23,6 +23,13 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+static int64_t mono_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 /* Pushes a batch; waits while the queue is full. A thread never waits holding a batch another
  * consumer may need: before waiting, its Splits send pulses (group_idle) and its other partial
@@ -32,6 +39,7 @@
 static int push_batch(Exec *x, Queue *q, Batch *b, Group *pusher, Edge *via) {
   Group *o = q->owner;
   pthread_mutex_lock(&o->mu);
+  int64_t full_since = q->count == q->cap ? mono_now_ns() : 0; /* only a wait is timed */
   if (q->count == q->cap && pusher) {
     pthread_mutex_unlock(&o->mu);
     if (via) via->pushing = true;
@@ -62,6 +70,7 @@ static int push_batch(Exec *x, Queue *q, Batch *b, Group *pusher, Edge *via) {
     pusher->stalled = was_stalled;
   }
   while (q->count == q->cap && !exec_stopping(x)) timed_wait(&q->not_full, &o->mu);
+  if (full_since) q->blocked_ns += (uint64_t)(mono_now_ns() - full_since);
   if (via) via->pushing = false;
   if (exec_stopping(x)) {
     pthread_mutex_unlock(&o->mu);

@@ -65,6 +65,28 @@ static bool skips_lines(const Node *n) {
 
 enum { OP_IN, OP_OUT, OP_SKIPPED, OP_LATE, OP_KEPT, OP_KEPT_BYTES, OP_FIELDS };
 
+/* Each operator's current event-time tick, once it saw one (the tick of --stats; +Inf once the
+ * final tick passed). */
+static void tick_family(FILE *f, const Exec *x) {
+  static const char name[] = "sf_operator_event_time_tick";
+  bool any = false;
+  for (int i = 0; i < x->nnodes; i++) {
+    Node *n = &x->nodes[i];
+    if (!n->local) continue;
+    int64_t t = atomic_load_explicit(&n->inst.cur_tick, memory_order_relaxed);
+    if (t == TICK_NONE) continue;
+    if (!any)
+      family(f, name, "gauge",
+             "The latest event-time tick the operator received, in its time attribute's units (+Inf: the final tick).");
+    any = true;
+    fputs(name, f);
+    job_labels(f, x);
+    op_labels(f, n);
+    if (t == TICK_FINAL) fputs("} +Inf\n", f);
+    else fprintf(f, "} %lld\n", (long long)t);
+  }
+}
+
 /* One family of operator counters: a sample per local operator that has it. */
 static void op_family(FILE *f, const Exec *x, int field, const char *name, const char *type, const char *help) {
   bool any = false;
@@ -136,10 +158,18 @@ static void latency_family(FILE *f, const Exec *x) {
   }
 }
 
-/* The queues between threads (and from another host): batches held and their capacity, per input
- * of the consumer. A direct edge (an operator calling the next in the same thread) has none. */
+/* The queues between threads (and from another host): batches held, their capacity and the time
+ * producers waited for room (flow.c's push_batch times a wait, never a batch that finds room), per
+ * input of the consumer. A direct edge (an operator calling the next in the same thread) has none. */
 static void queue_families(FILE *f, const Exec *x) {
-  for (int pass = 0; pass < 2; pass++) {
+  static const char *const names[3] = { "sf_queue_batches", "sf_queue_capacity_batches", "sf_queue_blocked_seconds_total" };
+  static const char *const types[3] = { "gauge", "gauge", "counter" };
+  static const char *const helps[3] = {
+    "Batches waiting in the queue into an operator's input (the stream, and the operator reading it).",
+    "Batches the queue into an operator's input holds before its producer waits (--queue).",
+    "Seconds its producers waited for room in the full queue (back-pressure from the operator reading it).",
+  };
+  for (int pass = 0; pass < 3; pass++) {
     bool any = false;
     for (int gi = 0; gi < x->groups.n; gi++) {
       Group *g = x->groups.items[gi];
@@ -147,24 +177,25 @@ static void queue_families(FILE *f, const Exec *x) {
       for (int s = 0; n && s < n->nslots; s++) {
         Edge *e = n->in[s];
         if (!e || !e->q) continue;
-        int v = e->q->cap;
-        if (pass == 0) {
+        int count = 0;
+        uint64_t blocked = 0;
+        if (pass != 1) {
           pthread_mutex_lock(&e->q->owner->mu);
-          v = e->q->count;
+          count = e->q->count;
+          blocked = e->q->blocked_ns;
           pthread_mutex_unlock(&e->q->owner->mu);
         }
-        const char *name = pass == 0 ? "sf_queue_batches" : "sf_queue_capacity_batches";
-        if (!any)
-          family(f, name, "gauge",
-                 pass == 0 ? "Batches waiting in the queue into an operator's input (the stream, and the operator reading it)."
-                           : "Batches the queue into an operator's input holds before its producer waits (--queue).");
+        const char *name = names[pass];
+        if (!any) family(f, name, types[pass], helps[pass]);
         any = true;
         fputs(name, f);
         job_labels(f, x);
         op_labels(f, n);
         fputs(",stream=", f);
         label_value(f, e->stream ? e->stream->name : "");
-        fprintf(f, ",remote=\"%s\"} %d\n", e->from ? "false" : "true", v);
+        fprintf(f, ",remote=\"%s\"} ", e->from ? "false" : "true");
+        if (pass == 2) fprintf(f, "%.6f\n", (double)blocked / 1e9);
+        else fprintf(f, "%d\n", pass == 0 ? count : e->q->cap);
       }
     }
   }
@@ -268,6 +299,7 @@ static char *render(void *ctx, size_t *len) {
             "Late tuples a time-window Aggregate or a Join dropped.");
   op_family(f, x, OP_KEPT, "sf_join_kept_tuples_peak", "gauge", "The most tuples a Join kept at once.");
   op_family(f, x, OP_KEPT_BYTES, "sf_join_kept_bytes_peak", "gauge", "The bytes of those tuples.");
+  tick_family(f, x);
   latency_family(f, x);
   queue_families(f, x);
   edge_families(f, x);

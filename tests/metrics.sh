@@ -167,6 +167,7 @@ else
     fi
   done
   families="sf_operator_tuples_in_total sf_operator_tuples_out_total sf_queue_batches sf_queue_capacity_batches
+    sf_queue_blocked_seconds_total
     sf_sink_latency_seconds sf_checkpoints_completed_total sf_checkpoint_duration_seconds
     sf_checkpoint_snapshot_bytes_total sf_executor_uptime_seconds sf_executor_threads_running"
   last=$(ls "$d/scrapes/"*.txt 2>/dev/null | tail -n 1)
