@@ -498,7 +498,7 @@ int ckpt_prepare(Exec *x) {
     if (n->nslots == 0) ptrvec_push(x->arena, &ck->sources, n);
   }
   ck->coordinator = !ck->distributed || (first_source_host && !strcmp(first_source_host, ck->host));
-  x->ck_metrics.coordinator = ck->coordinator;
+  atomic_store(&x->ck_metrics.coordinator, ck->coordinator);
   ck->self = -1;
   for (int j = 0; j < ck->nhosts; j++)
     if (!strcmp(ck->hosts[j], ck->host)) ck->self = j;

@@ -221,7 +221,8 @@ struct Group {
 /* The checkpoints' figures for --metrics (metrics.c reads them): ckpt.c writes them, and they
  * outlive its state (ckpt_finish), which a scrape never reads. */
 typedef struct ExecCkptMetrics {
-  bool coordinator;          /* this executor requests the checkpoints: it times them (plan) */
+  atomic_bool coordinator;   /* this executor requests the checkpoints: it times them (atomic: set
+                                by ckpt_prepare, after the server started) */
   atomic_ullong completed;   /* checkpoints seen complete since the start (atomic) */
   atomic_ullong last_id;     /* the newest complete one (atomic) */
   atomic_ullong bytes_total; /* bytes of the snapshots this executor wrote (atomic) */

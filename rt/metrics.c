@@ -272,7 +272,7 @@ static void checkpoint_families(FILE *f, const Exec *x) {
   fputs("sf_checkpoint_snapshot_bytes_total", f);
   job_labels(f, x);
   fprintf(f, "} %llu\n", (unsigned long long)atomic_load(&m->bytes_total));
-  if (!m->coordinator) return; /* only the coordinator knows when a checkpoint was requested */
+  if (!atomic_load(&m->coordinator)) return; /* only the coordinator knows when a checkpoint was requested */
   family(f, "sf_checkpoint_duration_seconds", "summary",
          "Time from a checkpoint's request to its completion, on the executor that requests them.");
   fputs("sf_checkpoint_duration_seconds_sum", f);
