@@ -464,6 +464,9 @@ void fatal_thread_end(void *alt);
 int metrics_start(Exec *x);
 /* Stops serving (nothing when not serving), before the plan is released. Main thread. */
 void metrics_stop(Exec *x);
+/* live_page.c: the page of the live view (served at /), live_page_len bytes. */
+extern const char live_page[];
+extern const size_t live_page_len;
 
 /* ---- stats.c ---- */
 

@@ -329,10 +329,114 @@ static char *render(void *ctx, size_t *len) {
   return text;
 }
 
+/* ---- the live view's figures: /live.json ----
+ *
+ * The page (live_page.c) draws the whole graph: every operator (local or not: "host" says where it
+ * runs, "local" whether this executor has its counts) and every stream from its producer to each
+ * consumer, with this executor's counters and, for an edge into a local queue, its fill and the
+ * time its producers waited for room. The same reads as a scrape's. */
+
+static void json_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; s && *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+    else if (c < 0x20) fprintf(f, "\\u%04x", c);
+    else fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+static int node_index(const Exec *x, const Op *op) {
+  for (int i = 0; i < x->nnodes; i++)
+    if (x->nodes[i].op == op) return i;
+  return -1;
+}
+
+static char *render_live(void *ctx, size_t *len) {
+  Exec *x = ctx;
+  char *text = NULL;
+  FILE *f = open_memstream(&text, len);
+  if (!f) return NULL;
+  fputs("{\"job\": ", f);
+  json_str(f, x->g->name ? x->g->name : "");
+  fputs(", \"host\": ", f);
+  json_str(f, x->o->host ? x->o->host : "");
+  fprintf(f, ", \"seconds\": %.3f, \"threads_running\": %d, \"failed\": %s,\n \"operators\": [", stats_seconds(x),
+          atomic_load(&x->running), atomic_load(&x->failed) ? "true" : "false");
+  for (int i = 0; i < x->nnodes; i++) {
+    const Node *n = &x->nodes[i];
+    const Op *op = n->op;
+    fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
+    json_str(f, op->name);
+    fputs(", \"kind\": ", f);
+    json_str(f, kind_name(op->kind));
+    fputs(", \"host\": ", f);
+    json_str(f, op->host ? op->host : "");
+    if (op->region) {
+      fputs(", \"region\": ", f);
+      json_str(f, op->region);
+    }
+    fprintf(f, ", \"local\": %s", n->local ? "true" : "false");
+    if (n->local)
+      fprintf(f, ", \"in\": %llu, \"out\": %llu", (unsigned long long)atomic_load(&n->inst.n_in),
+              (unsigned long long)atomic_load(&n->inst.n_out));
+    fputc('}', f);
+  }
+  fputs("],\n \"edges\": [", f);
+  bool first = true;
+  for (int i = 0; i < x->nnodes; i++) {
+    const Node *n = &x->nodes[i];
+    for (int p = 0; p < n->op->ninputs; p++) {
+      const Input *in = &n->op->inputs[p];
+      for (int k = 0; k < in->nstreams; k++) {
+        const Stream *st = in->streams[k];
+        if (!st || !st->producer) continue;
+        fprintf(f, "%s\n  {\"stream\": ", first ? "" : ",");
+        first = false;
+        json_str(f, st->name);
+        fprintf(f, ", \"from\": %d, \"to\": %d", node_index(x, st->producer), i);
+        for (int s = 0; n->local && s < n->nslots; s++) {
+          const Edge *e = n->in[s];
+          if (!e || e->stream != st || !e->q) continue;
+          pthread_mutex_lock(&e->q->owner->mu);
+          int count = e->q->count;
+          uint64_t blocked = e->q->blocked_ns;
+          pthread_mutex_unlock(&e->q->owner->mu);
+          fprintf(f, ", \"queue\": {\"batches\": %d, \"capacity\": %d, \"blocked_seconds\": %.6f}", count, e->q->cap,
+                  (double)blocked / 1e9);
+          break;
+        }
+        fputc('}', f);
+      }
+    }
+  }
+  fputs("]}\n", f);
+  if (fclose(f) != 0) {
+    free(text);
+    return NULL;
+  }
+  return text;
+}
+
+static char *render_page(void *ctx, size_t *len) {
+  (void)ctx;
+  *len = live_page_len;
+  char *copy = malloc(live_page_len);
+  if (copy) memcpy(copy, live_page, live_page_len);
+  return copy;
+}
+
+static const MetricsRoute routes[] = {
+  { "/metrics", "text/plain; version=0.0.4; charset=utf-8", render }, /* Prometheus's text format 0.0.4 */
+  { "/live.json", "application/json", render_live },
+  { "/", "text/html; charset=utf-8", render_page },
+};
+
 int metrics_start(Exec *x) {
   if (!x->o->metrics) return 0;
   char err[512];
-  x->metrics = metrics_http_start(x->o->metrics, render, x, err, sizeof err);
+  x->metrics = metrics_http_start(x->o->metrics, routes, (int)(sizeof routes / sizeof *routes), x, err, sizeof err);
   if (!x->metrics) {
     exec_fail(x, "cannot serve metrics at '%s': %s", x->o->metrics, err);
     return -1;

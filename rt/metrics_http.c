@@ -1,9 +1,9 @@
 /* metrics_http.c: the HTTP side of --metrics, over libmicrohttpd (the only file that includes its
  * header). The listening socket is made here, so that an address in use or one that does not
  * resolve gets a clear message (libmicrohttpd's own bind says only that it failed); libmicrohttpd
- * then serves it with one internal thread: a scrape at a time, each answered from the render
- * callback. GET (and HEAD) /metrics answers 200 with Prometheus's text format; another path 404,
- * another method 405. */
+ * then serves it with one internal thread: a request at a time, each answered from its route's
+ * render callback. GET (and HEAD) of a route's path answers 200 with its content type; another
+ * path 404, another method 405. */
 #include "metrics_http.h"
 
 #include <errno.h>
@@ -19,13 +19,11 @@
 
 struct MetricsHttp {
   struct MHD_Daemon *daemon;
-  MetricsRenderFn render;
+  const MetricsRoute *routes;
+  int nroutes;
   void *ctx;
   int fd; /* the listening socket (closed here, after libmicrohttpd stopped) */
 };
-
-/* Prometheus's text exposition format, version 0.0.4. */
-static const char content_type[] = "text/plain; version=0.0.4; charset=utf-8";
 
 bool metrics_http_parse(const char *address, char *host, size_t cap, int *port) {
   const char *colon = strrchr(address, ':');
@@ -70,7 +68,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   (void)version;
   (void)upload;
   MetricsHttp *m = cls;
-  static char not_found[] = "not found: the metrics are at /metrics\n";
+  static char not_found[] = "not found\n";
   static char not_allowed[] = "only GET and HEAD are served\n";
   if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
     if (*upload_size) { /* a body: taken and dropped, then the answer */
@@ -84,15 +82,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return answer(c, MHD_HTTP_METHOD_NOT_ALLOWED, not_allowed, sizeof not_allowed - 1, false,
                   "text/plain; charset=utf-8");
   }
-  if (strcmp(url, "/metrics") != 0)
-    return answer(c, MHD_HTTP_NOT_FOUND, not_found, sizeof not_found - 1, false, "text/plain; charset=utf-8");
+  const MetricsRoute *route = NULL;
+  for (int i = 0; i < m->nroutes && !route; i++)
+    if (!strcmp(url, m->routes[i].path)) route = &m->routes[i];
+  if (!route) return answer(c, MHD_HTTP_NOT_FOUND, not_found, sizeof not_found - 1, false, "text/plain; charset=utf-8");
   size_t len = 0;
-  char *body = m->render(m->ctx, &len);
+  char *body = route->render(m->ctx, &len);
   if (!body) {
     static char oom[] = "out of memory\n";
     return answer(c, MHD_HTTP_INTERNAL_SERVER_ERROR, oom, sizeof oom - 1, false, "text/plain; charset=utf-8");
   }
-  return answer(c, MHD_HTTP_OK, body, len, true, content_type);
+  return answer(c, MHD_HTTP_OK, body, len, true, route->type);
 }
 
 /* A listening socket at host:port (the first address the name resolves to that binds): its fd, or
@@ -132,7 +132,8 @@ static int listen_at(const char *host, int port, bool *v6, char *err, size_t err
   return fd;
 }
 
-MetricsHttp *metrics_http_start(const char *address, MetricsRenderFn render, void *ctx, char *err, size_t errlen) {
+MetricsHttp *metrics_http_start(const char *address, const MetricsRoute *routes, int nroutes, void *ctx, char *err,
+                                size_t errlen) {
   char host[256];
   int port;
   if (!metrics_http_parse(address, host, sizeof host, &port)) {
@@ -148,7 +149,8 @@ MetricsHttp *metrics_http_start(const char *address, MetricsRenderFn render, voi
     snprintf(err, errlen, "out of memory");
     return NULL;
   }
-  m->render = render;
+  m->routes = routes;
+  m->nroutes = nroutes;
   m->ctx = ctx;
   m->fd = fd;
   /* ITC: MHD_quiesce_daemon, at the stop, hands the socket back */

@@ -17,8 +17,15 @@
 #               free loopback port) scrapes the two executors of a job started with sf-launch
 #               --metrics-base, with the scrape configuration of docs/running.md; its HTTP API
 #               (/api/v1/query) returns sf_operator_tuples_out_total for host h0 and host h1, with
-#               the graph's name as job; sf-launch printed each executor's address once.
-# Skips (77) when promtool or prometheus is missing (Debian's package `prometheus`).
+#               the graph's name as job; sf-launch printed each executor's address once;
+#   live:       the live view at / in headless Chromium (tests/tools/devtools.py drives it over the
+#               DevTools protocol) while a job with a Beacon at 2000/s runs: looked at twice, 2 s
+#               apart, the page polled again, its counts and rates changed, the Beacon's rate
+#               shown is within 25 % of the one /metrics gives over the same time and of 2000/s,
+#               every operator and edge is drawn; a screenshot is saved as
+#               BUILD_DIR/test-artifacts/metrics-live-view.png.
+# Skips (77) when promtool or prometheus is missing (Debian's package `prometheus`); the live case
+# says SKIP when chromium is (Debian's `chromium`).
 set -uo pipefail
 
 if [[ $# -ne 2 ]]; then
@@ -316,8 +323,9 @@ EOF
       "$d/query.json" "$d/query.txt" "$d/launch.log" "$d/prometheus.log"
   fi
   lines=$(grep -c "metrics at http://127.0.0.1:" "$d/launch.log")
-  if [[ $lines != 2 ]] || ! grep -q "^sf-launch: host 'h0': metrics at http://127.0.0.1:$MBASE/metrics$" "$d/launch.log" ||
-     ! grep -q "^sf-launch: host 'h1': metrics at http://127.0.0.1:$((MBASE + 1))/metrics$" "$d/launch.log"; then
+  a0="http://127.0.0.1:$MBASE" a1="http://127.0.0.1:$((MBASE + 1))"
+  if [[ $lines != 2 ]] || ! grep -qxF "sf-launch: host 'h0': metrics at $a0/metrics, live view at $a0/" "$d/launch.log" ||
+     ! grep -qxF "sf-launch: host 'h1': metrics at $a1/metrics, live view at $a1/" "$d/launch.log"; then
     sf_bad prometheus "sf-launch did not print each executor's address once ($lines lines)" "$d/launch.log"
   else
     sf_ok launch "sf-launch printed both executors' metrics addresses once"
@@ -327,6 +335,103 @@ EOF
 fi
 kill -TERM -- "-$prom_pid" 2>/dev/null
 wait "$prom_pid" 2>/dev/null
+
+# ---- live: the page at / in headless Chromium while a job runs ----
+
+d=$work/live
+mkdir -p "$d/out" "$d/profile"
+R=2000
+sed -e "s|<param name=\"count\">200000</param>|<param name=\"count\">16000</param><param name=\"rate\">$R</param>|" \
+  -e 's|<param name="iterations">2000</param>|<param name="iterations">200</param>|' \
+  "$src/graphs/work.xml" >"$d/seq.xml"
+"$B/sf-xform" -w 2 -o "$d/par.xml" "$d/seq.xml" >"$d/xform.log" 2>&1 ||
+  { echo "error: sf-xform failed:" >&2; cat "$d/xform.log" >&2; exit 1; }
+nops=$(grep -c '<operator ' "$d/par.xml")
+chromium=$(command -v chromium || command -v chromium-browser || true)
+if [[ -z $chromium ]]; then
+  echo "live         SKIP  chromium is not installed (Debian: apt-get install chromium)"
+else
+  sf_next_ports 2 || exit 1
+  LPORT=$P0 DPORT=$P1
+  (cd "$d" && exec timeout -k 5 40 "$B/sf-exec" --metrics "127.0.0.1:$LPORT" par.xml) >"$d/exec.log" 2>&1 &
+  live_pid=$!
+  up() { curl -sf -o /dev/null "http://127.0.0.1:$LPORT/live.json"; }
+  wait_for 10 up
+  (exec setsid "$chromium" --headless --no-sandbox --disable-gpu --no-first-run --remote-debugging-port="$DPORT" \
+    --remote-allow-origins='*' --user-data-dir="$d/profile" --window-size=1400,650 "http://127.0.0.1:$LPORT/" \
+    >"$d/chromium.log" 2>&1) &
+  chrome_pid=$!
+  SF_GROUPS+=("$chrome_pid")
+  devtools() { python3 "$src/tests/tools/devtools.py" "$DPORT" "$@"; }
+  # the page's state: its polls, each row's rates and counts, what its picture holds
+  state='JSON.stringify({polls: +document.body.dataset.polls,
+    rows: Object.fromEntries([...document.querySelectorAll("#stats tbody tr")].map(r =>
+      [r.dataset.op, {rates: r.dataset.rates.split(" ").filter(x => x).map(Number),
+                      outs: r.dataset.outs.split(" ").map(Number)}])),
+    ops: document.querySelectorAll("#graph g[data-op]").length,
+    edges: document.querySelectorAll("#graph path.edge").length})'
+  polled() { local p; p=$(devtools eval "+document.body.dataset.polls" 2>/dev/null) && [[ $p =~ ^[0-9]+$ ]] && ((p >= 2)); }
+  scrape_src() { # FILE: the uptime and the Beacon's tuples out, from /metrics
+    curl -sf "http://127.0.0.1:$LPORT/metrics" | awk '
+      /^sf_executor_uptime_seconds/ { t = $NF }
+      /^sf_operator_tuples_out_total.*operator="jobs"/ { n = $NF }
+      END { print t, n }' >"$1"
+  }
+  if ! wait_for 15 polled; then
+    sf_bad live "the page did not poll /live.json twice within 15 s" "$d/chromium.log" "$d/exec.log"
+  else
+    scrape_src "$d/m1" && devtools eval "$state" >"$d/page1.json"
+    sleep 2
+    scrape_src "$d/m2" && devtools eval "$state" >"$d/page2.json"
+    mkdir -p "$build/test-artifacts"
+    shot=$build/test-artifacts/metrics-live-view.png
+    devtools screenshot "$shot"
+    curl -sf "http://127.0.0.1:$LPORT/live.json" >"$d/live.json"
+    if python3 - "$d" "$R" "$nops" "$shot" >"$d/live.log" 2>&1 <<'EOF'
+import json, sys
+d, rate, nops, shot = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+p1, p2 = (json.loads(json.load(open("%s/page%d.json" % (d, k)))) for k in (1, 2))
+(t1, n1), (t2, n2) = (map(float, open("%s/m%d" % (d, k)).read().split()) for k in (1, 2))
+edges = len(json.load(open(d + "/live.json"))["edges"])
+metrics_rate = (n2 - n1) / (t2 - t1)
+errors = []
+if p2["polls"] <= p1["polls"]:
+    errors.append("the page did not poll between the two looks (%d, %d)" % (p1["polls"], p2["polls"]))
+a, b = p1["rows"].get("jobs"), p2["rows"].get("jobs")
+if not a or not b or not b["rates"]:
+    errors.append("no rate shown for the Beacon 'jobs'")
+else:
+    if b["outs"][-1] <= a["outs"][-1]:
+        errors.append("the counts shown did not change: %s then %s" % (a["outs"], b["outs"]))
+    if b["rates"] == a["rates"]:
+        errors.append("the rates shown did not change: %s" % b["rates"])
+    shown = b["rates"][-1]
+    if abs(shown - metrics_rate) > 0.25 * metrics_rate:
+        errors.append("the page shows %.0f/s for 'jobs', /metrics %.0f/s" % (shown, metrics_rate))
+    if abs(shown - rate) > 0.25 * rate:
+        errors.append("the page shows %.0f/s for 'jobs', its rate is %.0f/s" % (shown, rate))
+    print("jobs: page %.0f/s, /metrics %.0f/s (Beacon rate %.0f); rates shown %s then %s" %
+          (shown, metrics_rate, rate, a["rates"], b["rates"]))
+if p2["ops"] != nops or p2["edges"] != edges:
+    errors.append("the picture has %d operators and %d edges, the graph %d and %d" % (p2["ops"], p2["edges"], nops, edges))
+png = open(shot, "rb").read()
+if png[:8] != b"\x89PNG\r\n\x1a\n" or len(png) < 10000:
+    errors.append("the screenshot %s is no picture (%d bytes)" % (shot, len(png)))
+for e in errors:
+    print("error: " + e)
+sys.exit(1 if errors else 0)
+EOF
+    then
+      sf_ok live "headless Chromium: $(head -n 1 "$d/live.log"); $nops operators drawn; screenshot $shot"
+    else
+      sf_bad live "the live view is not right" "$d/live.log" "$d/page2.json"
+    fi
+  fi
+  kill -TERM -- "-$chrome_pid" 2>/dev/null
+  wait "$chrome_pid" 2>/dev/null
+  kill "$live_pid" 2>/dev/null
+  wait "$live_pid" 2>/dev/null
+fi
 
 echo "metrics: $SF_PASSED passed, $SF_FAILED failed in $(sf_elapsed "$t_start" "$(sf_now)") s"
 ((SF_FAILED == 0))

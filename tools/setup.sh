@@ -11,8 +11,8 @@ packages=(build-essential cmake pkg-config libxml2-dev libxml2-utils libprotobuf
           libgrpc-dev zlib1g-dev libjson-c-dev check libsubunit-dev graphviz iproute2 procps openssl clang libclang-rt-14-dev time libpcre2-dev
           libmicrohttpd-dev)
 # SF_SETUP_EXTRA: more packages, for what only some runs need (tools/bench.sh: the TBB peer;
-# tools/test.sh: slurm-wlm and munge, the single-node Slurm of tests/slurm.sh; prometheus, the
-# promtool and server of tests/metrics.sh)
+# tools/test.sh: slurm-wlm and munge, the single-node Slurm of tests/slurm.sh; prometheus and
+# chromium, the promtool, server and headless browser of tests/metrics.sh)
 read -r -a extra <<<"${SF_SETUP_EXTRA:-}"
 packages+=("${extra[@]}")
 missing=()

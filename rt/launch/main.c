@@ -82,8 +82,8 @@ static const char usage_text[] =
     "                         threads, 1024 per message between hosts)\n"
     "  --stats                pass --stats to every executor\n"
     "  --metrics-base PORT    executor I (0, 1, ... in the graph's host order) serves Prometheus metrics\n"
-    "                         at 127.0.0.1:PORT+I (sf-exec --metrics), on its own machine; each address\n"
-    "                         is printed once at the start\n"
+    "                         and its live view at 127.0.0.1:PORT+I (sf-exec --metrics), on its own\n"
+    "                         machine: one page per executor; each address is printed once at the start\n"
     "  --accept-unterminated  pass --accept-unterminated to every executor (read a CSV input's last row\n"
     "                         even without its line end)\n"
     "  --max-state-memory BYTES  pass --max-state-memory to every executor: its keyed state (Functor,\n"
@@ -1232,8 +1232,9 @@ int main(int argc, char **argv) {
   L.stop_sig = SIGINT;
 
   for (int i = 0; L.metrics_base && i < L.job.nhosts; i++) /* the same at every restart */
-    fprintf(stderr, PROG ": host '%s': metrics at http://127.0.0.1:%d/metrics%s\n", L.job.hosts[i].name,
-            L.metrics_base + i, backend_of(i) != &launch_local ? " on its machine" : "");
+    fprintf(stderr, PROG ": host '%s': metrics at http://127.0.0.1:%d/metrics, live view at http://127.0.0.1:%d/%s\n",
+            L.job.hosts[i].name, L.metrics_base + i, L.metrics_base + i,
+            backend_of(i) != &launch_local ? " (on its machine)" : "");
 
   int failed;
   for (;;) {
