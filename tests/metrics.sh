@@ -18,6 +18,8 @@
 #               --metrics-base, with the scrape configuration of docs/running.md; its HTTP API
 #               (/api/v1/query) returns sf_operator_tuples_out_total for host h0 and host h1, with
 #               the graph's name as job; sf-launch printed each executor's address once;
+#   http:       while a job runs, GET / and /live.json and HEAD /metrics answer 200 with their
+#               content types, another path 404, POST 405;
 #   live:       the live view at / in headless Chromium (tests/tools/devtools.py drives it over the
 #               DevTools protocol) while a job with a Beacon at 2000/s runs: looked at twice, 2 s
 #               apart, the page polled again, its counts and rates changed, the Beacon's rate
@@ -377,6 +379,18 @@ else
       /^sf_operator_tuples_out_total.*operator="jobs"/ { n = $NF }
       END { print t, n }' >"$1"
   }
+  # the server's answers: the three paths, HEAD, another path, another method
+  code() { curl -s -o /dev/null -w '%{http_code} %{content_type};' "$@" 2>/dev/null; }
+  u=http://127.0.0.1:$LPORT
+  http=$(code "$u/")$(code "$u/live.json")$(code --head "$u/metrics")$(code "$u/nowhere")$(code -X POST -d x "$u/metrics")
+  want="200 text/html; charset=utf-8;200 application/json;200 text/plain; version=0.0.4; charset=utf-8;"
+  want+="404 text/plain; charset=utf-8;405 text/plain; charset=utf-8;"
+  if [[ $http == "$want" ]]; then
+    sf_ok http "GET / and /live.json, HEAD /metrics: 200 with their types; another path 404, POST 405"
+  else
+    echo "$http" >"$d/http.txt"
+    sf_bad http "expected '$want'" "$d/http.txt"
+  fi
   if ! wait_for 15 polled; then
     sf_bad live "the page did not poll /live.json twice within 15 s" "$d/chromium.log" "$d/exec.log"
   else
