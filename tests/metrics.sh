@@ -17,7 +17,9 @@
 #               free loopback port) scrapes the two executors of a job started with sf-launch
 #               --metrics-base, with the scrape configuration of docs/running.md; its HTTP API
 #               (/api/v1/query) returns sf_operator_tuples_out_total for host h0 and host h1, with
-#               the graph's name as job; sf-launch printed each executor's address once;
+#               the graph's name as job; with checkpoints every 0.3 s, sf_checkpoints_completed_total
+#               of both hosts and sf_checkpoint_duration_seconds of h0 only (the coordinator);
+#               sf-launch printed each executor's address once;
 #   http:       while a job runs, GET / and /live.json and HEAD /metrics answer 200 with their
 #               content types, another path 404, POST 405;
 #   live:       the live view at / in headless Chromium (tests/tools/devtools.py drives it over the
@@ -300,7 +302,7 @@ if ! wait_for 20 ready; then
   sf_bad prometheus "prometheus was not ready within 20 s" "$d/prometheus.log"
 else
   (cd "$d" && exec setsid timeout -k 5 60 bash "$src/tools/sf-launch" --exec "$B/sf-exec" --insecure-plaintext \
-    --metrics-base "$MBASE" par.xml) >"$d/launch.log" 2>&1 &
+    --metrics-base "$MBASE" --checkpoint-dir "$d/ck" --checkpoint-interval 0.3 par.xml) >"$d/launch.log" 2>&1 &
   launch_pid=$!
   SF_GROUPS+=("$launch_pid")
   # both hosts' sf_operator_tuples_out_total, through the query API
@@ -323,6 +325,24 @@ EOF
   else
     sf_bad prometheus "prometheus's query API did not return sf_operator_tuples_out_total of h0 and h1" \
       "$d/query.json" "$d/query.txt" "$d/launch.log" "$d/prometheus.log"
+  fi
+  # the checkpoints between hosts: both count completions, the coordinator (h0, the source's) times them
+  ckpts() {
+    curl -sf -G "http://127.0.0.1:$PROM/api/v1/query" \
+      --data-urlencode 'query={__name__=~"sf_checkpoints_completed_total|sf_checkpoint_duration_seconds_count"} > 0' \
+      >"$d/ckpt.json" 2>/dev/null &&
+      python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))["data"]["result"]
+got = sorted("%s %s %s" % (s["metric"]["__name__"], s["metric"].get("host"), s["value"][1]) for s in r)
+print("; ".join(got))
+names = {(s["metric"]["__name__"], s["metric"].get("host")) for s in r}
+sys.exit(0 if names == {("sf_checkpoints_completed_total", "h0"), ("sf_checkpoints_completed_total", "h1"),
+                        ("sf_checkpoint_duration_seconds_count", "h0")} else 1)' "$d/ckpt.json" >"$d/ckpt.txt"
+  }
+  if wait_for 10 ckpts; then
+    sf_ok checkpoints "through prometheus: $(cat "$d/ckpt.txt")"
+  else
+    sf_bad checkpoints "expected completions on h0 and h1 and durations on h0 only" "$d/ckpt.txt" "$d/ckpt.json"
   fi
   lines=$(grep -c "metrics at http://127.0.0.1:" "$d/launch.log")
   a0="http://127.0.0.1:$MBASE" a1="http://127.0.0.1:$((MBASE + 1))"
