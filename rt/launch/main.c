@@ -1186,6 +1186,10 @@ int main(int argc, char **argv) {
   if (L.job.nhosts == 0)
     die("'%s' names no hosts; run it with sf-exec, or rewrite it with sf-xform --hosts", agraph);
   L.job.hosts_changed = false;
+  /* a Slurm step's tasks all get one command line (backend_slurm.c), and --metrics differs per
+   * executor: not yet (each task could take base + SLURM_PROCID) */
+  if (L.metrics_base && L.via == &launch_slurm)
+    die_usage("--metrics-base does not work with --via slurm yet (a step's tasks share one command line)");
   if (L.metrics_base && L.metrics_base + L.job.nhosts - 1 > 65535)
     die_usage("--metrics-base %d leaves no port for the last of the %d executors (at most %d)", L.metrics_base,
               L.job.nhosts, 65536 - L.job.nhosts);
