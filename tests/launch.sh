@@ -163,7 +163,7 @@ d=$work/$c
 mkdir -p "$d"
 cat >"$d/stub" <<EOF
 #!/usr/bin/env bash
-[[ \$2 == h1 ]] && { trap '' INT; exec sleep 600; }
+[[ \$2 == h1 ]] && { trap '' INT; exec -a "sf-never-starts-$$" sleep 600; }
 exec "$B/sf-exec" "\$@"
 EOF
 chmod +x "$d/stub"
@@ -180,7 +180,7 @@ elif ! grep -qxF "sf-launch: host 'h1' did not stop within 1 s of SIGINT; killed
   sf_bad "$c" "h1 was not killed 1 s after its SIGINT" "$d/launch.log"
 elif ! grep -qE "^sf-launch: error: host 'h[01]' failed: " "$d/launch.log"; then
   sf_bad "$c" "no host named as failed" "$d/launch.log"
-elif pgrep -f -- "sleep 600" | xargs -r ps -o args= -p 2>/dev/null | grep -q .; then
+elif pgrep -f -- "^sf-never-starts-$$ " >/dev/null; then # (its own name: other tests sleep too)
   sf_bad "$c" "h1's executor still runs" "$d/launch.log"
 else
   named=$(grep -oE "host 'h[01]' failed" "$d/launch.log")
