@@ -6,13 +6,15 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${SF_BUILD:-$top/build}
 
 # clang and its runtime libraries: the sanitizer build of tools/test.sh and the fuzz targets;
-# libmicrohttpd-dev: sf-exec --metrics (its HTTP server)
+# libmicrohttpd-dev: sf-exec --metrics (its HTTP server); librdkafka-dev: KafkaSource and KafkaSink
+# (rt/kafka.c) and sf-kafka-mock
 packages=(build-essential cmake pkg-config libxml2-dev libxml2-utils libprotobuf-c-dev protobuf-c-compiler
           libgrpc-dev zlib1g-dev libjson-c-dev check libsubunit-dev graphviz iproute2 procps openssl clang libclang-rt-14-dev time libpcre2-dev
-          libmicrohttpd-dev)
+          libmicrohttpd-dev librdkafka-dev)
 # SF_SETUP_EXTRA: more packages, for what only some runs need (tools/bench.sh: the TBB peer;
 # tools/test.sh: slurm-wlm and munge, the single-node Slurm of tests/slurm.sh; prometheus and
-# chromium, the promtool, server and headless browser of tests/metrics.sh)
+# chromium, the promtool, server and headless browser of tests/metrics.sh; kcat, tests/kafka.sh's
+# Kafka client)
 read -r -a extra <<<"${SF_SETUP_EXTRA:-}"
 packages+=("${extra[@]}")
 missing=()

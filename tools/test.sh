@@ -23,8 +23,8 @@ now() { date +%s; }
 
 t0=$(now)
 # the suite's own packages too: a real single-node Slurm for tests/slurm.sh, Prometheus for
-# tests/metrics.sh and Chromium for its live view (each skips without them)
-SF_SETUP_EXTRA="slurm-wlm munge prometheus chromium ${SF_SETUP_EXTRA:-}" "$top/tools/setup.sh"
+# tests/metrics.sh and Chromium for its live view, kcat for tests/kafka.sh (each skips without them)
+SF_SETUP_EXTRA="slurm-wlm munge prometheus chromium kcat ${SF_SETUP_EXTRA:-}" "$top/tools/setup.sh"
 t1=$(now)
 rc=0
 (cd "$build" && ctest --output-on-failure -j"$(nproc)" "$@") | tee "$log" || rc=1

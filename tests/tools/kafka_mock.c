@@ -1,0 +1,211 @@
+/* kafka_mock.c: sf-kafka-mock, a Kafka cluster for the tests (tests/kafka.sh), and a producer that
+ * sets each record's partition and timestamp, which kcat cannot.
+ *
+ *   sf-kafka-mock [--brokers N] TOPIC:PARTITIONS...
+ *       starts librdkafka's mock cluster (rdkafka_mock.h: brokers speaking the Kafka protocol on
+ *       loopback sockets, in this process) of N brokers (3), creates the topics, prints its
+ *       bootstrap address (host:port,host:port,...) and a line end on standard output, and runs
+ *       until standard input reaches its end or SIGTERM, SIGINT or SIGHUP comes. The cluster and
+ *       its records live as long as the process.
+ *   sf-kafka-mock produce BROKERS TOPIC
+ *       reads lines "PARTITION TIMESTAMP VALUE" from standard input (the value is the rest of the
+ *       line after one blank, without its line end; TIMESTAMP in ms, -1: the producer's clock) and
+ *       produces each as a record of TOPIC, in that partition, with that CreateTime timestamp and
+ *       no key, in the order given (one partition's records keep their order: at most one request
+ *       in flight); exits 0 once every record was acknowledged, 1 with a message otherwise.
+ *
+ * Exit status 2: a usage error. */
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig) {
+  stop_signal = sig;
+}
+
+static int usage(void) {
+  fprintf(stderr, "usage: sf-kafka-mock [--brokers N] TOPIC:PARTITIONS...\n"
+                  "       sf-kafka-mock produce BROKERS TOPIC   (stdin: PARTITION TIMESTAMP VALUE per line)\n");
+  return 2;
+}
+
+/* A rd_kafka_t of `type` with the properties given as name, value pairs (NULL-ended), or NULL
+ * after a message. */
+static rd_kafka_t *client(rd_kafka_type_t type, const char *const *props) {
+  char err[512];
+  rd_kafka_conf_t *conf = rd_kafka_conf_new();
+  for (int i = 0; props && props[i]; i += 2)
+    if (rd_kafka_conf_set(conf, props[i], props[i + 1], err, sizeof err) != RD_KAFKA_CONF_OK) {
+      fprintf(stderr, "sf-kafka-mock: %s\n", err);
+      rd_kafka_conf_destroy(conf);
+      return NULL;
+    }
+  rd_kafka_t *rk = rd_kafka_new(type, conf, err, sizeof err); /* takes conf when it succeeds */
+  if (!rk) {
+    fprintf(stderr, "sf-kafka-mock: %s\n", err);
+    rd_kafka_conf_destroy(conf);
+  }
+  return rk;
+}
+
+static int run_cluster(int argc, char **argv) {
+  int brokers = 3, first = 1;
+  if (argc > 2 && !strcmp(argv[1], "--brokers")) {
+    brokers = atoi(argv[2]);
+    first = 3;
+    if (brokers < 1 || brokers > 16) return usage();
+  }
+  if (first >= argc) return usage();
+  const char *props[] = { "client.id", "sf-kafka-mock", "log_level", "3", NULL };
+  rd_kafka_t *rk = client(RD_KAFKA_PRODUCER, props);
+  if (!rk) return 1;
+  rd_kafka_mock_cluster_t *mc = rd_kafka_mock_cluster_new(rk, brokers);
+  if (!mc) {
+    fprintf(stderr, "sf-kafka-mock: cannot start a mock cluster of %d brokers\n", brokers);
+    rd_kafka_destroy(rk);
+    return 1;
+  }
+  for (int i = first; i < argc; i++) {
+    char name[256];
+    const char *colon = strrchr(argv[i], ':');
+    char *end;
+    long parts = colon ? strtol(colon + 1, &end, 10) : 0;
+    if (!colon || colon == argv[i] || (size_t)(colon - argv[i]) >= sizeof name || !colon[1] || *end || parts < 1 ||
+        parts > 1000) {
+      fprintf(stderr, "sf-kafka-mock: '%s' is not TOPIC:PARTITIONS (1 to 1000 partitions)\n", argv[i]);
+      rd_kafka_mock_cluster_destroy(mc);
+      rd_kafka_destroy(rk);
+      return 2;
+    }
+    memcpy(name, argv[i], (size_t)(colon - argv[i]));
+    name[colon - argv[i]] = 0;
+    int replicas = brokers < 3 ? brokers : 3;
+    rd_kafka_resp_err_t e = rd_kafka_mock_topic_create(mc, name, (int)parts, replicas);
+    if (e) {
+      fprintf(stderr, "sf-kafka-mock: cannot create topic '%s': %s\n", name, rd_kafka_err2str(e));
+      rd_kafka_mock_cluster_destroy(mc);
+      rd_kafka_destroy(rk);
+      return 1;
+    }
+  }
+  struct sigaction sa = { .sa_handler = on_signal };
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
+  signal(SIGPIPE, SIG_IGN);
+  printf("%s\n", rd_kafka_mock_cluster_bootstraps(mc));
+  fflush(stdout);
+  /* until stdin ends (its writer went) or a signal: poll wakes on either (EINTR) */
+  while (!stop_signal) {
+    struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+    int n = poll(&p, 1, 500);
+    if (n < 0 && errno != EINTR) break;
+    if (n > 0) {
+      char b[512];
+      ssize_t got = read(STDIN_FILENO, b, sizeof b);
+      if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN)) break;
+    }
+  }
+  rd_kafka_mock_cluster_destroy(mc);
+  rd_kafka_destroy(rk);
+  return 0;
+}
+
+static int delivery_failures;
+
+static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque) {
+  (void)rk;
+  (void)opaque;
+  if (m->err) {
+    if (!delivery_failures++)
+      fprintf(stderr, "sf-kafka-mock: produce to partition %" PRId32 " failed: %s\n", m->partition,
+              rd_kafka_err2str(m->err));
+  }
+}
+
+static int run_produce(const char *brokers, const char *topic) {
+  char err[512];
+  rd_kafka_conf_t *conf = rd_kafka_conf_new();
+  const char *props[] = { "bootstrap.servers", brokers, "max.in.flight.requests.per.connection", "1",
+                          "linger.ms", "5", "enable.idempotence", "false", "log_level", "3", NULL };
+  for (int i = 0; props[i]; i += 2)
+    if (rd_kafka_conf_set(conf, props[i], props[i + 1], err, sizeof err) != RD_KAFKA_CONF_OK) {
+      fprintf(stderr, "sf-kafka-mock: %s\n", err);
+      return 1;
+    }
+  rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
+  rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
+  if (!rk) {
+    fprintf(stderr, "sf-kafka-mock: %s\n", err);
+    return 1;
+  }
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t len;
+  long long lineno = 0, produced = 0;
+  int rc = 0;
+  while (rc == 0 && (len = getline(&line, &cap, stdin)) >= 0) {
+    lineno++;
+    if (len > 0 && line[len - 1] == '\n') line[--len] = 0;
+    char *p = line, *end;
+    long part = strtol(p, &end, 10);
+    if (end == p || *end != ' ' || part < 0 || part > INT32_MAX) {
+      fprintf(stderr, "sf-kafka-mock: stdin:%lld: expected PARTITION TIMESTAMP VALUE\n", lineno);
+      rc = 1;
+      break;
+    }
+    p = end + 1;
+    long long ts = strtoll(p, &end, 10);
+    if (end == p || (*end != ' ' && *end != 0)) {
+      fprintf(stderr, "sf-kafka-mock: stdin:%lld: expected PARTITION TIMESTAMP VALUE\n", lineno);
+      rc = 1;
+      break;
+    }
+    const char *value = *end ? end + 1 : end;
+    for (;;) {
+      rd_kafka_resp_err_t e = rd_kafka_producev(
+          rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION((int32_t)part),
+          RD_KAFKA_V_VALUE((void *)value, strlen(value)), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+          RD_KAFKA_V_TIMESTAMP(ts < 0 ? 0 : (int64_t)ts), RD_KAFKA_V_END);
+      if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+        rd_kafka_poll(rk, 100);
+        continue;
+      }
+      if (e) {
+        fprintf(stderr, "sf-kafka-mock: stdin:%lld: cannot produce: %s\n", lineno, rd_kafka_err2str(e));
+        rc = 1;
+      }
+      break;
+    }
+    produced++;
+    rd_kafka_poll(rk, 0);
+  }
+  free(line);
+  rd_kafka_resp_err_t e = rd_kafka_flush(rk, 30000);
+  if (e && !rc) {
+    fprintf(stderr, "sf-kafka-mock: %lld records not acknowledged in 30 s: %s\n", (long long)rd_kafka_outq_len(rk),
+            rd_kafka_err2str(e));
+    rc = 1;
+  }
+  if (delivery_failures && !rc) rc = 1;
+  rd_kafka_destroy(rk);
+  if (rc == 0) fprintf(stderr, "sf-kafka-mock: produced %lld records to '%s'\n", produced, topic);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "produce")) return argc == 4 ? run_produce(argv[2], argv[3]) : usage();
+  if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) return usage();
+  return run_cluster(argc, argv);
+}
