@@ -1,12 +1,15 @@
 /* kafka_mock.c: sf-kafka-mock, a Kafka cluster for the tests (tests/kafka.sh), and a producer that
  * sets each record's partition and timestamp, which kcat cannot.
  *
- *   sf-kafka-mock [--brokers N] TOPIC:PARTITIONS...
+ *   sf-kafka-mock [--brokers N] [--unknown NAME]... TOPIC:PARTITIONS...
  *       starts librdkafka's mock cluster (rdkafka_mock.h: brokers speaking the Kafka protocol on
  *       loopback sockets, in this process) of N brokers (3), creates the topics, prints its
  *       bootstrap address (host:port,host:port,...) and a line end on standard output, and runs
  *       until standard input reaches its end or SIGTERM, SIGINT or SIGHUP comes. The cluster and
- *       its records live as long as the process.
+ *       its records live as long as the process. The mock speaks Metadata below version 4, where a
+ *       client cannot ask a broker not to create a topic it names, and it creates every topic a
+ *       request names; --unknown NAME makes its brokers answer UNKNOWN_TOPIC_OR_PART for NAME
+ *       instead, as a real broker with auto.create.topics.enable=false does for a missing topic.
  *   sf-kafka-mock produce BROKERS TOPIC
  *       reads lines "PARTITION TIMESTAMP VALUE" from standard input (the value is the rest of the
  *       line after one blank, without its line end; TIMESTAMP in ms, -1: the producer's clock) and
@@ -34,7 +37,7 @@ static void on_signal(int sig) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: sf-kafka-mock [--brokers N] TOPIC:PARTITIONS...\n"
+  fprintf(stderr, "usage: sf-kafka-mock [--brokers N] [--unknown NAME]... TOPIC:PARTITIONS...\n"
                   "       sf-kafka-mock produce BROKERS TOPIC   (stdin: PARTITION TIMESTAMP VALUE per line)\n");
   return 2;
 }
@@ -60,10 +63,18 @@ static rd_kafka_t *client(rd_kafka_type_t type, const char *const *props) {
 
 static int run_cluster(int argc, char **argv) {
   int brokers = 3, first = 1;
-  if (argc > 2 && !strcmp(argv[1], "--brokers")) {
-    brokers = atoi(argv[2]);
-    first = 3;
-    if (brokers < 1 || brokers > 16) return usage();
+  const char *unknown[16];
+  int nunknown = 0;
+  while (first + 1 < argc && argv[first][0] == '-') {
+    if (!strcmp(argv[first], "--brokers")) {
+      brokers = atoi(argv[first + 1]);
+      if (brokers < 1 || brokers > 16) return usage();
+    } else if (!strcmp(argv[first], "--unknown") && nunknown < 16) {
+      unknown[nunknown++] = argv[first + 1];
+    } else {
+      return usage();
+    }
+    first += 2;
   }
   if (first >= argc) return usage();
   const char *props[] = { "client.id", "sf-kafka-mock", "log_level", "3", NULL };
@@ -98,6 +109,7 @@ static int run_cluster(int argc, char **argv) {
       return 1;
     }
   }
+  for (int i = 0; i < nunknown; i++) rd_kafka_mock_topic_set_error(mc, unknown[i], RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
   struct sigaction sa = { .sa_handler = on_signal };
   sigemptyset(&sa.sa_mask);
   sigaction(SIGTERM, &sa, NULL);

@@ -1,0 +1,263 @@
+/* kafka.c: the one file that includes librdkafka (kafka.h). A KafkaReader is librdkafka's simple
+ * consumer (rd_kafka_consume_start and friends: each partition read on its own, from an offset the
+ * caller chooses), which needs no consumer group and commits nothing to the brokers. An offset out
+ * of the partition's range is an error (auto.offset.reset = error), and the end of a partition is
+ * reported (enable.partition.eof), so that a reader reading up to a high watermark knows it got
+ * there even when the last offsets hold no record (transaction markers). */
+#include "kafka.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct KafkaReader {
+  rd_kafka_t *rk;
+  rd_kafka_topic_t *rkt;
+  char *brokers;   /* for messages */
+  char *topic;
+  int32_t *parts;  /* the topic's partitions, sorted */
+  bool *started;   /* per entry of parts: rd_kafka_consume_start was called */
+  int nparts;
+  KafkaLogFn *log;
+  void *log_ctx;
+};
+
+static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf) {
+  KafkaReader *k = rd_kafka_opaque(rk);
+  if (k && k->log && level <= 4) k->log(k->log_ctx, level, fac, buf);
+}
+
+static int set(rd_kafka_conf_t *conf, const char *name, const char *value, char *err, size_t cap) {
+  char why[256];
+  if (rd_kafka_conf_set(conf, name, value, why, sizeof why) == RD_KAFKA_CONF_OK) return 0;
+  snprintf(err, cap, "librdkafka refuses %s=%s: %s", name, value, why);
+  return -1;
+}
+
+static int cmp_i32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The topic's metadata into k->parts, asking until timeout_ms passed while the cluster has no
+ * answer yet (no broker reached, or a leader not yet elected). */
+static int read_metadata(KafkaReader *k, int timeout_ms, char *err, size_t cap) {
+  int64_t until = now_ms() + timeout_ms;
+  for (;;) {
+    int64_t left = until - now_ms();
+    const struct rd_kafka_metadata *md = NULL;
+    rd_kafka_resp_err_t e = rd_kafka_metadata(k->rk, 0, k->rkt, &md, left > 0 ? (int)left : 1);
+    if (e == RD_KAFKA_RESP_ERR__TIMED_OUT || e == RD_KAFKA_RESP_ERR__TRANSPORT ||
+        e == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN) {
+      if (now_ms() < until) continue;
+      snprintf(err, cap, "cannot reach any Kafka broker of '%s' within %d ms (--connect-timeout)", k->brokers,
+               timeout_ms);
+      return -1;
+    }
+    if (e) {
+      snprintf(err, cap, "cannot read the metadata of topic '%s' from '%s': %s", k->topic, k->brokers,
+               rd_kafka_err2str(e));
+      return -1;
+    }
+    const struct rd_kafka_metadata_topic *t = md->topic_cnt == 1 ? &md->topics[0] : NULL;
+    rd_kafka_resp_err_t te = t ? t->err : RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
+    if (te == RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE && now_ms() < until) {
+      rd_kafka_metadata_destroy(md);
+      continue;
+    }
+    if (te == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
+      snprintf(err, cap, "topic '%s' does not exist on the Kafka brokers '%s'", k->topic, k->brokers);
+      rd_kafka_metadata_destroy(md);
+      return -1;
+    }
+    if (te) {
+      snprintf(err, cap, "topic '%s' on '%s': %s", k->topic, k->brokers, rd_kafka_err2str(te));
+      rd_kafka_metadata_destroy(md);
+      return -1;
+    }
+    k->nparts = t->partition_cnt;
+    k->parts = calloc((size_t)k->nparts + 1, sizeof *k->parts);
+    k->started = calloc((size_t)k->nparts + 1, sizeof *k->started);
+    if (!k->parts || !k->started) {
+      rd_kafka_metadata_destroy(md);
+      snprintf(err, cap, "out of memory");
+      return -1;
+    }
+    for (int i = 0; i < k->nparts; i++) k->parts[i] = t->partitions[i].id;
+    qsort(k->parts, (size_t)k->nparts, sizeof *k->parts, cmp_i32);
+    rd_kafka_metadata_destroy(md);
+    return 0;
+  }
+}
+
+KafkaReader *kafka_open(const char *brokers, const char *topic, int timeout_ms, KafkaLogFn *log, void *log_ctx,
+                        char *err, size_t cap) {
+  KafkaReader *k = calloc(1, sizeof *k);
+  if (!k) {
+    snprintf(err, cap, "out of memory");
+    return NULL;
+  }
+  k->log = log;
+  k->log_ctx = log_ctx;
+  k->brokers = strdup(brokers);
+  k->topic = strdup(topic);
+  rd_kafka_conf_t *conf = rd_kafka_conf_new();
+  if (set(conf, "bootstrap.servers", brokers, err, cap) < 0 || set(conf, "client.id", "sf-exec", err, cap) < 0 ||
+      set(conf, "enable.partition.eof", "true", err, cap) < 0 ||
+      set(conf, "allow.auto.create.topics", "false", err, cap) < 0 || set(conf, "log_level", "4", err, cap) < 0 ||
+      set(conf, "auto.offset.reset", "error", err, cap) < 0) {
+    rd_kafka_conf_destroy(conf);
+    kafka_close(k);
+    return NULL;
+  }
+  rd_kafka_conf_set_opaque(conf, k);
+  rd_kafka_conf_set_log_cb(conf, on_log);
+  char why[512];
+  k->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, why, sizeof why);
+  if (!k->rk) {
+    rd_kafka_conf_destroy(conf);
+    snprintf(err, cap, "cannot start a Kafka client for '%s': %s", brokers, why);
+    kafka_close(k);
+    return NULL;
+  }
+  k->rkt = rd_kafka_topic_new(k->rk, topic, NULL);
+  if (!k->rkt) {
+    snprintf(err, cap, "cannot use topic '%s': %s", topic, rd_kafka_err2str(rd_kafka_last_error()));
+    kafka_close(k);
+    return NULL;
+  }
+  if (read_metadata(k, timeout_ms, err, cap) < 0) {
+    kafka_close(k);
+    return NULL;
+  }
+  return k;
+}
+
+int kafka_npartitions(const KafkaReader *k) {
+  return k->nparts;
+}
+
+int32_t kafka_partition(const KafkaReader *k, int i) {
+  return k->parts[i];
+}
+
+int kafka_watermarks(KafkaReader *k, int32_t partition, int64_t *lo, int64_t *hi, int timeout_ms, char *err,
+                     size_t cap) {
+  rd_kafka_resp_err_t e = rd_kafka_query_watermark_offsets(k->rk, k->topic, partition, lo, hi, timeout_ms);
+  if (!e) return 0;
+  snprintf(err, cap, "cannot read the offsets of topic '%s' partition %d from '%s': %s", k->topic, (int)partition,
+           k->brokers, rd_kafka_err2str(e));
+  return -1;
+}
+
+static int index_of(const KafkaReader *k, int32_t partition) {
+  for (int i = 0; i < k->nparts; i++)
+    if (k->parts[i] == partition) return i;
+  return -1;
+}
+
+int kafka_start(KafkaReader *k, int32_t partition, int64_t offset, char *err, size_t cap) {
+  int i = index_of(k, partition);
+  if (i < 0) {
+    snprintf(err, cap, "topic '%s' has no partition %d", k->topic, (int)partition);
+    return -1;
+  }
+  if (rd_kafka_consume_start(k->rkt, partition, offset) < 0) {
+    snprintf(err, cap, "cannot read topic '%s' partition %d from offset %lld: %s", k->topic, (int)partition,
+             (long long)offset, rd_kafka_err2str(rd_kafka_last_error()));
+    return -1;
+  }
+  k->started[i] = true;
+  return 0;
+}
+
+/* A message of kafka_fetch: 1 a record (into *r), 0 an end of partition (*end_offset) or nothing,
+ * -1 an error (err; the message destroyed). */
+static int take(KafkaReader *k, rd_kafka_message_t *m, KafkaRecord *r, int64_t *end_offset, char *err, size_t cap) {
+  if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+    *end_offset = m->offset;
+    rd_kafka_message_destroy(m);
+    return 0;
+  }
+  if (m->err) {
+    if (m->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET || m->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE)
+      snprintf(err, cap, "topic '%s' partition %d: offset %lld is out of the range the partition holds (%s)",
+               k->topic, (int)m->partition, (long long)m->offset, rd_kafka_message_errstr(m));
+    else
+      snprintf(err, cap, "topic '%s' partition %d: %s", k->topic, (int)m->partition, rd_kafka_message_errstr(m));
+    rd_kafka_message_destroy(m);
+    return -1;
+  }
+  rd_kafka_timestamp_type_t tt;
+  r->partition = m->partition;
+  r->offset = m->offset;
+  r->timestamp = rd_kafka_message_timestamp(m, &tt);
+  r->value = m->payload;
+  r->len = m->len;
+  r->msg = m;
+  return 1;
+}
+
+int kafka_fetch(KafkaReader *k, int32_t partition, int timeout_ms, KafkaRecord *recs, int n, int64_t *end_offset,
+                char *err, size_t cap) {
+  *end_offset = -1;
+  rd_kafka_message_t *ms[256];
+  if (n > (int)(sizeof ms / sizeof ms[0])) n = (int)(sizeof ms / sizeof ms[0]);
+  /* what is there now, without waiting (consume_batch waits for a full batch); else one, waiting */
+  ssize_t got = rd_kafka_consume_batch(k->rkt, partition, 0, ms, (size_t)n);
+  if (got == 0) {
+    ms[0] = rd_kafka_consume(k->rkt, partition, timeout_ms);
+    got = ms[0] ? 1 : 0;
+  }
+  if (got < 0) {
+    snprintf(err, cap, "cannot read topic '%s' partition %d: %s", k->topic, (int)partition,
+             rd_kafka_err2str(rd_kafka_last_error()));
+    return -1;
+  }
+  int out = 0, rc = 0;
+  for (ssize_t i = 0; i < got; i++) {
+    if (rc < 0) {
+      rd_kafka_message_destroy(ms[i]);
+      continue;
+    }
+    int t = take(k, ms[i], &recs[out], end_offset, err, cap);
+    if (t < 0) rc = -1;
+    if (t > 0) out++;
+  }
+  if (rc < 0) {
+    kafka_release(recs, out);
+    return -1;
+  }
+  return out;
+}
+
+void kafka_release(KafkaRecord *recs, int n) {
+  for (int i = 0; i < n; i++)
+    if (recs[i].msg) {
+      rd_kafka_message_destroy(recs[i].msg);
+      recs[i].msg = NULL;
+    }
+}
+
+void kafka_close(KafkaReader *k) {
+  if (!k) return;
+  for (int i = 0; i < k->nparts; i++)
+    if (k->started[i]) rd_kafka_consume_stop(k->rkt, k->parts[i]);
+  if (k->rkt) rd_kafka_topic_destroy(k->rkt);
+  if (k->rk) rd_kafka_destroy(k->rk);
+  free(k->parts);
+  free(k->started);
+  free(k->brokers);
+  free(k->topic);
+  free(k);
+}

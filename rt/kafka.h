@@ -1,0 +1,59 @@
+/* kafka.h: Kafka behind one file (kafka.c is the only file that includes librdkafka), as gRPC is
+ * behind transport*.c and protobuf-c behind wire.c. The operator kinds (ops/kafka_source.c) see
+ * only this small interface: a client reading chosen partitions of one topic from chosen offsets,
+ * each partition on its own (the kind merges them in an order of its own), with no consumer group
+ * and no offsets committed to the brokers (a checkpoint keeps them).
+ *
+ * Messages: every function that fails writes what went wrong into err (cap bytes; lowercase, no
+ * operator name: the caller adds it), naming the brokers, the topic and the partition it concerns.
+ * librdkafka's own log lines (warnings and errors) go to the KafkaLogFn given to kafka_open, from
+ * librdkafka's threads: it must be thread-safe (rt_warn is). */
+#ifndef SF_KAFKA_H
+#define SF_KAFKA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct KafkaReader KafkaReader;
+
+/* A log line of librdkafka: its syslog level (3 error, 4 warning), facility ("FAIL", ...) and text. */
+typedef void KafkaLogFn(void *ctx, int level, const char *facility, const char *msg);
+
+/* Connects to `brokers` (host:port,...) and reads the metadata of `topic`, waiting at most
+ * timeout_ms for a broker to answer. NULL with err set: the brokers cannot be reached in that time,
+ * the topic does not exist, or another error the cluster gave. */
+KafkaReader *kafka_open(const char *brokers, const char *topic, int timeout_ms, KafkaLogFn *log, void *log_ctx,
+                        char *err, size_t cap);
+/* The topic's partitions, in increasing order of their numbers: how many, and the i-th's number. */
+int kafka_npartitions(const KafkaReader *k);
+int32_t kafka_partition(const KafkaReader *k, int i);
+/* The low and high watermarks of `partition` as its leader has them now (the first offset held, and
+ * the offset the next record produced will get). 0, or -1 with err. */
+int kafka_watermarks(KafkaReader *k, int32_t partition, int64_t *lo, int64_t *hi, int timeout_ms, char *err,
+                     size_t cap);
+/* Starts reading `partition` at `offset` (an offset outside what the partition holds is an error
+ * of kafka_fetch, never a silent jump). 0, or -1 with err. */
+int kafka_start(KafkaReader *k, int32_t partition, int64_t offset, char *err, size_t cap);
+
+/* One record read: valid until kafka_release. */
+typedef struct KafkaRecord {
+  int32_t partition;
+  int64_t offset;
+  int64_t timestamp; /* ms since the epoch (CreateTime or LogAppendTime, as the topic keeps it); -1: none */
+  const char *value; /* its bytes (NULL for a null value) */
+  size_t len;
+  void *msg;         /* kafka.c's */
+} KafkaRecord;
+
+/* Reads up to n records of a started partition into recs, waiting at most timeout_ms for the first.
+ * Returns how many (0: none in that time), with *end_offset set to the offset of the partition's
+ * end when the reader reached it (-1 otherwise); -1 with err on an error (an offset out of range,
+ * the topic or partition gone, ...). Records come in offset order. */
+int kafka_fetch(KafkaReader *k, int32_t partition, int timeout_ms, KafkaRecord *recs, int n, int64_t *end_offset,
+                char *err, size_t cap);
+/* Releases records kafka_fetch returned. */
+void kafka_release(KafkaRecord *recs, int n);
+/* Stops reading and disconnects; NULL is ignored. */
+void kafka_close(KafkaReader *k);
+
+#endif
