@@ -319,6 +319,30 @@ static void check_time_param(Diag *d, const Op *op, const Param *p) {
   }
 }
 
+/* A KafkaSource's `partitions` (with pairs false: numbers) or the list of `start` = `offsets ...`
+ * (pairs: P:O), at least one, separated by commas or blanks. */
+static bool kafka_list_ok(const char *text, bool pairs) {
+  int items = 0;
+  for (const char *q = text; *q;) {
+    q += strspn(q, ", \t\n");
+    size_t len = strcspn(q, ", \t\n");
+    if (!len) break;
+    const char *colon = pairs ? memchr(q, ':', len) : NULL;
+    size_t first = colon ? (size_t)(colon - q) : len;
+    int64_t v;
+    if ((pairs && !colon) || number_read(q, first, 0, INT32_MAX, &v) != NUM_OK ||
+        (colon && number_read(colon + 1, len - first - 1, 0, INT64_MAX, &v) != NUM_OK))
+      return false;
+    items++;
+    q += len;
+  }
+  return items > 0;
+}
+
+static bool kafka_offsets_ok(const char *text) {
+  return !strncmp(text, "offsets", 7) && (text[7] == ' ' || text[7] == '\t') && kafka_list_ok(text + 8, true);
+}
+
 /* "parameter 'P' of operator 'O' must be WANT, got 'TEXT'" */
 static void bad_value(Diag *d, const Op *op, const Param *p, const char *want) {
   diag_error(d, p->line, 0, "parameter '%s' of operator '%s' must be %s, got '%s'", p->name, op->name, want,
@@ -441,7 +465,17 @@ static void check_params(Graph *g, Op *op, Diag *d) {
       if (!address_ok(p->text)) bad_value(d, op, p, "'host:port' with a port from 1 to 65535");
     } else if ((op->kind == KIND_SOCKETSOURCE || op->kind == KIND_SOCKETSINK) && !strcmp(n, "header")) {
       if (strcmp(p->text, "yes") && strcmp(p->text, "no")) bad_value(d, op, p, "'yes' or 'no'");
-    } else if ((op->kind == KIND_FILESOURCE || op->kind == KIND_SOCKETSOURCE) && !strcmp(n, "onerror")) {
+    } else if (op->kind == KIND_KAFKASOURCE && !strcmp(n, "end")) {
+      if (strcmp(p->text, "high-watermark") && strcmp(p->text, "never")) bad_value(d, op, p, "'high-watermark' or 'never'");
+    } else if (op->kind == KIND_KAFKASOURCE && !strcmp(n, "count")) {
+      check_count(d, op, p);
+    } else if (op->kind == KIND_KAFKASOURCE && !strcmp(n, "start")) {
+      if (strcmp(p->text, "earliest") && strcmp(p->text, "latest") && !kafka_offsets_ok(p->text))
+        bad_value(d, op, p, "'earliest', 'latest' or 'offsets P:O,...' (P a partition, O an offset)");
+    } else if (op->kind == KIND_KAFKASOURCE && !strcmp(n, "partitions")) {
+      if (!kafka_list_ok(p->text, false)) bad_value(d, op, p, "a list of partition numbers (commas or blanks between)");
+    } else if ((op->kind == KIND_FILESOURCE || op->kind == KIND_SOCKETSOURCE || op->kind == KIND_KAFKASOURCE) &&
+               !strcmp(n, "onerror")) {
       if (strcmp(p->text, "stop") && strcmp(p->text, "skip")) bad_value(d, op, p, "'stop' or 'skip'");
     } else if ((op->kind == KIND_FILESOURCE || op->kind == KIND_SOCKETSOURCE) && !strcmp(n, "maxrow")) {
       if (number_read(p->text, strlen(p->text), 1, 1073741824, &n64) != NUM_OK)

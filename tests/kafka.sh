@@ -1,0 +1,369 @@
+#!/usr/bin/env bash
+# tests/kafka.sh BUILD_DIR SOURCE_DIR
+#
+# KafkaSource (docs/language.md, "KafkaSource") against librdkafka's mock cluster: sf-kafka-mock
+# (tests/tools/kafka_mock.c) starts 3 brokers on loopback with the topics a case needs, and records
+# are produced with chosen partitions and CreateTime timestamps by `sf-kafka-mock produce` (kcat
+# cannot set a timestamp). What is verified is against the mock's brokers, which speak the Kafka
+# protocol but are not Kafka (tests/README says what that leaves out). Cases:
+#   mock:      the cluster prints its bootstrap address; `kcat -L` lists 3 brokers and the topic's
+#              3 partitions; rows produced with `kcat -P -p 1` come back from `kcat -C` in partition
+#              1, and the tool's producer puts each row in its partition with its timestamp;
+#   order:     ROWS rows (keys, ints, timestamps with ties across partitions, fields with commas and
+#              quotes) in 3 partitions; KafkaSource (end = high-watermark) -> FileSink writes them
+#              exactly in the order the docs promise (the heads of the partitions merged by
+#              timestamp, ties by partition number), computed independently here in Python;
+#   keyed-wN:  KafkaSource -> Aggregate (partitionBy key, sliding 3) -> FileSink, sequentially
+#              and rewritten at width 3 (sf-xform -w 3), equals byte for byte the same graph over a
+#              FileSource reading the rows in that order;
+#   time:      a topic whose record timestamps run against the rows' `ts`: with `time` = ts the
+#              source merges by ts (and an event-time window over it gives the FileSource graph's
+#              output), without it by the timestamps;
+#   partitions, start: `partitions` = "0 2" and `start` = "offsets 1:5" read what they say;
+#   count:     `count` = 10 ends the source after the first 10 rows of that order;
+#   restore:   a job with checkpoints killed with SIGKILL once checkpoint 2 is complete, then
+#              `--restore`d (at width 3), writes byte for byte the uninterrupted run's output, and
+#              says which checkpoint it took;
+#   live:      `end` = `never` reads what is there, then rows produced while it runs, until SIGTERM
+#              drains it (exit 0, every row out);
+#   unknown-topic, unreachable, bad-record, skip, bad-param: exact messages naming the operator
+#              (librdkafka's own log lines come through the executor's log as warnings naming it);
+#   throughput: tuples/s through KafkaSource -> FileSink beside FileSource -> FileSink over the
+#              same rows (printed, not checked).
+# Reads SF_KAFKA_ROWS (rows of the big topic, default 60000).
+set -uo pipefail
+B=$(cd "$1" && pwd)/bin
+S=$2
+. "$S/tests/lib.sh"
+sf_need_bins "$1" sf-exec sf-xform sf-kafka-mock || exit 1
+command -v kcat >/dev/null || { echo "error: kcat is missing (tools/setup.sh installs it)" >&2; exit 1; }
+command -v python3 >/dev/null || { echo "error: python3 is missing" >&2; exit 1; }
+trap sf_stop_all EXIT
+sf_mktemp W sf-kafka
+SF_WORK=$W
+ROWS=${SF_KAFKA_ROWS:-60000}
+export SF_RUN_TIMEOUT=${SF_RUN_TIMEOUT:-120}
+
+# ---- the cluster: stdin from a FIFO this script holds open (closing it ends the cluster) ----
+mkfifo "$W/mock.in"
+"$B/sf-kafka-mock" --unknown nosuch orders:3 big:3 rev:3 live:3 stream:3 bad:1 <"$W/mock.in" >"$W/mock.addr" 2>"$W/mock.err" &
+MOCK=$!
+exec {MOCKFD}>"$W/mock.in"
+for _ in $(seq 100); do [[ -s $W/mock.addr ]] && break; sleep 0.05; done
+A=$(head -n 1 "$W/mock.addr")
+if [[ ! $A =~ ^127\.0\.0\.1:[0-9]+(,127\.0\.0\.1:[0-9]+){2}$ ]]; then
+  sf_bad mock "sf-kafka-mock printed '$A', not 3 loopback brokers" "$W/mock.err"
+  exit 1
+fi
+
+meta=$(kcat -b "$A" -L -t orders 2>&1)
+if grep -q '3 brokers:' <<<"$meta" && grep -q 'topic "orders" with 3 partitions' <<<"$meta"; then
+  printf 'x1\nx2\n' | kcat -b "$A" -P -t live -p 1 2>"$W/kcat.err"
+  printf '2 777 y1\n0 778 y2\n' | "$B/sf-kafka-mock" produce "$A" live 2>>"$W/kcat.err"
+  got=$(kcat -b "$A" -C -t live -e -q -f '%p %o %s\n' 2>>"$W/kcat.err" | sort)
+  ts=$(kcat -b "$A" -C -t live -p 2 -e -q -f '%T %s\n' 2>>"$W/kcat.err")
+  if [[ $got == $'0 0 y2\n1 0 x1\n1 1 x2\n2 0 y1' && $ts == "777 y1" ]]; then
+    sf_ok mock "3 brokers at $A; kcat -P -p 1 and the tool's producer (partition, timestamp) read back by kcat -C"
+  else
+    sf_bad mock "kcat read back '$got' / '$ts'" "$W/kcat.err"
+  fi
+else
+  sf_bad mock "kcat -L: $meta"
+fi
+
+# ---- the rows: partition, timestamp, value; and the order the docs promise ----
+# gen.py TOPIC_ROWS MODE N: writes the producer's lines (PARTITION TIMESTAMP VALUE) to TOPIC_ROWS,
+# MODE "fwd" (timestamp = ts) or "rev" (timestamp = 10^6 - ts)
+cat >"$W/gen.py" <<'EOF'
+import random, sys
+out, mode, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rnd = random.Random(23)
+clock = [0, 0, 0]
+keys = ['k%d' % i for i in range(7)] + ['a,b', 'say "hi"']
+with open(out, 'w') as f:
+    for i in range(n):
+        p = rnd.randrange(3)
+        clock[p] += rnd.choice([0, 0, 1, 2, 3, 5])  # non-decreasing per partition, ties across them
+        ts = 1000 + clock[p] + (rnd.randrange(4) if rnd.random() < 0.1 else 0)  # a few out of order
+        key = rnd.choice(keys)
+        field = '"' + key.replace('"', '""') + '"' if (',' in key or '"' in key) else key
+        stamp = ts if mode == 'fwd' else 10**6 - ts
+        f.write('%d %d %s,%d,%d\n' % (p, stamp, field, i, ts))
+EOF
+# order.py TOPIC_ROWS BY [PARTS] [START] [COUNT]: the source's output (with a header), BY "stamp"
+# (record timestamp) or "ts" (the time attribute): per partition the rows in produce order; then
+# repeatedly the head of smallest time, ties by partition number
+cat >"$W/order.py" <<'EOF'
+import csv, io, sys
+rows, by = sys.argv[1], sys.argv[2]
+parts = [int(x) for x in sys.argv[3].split()] if len(sys.argv) > 3 and sys.argv[3] else [0, 1, 2]
+start = dict(tuple(int(y) for y in x.split(':')) for x in sys.argv[4].split(',')) if len(sys.argv) > 4 and sys.argv[4] else {}
+count = int(sys.argv[5]) if len(sys.argv) > 5 and sys.argv[5] else 0
+per = {p: [] for p in parts}
+for line in open(rows):
+    p, stamp, value = line.rstrip('\n').split(' ', 2)
+    p = int(p)
+    if p not in per: continue
+    rec = next(csv.reader(io.StringIO(value)))
+    per[p].append(((int(stamp) if by == 'stamp' else int(rec[2])), rec))
+at = {p: start.get(p, 0) for p in parts}
+out = csv.writer(sys.stdout, lineterminator='\n')
+out.writerow(['key', 'n', 'ts'])
+emitted = 0
+while not count or emitted < count:
+    heads = [(per[p][at[p]][0], p) for p in parts if at[p] < len(per[p])]
+    if not heads: break
+    t, p = min(heads)
+    out.writerow(per[p][at[p]][1])
+    at[p] += 1
+    emitted += 1
+EOF
+python3 "$W/gen.py" "$W/orders.rows" fwd 3000 && python3 "$W/gen.py" "$W/big.rows" fwd "$ROWS" &&
+  python3 "$W/gen.py" "$W/rev.rows" rev 2000 || { sf_bad gen "gen.py failed"; exit 1; }
+for t in orders big rev; do
+  "$B/sf-kafka-mock" produce "$A" $t <"$W/$t.rows" 2>"$W/produce-$t.log" || { sf_bad produce "$t" "$W/produce-$t.log"; exit 1; }
+done
+
+# graph FILE NAME SOURCE_PARAMS [BODY]: SOURCE_PARAMS are the source's <param> lines (a kind="K"
+# attribute first: KafkaSource or FileSource); BODY the operators after it, reading stream Rows
+# (default: a FileSink of Rows to out.csv)
+graph() {
+  local file=$1 name=$2 kind=$3 params=$4 body=${5:-}
+  [[ -n $body ]] || body='<operator name="out" kind="FileSink"><input stream="Rows"/><param name="file">out.csv</param></operator>'
+  cat >"$file" <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<graph xmlns="urn:streamfission:graph:1" name="$name">
+  <schema name="Row">
+    <attr name="key" type="string"/>
+    <attr name="n"   type="int"/>
+    <attr name="ts"  type="int"/>
+  </schema>
+  <schema name="Sum">
+    <attr name="key" type="string"/>
+    <attr name="total" type="int"/>
+    <attr name="last" type="int"/>
+  </schema>
+  <operator name="src" kind="$kind">
+    <output stream="Rows" schema="Row"/>
+    $params
+  </operator>
+  $body
+</graph>
+EOF
+}
+kafka_params() { # TOPIC [MORE PARAM LINES]
+  echo "<param name=\"brokers\">$A</param><param name=\"topic\">$1</param>${2:-}"
+}
+HW='<param name="end">high-watermark</param>'
+KEYED='<operator name="agg" kind="Aggregate"><input stream="Rows"/><output stream="Sums" schema="Sum"/>
+  <param name="partitionBy">key</param><param name="window">sliding 3</param>
+  <set attr="total">sum(n)</set><set attr="last">max(ts)</set></operator>
+  <operator name="out" kind="FileSink"><input stream="Sums"/><param name="file">out.csv</param></operator>'
+
+# run CASE DIR GRAPH [WIDTH] [SF-EXEC OPTIONS...]: sf-xform (at WIDTH, default 1) and sf-exec in
+# DIR; 0 when both exit 0, else a FAIL line
+run() {
+  local c=$1 d=$2 g=$3 w=${4:-1}
+  shift 4 2>/dev/null || shift $#
+  mkdir -p "$d"
+  if ! "$B/sf-xform" -w "$w" "$g" -o "$d/x.xml" 2>"$d/xform.log"; then
+    sf_bad "$c" "sf-xform -w $w failed" "$d/xform.log"
+    return 1
+  fi
+  (cd "$d" && timeout -k 5 "$SF_RUN_TIMEOUT" "$B/sf-exec" "$@" x.xml) >"$d/run.log" 2>&1
+  local st=$?
+  if [[ $st != 0 ]]; then
+    sf_bad "$c" "sf-exec exited $st" "$d/run.log"
+    return 1
+  fi
+}
+# quiet LOG: LOG's lines but librdkafka's warning that the mock's brokers are too old to be asked
+# not to create topics (every run against the mock gives it)
+quiet() { grep -v "^sf-exec: warning: operator 'src': librdkafka warning AUTOCREATE: " "$1"; }
+same() { # CASE EXPECTED ACTUAL WHAT
+  if cmp -s "$2" "$3"; then
+    sf_ok "$1" "$4"
+  else
+    sf_bad "$1" "$4: output differs ($(diff "$2" "$3" | head -n "${SF_DIFF_LINES:-10}" | tr '\n' ' '))" "$(dirname "$3")/run.log"
+  fi
+}
+
+# ---- order ----
+python3 "$W/order.py" "$W/orders.rows" stamp >"$W/orders.expected"
+graph "$W/order.xml" korder KafkaSource "$(kafka_params orders "$HW")"
+if run order "$W/order" "$W/order.xml" 1; then
+  if [[ -n $(quiet "$W/order/run.log") ]]; then
+    sf_bad order "sf-exec said something" "$W/order/run.log"
+  else
+    same order "$W/orders.expected" "$W/order/out.csv" "3000 rows of 3 partitions in the documented order (merged by timestamp, ties by partition)"
+  fi
+fi
+
+# ---- keyed, sequential and width 3, against a FileSource over the same rows in that order ----
+cp "$W/orders.expected" "$W/orders.csv"
+graph "$W/keyed-file.xml" kkeyed FileSource "<param name=\"file\">$W/orders.csv</param>" "$KEYED"
+graph "$W/keyed.xml" kkeyed KafkaSource "$(kafka_params orders "$HW")" "$KEYED"
+if run keyed-ref "$W/keyed-ref" "$W/keyed-file.xml" 1; then
+  for w in 1 3; do
+    run keyed-w$w "$W/keyed-w$w" "$W/keyed.xml" $w &&
+      same keyed-w$w "$W/keyed-ref/out.csv" "$W/keyed-w$w/out.csv" \
+        "KafkaSource -> Aggregate (partitionBy key) at width $w = the FileSource graph, $(($(wc -l <"$W/keyed-ref/out.csv") - 1)) rows"
+  done
+fi
+
+# ---- time: merged by the time attribute, not the timestamps ----
+python3 "$W/order.py" "$W/rev.rows" ts >"$W/rev-ts.expected"
+python3 "$W/order.py" "$W/rev.rows" stamp >"$W/rev-stamp.expected"
+graph "$W/rev-ts.xml" krevts KafkaSource "$(kafka_params rev "$HW<param name=\"time\">ts</param>")"
+graph "$W/rev-stamp.xml" krevstamp KafkaSource "$(kafka_params rev "$HW")"
+if run time "$W/rev-ts" "$W/rev-ts.xml" 1 && run time "$W/rev-stamp" "$W/rev-stamp.xml" 1; then
+  if cmp -s "$W/rev-ts.expected" "$W/rev-ts/out.csv" && cmp -s "$W/rev-stamp.expected" "$W/rev-stamp/out.csv" &&
+    ! cmp -s "$W/rev-ts.expected" "$W/rev-stamp.expected"; then
+    sf_ok time "with time = ts merged by ts, without by the record timestamps (which run the other way)"
+  else
+    sf_bad time "outputs differ from the orders computed" "$W/rev-ts/run.log"
+  fi
+fi
+TW='<operator name="win" kind="Aggregate"><input stream="Rows"/><output stream="Sums" schema="Sum"/>
+  <param name="partitionBy">key</param><param name="window">tumbling time 50</param><param name="lateness">10</param>
+  <set attr="total">count()</set><set attr="last">window_end()</set></operator>
+  <operator name="out" kind="FileSink"><input stream="Sums"/><param name="file">out.csv</param></operator>'
+cp "$W/rev-ts.expected" "$W/rev-ts.csv"
+graph "$W/win-file.xml" kwin FileSource "<param name=\"file\">$W/rev-ts.csv</param><param name=\"time\">ts</param>" "$TW"
+graph "$W/win.xml" kwin KafkaSource "$(kafka_params rev "$HW<param name=\"time\">ts</param>")" "$TW"
+if run time-window "$W/win-ref" "$W/win-file.xml" 1 && run time-window "$W/win-w3" "$W/win.xml" 3; then
+  same time-window "$W/win-ref/out.csv" "$W/win-w3/out.csv" "an event-time window over time = ts at width 3 = the FileSource graph's"
+fi
+
+# ---- partitions, start, count ----
+python3 "$W/order.py" "$W/orders.rows" stamp "0 2" >"$W/parts.expected"
+graph "$W/parts.xml" kparts KafkaSource "$(kafka_params orders "$HW<param name=\"partitions\">2,0</param>")"
+run partitions "$W/parts" "$W/parts.xml" 1 && same partitions "$W/parts.expected" "$W/parts/out.csv" "partitions = '2,0' reads partitions 0 and 2"
+python3 "$W/order.py" "$W/orders.rows" stamp "" "1:5" >"$W/start.expected"
+graph "$W/start.xml" kstart KafkaSource "$(kafka_params orders "$HW<param name=\"start\">offsets 1:5</param>")"
+run start "$W/start" "$W/start.xml" 1 && same start "$W/start.expected" "$W/start/out.csv" "start = 'offsets 1:5': partition 1 from offset 5, the others from the earliest"
+python3 "$W/order.py" "$W/orders.rows" stamp "" "" 10 >"$W/count.expected"
+graph "$W/count.xml" kcount KafkaSource "$(kafka_params orders "<param name=\"count\">10</param>")"
+run count "$W/count" "$W/count.xml" 1 && same count "$W/count.expected" "$W/count/out.csv" "count = 10 (end never): the first 10 rows, then the end"
+
+# ---- restore: SIGKILL once checkpoint 2 is complete, --restore at width 3 ----
+python3 "$W/order.py" "$W/big.rows" stamp >"$W/big.csv"
+SLOW='<operator name="slow" kind="Work"><input stream="Rows"/><output stream="Slow" schema="Row"/><param name="iterations">3000</param></operator>'
+BIGKEYED=${KEYED//stream=\"Rows\"/stream=\"Slow\"}
+graph "$W/big.xml" kbig KafkaSource "$(kafka_params big "$HW")" "$SLOW $BIGKEYED"
+if run restore-ref "$W/big-ref" "$W/big.xml" 1; then
+  d=$W/big-kill
+  mkdir -p "$d"
+  "$B/sf-xform" -w 1 "$W/big.xml" -o "$d/w1.xml" && "$B/sf-xform" -w 3 "$W/big.xml" -o "$d/w3.xml"
+  (cd "$d" && exec "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.05 w1.xml) >"$d/run1.log" 2>&1 & # killed below
+  pid=$!
+  for _ in $(seq 2000); do [[ -f $d/ck/ckpt-2/MANIFEST ]] && break; kill -0 $pid 2>/dev/null || break; sleep 0.005; done
+  kill -KILL $pid 2>/dev/null
+  wait $pid 2>/dev/null
+  killed=$?
+  (cd "$d" && timeout -k 5 "$SF_RUN_TIMEOUT" "$B/sf-exec" --checkpoint-dir ck --restore w3.xml) >"$d/run.log" 2>&1
+  st=$?
+  said=$(grep -o "sf-exec: restored checkpoint [0-9]* from 'ck'" "$d/run.log")
+  if [[ $killed != 137 ]]; then
+    sf_bad restore "the job ended ($killed) before checkpoint 2 was complete: raise SF_KAFKA_ROWS" "$d/run1.log"
+  elif [[ $st != 0 || -z $said ]]; then
+    sf_bad restore "--restore exited $st, said '$said'" "$d/run.log"
+  else
+    same restore "$W/big-ref/out.csv" "$d/out.csv" "killed with SIGKILL after checkpoint 2, --restore at width 3 ($said): the uninterrupted output byte for byte"
+  fi
+fi
+
+# ---- live: end = never, rows produced while it runs, SIGTERM drains ----
+d=$W/live
+mkdir -p "$d"
+graph "$W/live.xml" klive KafkaSource "$(kafka_params stream "<param name=\"partitions\">0</param>")"
+"$B/sf-xform" -w 1 "$W/live.xml" -o "$d/x.xml"
+(cd "$d" && exec timeout -k 5 "$SF_RUN_TIMEOUT" "$B/sf-exec" x.xml) >"$d/run.log" 2>&1 &
+pid=$!
+printf '0 100 late,1,100\n0 101 later,2,101\n' | "$B/sf-kafka-mock" produce "$A" stream 2>/dev/null
+for _ in $(seq 400); do (($(cat "$d"/.out.csv* 2>/dev/null | wc -l) >= 3)) && break; sleep 0.025; done
+sleep 0.3
+kill -TERM $pid
+wait $pid
+st=$?
+if [[ $st == 0 && $(cat "$d/out.csv" 2>/dev/null) == $'key,n,ts\nlate,1,100\nlater,2,101' ]]; then
+  sf_ok live "end = never: rows produced while it ran came out; SIGTERM drained it (exit 0)"
+elif [[ $st == 0 ]]; then
+  sf_bad live "output: $(tr '\n' ' ' <"$d/out.csv" 2>/dev/null)" "$d/run.log"
+else
+  sf_bad live "exit $st" "$d/run.log"
+fi
+
+# ---- errors ----
+err_case() { # CASE GRAPH EXPECTED-ERROR-LINE [SF-EXEC OPTIONS...]
+  local c=$1 g=$2 want=$3 d=$W/$1
+  shift 3
+  mkdir -p "$d"
+  "$B/sf-xform" -w 1 "$g" -o "$d/x.xml" 2>"$d/xform.log" || { sf_bad "$c" "sf-xform failed" "$d/xform.log"; return; }
+  (cd "$d" && timeout -k 5 "$SF_RUN_TIMEOUT" "$B/sf-exec" "$@" x.xml) >"$d/run.log" 2>&1
+  local st=$? got
+  got=$(grep '^sf-exec: error: ' "$d/run.log")
+  if [[ $st == 1 && $got == "$want" ]]; then
+    sf_ok "$c" "exit 1: $want"
+  else
+    sf_bad "$c" "exit $st, error '$got', expected '$want'" "$d/run.log"
+  fi
+}
+graph "$W/unknown.xml" kunknown KafkaSource "$(kafka_params nosuch "$HW")"
+err_case unknown-topic "$W/unknown.xml" "sf-exec: error: operator 'src': topic 'nosuch' does not exist on the Kafka brokers '$A'"
+sf_next_ports 1
+graph "$W/unreach.xml" kunreach KafkaSource "<param name=\"brokers\">127.0.0.1:$P0</param><param name=\"topic\">orders</param>"
+err_case unreachable "$W/unreach.xml" \
+  "sf-exec: error: operator 'src': cannot reach any Kafka broker of '127.0.0.1:$P0' within 1500 ms (--connect-timeout)" \
+  --connect-timeout 1500
+if grep -q "^sf-exec: warning: operator 'src': librdkafka error FAIL: .*127.0.0.1:$P0.*Connection refused" "$W/unreachable/run.log"; then
+  sf_ok unreach-log "librdkafka's log lines come through the executor's log, naming the operator"
+else
+  sf_bad unreach-log "no librdkafka warning naming operator 'src' and the connection refused" "$W/unreachable/run.log"
+fi
+printf '0 1 a,1,1\n0 2 b,x2,2\n0 3 c,3\n0 4 d,4,4\n' | "$B/sf-kafka-mock" produce "$A" bad 2>/dev/null
+graph "$W/bad.xml" kbad KafkaSource "$(kafka_params bad "$HW")"
+err_case bad-record "$W/bad.xml" "sf-exec: error: operator 'src': topic 'bad' partition 0 offset 1: error: field 'n': 'x2' is not an int"
+graph "$W/skip.xml" kskip KafkaSource "$(kafka_params bad "$HW<param name=\"onerror\">skip</param>")"
+if run skip "$W/skip" "$W/skip.xml" 1; then
+  want="sf-exec: warning: operator 'src': skipped 2 malformed records of topic 'bad' (the first: partition 0 offset 1: field 'n': 'x2' is not an int)"
+  if [[ $(quiet "$W/skip/run.log") == "$want" && $(cat "$W/skip/out.csv") == $'key,n,ts\na,1,1\nd,4,4' ]]; then
+    sf_ok skip "onerror = skip: 2 records dropped, the exact warning, the others out"
+  else
+    sf_bad skip "output or warning differs" "$W/skip/run.log" "$W/skip/out.csv"
+  fi
+fi
+graph "$W/badparam.xml" kbadparam KafkaSource "$(kafka_params orders "<param name=\"end\">eventually</param><param name=\"start\">offsets 1-5</param>")"
+"$B/sf-xform" --check "$W/badparam.xml" >"$W/badparam.log" 2>&1
+if grep -q "parameter 'end' of operator 'src' must be 'high-watermark' or 'never', got 'eventually'" "$W/badparam.log" &&
+  grep -q "parameter 'start' of operator 'src' must be 'earliest', 'latest' or 'offsets P:O,...' (P a partition, O an offset), got 'offsets 1-5'" "$W/badparam.log"; then
+  sf_ok bad-param "sf-xform refuses a bad 'end' and 'start' with their messages"
+else
+  sf_bad bad-param "sf-xform's messages differ" "$W/badparam.log"
+fi
+
+# ---- throughput: KafkaSource -> FileSink beside FileSource -> FileSink, same rows ----
+graph "$W/tp-k.xml" ktp KafkaSource "$(kafka_params big "$HW")"
+graph "$W/tp-f.xml" ktp FileSource "<param name=\"file\">$W/big.csv</param>"
+if run throughput "$W/tp-k" "$W/tp-k.xml" 1 --stats-json stats.json && run throughput "$W/tp-f" "$W/tp-f.xml" 1 --stats-json stats.json; then
+  t0=$(sf_now); run throughput "$W/tp-k2" "$W/tp-k.xml" 1; t1=$(sf_now)
+  run throughput "$W/tp-f2" "$W/tp-f.xml" 1; t2=$(sf_now)
+  if cmp -s "$W/tp-k2/out.csv" "$W/big.csv"; then
+    sf_ok throughput "$ROWS rows: KafkaSource -> FileSink $(sf_elapsed "$t0" "$t1") s ($(awk -v n="$ROWS" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", n / (b - a) }') tuples/s, process start included), FileSource -> FileSink $(sf_elapsed "$t1" "$t2") s ($(awk -v n="$ROWS" -v a="$t1" -v b="$t2" 'BEGIN { printf "%.0f", n / (b - a) }') tuples/s)"
+  else
+    sf_bad throughput "KafkaSource's output is not the rows in order" "$W/tp-k2/run.log"
+  fi
+fi
+
+# ---- the cluster ends when its stdin closes ----
+exec {MOCKFD}>&-
+for _ in $(seq 100); do kill -0 $MOCK 2>/dev/null || break; sleep 0.05; done
+if kill -0 $MOCK 2>/dev/null; then
+  sf_bad mock-end "sf-kafka-mock still runs after its stdin closed" "$W/mock.err"
+else
+  wait $MOCK
+  sf_ok mock-end "sf-kafka-mock exited ($?) when its stdin closed"
+fi
+
+echo "kafka: $SF_PASSED passed, $SF_FAILED failed"
+[[ $SF_FAILED == 0 ]]
