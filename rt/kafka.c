@@ -3,7 +3,9 @@
  * caller chooses), which needs no consumer group and commits nothing to the brokers. An offset out
  * of the partition's range is an error (auto.offset.reset = error), and the end of a partition is
  * reported (enable.partition.eof), so that a reader reading up to a high watermark knows it got
- * there even when the last offsets hold no record (transaction markers). */
+ * there even when the last offsets hold no record (transaction markers). A KafkaWriter is an
+ * idempotent producer (enable.idempotence: acks from every in-sync replica, the order of a
+ * partition kept across retries) with Java's partitioner (murmur2_random). */
 #include "kafka.h"
 
 #include <librdkafka/rdkafka.h>
@@ -260,4 +262,115 @@ void kafka_close(KafkaReader *k) {
   free(k->brokers);
   free(k->topic);
   free(k);
+}
+
+/* ---- writing ---- */
+
+struct KafkaWriter {
+  rd_kafka_t *rk;
+  rd_kafka_topic_t *rkt;
+  char *brokers;
+  char *topic;
+  KafkaLogFn *log;
+  void *log_ctx;
+  rd_kafka_resp_err_t failed; /* the first delivery that failed (0: none) */
+  int32_t failed_partition;
+};
+
+static void on_wlog(const rd_kafka_t *rk, int level, const char *fac, const char *buf) {
+  KafkaWriter *k = rd_kafka_opaque(rk);
+  if (k && k->log && level <= 4) k->log(k->log_ctx, level, fac, buf);
+}
+
+/* Delivery reports are served by rd_kafka_poll, on the caller's thread. */
+static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque) {
+  (void)rk;
+  KafkaWriter *k = opaque;
+  if (m->err && !k->failed) {
+    k->failed = m->err;
+    k->failed_partition = m->partition;
+  }
+}
+
+static int delivery_error(KafkaWriter *k, char *err, size_t cap) {
+  snprintf(err, cap, "a record could not be delivered to topic '%s' partition %d on '%s': %s", k->topic,
+           (int)k->failed_partition, k->brokers, rd_kafka_err2str(k->failed));
+  return -1;
+}
+
+void kafka_writer_close(KafkaWriter *k) {
+  if (!k) return;
+  if (k->rk) rd_kafka_purge(k->rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+  if (k->rkt) rd_kafka_topic_destroy(k->rkt);
+  if (k->rk) rd_kafka_destroy(k->rk);
+  free(k->brokers);
+  free(k->topic);
+  free(k);
+}
+
+KafkaWriter *kafka_writer_open(const char *brokers, const char *topic, int timeout_ms, KafkaLogFn *log,
+                               void *log_ctx, char *err, size_t cap) {
+  KafkaWriter *k = calloc(1, sizeof *k);
+  if (!k) {
+    snprintf(err, cap, "out of memory");
+    return NULL;
+  }
+  k->log = log;
+  k->log_ctx = log_ctx;
+  k->brokers = strdup(brokers);
+  k->topic = strdup(topic);
+  rd_kafka_conf_t *conf = rd_kafka_conf_new();
+  if (set(conf, "bootstrap.servers", brokers, err, cap) < 0 || set(conf, "client.id", "sf-exec", err, cap) < 0 ||
+      set(conf, "enable.idempotence", "true", err, cap) < 0 || set(conf, "linger.ms", "5", err, cap) < 0 ||
+      set(conf, "partitioner", "murmur2_random", err, cap) < 0 || set(conf, "log_level", "4", err, cap) < 0) {
+    rd_kafka_conf_destroy(conf);
+    kafka_writer_close(k);
+    return NULL;
+  }
+  rd_kafka_conf_set_opaque(conf, k);
+  rd_kafka_conf_set_log_cb(conf, on_wlog);
+  rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
+  char why[512];
+  k->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, why, sizeof why);
+  if (!k->rk) {
+    rd_kafka_conf_destroy(conf);
+    snprintf(err, cap, "cannot start a Kafka producer for '%s': %s", brokers, why);
+    kafka_writer_close(k);
+    return NULL;
+  }
+  k->rkt = rd_kafka_topic_new(k->rk, topic, NULL);
+  if (!k->rkt) {
+    snprintf(err, cap, "cannot use topic '%s': %s", topic, rd_kafka_err2str(rd_kafka_last_error()));
+    kafka_writer_close(k);
+    return NULL;
+  }
+  /* the topic's metadata, as a reader asks for it: the same errors for the same causes */
+  KafkaReader probe = { .rk = k->rk, .rkt = k->rkt, .brokers = k->brokers, .topic = k->topic };
+  int rc = read_metadata(&probe, timeout_ms, err, cap);
+  free(probe.parts);
+  free(probe.started);
+  if (rc < 0) {
+    kafka_writer_close(k);
+    return NULL;
+  }
+  return k;
+}
+
+int kafka_write(KafkaWriter *k, const void *key, size_t keylen, const void *value, size_t len, char *err, size_t cap) {
+  if (k->failed) return delivery_error(k, err, cap);
+  if (rd_kafka_produce(k->rkt, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY, (void *)value, len, key, key ? keylen : 0,
+                       NULL) == 0) {
+    rd_kafka_poll(k->rk, 0);
+    return 0;
+  }
+  rd_kafka_resp_err_t e = rd_kafka_last_error();
+  if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) return 1;
+  snprintf(err, cap, "cannot produce a record to topic '%s' on '%s': %s", k->topic, k->brokers, rd_kafka_err2str(e));
+  return -1;
+}
+
+long kafka_writer_wait(KafkaWriter *k, int ms, char *err, size_t cap) {
+  rd_kafka_flush(k->rk, ms); /* serves the delivery reports while it waits */
+  if (k->failed) return delivery_error(k, err, cap);
+  return rd_kafka_outq_len(k->rk);
 }

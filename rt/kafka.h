@@ -1,8 +1,9 @@
 /* kafka.h: Kafka behind one file (kafka.c is the only file that includes librdkafka), as gRPC is
- * behind transport*.c and protobuf-c behind wire.c. The operator kinds (ops/kafka_source.c) see
- * only this small interface: a client reading chosen partitions of one topic from chosen offsets,
- * each partition on its own (the kind merges them in an order of its own), with no consumer group
- * and no offsets committed to the brokers (a checkpoint keeps them).
+ * behind transport*.c and protobuf-c behind wire.c. The operator kinds (ops/kafka_source.c,
+ * ops/kafka_sink.c) see only this small interface: a reader of chosen partitions of one topic from
+ * chosen offsets, each partition on its own (the kind merges them in an order of its own), with no
+ * consumer group and no offsets committed to the brokers (a checkpoint keeps them); and a writer
+ * of one topic's records.
  *
  * Messages: every function that fails writes what went wrong into err (cap bytes; lowercase, no
  * operator name: the caller adds it), naming the brokers, the topic and the partition it concerns.
@@ -55,5 +56,24 @@ int kafka_fetch(KafkaReader *k, int32_t partition, int timeout_ms, KafkaRecord *
 void kafka_release(KafkaRecord *recs, int n);
 /* Stops reading and disconnects; NULL is ignored. */
 void kafka_close(KafkaReader *k);
+
+/* ---- writing ----
+ * A KafkaWriter produces the records of one topic, idempotently (so the records of one partition
+ * land in the order written, once each, whatever the producer retries), a record with a key going
+ * to the partition of its key's murmur2 hash (as Java clients choose it), one without to a
+ * partition librdkafka picks. */
+typedef struct KafkaWriter KafkaWriter;
+/* Connects and reads the metadata of `topic`, as kafka_open (the same errors). */
+KafkaWriter *kafka_writer_open(const char *brokers, const char *topic, int timeout_ms, KafkaLogFn *log,
+                               void *log_ctx, char *err, size_t cap);
+/* Queues one record (key NULL: none; both copied). 0; 1 when librdkafka's queue is full (the
+ * caller waits with kafka_writer_wait and tries again); -1 with err when a record written earlier
+ * could not be delivered, or this one cannot be queued. */
+int kafka_write(KafkaWriter *k, const void *key, size_t keylen, const void *value, size_t len, char *err, size_t cap);
+/* Serves the acknowledgements of the brokers for at most ms ms. Returns the records not yet
+ * acknowledged (0: every record written was), or -1 with err when one could not be delivered. */
+long kafka_writer_wait(KafkaWriter *k, int ms, char *err, size_t cap);
+/* Disconnects, dropping what was not delivered; NULL is ignored. */
+void kafka_writer_close(KafkaWriter *k);
 
 #endif

@@ -28,6 +28,16 @@
 #              drains it (exit 0, every row out);
 #   unknown-topic, unreachable, bad-record, skip, bad-param: exact messages naming the operator
 #              (librdkafka's own log lines come through the executor's log as warnings naming it);
+#   sink-wN:   FileSource -> Functor -> KafkaSink (key = key) sequentially and at width 3: read
+#              back with kcat, each record's key is its row's, each key in one partition, and each
+#              partition holds the rows of its keys in order, once;
+#   roundtrip: those records read by a KafkaSource come in the order computed from their CreateTime
+#              timestamps as kcat shows them (ties by partition);
+#   sink-restore: a KafkaSink job killed with SIGKILL after checkpoint 2 and restored at width 3:
+#              every row in the topic, in order per partition once repeats are dropped (at-least-
+#              once: the repeats are counted), and the sink's at-least-once warning;
+#   sink-unknown, sink-param: an unknown topic's exact message; sf-xform refuses delivery =
+#              exactly-once (not implemented) and a key that is no attribute;
 #   throughput: tuples/s through KafkaSource -> FileSink beside FileSource -> FileSink over the
 #              same rows (printed, not checked).
 # Reads SF_KAFKA_ROWS (rows of the big topic, default 60000).
@@ -46,7 +56,7 @@ export SF_RUN_TIMEOUT=${SF_RUN_TIMEOUT:-120}
 
 # ---- the cluster: stdin from a FIFO this script holds open (closing it ends the cluster) ----
 mkfifo "$W/mock.in"
-"$B/sf-kafka-mock" --unknown nosuch orders:3 big:3 rev:3 live:3 stream:3 bad:1 <"$W/mock.in" >"$W/mock.addr" 2>"$W/mock.err" &
+"$B/sf-kafka-mock" --unknown nosuch orders:3 big:3 rev:3 live:3 stream:3 bad:1 sink1:3 sink3:3 sinkk:3 tp:3 <"$W/mock.in" >"$W/mock.addr" 2>"$W/mock.err" &
 MOCK=$!
 exec {MOCKFD}>"$W/mock.in"
 for _ in $(seq 100); do [[ -s $W/mock.addr ]] && break; sleep 0.05; done
@@ -342,14 +352,113 @@ else
   sf_bad bad-param "sf-xform's messages differ" "$W/badparam.log"
 fi
 
+# ---- KafkaSink: at-least-once, keyed ----
+# check_sink.py EXPECTED_CSV RECORDS MODE: RECORDS is kcat's '%p<TAB>%k<TAB>%s' of a topic; every
+# record's key is its row's key, each key in one partition, and per partition the values are the
+# expected rows of its keys in order (MODE "once"), or (MODE "dups") the same once repeats are
+# dropped; every row is there. Prints how many records were repeats.
+cat >"$W/check_sink.py" <<'EOF'
+import csv, io, sys
+exp_rows = [line for line in open(sys.argv[1]).read().split('\n')[1:] if line]
+key_of = lambda row: next(csv.reader(io.StringIO(row)))[0]
+got, part_of_key = {}, {}
+for line in open(sys.argv[2]).read().split('\n'):
+    if not line: continue
+    p, k, v = line.split('\t', 2)
+    if k != key_of(v): sys.exit('record %r has key %r' % (v, k))
+    if part_of_key.setdefault(k, p) != p: sys.exit('key %r in partitions %s and %s' % (k, part_of_key[k], p))
+    got.setdefault(p, []).append(v)
+dups = 0
+for p, vals in got.items():
+    want = [r for r in exp_rows if part_of_key.get(key_of(r)) == p]
+    if sys.argv[3] == 'dups':
+        seen, firsts = set(), []
+        for v in vals:
+            if v in seen: dups += 1
+            else: seen.add(v); firsts.append(v)
+        vals = firsts
+    if vals != want:
+        at = next((i for i, (a, b) in enumerate(zip(vals, want)) if a != b), min(len(vals), len(want)))
+        sys.exit('partition %s: %d records, %d expected, first difference at %d' % (p, len(vals), len(want), at))
+missing = [r for r in exp_rows if key_of(r) not in part_of_key]
+if missing: sys.exit('%d rows missing, the first %r' % (len(missing), missing[0]))
+print(dups)
+EOF
+consume() { kcat -b "$A" -C -t "$1" -e -q -f '%p\t%k\t%s\n'; }
+SINK_FILE="<param name=\"file\">$W/orders.csv</param>"
+for w in 1 3; do
+  graph "$W/sink$w.xml" ksink$w FileSource "$SINK_FILE" \
+    "<operator name=\"f\" kind=\"Functor\"><input stream=\"Rows\"/><output stream=\"Out\" schema=\"Row\"/><set attr=\"n\">n</set></operator>
+     <operator name=\"out\" kind=\"KafkaSink\"><input stream=\"Out\"/><param name=\"brokers\">$A</param><param name=\"topic\">sink$w</param><param name=\"key\">key</param></operator>"
+  if run sink-w$w "$W/sink-w$w" "$W/sink$w.xml" $w; then
+    consume sink$w >"$W/sink-w$w/records" 2>"$W/sink-w$w/kcat.err"
+    if why=$(python3 "$W/check_sink.py" "$W/orders.csv" "$W/sink-w$w/records" once 2>&1) &&
+      [[ -z $(quiet "$W/sink-w$w/run.log" | grep -v "^sf-exec: warning: operator 'out': librdkafka warning AUTOCREATE: ") ]]; then
+      sf_ok sink-w$w "FileSource -> Functor (width $w) -> KafkaSink key = key: $(wc -l <"$W/sink-w$w/records") records, each key in one partition, in order, once"
+    else
+      sf_bad sink-w$w "$why" "$W/sink-w$w/run.log"
+    fi
+  fi
+done
+# what the sink wrote, read back by a KafkaSource: the order computed from kcat's timestamps
+kcat -b "$A" -C -t sink1 -e -q -f '%p %T %s\n' >"$W/sink1.rows" 2>/dev/null
+python3 "$W/order.py" "$W/sink1.rows" stamp >"$W/sink1.expected"
+graph "$W/back.xml" kback KafkaSource "$(kafka_params sink1 "$HW")"
+run roundtrip "$W/back" "$W/back.xml" 1 &&
+  same roundtrip "$W/sink1.expected" "$W/back/out.csv" "KafkaSink's records read back by a KafkaSource in the order of their CreateTime (from kcat), ties by partition"
+# kill -9 after checkpoint 2 and --restore: every row there, in order per partition, repeats allowed
+graph "$W/sinkk.xml" ksinkk FileSource "<param name=\"file\">$W/big.csv</param>" \
+  "$SLOW <operator name=\"out\" kind=\"KafkaSink\"><input stream=\"Slow\"/><param name=\"brokers\">$A</param><param name=\"topic\">sinkk</param><param name=\"key\">key</param></operator>"
+d=$W/sink-kill
+mkdir -p "$d"
+"$B/sf-xform" -w 1 "$W/sinkk.xml" -o "$d/w1.xml" && "$B/sf-xform" -w 3 "$W/sinkk.xml" -o "$d/w3.xml"
+(cd "$d" && exec "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.05 w1.xml) >"$d/run1.log" 2>&1 & # killed below
+pid=$!
+for _ in $(seq 2000); do [[ -f $d/ck/ckpt-2/MANIFEST ]] && break; kill -0 $pid 2>/dev/null || break; sleep 0.005; done
+sleep 0.03 # records acknowledged after the checkpoint: written again by the restore
+kill -KILL $pid 2>/dev/null
+wait $pid 2>/dev/null
+killed=$?
+(cd "$d" && timeout -k 5 "$SF_RUN_TIMEOUT" "$B/sf-exec" --checkpoint-dir ck --restore w3.xml) >"$d/run.log" 2>&1
+st=$?
+warn="sf-exec: warning: operator 'out': writes topic 'sinkk' at-least-once: after a restore, the records written since the checkpoint are written again"
+if [[ $killed != 137 ]]; then
+  sf_bad sink-restore "the job ended ($killed) before checkpoint 2 was complete" "$d/run1.log"
+elif [[ $st != 0 ]] || ! grep -qxF "$warn" "$d/run.log"; then
+  sf_bad sink-restore "--restore exited $st (or without the at-least-once warning)" "$d/run.log"
+else
+  consume sinkk >"$d/records" 2>/dev/null
+  if dups=$(python3 "$W/check_sink.py" "$W/big.csv" "$d/records" dups 2>&1); then
+    sf_ok sink-restore "SIGKILL after checkpoint 2, --restore at width 3 ($(grep -o "restored checkpoint [0-9]*" "$d/run.log")): all $ROWS rows in the topic in order per partition, $dups written twice (at-least-once)"
+  else
+    sf_bad sink-restore "$dups" "$d/run.log"
+  fi
+fi
+graph "$W/sinkunk.xml" ksinkunk FileSource "$SINK_FILE" \
+  "<operator name=\"out\" kind=\"KafkaSink\"><input stream=\"Rows\"/><param name=\"brokers\">$A</param><param name=\"topic\">nosuch</param></operator>"
+err_case sink-unknown "$W/sinkunk.xml" "sf-exec: error: operator 'out': topic 'nosuch' does not exist on the Kafka brokers '$A'"
+graph "$W/sinkeo.xml" ksinkeo FileSource "$SINK_FILE" \
+  "<operator name=\"out\" kind=\"KafkaSink\"><input stream=\"Rows\"/><param name=\"brokers\">$A</param><param name=\"topic\">sink1</param><param name=\"delivery\">exactly-once</param><param name=\"key\">nokey</param></operator>"
+"$B/sf-xform" --check "$W/sinkeo.xml" >"$W/sinkeo.log" 2>&1
+if grep -q "parameter 'delivery' of operator 'out' must be 'at-least-once' (exactly-once is not implemented yet), got 'exactly-once'" "$W/sinkeo.log" &&
+  grep -q "parameter 'key' of operator 'out' names 'nokey', which input schema 'Row' does not have" "$W/sinkeo.log"; then
+  sf_ok sink-param "sf-xform refuses delivery = exactly-once (not implemented) and a key that is no attribute"
+else
+  sf_bad sink-param "sf-xform's messages differ" "$W/sinkeo.log"
+fi
+
 # ---- throughput: KafkaSource -> FileSink beside FileSource -> FileSink, same rows ----
 graph "$W/tp-k.xml" ktp KafkaSource "$(kafka_params big "$HW")"
 graph "$W/tp-f.xml" ktp FileSource "<param name=\"file\">$W/big.csv</param>"
 if run throughput "$W/tp-k" "$W/tp-k.xml" 1 --stats-json stats.json && run throughput "$W/tp-f" "$W/tp-f.xml" 1 --stats-json stats.json; then
   t0=$(sf_now); run throughput "$W/tp-k2" "$W/tp-k.xml" 1; t1=$(sf_now)
   run throughput "$W/tp-f2" "$W/tp-f.xml" 1; t2=$(sf_now)
+  graph "$W/tp-s.xml" ktps FileSource "<param name=\"file\">$W/big.csv</param>" \
+    "<operator name=\"out\" kind=\"KafkaSink\"><input stream=\"Rows\"/><param name=\"brokers\">$A</param><param name=\"topic\">tp</param><param name=\"key\">key</param></operator>"
+  run throughput "$W/tp-s" "$W/tp-s.xml" 1; t3=$(sf_now)
+  rate() { awk -v n="$ROWS" -v a="$1" -v b="$2" 'BEGIN { printf "%.0f", n / (b - a) }'; }
   if cmp -s "$W/tp-k2/out.csv" "$W/big.csv"; then
-    sf_ok throughput "$ROWS rows: KafkaSource -> FileSink $(sf_elapsed "$t0" "$t1") s ($(awk -v n="$ROWS" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", n / (b - a) }') tuples/s, process start included), FileSource -> FileSink $(sf_elapsed "$t1" "$t2") s ($(awk -v n="$ROWS" -v a="$t1" -v b="$t2" 'BEGIN { printf "%.0f", n / (b - a) }') tuples/s)"
+    sf_ok throughput "$ROWS rows, process start included: KafkaSource -> FileSink $(sf_elapsed "$t0" "$t1") s ($(rate "$t0" "$t1") tuples/s), FileSource -> FileSink $(sf_elapsed "$t1" "$t2") s ($(rate "$t1" "$t2") tuples/s), FileSource -> KafkaSink $(sf_elapsed "$t2" "$t3") s ($(rate "$t2" "$t3") tuples/s, every record acknowledged)"
   else
     sf_bad throughput "KafkaSource's output is not the rows in order" "$W/tp-k2/run.log"
   fi

@@ -467,6 +467,13 @@ static void check_params(Graph *g, Op *op, Diag *d) {
       if (strcmp(p->text, "yes") && strcmp(p->text, "no")) bad_value(d, op, p, "'yes' or 'no'");
     } else if (op->kind == KIND_KAFKASOURCE && !strcmp(n, "end")) {
       if (strcmp(p->text, "high-watermark") && strcmp(p->text, "never")) bad_value(d, op, p, "'high-watermark' or 'never'");
+    } else if (op->kind == KIND_KAFKASINK && !strcmp(n, "delivery")) {
+      if (strcmp(p->text, "at-least-once"))
+        bad_value(d, op, p, "'at-least-once' (exactly-once is not implemented yet)");
+    } else if (op->kind == KIND_KAFKASINK && !strcmp(n, "key")) {
+      if (in && schema_find_attr(in, p->text) < 0)
+        diag_error(d, p->line, 0, "parameter 'key' of operator '%s' names '%s', which input schema '%s' does not have",
+                   op->name, p->text, in->name);
     } else if (op->kind == KIND_KAFKASOURCE && !strcmp(n, "count")) {
       check_count(d, op, p);
     } else if (op->kind == KIND_KAFKASOURCE && !strcmp(n, "start")) {

@@ -45,6 +45,7 @@ double cost_kind_estimate(const Op *op) {
   case KIND_FILESINK: return 60;
   case KIND_SOCKETSOURCE: return 150;
   case KIND_KAFKASOURCE: return 150;
+  case KIND_KAFKASINK: return 100;
   case KIND_SOCKETSINK: return 100;
   default: return 50; /* Custom and the rest: unknown, assumed cheap */
   }
