@@ -15,7 +15,8 @@
 #              timestamp, ties by partition number), computed independently here in Python;
 #   keyed-wN:  KafkaSource -> Aggregate (partitionBy key, sliding 3) -> FileSink, sequentially
 #              and rewritten at width 3 (sf-xform -w 3), equals byte for byte the same graph over a
-#              FileSource reading the rows in that order;
+#              FileSource reading the rows in that order; keyed-hosts: at width 3 on three
+#              executors (sf-xform --hosts, sf-launch on loopback) too;
 #   time:      a topic whose record timestamps run against the rows' `ts`: with `time` = ts the
 #              source merges by ts (and an event-time window over it gives the FileSource graph's
 #              output), without it by the timestamps;
@@ -45,7 +46,7 @@ set -uo pipefail
 B=$(cd "$1" && pwd)/bin
 S=$2
 . "$S/tests/lib.sh"
-sf_need_bins "$1" sf-exec sf-xform sf-kafka-mock || exit 1
+sf_need_bins "$1" sf-exec sf-xform sf-launch sf-kafka-mock || exit 1
 command -v kcat >/dev/null || { echo "error: kcat is missing (tools/setup.sh installs it)" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "error: python3 is missing" >&2; exit 1; }
 trap sf_stop_all EXIT
@@ -219,6 +220,17 @@ if run keyed-ref "$W/keyed-ref" "$W/keyed-file.xml" 1; then
       same keyed-w$w "$W/keyed-ref/out.csv" "$W/keyed-w$w/out.csv" \
         "KafkaSource -> Aggregate (partitionBy key) at width $w = the FileSource graph, $(($(wc -l <"$W/keyed-ref/out.csv") - 1)) rows"
   done
+  # on three executors (sf-launch, loopback): the same bytes
+  if sf_next_ports 3; then
+    d=$W/keyed-hosts
+    mkdir -p "$d/dist"
+    if "$B/sf-xform" -w 3 --hosts "h0=127.0.0.1:$P0,h1=127.0.0.1:$P1,h2=127.0.0.1:$P2" "$W/keyed.xml" -o "$d/x.xml" 2>"$d/xform.log" &&
+      (cd "$d" && timeout -k 5 "$SF_RUN_TIMEOUT" "$B/sf-launch" --workdir dist x.xml) >"$d/run.log" 2>&1; then
+      same keyed-hosts "$W/keyed-ref/out.csv" "$d/dist/out.csv" "the keyed graph at width 3 on three executors (sf-launch) = the FileSource graph"
+    else
+      sf_bad keyed-hosts "sf-xform --hosts or sf-launch failed" "$d/xform.log" "$d/run.log"
+    fi
+  fi
 fi
 
 # ---- time: merged by the time attribute, not the timestamps ----
