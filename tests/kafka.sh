@@ -23,8 +23,9 @@
 #   partitions, start: `partitions` = "0 2" and `start` = "offsets 1:5" read what they say;
 #   count:     `count` = 10 ends the source after the first 10 rows of that order;
 #   restore:   a job with checkpoints killed with SIGKILL once checkpoint 2 is complete, then
-#              `--restore`d (at width 3), writes byte for byte the uninterrupted run's output, and
-#              says which checkpoint it took;
+#              `--restore`d (at width 3) after 3 more records were produced, writes byte for byte
+#              the uninterrupted run's output (the ends of its partitions are the checkpoint's),
+#              and says which checkpoint it took;
 #   live:      `end` = `never` reads what is there, then rows produced while it runs, until SIGTERM
 #              drains it (exit 0, every row out);
 #   unknown-topic, unreachable, bad-record, skip, bad-param: exact messages naming the operator
@@ -283,6 +284,8 @@ if run restore-ref "$W/big-ref" "$W/big.xml" 1; then
   kill -KILL $pid 2>/dev/null
   wait $pid 2>/dev/null
   killed=$?
+  # records produced while the job is down, past the high watermark it started with: not read
+  printf '0 2000000000 late,1,2000000000\n1 2000000000 late,2,2000000000\n2 2000000000 late,3,2000000000\n' | "$B/sf-kafka-mock" produce "$A" big 2>/dev/null
   (cd "$d" && timeout -k 5 "$SF_RUN_TIMEOUT" "$B/sf-exec" --checkpoint-dir ck --restore w3.xml) >"$d/run.log" 2>&1
   st=$?
   said=$(grep -o "sf-exec: restored checkpoint [0-9]* from 'ck'" "$d/run.log")
@@ -291,7 +294,7 @@ if run restore-ref "$W/big-ref" "$W/big.xml" 1; then
   elif [[ $st != 0 || -z $said ]]; then
     sf_bad restore "--restore exited $st, said '$said'" "$d/run.log"
   else
-    same restore "$W/big-ref/out.csv" "$d/out.csv" "killed with SIGKILL after checkpoint 2, --restore at width 3 ($said): the uninterrupted output byte for byte"
+    same restore "$W/big-ref/out.csv" "$d/out.csv" "killed with SIGKILL after checkpoint 2, 3 records produced, --restore at width 3 ($said): the uninterrupted output byte for byte (its ends kept)"
   fi
 fi
 
@@ -460,7 +463,7 @@ else
 fi
 
 # ---- throughput: KafkaSource -> FileSink beside FileSource -> FileSink, same rows ----
-graph "$W/tp-k.xml" ktp KafkaSource "$(kafka_params big "$HW")"
+graph "$W/tp-k.xml" ktp KafkaSource "$(kafka_params big "<param name=\"count\">$ROWS</param>")" # the 3 late ones last (one per partition: none waits)
 graph "$W/tp-f.xml" ktp FileSource "<param name=\"file\">$W/big.csv</param>"
 if run throughput "$W/tp-k" "$W/tp-k.xml" 1 --stats-json stats.json && run throughput "$W/tp-f" "$W/tp-f.xml" 1 --stats-json stats.json; then
   t0=$(sf_now); run throughput "$W/tp-k2" "$W/tp-k.xml" 1; t1=$(sf_now)
