@@ -22,6 +22,9 @@
 #              output), without it by the timestamps;
 #   partitions, start: `partitions` = "0 2" and `start` = "offsets 1:5" read what they say;
 #   count:     `count` = 10 ends the source after the first 10 rows of that order;
+#   broker-down: broker 1 taken down for a second mid-run (sf-kafka-mock's "down 1", "up 1" on
+#              its stdin): the job waits for librdkafka to reconnect, exits 0 with the same output,
+#              and librdkafka's warnings about it name the operator;
 #   restore:   a job with checkpoints killed with SIGKILL once checkpoint 2 is complete, then
 #              `--restore`d (at width 3) after 3 more records were produced, writes byte for byte
 #              the uninterrupted run's output (the ends of its partitions are the checkpoint's),
@@ -275,6 +278,26 @@ SLOW='<operator name="slow" kind="Work"><input stream="Rows"/><output stream="Sl
 BIGKEYED=${KEYED//stream=\"Rows\"/stream=\"Slow\"}
 graph "$W/big.xml" kbig KafkaSource "$(kafka_params big "$HW")" "$SLOW $BIGKEYED"
 if run restore-ref "$W/big-ref" "$W/big.xml" 1; then
+  # a broker taken down for a second while the job reads (sf-kafka-mock's "down 1" / "up 1")
+  d=$W/broker-down
+  mkdir -p "$d"
+  "$B/sf-xform" -w 1 "$W/big.xml" -o "$d/x.xml"
+  t0=$(sf_now)
+  (cd "$d" && exec timeout -k 5 "$SF_RUN_TIMEOUT" "$B/sf-exec" x.xml) >"$d/run.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 400); do [[ -n $(find "$d" -name '.out.csv*' -size +8k 2>/dev/null) ]] && break; sleep 0.01; done
+  echo "down 1" >&$MOCKFD
+  sleep 1
+  echo "up 1" >&$MOCKFD
+  wait $pid
+  st=$?
+  if [[ $st != 0 ]]; then
+    sf_bad broker-down "exit $st" "$d/run.log"
+  elif ! grep -q "^sf-exec: warning: operator 'src': librdkafka " "$d/run.log"; then
+    sf_bad broker-down "librdkafka said nothing about the broker down" "$d/run.log"
+  else
+    same broker-down "$W/big-ref/out.csv" "$d/out.csv" "broker 1 down for 1 s mid-run: librdkafka reconnects, exit 0 after $(sf_elapsed "$t0" "$(sf_now)") s, the same output; its warnings name the operator"
+  fi
   d=$W/big-kill
   mkdir -p "$d"
   "$B/sf-xform" -w 1 "$W/big.xml" -o "$d/w1.xml" && "$B/sf-xform" -w 3 "$W/big.xml" -o "$d/w3.xml"

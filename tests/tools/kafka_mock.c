@@ -10,6 +10,8 @@
  *       client cannot ask a broker not to create a topic it names, and it creates every topic a
  *       request names; --unknown NAME makes its brokers answer UNKNOWN_TOPIC_OR_PART for NAME
  *       instead, as a real broker with auto.create.topics.enable=false does for a missing topic.
+ *       Lines on standard input are commands: "down N" takes broker N (1 to the count) down (its
+ *       connections closed, new ones refused), "up N" brings it back (answers on stderr).
  *   sf-kafka-mock produce BROKERS TOPIC
  *       reads lines "PARTITION TIMESTAMP VALUE" from standard input (the value is the rest of the
  *       line after one blank, without its line end; TIMESTAMP in ms, -1: the producer's clock) and
@@ -59,6 +61,22 @@ static rd_kafka_t *client(rd_kafka_type_t type, const char *const *props) {
     rd_kafka_conf_destroy(conf);
   }
   return rk;
+}
+
+/* A line of stdin: "down N" or "up N" takes broker N (1, 2, ...) down (its connections closed,
+ * new ones refused) or up again; the answer ("sf-kafka-mock: broker N down") goes to stderr. */
+static void command(rd_kafka_mock_cluster_t *mc, const char *line) {
+  int id;
+  char word[8];
+  if (sscanf(line, "%7s %d", word, &id) != 2 || (strcmp(word, "down") && strcmp(word, "up"))) {
+    fprintf(stderr, "sf-kafka-mock: unknown command '%s' (down N, up N)\n", line);
+    return;
+  }
+  rd_kafka_resp_err_t e = !strcmp(word, "down") ? rd_kafka_mock_broker_set_down(mc, id) : rd_kafka_mock_broker_set_up(mc, id);
+  if (e)
+    fprintf(stderr, "sf-kafka-mock: broker %d: %s\n", id, rd_kafka_err2str(e));
+  else
+    fprintf(stderr, "sf-kafka-mock: broker %d %s\n", id, word);
 }
 
 static int run_cluster(int argc, char **argv) {
@@ -118,15 +136,26 @@ static int run_cluster(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   printf("%s\n", rd_kafka_mock_cluster_bootstraps(mc));
   fflush(stdout);
-  /* until stdin ends (its writer went) or a signal: poll wakes on either (EINTR) */
+  /* until stdin ends (its writer went) or a signal: poll wakes on either (EINTR); the lines read
+   * meanwhile are commands */
+  char line[256];
+  size_t len = 0;
   while (!stop_signal) {
     struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
     int n = poll(&p, 1, 500);
     if (n < 0 && errno != EINTR) break;
-    if (n > 0) {
-      char b[512];
-      ssize_t got = read(STDIN_FILENO, b, sizeof b);
-      if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN)) break;
+    if (n <= 0) continue;
+    char b[512];
+    ssize_t got = read(STDIN_FILENO, b, sizeof b);
+    if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN)) break;
+    for (ssize_t i = 0; i < got; i++) {
+      if (b[i] != '\n') {
+        if (len + 1 < sizeof line) line[len++] = b[i];
+        continue;
+      }
+      line[len] = 0;
+      len = 0;
+      command(mc, line);
     }
   }
   rd_kafka_mock_cluster_destroy(mc);
