@@ -3,7 +3,8 @@
  * caller chooses), which needs no consumer group and commits nothing to the brokers. An offset out
  * of the partition's range is an error (auto.offset.reset = error), and the end of a partition is
  * reported (enable.partition.eof), so that a reader reading up to a high watermark knows it got
- * there even when the last offsets hold no record (transaction markers). A KafkaWriter is an
+ * there even when the last offsets hold no record (transaction markers). A broker lost is tried
+ * again at most every second (reconnect.backoff.max.ms, as Java clients). A KafkaWriter is an
  * idempotent producer (enable.idempotence: acks from every in-sync replica, the order of a
  * partition kept across retries) with Java's partitioner (murmur2_random). */
 #include "kafka.h"
@@ -117,7 +118,8 @@ KafkaReader *kafka_open(const char *brokers, const char *topic, int timeout_ms, 
   if (set(conf, "bootstrap.servers", brokers, err, cap) < 0 || set(conf, "client.id", "sf-exec", err, cap) < 0 ||
       set(conf, "enable.partition.eof", "true", err, cap) < 0 ||
       set(conf, "allow.auto.create.topics", "false", err, cap) < 0 || set(conf, "log_level", "4", err, cap) < 0 ||
-      set(conf, "auto.offset.reset", "error", err, cap) < 0) {
+      set(conf, "auto.offset.reset", "error", err, cap) < 0 ||
+      set(conf, "reconnect.backoff.max.ms", "1000", err, cap) < 0) { /* 10 s by default; Java's 1 s */
     rd_kafka_conf_destroy(conf);
     kafka_close(k);
     return NULL;
@@ -322,7 +324,8 @@ KafkaWriter *kafka_writer_open(const char *brokers, const char *topic, int timeo
   rd_kafka_conf_t *conf = rd_kafka_conf_new();
   if (set(conf, "bootstrap.servers", brokers, err, cap) < 0 || set(conf, "client.id", "sf-exec", err, cap) < 0 ||
       set(conf, "enable.idempotence", "true", err, cap) < 0 || set(conf, "linger.ms", "5", err, cap) < 0 ||
-      set(conf, "partitioner", "murmur2_random", err, cap) < 0 || set(conf, "log_level", "4", err, cap) < 0) {
+      set(conf, "partitioner", "murmur2_random", err, cap) < 0 || set(conf, "log_level", "4", err, cap) < 0 ||
+      set(conf, "reconnect.backoff.max.ms", "1000", err, cap) < 0) {
     rd_kafka_conf_destroy(conf);
     kafka_writer_close(k);
     return NULL;
