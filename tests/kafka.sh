@@ -20,7 +20,8 @@
 #   time:      a topic whose record timestamps run against the rows' `ts`: with `time` = ts the
 #              source merges by ts (and an event-time window over it gives the FileSource graph's
 #              output), without it by the timestamps;
-#   partitions, start: `partitions` = "0 2" and `start` = "offsets 1:5" read what they say;
+#   partitions, start, latest: `partitions` = "2,0", `start` = "offsets 1:5" and `start` =
+#              `latest` read what they say; offset-range: an offset outside a partition's is refused;
 #   count:     `count` = 10 ends the source after the first 10 rows of that order;
 #   broker-down: broker 1 taken down for a second mid-run (sf-kafka-mock's "down 1", "up 1" on
 #              its stdin): the job waits for librdkafka to reconnect, exits 0 with the same output,
@@ -268,6 +269,9 @@ run partitions "$W/parts" "$W/parts.xml" 1 && same partitions "$W/parts.expected
 python3 "$W/order.py" "$W/orders.rows" stamp "" "1:5" >"$W/start.expected"
 graph "$W/start.xml" kstart KafkaSource "$(kafka_params orders "$HW<param name=\"start\">offsets 1:5</param>")"
 run start "$W/start" "$W/start.xml" 1 && same start "$W/start.expected" "$W/start/out.csv" "start = 'offsets 1:5': partition 1 from offset 5, the others from the earliest"
+graph "$W/latest.xml" klatest KafkaSource "$(kafka_params orders "$HW<param name=\"start\">latest</param>")"
+run latest "$W/latest" "$W/latest.xml" 1 && [[ $(cat "$W/latest/out.csv") == key,n,ts ]] &&
+  sf_ok latest "start = latest, end = high-watermark: nothing (the header alone)"
 python3 "$W/order.py" "$W/orders.rows" stamp "" "" 10 >"$W/count.expected"
 graph "$W/count.xml" kcount KafkaSource "$(kafka_params orders "<param name=\"count\">10</param>")"
 run count "$W/count" "$W/count.xml" 1 && same count "$W/count.expected" "$W/count/out.csv" "count = 10 (end never): the first 10 rows, then the end"
@@ -357,6 +361,10 @@ err_case() { # CASE GRAPH EXPECTED-ERROR-LINE [SF-EXEC OPTIONS...]
     sf_bad "$c" "exit $st, error '$got', expected '$want'" "$d/run.log"
   fi
 }
+graph "$W/range.xml" krange KafkaSource "$(kafka_params orders "<param name=\"start\">offsets 2:5000</param>")"
+n2=$(grep -c '^2 ' "$W/orders.rows")
+err_case offset-range "$W/range.xml" \
+  "sf-exec: error: operator 'src': parameter 'start': partition 2 of topic 'orders' holds offsets 0 to $((n2 - 1)) (its next record gets $n2), not 5000"
 graph "$W/unknown.xml" kunknown KafkaSource "$(kafka_params nosuch "$HW")"
 err_case unknown-topic "$W/unknown.xml" "sf-exec: error: operator 'src': topic 'nosuch' does not exist on the Kafka brokers '$A'"
 sf_next_ports 1

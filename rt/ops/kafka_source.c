@@ -41,6 +41,7 @@ typedef struct Part {
   int64_t next;          /* the offset of its first record not emitted nor skipped */
   int64_t fetched;       /* the offset after the last record fetched */
   int64_t end;           /* `end` = `high-watermark`: the offset it ends at (-1: never) */
+  int64_t lo, hi;        /* its watermarks at the start */
   bool started;          /* kafka_start was called */
   bool done;             /* read to its end */
   KafkaRecord buf[FETCH]; /* fetched, not yet a head */
@@ -149,6 +150,8 @@ static int choose_offsets(OpInst *op, KafkaSource *s, int timeout_ms) {
     if (kafka_watermarks(s->k, p->id, &lo, &hi, timeout_ms, err, sizeof err) < 0) return rt_fail(op, "%s", err);
     p->next = latest ? hi : lo;
     p->end = s->live ? -1 : hi;
+    p->lo = lo;
+    p->hi = hi;
   }
   for (const char *q = offsets; q && *q;) {
     q += strspn(q, ", \t\n");
@@ -161,6 +164,9 @@ static int choose_offsets(OpInst *op, KafkaSource *s, int timeout_ms) {
       return rt_fail(op, "parameter 'start': '%.*s' is not PARTITION:OFFSET", (int)n, q);
     Part *p = part_of(s, id);
     if (!p) return rt_fail(op, "parameter 'start': partition %" PRId64 " is not one the source reads", id);
+    if (off < p->lo || off > p->hi)
+      return rt_fail(op, "parameter 'start': partition %" PRId64 " of topic '%s' holds offsets %" PRId64 " to %" PRId64
+                         " (its next record gets %" PRId64 "), not %" PRId64, id, s->topic, p->lo, p->hi - 1, p->hi, off);
     p->next = off;
     q += n;
   }
