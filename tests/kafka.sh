@@ -30,6 +30,9 @@
 #              `--restore`d (at width 3) after 3 more records were produced, writes byte for byte
 #              the uninterrupted run's output (the ends of its partitions are the checkpoint's),
 #              and says which checkpoint it took;
+#   restore-bad: a checkpoint whose next offset of partition 0 is beyond it (sf-snapedit) is
+#              not used, the warning saying why, and the job starts from the beginning; nor one
+#              whose snapshot is cut short;
 #   live:      `end` = `never` reads what is there, then rows produced while it runs, until SIGTERM
 #              drains it (exit 0, every row out);
 #   unknown-topic, unreachable, bad-record, skip, bad-param: exact messages naming the operator
@@ -51,7 +54,7 @@ set -uo pipefail
 B=$(cd "$1" && pwd)/bin
 S=$2
 . "$S/tests/lib.sh"
-sf_need_bins "$1" sf-exec sf-xform sf-launch sf-kafka-mock || exit 1
+sf_need_bins "$1" sf-exec sf-xform sf-launch sf-kafka-mock sf-snapedit || exit 1
 command -v kcat >/dev/null || { echo "error: kcat is missing (tools/setup.sh installs it)" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "error: python3 is missing" >&2; exit 1; }
 trap sf_stop_all EXIT
@@ -322,6 +325,40 @@ if run restore-ref "$W/big-ref" "$W/big.xml" 1; then
     sf_bad restore "--restore exited $st, said '$said'" "$d/run.log"
   else
     same restore "$W/big-ref/out.csv" "$d/out.csv" "killed with SIGKILL after checkpoint 2, 3 records produced, --restore at width 3 ($said): the uninterrupted output byte for byte (its ends kept)"
+  fi
+fi
+
+# ---- a checkpoint whose offsets the topic does not hold, and one cut short: refused ----
+d=$W/restore-bad
+mkdir -p "$d"
+"$B/sf-xform" -w 1 "$W/big.xml" -o "$d/w1.xml"
+(cd "$d" && exec "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.05 w1.xml) >"$d/run1.log" 2>&1 & # killed below
+pid=$!
+for _ in $(seq 2000); do [[ -f $d/ck/ckpt-1/MANIFEST ]] && break; kill -0 $pid 2>/dev/null || break; sleep 0.005; done
+kill -KILL $pid 2>/dev/null
+wait $pid 2>/dev/null
+killed=$?
+if [[ $killed != 137 ]]; then
+  sf_bad restore-bad "the job ended ($killed) before checkpoint 1 was complete" "$d/run1.log"
+else
+  cp -a "$d/ck" "$d/ck-cut"
+  # the snapshot: u64 partitions, then per partition i64 number, next offset, end: partition 0's
+  # next offset is the u64 at byte 16
+  "$B/sf-snapedit" "$d/ck" 1 src state-u64 16:99999999 >"$d/edit.log" 2>&1
+  (cd "$d" && timeout -k 5 "$SF_RUN_TIMEOUT" "$B/sf-exec" --checkpoint-dir ck --restore w1.xml) >"$d/run.log" 2>&1
+  st=$?
+  hi0=$(($(grep -c '^0 ' "$W/big.rows") + 1)) # and the late one
+  want="sf-exec: warning: checkpoint 1 in 'ck' cannot be used (operator 'src' cannot restore its snapshot: partition 0 of topic 'big' holds offsets 0 to $((hi0 - 1)), the checkpoint goes on from offset 99999999 (records removed since, or another topic of that name?)); trying an older one"
+  "$B/sf-snapedit" "$d/ck-cut" 1 src state-cut 20 >>"$d/edit.log" 2>&1
+  (cd "$d" && timeout -k 5 "$SF_RUN_TIMEOUT" "$B/sf-exec" --checkpoint-dir ck-cut --restore w1.xml) >"$d/run-cut.log" 2>&1
+  st2=$?
+  start="sf-exec: no complete checkpoint in 'ck': starting from the beginning"
+  if [[ $st != 0 ]] || ! grep -qxF "$want" "$d/run.log" || ! grep -qxF "$start" "$d/run.log"; then
+    sf_bad restore-bad "exit $st, expected: $want" "$d/edit.log" "$d/run.log"
+  elif [[ $st2 != 0 ]] || ! grep -qxF "sf-exec: warning: checkpoint 1 in 'ck-cut' cannot be used (operator 'src' cannot restore its snapshot: snapshot truncated or malformed); trying an older one" "$d/run-cut.log"; then
+    sf_bad restore-bad "a snapshot cut to 20 bytes: exit $st2" "$d/run-cut.log"
+  else
+    sf_ok restore-bad "a checkpoint going on from an offset partition 0 does not hold, and one cut short, are not used (exact warnings); the job starts from the beginning"
   fi
 fi
 

@@ -378,15 +378,23 @@ static int kafka_source_restore(OpInst *op, SnapIn *in) {
   KafkaSource *s = op->state;
   uint64_t n = snap_get_u64(in);
   if (in->bad || n != (uint64_t)s->nparts)
-    return rt_fail(op, "cannot restore: the checkpoint read %llu partition%s of topic '%s', this run reads %d (did "
+    return rt_fail(op, "the checkpoint read %llu partition%s of topic '%s', this run reads %d (did "
                        "the topic change?)", (unsigned long long)n, n == 1 ? "" : "s", s->topic, s->nparts);
   for (int i = 0; i < s->nparts; i++) {
     int64_t id = snap_get_i64(in), next = snap_get_i64(in), end = snap_get_i64(in);
     if (in->bad) break;
     if (id != s->parts[i].id)
-      return rt_fail(op, "cannot restore: the checkpoint read partition %" PRId64 " of topic '%s', this run reads "
+      return rt_fail(op, "the checkpoint read partition %" PRId64 " of topic '%s', this run reads "
                          "partition %d there (did the topic change?)", id, s->topic, (int)s->parts[i].id);
-    if (next < 0 || end < -1) in->bad = true;
+    if (next < 0 || end < -1) {
+      in->bad = true;
+      break;
+    }
+    Part *p = &s->parts[i];
+    if (next < p->lo || next > p->hi)
+      return rt_fail(op, "partition %d of topic '%s' holds offsets %" PRId64 " to %" PRId64
+                         ", the checkpoint goes on from offset %" PRId64 " (records removed since, or another "
+                         "topic of that name?)", (int)p->id, s->topic, p->lo, p->hi - 1, next);
     s->parts[i].next = s->parts[i].fetched = next;
     s->parts[i].end = end;
   }
