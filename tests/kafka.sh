@@ -47,6 +47,8 @@
 #              once: the repeats are counted), and the sink's at-least-once warning;
 #   sink-unknown, sink-param: an unknown topic's exact message; sf-xform refuses delivery =
 #              exactly-once (not implemented) and a key that is no attribute;
+#   example:   graphs/kafka/totals.xml (its topics renamed) at width 2 writes the running totals the
+#              README shows;
 #   throughput: tuples/s through KafkaSource -> FileSink beside FileSource -> FileSink over the
 #              same rows (printed, not checked).
 # Reads SF_KAFKA_ROWS (rows of the big topic, default 60000).
@@ -65,7 +67,7 @@ export SF_RUN_TIMEOUT=${SF_RUN_TIMEOUT:-120}
 
 # ---- the cluster: stdin from a FIFO this script holds open (closing it ends the cluster) ----
 mkfifo "$W/mock.in"
-"$B/sf-kafka-mock" --unknown nosuch orders:3 big:3 rev:3 live:3 stream:3 bad:1 sink1:3 sink3:3 sinkk:3 tp:3 <"$W/mock.in" >"$W/mock.addr" 2>"$W/mock.err" &
+"$B/sf-kafka-mock" --unknown nosuch orders:3 big:3 rev:3 live:3 stream:3 bad:1 sink1:3 sink3:3 sinkk:3 tp:3 exorders:3 extotals:3 <"$W/mock.in" >"$W/mock.addr" 2>"$W/mock.err" &
 MOCK=$!
 exec {MOCKFD}>"$W/mock.in"
 for _ in $(seq 100); do [[ -s $W/mock.addr ]] && break; sleep 0.05; done
@@ -495,7 +497,7 @@ graph "$W/sinkk.xml" ksinkk FileSource "<param name=\"file\">$W/big.csv</param>"
 d=$W/sink-kill
 mkdir -p "$d"
 "$B/sf-xform" -w 1 "$W/sinkk.xml" -o "$d/w1.xml" && "$B/sf-xform" -w 3 "$W/sinkk.xml" -o "$d/w3.xml"
-(cd "$d" && exec "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.05 w1.xml) >"$d/run1.log" 2>&1 & # killed below
+(cd "$d" && exec "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.05 --stats w1.xml) >"$d/run1.log" 2>&1 & # killed below
 pid=$!
 for _ in $(seq 2000); do [[ -f $d/ck/ckpt-2/MANIFEST ]] && break; kill -0 $pid 2>/dev/null || break; sleep 0.005; done
 sleep 0.03 # records acknowledged after the checkpoint: written again by the restore
@@ -528,6 +530,21 @@ if grep -q "parameter 'delivery' of operator 'out' must be 'at-least-once' (exac
   sf_ok sink-param "sf-xform refuses delivery = exactly-once (not implemented) and a key that is no attribute"
 else
   sf_bad sink-param "sf-xform's messages differ" "$W/sinkeo.log"
+fi
+
+# ---- graphs/kafka/totals.xml, as README.md runs it (its topics renamed) ----
+d=$W/example
+mkdir -p "$d"
+printf '0 1000 alice,5\n1 1001 bob,7\n0 1002 alice,2\n2 1003 carol,4\n' | "$B/sf-kafka-mock" produce "$A" exorders 2>/dev/null
+sed -e "s/BROKERS/$A/" -e 's|>orders<|>exorders<|' -e 's|>totals<|>extotals<|' "$S/graphs/kafka/totals.xml" >"$d/totals.xml"
+if run example "$d" "$d/totals.xml" 2; then
+  got=$(kcat -b "$A" -C -t extotals -e -q -f '%k: %s\n' 2>/dev/null)
+  if [[ $(grep -c . <<<"$got") == 4 && $(grep '^alice' <<<"$got" | tr '\n' ' ') == "alice: alice,5 alice: alice,7 " &&
+    $(grep -v '^alice' <<<"$got" | sort | tr '\n' ' ') == "bob: bob,7 carol: carol,4 " ]]; then
+    sf_ok example "graphs/kafka/totals.xml at width 2: the running totals, keyed, alice's in order"
+  else
+    sf_bad example "topic extotals holds: $(tr '\n' ' ' <<<"$got")" "$d/run.log"
+  fi
 fi
 
 # ---- throughput: KafkaSource -> FileSink beside FileSource -> FileSink, same rows ----
