@@ -255,7 +255,8 @@ int ckpt_snapshot(Node *n, Item barrier) {
   size_t clock_len;
   int rc = take_state(n, barrier.ckpt, &state, &clock_len);
   bool driver = g && g->entry == n && g->driver != DRIVE_SINGLE;
-  if (rc == 0) rc = write_snapshot(n, barrier.ckpt, barrier.src, driver ? g->next_seq : 0, driver ? g->taken : 0, &state);
+  if (rc == 0)
+    rc = write_snapshot(n, barrier.ckpt, barrier.ckpt_pos, driver ? g->next_seq : 0, driver ? g->taken : 0, &state);
   buf_release(&state);
   return rc;
 }
@@ -274,7 +275,7 @@ int ckpt_time_write(Node *n, const Buf *log) {
   buf_append(&state, g->tck_state.p, g->tck_clock_len);
   snap_bytes(&state, log->p, log->n);
   buf_append(&state, g->tck_state.p + g->tck_clock_len, g->tck_state.n - g->tck_clock_len);
-  int rc = write_snapshot(n, g->tck_barrier.ckpt, g->tck_barrier.src, g->tck_pos, g->taken, &state);
+  int rc = write_snapshot(n, g->tck_barrier.ckpt, g->tck_barrier.ckpt_pos, g->tck_pos, g->taken, &state);
   buf_release(&state);
   return rc;
 }
@@ -290,7 +291,7 @@ int ckpt_source_emit(Node *n) {
     if (src >= pos) {
       n->ck_seen = id;
       if (n->ck_prev <= pos) { /* this tuple crosses the position: the barrier goes first */
-        Item b = { .kind = ITEM_BARRIER, .seq = pos, .src = pos, .ckpt = id };
+        Item b = { .kind = ITEM_BARRIER, .seq = pos, .src = pos, .ckpt = id, .ckpt_pos = pos };
         rc = ckpt_snapshot(n, b);
         for (int p = 0; rc == 0 && p < n->op->noutputs; p++) rc = rt_emit_item(&n->inst, p, &b);
       } /* else: it was already past the position; this checkpoint will not complete */

@@ -411,6 +411,11 @@ static Step time_barrier(Group *g, int s, Item *out) {
     g->tck_nlog[k] = 0;
   }
   g->tck_id = g->tck_last = b.ckpt;
+  /* its place in the merged stream: after every item delivered, before every later one (the
+   * checkpoint's position stays in ckpt_pos, for the snapshots). With P(K) as its src it would
+   * stand behind or ahead of the renumbered items around it, and a by-position fan-in below would
+   * order it wrongly, and pulses and progress after it promise wrongly */
+  b.seq = b.src = g->out_pos;
   g->tck_barrier = b;
   g->tck_pos = g->out_pos;
   if (ckpt_time_cut(g->entry, b) < 0) {
@@ -672,7 +677,10 @@ int order_advance(Group *g, bool wait) {
       exec_fail(x, "%s", g->fail);
       return -1;
     }
-    g->progress = it.src;
+    /* a barrier's src is the checkpoint's position, not one of the stream's once a time-ordered
+     * fan-in upstream renumbered it (as deliver() in flow.c keeps it out of cur_src): a pulse sent
+     * after it (a Split's, rt_progress) would promise a position behind later tuples */
+    if (it.kind != ITEM_BARRIER) g->progress = it.src;
     if (it.kind == ITEM_FINAL) n->finals_left = 1;
     if (node_deliver(n, item_has_tuple(it.kind) || it.kind == ITEM_TICK ? g->last_slot : 0, &it) < 0) return -1;
     if (it.kind == ITEM_FINAL) return 0;

@@ -106,7 +106,12 @@ typedef struct Item {
     int64_t tick;  /* ITEM_TICK: its time */
     const unsigned char *key; /* ITEM_KEYED: its sort key, in t's memory */
   };
-  Tuple *t;      /* ITEM_TUPLE and ITEM_KEYED only */
+  union {
+    Tuple *t;      /* ITEM_TUPLE and ITEM_KEYED only */
+    uint64_t ckpt_pos; /* ITEM_BARRIER: the checkpoint's position P(K), where every source put it
+                          (what its snapshots record); its src is its place in its own stream, which
+                          differs after a time-ordered fan-in (order.c, time_barrier) */
+  };
 } Item;
 
 /* tuple_unref of n tuples (NULL ones skipped), and of the tuples of items[0..n) (other kinds of

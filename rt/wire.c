@@ -59,8 +59,9 @@ void wire_encode(const char *edge, const Schema *s, const Item *items, int n, Bu
   b.seqs = arena_alloc(a, sizeof *b.seqs * (size_t)(n + 1));
   b.srcs = arena_alloc(a, sizeof *b.srcs * (size_t)(n + 1));
   size_t ni = 0, nd = 0, ns = 0, nb = 0;
-  size_t nk = 0;
+  size_t nk = 0, np = 0;
   for (int i = 0; i < n; i++) {
+    np += items[i].kind == ITEM_BARRIER;
     if (!item_has_tuple(items[i].kind)) continue;
     nk += items[i].kind == ITEM_KEYED;
     for (int k = 0; k < s->nattrs; k++) {
@@ -77,6 +78,7 @@ void wire_encode(const char *edge, const Schema *s, const Item *items, int n, Bu
   b.strings = arena_alloc(a, sizeof *b.strings * (ns + 1));
   b.bools = arena_alloc(a, sizeof *b.bools * (nb + 1));
   b.keys = arena_alloc(a, sizeof *b.keys * (nk + 1));
+  b.positions = arena_alloc(a, sizeof *b.positions * (np + 1));
   /* latency is measured, or a barrier's number or a tick's time goes (the same union): every
    * item's born goes */
   bool stamped = false;
@@ -91,6 +93,7 @@ void wire_encode(const char *edge, const Schema *s, const Item *items, int n, Bu
     b.kinds[i] = (Sf__ItemKind)it->kind;
     b.seqs[i] = it->seq;
     b.srcs[i] = it->src;
+    if (it->kind == ITEM_BARRIER) b.positions[b.n_positions++] = it->ckpt_pos;
     if (!item_has_tuple(it->kind)) continue;
     if (it->kind == ITEM_KEYED) {
       b.keys[b.n_keys].data = (uint8_t *)it->key;
@@ -143,11 +146,11 @@ static size_t final_bytes(const uint8_t *p, size_t n) {
   return count;
 }
 
-/* Counts the elements of each field of a Batch (counts[1..10], packed or not; counts[0]: fields
+/* Counts the elements of each field of a Batch (counts[1..11], packed or not; counts[0]: fields
  * that are not Batch's) by walking the wire format, without allocating: protobuf-c would allocate
  * for all of them before we could look.  Returns -1 when the bytes are not a protobuf message
  * (unpacking then says so). */
-enum { NFIELDS = 11 };
+enum { NFIELDS = 12 };
 static int count_fields(const uint8_t *p, size_t len, size_t counts[NFIELDS]) {
   size_t i = 0;
   memset(counts, 0, NFIELDS * sizeof *counts);
@@ -175,7 +178,7 @@ static int count_fields(const uint8_t *p, size_t len, size_t counts[NFIELDS]) {
       if (read_varint(p, len, &i, &v) < 0 || v > len - i) return -1;
       if (field == 6) { /* packed doubles */
         *c += (size_t)v / 8;
-      } else if (field >= 2 && field <= 9 && field != 7) { /* packed varints: one final byte each */
+      } else if ((field >= 2 && field <= 9 && field != 7) || field == 11) { /* packed varints: one final byte each */
         *c += final_bytes(p + i, (size_t)v);
       } else {
         (*c)++;
@@ -197,6 +200,7 @@ static int check_counts(const void *buf, size_t len, const Schema *s, int max_it
   if (counts[4] > items) items = counts[4];
   if (counts[9] > items) items = counts[9]; /* borns: one per item */
   if (counts[10] > items) items = counts[10]; /* keys: at most one per item */
+  if (counts[11] > items) items = counts[11]; /* positions: at most one per item */
   if (items > (size_t)max_items) {
     snprintf(err, errlen, "batch of %zu items exceeds the limit of %d items per batch", items, max_items);
     return -1;
@@ -236,7 +240,7 @@ int wire_decode(const void *buf, size_t len, const char *edge, const Schema *s, 
              b->n_borns);
     return -1;
   }
-  size_t ni = 0, nd = 0, ns = 0, nb = 0, nkeyed = 0;
+  size_t ni = 0, nd = 0, ns = 0, nb = 0, nkeyed = 0, nbarriers = 0;
   int per[5] = {0};
   for (int k = 0; k < s->nattrs; k++) per[s->attrs[k].type]++;
   for (size_t i = 0; i < b->n_kinds; i++) {
@@ -249,6 +253,7 @@ int wire_decode(const void *buf, size_t len, const char *edge, const Schema *s, 
       return -1;
     }
     nkeyed += b->kinds[i] == SF__ITEM_KIND__KEYED;
+    nbarriers += b->kinds[i] == SF__ITEM_KIND__BARRIER;
     if (b->kinds[i] == SF__ITEM_KIND__TUPLE || b->kinds[i] == SF__ITEM_KIND__KEYED) {
       ni += (size_t)per[TYPE_INT];
       nd += (size_t)per[TYPE_DOUBLE];
@@ -263,6 +268,10 @@ int wire_decode(const void *buf, size_t len, const char *edge, const Schema *s, 
   }
   if (nkeyed != b->n_keys) {
     snprintf(err, errlen, "malformed batch: %zu keys for %zu keyed items", b->n_keys, nkeyed);
+    return -1;
+  }
+  if (nbarriers != b->n_positions) {
+    snprintf(err, errlen, "malformed batch: %zu checkpoint positions for %zu barriers", b->n_positions, nbarriers);
     return -1;
   }
   for (size_t k = 0; k < b->n_keys; k++)
@@ -289,7 +298,7 @@ int wire_decode(const void *buf, size_t len, const char *edge, const Schema *s, 
   }
   TupleSlab slab;
   if (ntuples) tuple_slab_begin(&slab, ntuples, slab_bytes);
-  size_t ii = 0, id = 0, is = 0, ib = 0, ik = 0;
+  size_t ii = 0, id = 0, is = 0, ib = 0, ik = 0, ip = 0;
   for (int i = 0; i < n; i++) {
     Item *it = &items[i];
     it->kind = (ItemKind)b->kinds[i];
@@ -298,6 +307,7 @@ int wire_decode(const void *buf, size_t len, const char *edge, const Schema *s, 
     it->born = b->n_borns ? b->borns[i] : 0;
     it->keylen = 0;
     it->t = NULL;
+    if (it->kind == ITEM_BARRIER) it->ckpt_pos = b->positions[ip++];
     if (!item_has_tuple(it->kind)) continue;
     size_t bytes = 0, keylen = it->kind == ITEM_KEYED ? b->keys[ik].len : 0;
     for (int k = 0; k < per[TYPE_STRING]; k++) bytes += b->strings[is + (size_t)k].len;

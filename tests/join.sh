@@ -16,14 +16,15 @@
 #   3. every 8th case also runs at width 3 on three executors (sf-xform --hosts, tools/sf-launch:
 #      gRPC with mutual TLS on loopback): the same bytes.
 #   4. kill-N and shuffle-N kill runs with checkpoints and restore them at another width, and
-#      shuffle-dist-N runs a shuffle on three executors with checkpoints (below).
+#      shuffle-dist-N runs a shuffle, fanin-dist-N a Join fanned in with another source, on three
+#      executors with checkpoints (below).
 # One OK/FAIL line per case. Environment: SF_JOIN_CASES (default 40), SF_JOIN_KILL_RUNS (12),
-# SF_JOIN_SHUFFLE_RUNS (6), SF_JOIN_SHUFFLE_DIST_RUNS (3).
+# SF_JOIN_SHUFFLE_RUNS (6), SF_JOIN_SHUFFLE_DIST_RUNS (3), SF_JOIN_FANIN_RUNS (2).
 set -uo pipefail
 build=$(cd "$1" && pwd) || exit 2
 src=$(cd "$2" && pwd) || exit 2
 . "$src/tests/lib.sh"
-sf_need_bins "$build" sf-xform sf-exec || exit 2
+sf_need_bins "$build" sf-xform sf-exec sf-randgraph || exit 2
 command -v python3 >/dev/null || { echo "join: python3 is missing: skipped"; exit 77; }
 trap sf_cleanup EXIT
 sf_mktemp work sf-join
@@ -239,6 +240,41 @@ for ((i = 1; i <= shuffle_dist_runs; i++)); do
     sf_ok "shuffle-dist-$i" "width 2 on three executors with checkpoints, the same as the sequential run"
   fi
 done
+
+# fanin-dist-N: a Join's output fanned in by position with another source's stream, then hashed
+# into a keyed Dedup, at width 3 on three executors with a checkpoint every 20 ms (sf-randgraph
+# 20268203016, its Beacons at 200000 rows: kill_restore's graph 16 of seed 20261203). A barrier
+# left the Join's time-ordered merge with the checkpoint's position as its place, ahead of the
+# renumbered items after it: the fan-in let them follow it, and the executor downstream refused
+# the edge ("sequence numbers went backwards", 3 of 4 runs before). The output must equal the
+# sequential run's.
+fanin_runs=${SF_JOIN_FANIN_RUNS:-2}
+SF_WORK=$work/fanin
+mkdir -p "$SF_WORK/tables" "$SF_WORK/ref/out"
+if ! "$build/bin/sf-randgraph" --tables "$SF_WORK/tables" 20268203016 out >"$SF_WORK/g.xml" 2>"$SF_WORK/gen.log"; then
+  sf_bad "fanin" "sf-randgraph 20268203016 failed" "$SF_WORK/gen.log"
+else
+  awk '/<operator / { beacon = /kind="Beacon"/ } beacon && /<param name="count">/ { sub(/>[0-9]+</, ">200000<") } { print }' \
+    "$SF_WORK/g.xml" >"$SF_WORK/seq.xml"
+  (cd "$SF_WORK/ref" && "$build/bin/sf-exec" ../seq.xml) >"$SF_WORK/ref.log" 2>&1 || sf_bad "fanin" "the sequential run failed" "$SF_WORK/ref.log"
+  for ((i = 1; i <= fanin_runs; i++)); do
+    if ! sf_next_ports 3 ||
+      ! "$build/bin/sf-xform" -w 3 --hosts "h0=127.0.0.1:$P0,h1=127.0.0.1:$P1,h2=127.0.0.1:$P2" "$SF_WORK/seq.xml" \
+        >"$SF_WORK/d3.xml" 2>"$SF_WORK/xformd.log"; then
+      sf_bad "fanin-dist-$i" "sf-xform --hosts failed" "$SF_WORK/xformd.log"
+      continue
+    fi
+    rm -rf "$SF_WORK/ck" "$SF_WORK/run" && mkdir -p "$SF_WORK/run/out"
+    if ! timeout -k 5 120 bash "$src/tools/sf-launch" --exec "$build/bin/sf-exec" --workdir "$SF_WORK/run" \
+      --checkpoint-dir "$SF_WORK/ck" --checkpoint-interval 0.02 "$SF_WORK/d3.xml" >"$SF_WORK/rund.log" 2>&1; then
+      sf_bad "fanin-dist-$i" "width 3 on three executors, a checkpoint every 20 ms: sf-launch failed" "$SF_WORK/rund.log"
+    elif ! sf_compare_dirs "$SF_WORK/ref/out" "$SF_WORK/run/out" >"$SF_WORK/cmp.log" 2>&1; then
+      sf_bad "fanin-dist-$i" "width 3 on three executors: the output differs from the sequential run's" "$SF_WORK/cmp.log"
+    else
+      sf_ok "fanin-dist-$i" "a Join fanned in with another source, width 3 on three executors with checkpoints: the sequential run's output"
+    fi
+  done
+fi
 
 echo "join: $SF_PASSED passed, $SF_FAILED failed"
 [[ $SF_FAILED == 0 ]]

@@ -303,6 +303,50 @@ START_TEST(test_ticks) {
 }
 END_TEST
 
+/* A checkpoint barrier carries its checkpoint's position apart from its place in its stream
+ * (after a time-ordered fan-in the two differ): both survive, next to a tuple; a batch whose
+ * positions do not match its barriers is refused. */
+START_TEST(test_barrier_positions) {
+  Value v[2];
+  value_put_int(&v[0], 7);
+  value_put_int(&v[1], 8);
+  Item in[3] = {
+    {.kind = ITEM_BARRIER, .seq = 40, .src = 29825, .ckpt = 3, .ckpt_pos = 33001},
+    {.kind = ITEM_TUPLE, .seq = 41, .src = 29825, .t = tuple_new(v, 2)},
+    {.kind = ITEM_BARRIER, .seq = 42, .src = 29826, .ckpt = 4, .ckpt_pos = UINT64_C(1) << 61},
+  };
+  Buf b;
+  buf_init(&b);
+  wire_encode("e", &schema, in, 3, &b);
+  Item *out;
+  int n;
+  char err[200] = "";
+  ck_assert_msg(wire_decode(b.p, b.n, "e", &schema, 3, &out, &n, err, sizeof err) == 0, "%s", err);
+  ck_assert_int_eq(n, 3);
+  for (int i = 0; i < 3; i += 2) {
+    ck_assert_int_eq(out[i].kind, ITEM_BARRIER);
+    ck_assert_uint_eq(out[i].seq, in[i].seq);
+    ck_assert_uint_eq(out[i].src, in[i].src);
+    ck_assert_uint_eq(out[i].ckpt, in[i].ckpt);
+    ck_assert_uint_eq(out[i].ckpt_pos, in[i].ckpt_pos);
+  }
+  ck_assert_int_eq(out[1].t->v[0].i, 7);
+  free_items(out, n);
+  buf_release(&b);
+  /* the same barriers with one position left out: field 11 holds a single packed varint */
+  buf_init(&b);
+  wire_encode("e", &schema, in, 1, &b); /* one barrier, one position */
+  /* drop the trailing positions field (key 0x5a, length, varint 33001 = 3 bytes) */
+  ck_assert_uint_ge(b.n, 5);
+  ck_assert_int_eq((unsigned char)b.p[b.n - 5], 0x5a);
+  b.n -= 5;
+  ck_assert_int_eq(wire_decode(b.p, b.n, "e", &schema, 3, &out, &n, err, sizeof err), -1);
+  ck_assert_str_eq(err, "malformed batch: 0 checkpoint positions for 1 barriers");
+  buf_release(&b);
+  tuple_unref(in[1].t);
+}
+END_TEST
+
 /* Tuples emitted at a punctuation travel with their sort keys (empty, with NUL bytes, long), which
  * the receiver keeps in the tuple's memory; a batch whose keys do not match its keyed items is
  * refused. */
@@ -515,6 +559,7 @@ int main(void) {
   tcase_add_test(tc, test_roundtrip);
   tcase_add_test(tc, test_borns);
   tcase_add_test(tc, test_ticks);
+  tcase_add_test(tc, test_barrier_positions);
   tcase_add_test(tc, test_keyed);
   tcase_add_test(tc, test_slab_types);
   tcase_add_test(tc, test_count_items);
