@@ -401,6 +401,11 @@ if [[ $rc -ne 0 ]]; then
 else
   d=$work/nodes
   make_case "$d"
+  # h0's port is taken: it moves up to h1's, which h1 (on the other node, but at the same
+  # address) must then not take as well (it did: both listened at P1, CI of f721a57)
+  "$B/sf-tcp" listen "$P0" >/dev/null 2>&1 &
+  squatter=$!
+  wait_for 5 sf_port_free_not "$P0"
   start_launch "$d" "$d/launch.log" salloc -N 2 -n 3 --overcommit --job-name=sf-test -- \
     --checkpoint-dir ck --checkpoint-interval 0.2 --restart 1
   if ! wait_for 20 three_running "$d" || ! wait_for 10 has_ckpt "$d/ck"; then
@@ -417,16 +422,21 @@ else
     wait_exit "$PID" 45
     if [[ $ST != 0 ]]; then
       sf_bad nodes "sf-launch exited $ST, expected 0 after one restart" "$d/launch.log"
-    elif ! grep -q "^sf-launch: slurm: job [0-9]*: h0 on sfn1 (127\.0\.0\.1:$P0), h1 on sfn2 (127\.0\.0\.1:$P1), h2 on sfn1 (127\.0\.0\.1:$P2)\$" "$d/launch.log"; then
-      sf_bad nodes "no line 'sf-launch: slurm: job J: h0 on sfn1 (127.0.0.1:$P0), h1 on sfn2 (...), h2 on sfn1 (...)'" "$d/launch.log"
+    elif ! ports=$(sed -n 's/^sf-launch: slurm: job [0-9]*: h0 on sfn1 (127\.0\.0\.1:\([0-9]*\)), h1 on sfn2 (127\.0\.0\.1:\([0-9]*\)), h2 on sfn1 (127\.0\.0\.1:\([0-9]*\))$/\1 \2 \3/p' "$d/launch.log") ||
+      [[ -z $ports ]]; then
+      sf_bad nodes "no line 'sf-launch: slurm: job J: h0 on sfn1 (127.0.0.1:P), h1 on sfn2 (...), h2 on sfn1 (...)'" "$d/launch.log"
+    elif [[ $(tr ' ' '\n' <<<"$ports" | sort -u | wc -l) != 3 || ${ports%% *} == "$P0" ]]; then
+      sf_bad nodes "ports '$ports': not three different ones, or h0 at its taken port $P0" "$d/launch.log"
     elif [[ $on != "h0:sfn1 h1:sfn2 h2:sfn1 " ]]; then
       sf_bad nodes "the executors ran on '$on', expected h0:sfn1 h1:sfn2 h2:sfn1" "$d/launch.log"
     elif ! grep -q "^sf-launch: restart 1 of 1: host 'h1' failed (killed by SIGKILL)" "$d/launch.log"; then
       sf_bad nodes "no restart naming h1" "$d/launch.log"
     elif same_output nodes "$d"; then
-      sf_ok nodes "two nodes: h0, h2 on sfn1 and h1 on sfn2 (SLURMD_NODENAME), h1 killed, restarted, output identical"
+      sf_ok nodes "two nodes: h0, h2 on sfn1 and h1 on sfn2 (SLURMD_NODENAME) at ports $ports (h0's $P0 taken), h1 killed, restarted, output identical"
     fi
   fi
+  kill "$squatter" 2>/dev/null
+  wait "$squatter" 2>/dev/null
 fi
 
 echo "slurm: $SF_PASSED passed, $SF_FAILED failed ($(sf_elapsed "$t_start" "$(sf_now)") s)"

@@ -433,8 +433,12 @@ static int slurm_prepare(LaunchJob *job) {
     const char *a = addr[n] ? addr[n] : nodes[n];
     for (int tries = 0, clash = 1; clash && tries < 1000; tries++) {
       clash = 0;
-      for (int j = 0; j < i; j++)
-        if (j % nnodes == n && port[j] == p) clash = 1;
+      /* an earlier host at the same address: on this node, or on another node of that address
+       * (two slurmd of one machine) */
+      for (int j = 0; j < i; j++) {
+        const char *aj = addr[j % nnodes] ? addr[j % nnodes] : nodes[j % nnodes];
+        if (port[j] == p && (j % nnodes == n || strcmp(aj, a) == 0)) clash = 1;
+      }
       if (!clash && port_taken_here(a, p)) clash = 1;
       if (clash) p = p == 65535 ? 1024 : p + 1;
     }
