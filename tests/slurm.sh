@@ -402,7 +402,7 @@ else
   d=$work/nodes
   make_case "$d"
   # h0's port is taken: it moves up to h1's, which h1 (on the other node, but at the same
-  # address) must then not take as well (it did: both listened at P1, CI of f721a57)
+  # address) must then not take as well (it did: both listened at P1, and neither could start)
   "$B/sf-tcp" listen "$P0" >/dev/null 2>&1 &
   squatter=$!
   wait_for 5 sf_port_free_not "$P0"
