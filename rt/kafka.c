@@ -103,6 +103,38 @@ static int read_metadata(KafkaReader *k, int timeout_ms, char *err, size_t cap) 
   }
 }
 
+/* What every client of ours sets: the brokers, its name, librdkafka's log from warnings on, and a
+ * lost broker tried again every second at most (10 s by default; Java's 1 s). NULL after err. */
+static rd_kafka_conf_t *base_conf(const char *brokers, char *err, size_t cap) {
+  rd_kafka_conf_t *conf = rd_kafka_conf_new();
+  if (set(conf, "bootstrap.servers", brokers, err, cap) < 0 || set(conf, "client.id", "sf-exec", err, cap) < 0 ||
+      set(conf, "log_level", "4", err, cap) < 0 || set(conf, "reconnect.backoff.max.ms", "1000", err, cap) < 0) {
+    rd_kafka_conf_destroy(conf);
+    return NULL;
+  }
+  return conf;
+}
+
+/* The client of conf (rd_kafka_new owns conf once it succeeds; destroyed here when it fails) and
+ * its handle of topic. 0, or -1 after err (what was made is the caller's to destroy). */
+static int start_client(rd_kafka_type_t type, rd_kafka_conf_t *conf, const char *brokers, const char *topic,
+                        rd_kafka_t **rk, rd_kafka_topic_t **rkt, char *err, size_t cap) {
+  char why[512];
+  *rk = rd_kafka_new(type, conf, why, sizeof why);
+  if (!*rk) {
+    rd_kafka_conf_destroy(conf);
+    snprintf(err, cap, "cannot start a Kafka %s for '%s': %s", type == RD_KAFKA_PRODUCER ? "producer" : "client",
+             brokers, why);
+    return -1;
+  }
+  *rkt = rd_kafka_topic_new(*rk, topic, NULL);
+  if (!*rkt) {
+    snprintf(err, cap, "cannot use topic '%s': %s", topic, rd_kafka_err2str(rd_kafka_last_error()));
+    return -1;
+  }
+  return 0;
+}
+
 KafkaReader *kafka_open(const char *brokers, const char *topic, int timeout_ms, KafkaLogFn *log, void *log_ctx,
                         char *err, size_t cap) {
   KafkaReader *k = calloc(1, sizeof *k);
@@ -114,29 +146,17 @@ KafkaReader *kafka_open(const char *brokers, const char *topic, int timeout_ms, 
   k->log_ctx = log_ctx;
   k->brokers = strdup(brokers);
   k->topic = strdup(topic);
-  rd_kafka_conf_t *conf = rd_kafka_conf_new();
-  if (set(conf, "bootstrap.servers", brokers, err, cap) < 0 || set(conf, "client.id", "sf-exec", err, cap) < 0 ||
-      set(conf, "enable.partition.eof", "true", err, cap) < 0 ||
-      set(conf, "allow.auto.create.topics", "false", err, cap) < 0 || set(conf, "log_level", "4", err, cap) < 0 ||
-      set(conf, "auto.offset.reset", "error", err, cap) < 0 ||
-      set(conf, "reconnect.backoff.max.ms", "1000", err, cap) < 0) { /* 10 s by default; Java's 1 s */
-    rd_kafka_conf_destroy(conf);
+  rd_kafka_conf_t *conf = base_conf(brokers, err, cap);
+  if (!conf || set(conf, "enable.partition.eof", "true", err, cap) < 0 ||
+      set(conf, "allow.auto.create.topics", "false", err, cap) < 0 ||
+      set(conf, "auto.offset.reset", "error", err, cap) < 0) {
+    if (conf) rd_kafka_conf_destroy(conf);
     kafka_close(k);
     return NULL;
   }
   rd_kafka_conf_set_opaque(conf, k);
   rd_kafka_conf_set_log_cb(conf, on_log);
-  char why[512];
-  k->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, why, sizeof why);
-  if (!k->rk) {
-    rd_kafka_conf_destroy(conf);
-    snprintf(err, cap, "cannot start a Kafka client for '%s': %s", brokers, why);
-    kafka_close(k);
-    return NULL;
-  }
-  k->rkt = rd_kafka_topic_new(k->rk, topic, NULL);
-  if (!k->rkt) {
-    snprintf(err, cap, "cannot use topic '%s': %s", topic, rd_kafka_err2str(rd_kafka_last_error()));
+  if (start_client(RD_KAFKA_CONSUMER, conf, brokers, topic, &k->rk, &k->rkt, err, cap) < 0) {
     kafka_close(k);
     return NULL;
   }
@@ -321,29 +341,17 @@ KafkaWriter *kafka_writer_open(const char *brokers, const char *topic, int timeo
   k->log_ctx = log_ctx;
   k->brokers = strdup(brokers);
   k->topic = strdup(topic);
-  rd_kafka_conf_t *conf = rd_kafka_conf_new();
-  if (set(conf, "bootstrap.servers", brokers, err, cap) < 0 || set(conf, "client.id", "sf-exec", err, cap) < 0 ||
-      set(conf, "enable.idempotence", "true", err, cap) < 0 || set(conf, "linger.ms", "5", err, cap) < 0 ||
-      set(conf, "partitioner", "murmur2_random", err, cap) < 0 || set(conf, "log_level", "4", err, cap) < 0 ||
-      set(conf, "reconnect.backoff.max.ms", "1000", err, cap) < 0) {
-    rd_kafka_conf_destroy(conf);
+  rd_kafka_conf_t *conf = base_conf(brokers, err, cap);
+  if (!conf || set(conf, "enable.idempotence", "true", err, cap) < 0 || set(conf, "linger.ms", "5", err, cap) < 0 ||
+      set(conf, "partitioner", "murmur2_random", err, cap) < 0) {
+    if (conf) rd_kafka_conf_destroy(conf);
     kafka_writer_close(k);
     return NULL;
   }
   rd_kafka_conf_set_opaque(conf, k);
   rd_kafka_conf_set_log_cb(conf, on_wlog);
   rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
-  char why[512];
-  k->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, why, sizeof why);
-  if (!k->rk) {
-    rd_kafka_conf_destroy(conf);
-    snprintf(err, cap, "cannot start a Kafka producer for '%s': %s", brokers, why);
-    kafka_writer_close(k);
-    return NULL;
-  }
-  k->rkt = rd_kafka_topic_new(k->rk, topic, NULL);
-  if (!k->rkt) {
-    snprintf(err, cap, "cannot use topic '%s': %s", topic, rd_kafka_err2str(rd_kafka_last_error()));
+  if (start_client(RD_KAFKA_PRODUCER, conf, brokers, topic, &k->rk, &k->rkt, err, cap) < 0) {
     kafka_writer_close(k);
     return NULL;
   }
