@@ -4,9 +4,11 @@
  * of the partition's range is an error (auto.offset.reset = error), and the end of a partition is
  * reported (enable.partition.eof), so that a reader reading up to a high watermark knows it got
  * there even when the last offsets hold no record (transaction markers). A broker lost is tried
- * again at most every second (reconnect.backoff.max.ms, as Java clients). A KafkaWriter is an
- * idempotent producer (enable.idempotence: acks from every in-sync replica, the order of a
- * partition kept across retries) with Java's partitioner (murmur2_random). */
+ * again at most every second (reconnect.backoff.max.ms, as Java clients). Readers read committed
+ * records only (isolation.level = read_committed: no record of an aborted or open transaction). A
+ * KafkaWriter is an idempotent producer (enable.idempotence: acks from every in-sync replica, the
+ * order of a partition kept across retries) with Java's partitioner (murmur2_random), and with a
+ * transactional id a transactional one (rd_kafka_init_transactions and friends). */
 #include "kafka.h"
 
 #include <librdkafka/rdkafka.h>
@@ -45,6 +47,11 @@ static int cmp_i32(const void *a, const void *b) {
   int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
   return (x > y) - (x < y);
 }
+
+enum { ABORT_MS = 5000 }; /* how long a closing writer waits for the abort of its open transaction */
+/* A transaction may stay open this long (15 minutes, a broker's default transaction.max.timeout.ms)
+ * before the brokers abort it: a checkpoint interval, or a whole job without checkpoints. */
+#define TXN_TIMEOUT_MS "900000"
 
 static int64_t now_ms(void) {
   struct timespec ts;
@@ -149,6 +156,7 @@ KafkaReader *kafka_open(const char *brokers, const char *topic, int timeout_ms, 
   rd_kafka_conf_t *conf = base_conf(brokers, err, cap);
   if (!conf || set(conf, "enable.partition.eof", "true", err, cap) < 0 ||
       set(conf, "allow.auto.create.topics", "false", err, cap) < 0 ||
+      set(conf, "isolation.level", "read_committed", err, cap) < 0 ||
       set(conf, "auto.offset.reset", "error", err, cap) < 0) {
     if (conf) rd_kafka_conf_destroy(conf);
     kafka_close(k);
@@ -297,6 +305,10 @@ struct KafkaWriter {
   void *log_ctx;
   rd_kafka_resp_err_t failed; /* the first delivery that failed (0: none) */
   int32_t failed_partition;
+  char *txn_id;               /* the transactional id (NULL: not transactional) */
+  bool in_txn;                /* a transaction was begun and not yet committed or aborted */
+  int32_t last_partition;     /* the latest record acknowledged since the transaction began */
+  int64_t last_offset;        /* (-1: none) */
 };
 
 static void on_wlog(const rd_kafka_t *rk, int level, const char *fac, const char *buf) {
@@ -312,6 +324,10 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
     k->failed = m->err;
     k->failed_partition = m->partition;
   }
+  if (!m->err) {
+    k->last_partition = m->partition;
+    k->last_offset = m->offset;
+  }
 }
 
 static int delivery_error(KafkaWriter *k, char *err, size_t cap) {
@@ -323,15 +339,32 @@ static int delivery_error(KafkaWriter *k, char *err, size_t cap) {
 void kafka_writer_close(KafkaWriter *k) {
   if (!k) return;
   if (k->rk) rd_kafka_purge(k->rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+  if (k->rk && k->in_txn) { /* what the brokers would abort at the transaction's timeout, at once */
+    rd_kafka_error_t *e = rd_kafka_abort_transaction(k->rk, ABORT_MS);
+    if (e) rd_kafka_error_destroy(e);
+  }
   if (k->rkt) rd_kafka_topic_destroy(k->rkt);
   if (k->rk) rd_kafka_destroy(k->rk);
   free(k->brokers);
   free(k->topic);
+  free(k->txn_id);
   free(k);
 }
 
-KafkaWriter *kafka_writer_open(const char *brokers, const char *topic, int timeout_ms, KafkaLogFn *log,
-                               void *log_ctx, char *err, size_t cap) {
+/* err from a transactional call that failed (e destroyed); -1. */
+static int txn_error(KafkaWriter *k, const char *what, rd_kafka_error_t *e, char *err, size_t cap) {
+  if (rd_kafka_error_code(e) == RD_KAFKA_RESP_ERR__FENCED || rd_kafka_error_code(e) == RD_KAFKA_RESP_ERR_PRODUCER_FENCED)
+    snprintf(err, cap, "cannot %s on '%s': another producer with transactional id '%s' started since (another run of "
+                       "this job?): %s", what, k->brokers, k->txn_id, rd_kafka_error_string(e));
+  else
+    snprintf(err, cap, "cannot %s of transactional id '%s' on '%s': %s", what, k->txn_id, k->brokers,
+             rd_kafka_error_string(e));
+  rd_kafka_error_destroy(e);
+  return -1;
+}
+
+KafkaWriter *kafka_writer_open(const char *brokers, const char *topic, const char *txn_id, int timeout_ms,
+                               KafkaLogFn *log, void *log_ctx, char *err, size_t cap) {
   KafkaWriter *k = calloc(1, sizeof *k);
   if (!k) {
     snprintf(err, cap, "out of memory");
@@ -341,9 +374,13 @@ KafkaWriter *kafka_writer_open(const char *brokers, const char *topic, int timeo
   k->log_ctx = log_ctx;
   k->brokers = strdup(brokers);
   k->topic = strdup(topic);
+  k->txn_id = txn_id ? strdup(txn_id) : NULL;
+  k->last_offset = -1;
   rd_kafka_conf_t *conf = base_conf(brokers, err, cap);
   if (!conf || set(conf, "enable.idempotence", "true", err, cap) < 0 || set(conf, "linger.ms", "5", err, cap) < 0 ||
-      set(conf, "partitioner", "murmur2_random", err, cap) < 0) {
+      set(conf, "partitioner", "murmur2_random", err, cap) < 0 ||
+      (txn_id && (set(conf, "transactional.id", txn_id, err, cap) < 0 ||
+                  set(conf, "transaction.timeout.ms", TXN_TIMEOUT_MS, err, cap) < 0))) {
     if (conf) rd_kafka_conf_destroy(conf);
     kafka_writer_close(k);
     return NULL;
@@ -364,11 +401,52 @@ KafkaWriter *kafka_writer_open(const char *brokers, const char *topic, int timeo
     kafka_writer_close(k);
     return NULL;
   }
+  if (txn_id) { /* fences an earlier producer of this id, aborting the transaction it left open */
+    rd_kafka_error_t *e = rd_kafka_init_transactions(k->rk, timeout_ms);
+    if (e) {
+      txn_error(k, "start transactions", e, err, cap);
+      kafka_writer_close(k);
+      return NULL;
+    }
+  }
   return k;
+}
+
+int kafka_txn_begin(KafkaWriter *k, char *err, size_t cap) {
+  if (k->in_txn) return 0;
+  rd_kafka_error_t *e = rd_kafka_begin_transaction(k->rk);
+  if (e) return txn_error(k, "begin a transaction", e, err, cap);
+  k->in_txn = true;
+  k->last_offset = -1;
+  return 0;
+}
+
+bool kafka_txn_open(const KafkaWriter *k) {
+  return k->in_txn;
+}
+
+int kafka_txn_commit(KafkaWriter *k, int timeout_ms, char *err, size_t cap) {
+  if (!k->in_txn) return 0;
+  rd_kafka_error_t *e = rd_kafka_commit_transaction(k->rk, timeout_ms); /* flushes first */
+  if (k->failed) {
+    if (e) rd_kafka_error_destroy(e);
+    return delivery_error(k, err, cap);
+  }
+  if (e) return txn_error(k, "commit a transaction", e, err, cap);
+  k->in_txn = false;
+  return 0;
+}
+
+bool kafka_writer_last(const KafkaWriter *k, int32_t *partition, int64_t *offset) {
+  if (k->last_offset < 0) return false;
+  *partition = k->last_partition;
+  *offset = k->last_offset;
+  return true;
 }
 
 int kafka_write(KafkaWriter *k, const void *key, size_t keylen, const void *value, size_t len, char *err, size_t cap) {
   if (k->failed) return delivery_error(k, err, cap);
+  if (k->txn_id && !k->in_txn && kafka_txn_begin(k, err, cap) < 0) return -1;
   if (rd_kafka_produce(k->rkt, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY, (void *)value, len, key, key ? keylen : 0,
                        NULL) == 0) {
     rd_kafka_poll(k->rk, 0);
@@ -384,4 +462,35 @@ long kafka_writer_wait(KafkaWriter *k, int ms, char *err, size_t cap) {
   rd_kafka_flush(k->rk, ms); /* serves the delivery reports while it waits */
   if (k->failed) return delivery_error(k, err, cap);
   return rd_kafka_outq_len(k->rk);
+}
+
+/* ---- whether a record is committed ---- */
+
+int kafka_visible(const char *brokers, const char *topic, int32_t partition, int64_t offset, int timeout_ms,
+                  KafkaLogFn *log, void *log_ctx, char *err, size_t cap) {
+  KafkaReader *r = kafka_open(brokers, topic, timeout_ms, log, log_ctx, err, cap);
+  if (!r) return -1;
+  int rc = kafka_start(r, partition, offset, err, cap);
+  int64_t until = now_ms() + timeout_ms;
+  while (rc == 0) {
+    KafkaRecord rec;
+    int64_t end;
+    int64_t left = until - now_ms();
+    int got = kafka_fetch(r, partition, left > 100 ? 100 : left > 0 ? (int)left : 1, &rec, 1, &end, err, cap);
+    if (got < 0) {
+      rc = -1;
+    } else if (got > 0) { /* the first committed record at or after offset */
+      rc = rec.offset == offset ? 1 : 2;
+      kafka_release(&rec, 1);
+    } else if (end > offset) { /* the end is past it, and it was not given: aborted */
+      rc = 2;
+    } else if (now_ms() >= until) { /* the end is at or before it: an open transaction holds it back */
+      snprintf(err, cap, "cannot tell within %d ms whether offset %lld of topic '%s' partition %d is committed: "
+                         "consumers that read committed records do not get that far (a transaction still open?)",
+               timeout_ms, (long long)offset, topic, (int)partition);
+      rc = -1;
+    }
+  }
+  kafka_close(r);
+  return rc < 0 ? -1 : rc == 1;
 }

@@ -12,6 +12,7 @@
 #ifndef SF_KAFKA_H
 #define SF_KAFKA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,7 +22,7 @@ typedef struct KafkaReader KafkaReader;
 typedef void KafkaLogFn(void *ctx, int level, const char *facility, const char *msg);
 
 /* Connects to `brokers` (host:port,...) and reads the metadata of `topic`, waiting at most
- * timeout_ms for a broker to answer. NULL with err set: the brokers cannot be reached in that time,
+ * timeout_ms for a broker to answer. It reads committed records only (read_committed). NULL with err set: the brokers cannot be reached in that time,
  * the topic does not exist, or another error the cluster gave. */
 KafkaReader *kafka_open(const char *brokers, const char *topic, int timeout_ms, KafkaLogFn *log, void *log_ctx,
                         char *err, size_t cap);
@@ -57,15 +58,38 @@ void kafka_release(KafkaRecord *recs, int n);
 /* Stops reading and disconnects; NULL is ignored. */
 void kafka_close(KafkaReader *k);
 
+/* Whether the record at `offset` of `partition` is committed: 1 when a consumer reading committed
+ * records gets it, 0 when it gets a later offset or the partition's end past it instead (the record
+ * belongs to an aborted transaction), -1 with err when it cannot tell within timeout_ms (the brokers
+ * are not reached, or a transaction still open holds such consumers back before the offset). */
+int kafka_visible(const char *brokers, const char *topic, int32_t partition, int64_t offset, int timeout_ms,
+                  KafkaLogFn *log, void *log_ctx, char *err, size_t cap);
+
 /* ---- writing ----
  * A KafkaWriter produces the records of one topic, idempotently (so the records of one partition
  * land in the order written, once each, whatever the producer retries), a record with a key going
  * to the partition of its key's murmur2 hash (as Java clients choose it), one without to a
- * partition librdkafka picks. */
+ * partition librdkafka picks. With a transactional id it writes inside transactions: the first
+ * record after a commit begins one, and nothing it holds is visible to read_committed consumers
+ * until kafka_txn_commit. */
 typedef struct KafkaWriter KafkaWriter;
-/* Connects and reads the metadata of `topic`, as kafka_open (the same errors). */
-KafkaWriter *kafka_writer_open(const char *brokers, const char *topic, int timeout_ms, KafkaLogFn *log,
-                               void *log_ctx, char *err, size_t cap);
+/* Connects and reads the metadata of `topic`, as kafka_open (the same errors). With txn_id (not
+ * NULL), it then starts transactions (rd_kafka_init_transactions), which fences an earlier producer
+ * of the same id: the brokers abort the transaction it left open, and refuse it from then on. A
+ * transaction may stay open 15 minutes before the brokers abort it. */
+KafkaWriter *kafka_writer_open(const char *brokers, const char *topic, const char *txn_id, int timeout_ms,
+                               KafkaLogFn *log, void *log_ctx, char *err, size_t cap);
+/* Transactional writers: kafka_txn_begin begins a transaction (0 when one is open already: writing
+ * begins one too), kafka_txn_commit delivers what it holds and commits it, waiting at most
+ * timeout_ms (0 when none is open), kafka_txn_open says whether one is. 0, or -1 with err (fenced:
+ * another producer of the id started; the writer can only be closed then). Closing a writer aborts
+ * the transaction it has open. */
+int kafka_txn_begin(KafkaWriter *k, char *err, size_t cap);
+int kafka_txn_commit(KafkaWriter *k, int timeout_ms, char *err, size_t cap);
+bool kafka_txn_open(const KafkaWriter *k);
+/* The partition and offset of the latest record acknowledged since the transaction began (since
+ * the writer opened without one): false when none was. */
+bool kafka_writer_last(const KafkaWriter *k, int32_t *partition, int64_t *offset);
 /* Queues one record (key NULL: none; both copied). 0; 1 when librdkafka's queue is full (the
  * caller waits with kafka_writer_wait and tries again); -1 with err when a record written earlier
  * could not be delivered, or this one cannot be queued. */

@@ -42,11 +42,14 @@
 #              partition holds the rows of its keys in order, once;
 #   roundtrip: those records read by a KafkaSource come in the order computed from their CreateTime
 #              timestamps as kcat shows them (ties by partition);
-#   sink-restore: a KafkaSink job killed with SIGKILL after checkpoint 2 and restored at width 3:
+#   sink-restore: an at-least-once KafkaSink job killed with SIGKILL after checkpoint 2 and restored at width 3:
 #              every row in the topic, in order per partition once repeats are dropped (at-least-
 #              once: the repeats are counted), and the sink's at-least-once warning;
-#   sink-unknown, sink-param: an unknown topic's exact message; sf-xform refuses delivery =
-#              exactly-once (not implemented) and a key that is no attribute;
+#   sink-unknown, sink-param: an unknown topic's exact message; sf-xform refuses a delivery
+#              that is neither mode, an empty transactional_id and a key that is no attribute;
+#   sink-eo-end: delivery = exactly-once without checkpoints: one transaction, committed at the
+#              end; a read_committed consumer gets each record once, in order per partition;
+#   sink-eo-ckpt: with checkpoints every 20 ms (exactly-once by default), the same;
 #   example:   graphs/kafka/totals.xml (its topics renamed) at width 2 writes the running totals the
 #              README shows;
 #   throughput: tuples/s through KafkaSource -> FileSink beside FileSource -> FileSink over the
@@ -67,7 +70,7 @@ export SF_RUN_TIMEOUT=${SF_RUN_TIMEOUT:-120}
 
 # ---- the cluster: stdin from a FIFO this script holds open (closing it ends the cluster) ----
 mkfifo "$W/mock.in"
-"$B/sf-kafka-mock" --unknown nosuch orders:3 big:3 rev:3 live:3 stream:3 bad:1 sink1:3 sink3:3 sinkk:3 tp:3 exorders:3 extotals:3 <"$W/mock.in" >"$W/mock.addr" 2>"$W/mock.err" &
+"$B/sf-kafka-mock" --unknown nosuch orders:3 big:3 rev:3 live:3 stream:3 bad:1 sink1:3 sink3:3 sinkk:3 eoend:3 eockpt:3 eokill:3 tp:3 exorders:3 extotals:3 <"$W/mock.in" >"$W/mock.addr" 2>"$W/mock.err" &
 MOCK=$!
 exec {MOCKFD}>"$W/mock.in"
 for _ in $(seq 100); do [[ -s $W/mock.addr ]] && break; sleep 0.05; done
@@ -493,7 +496,7 @@ run roundtrip "$W/back" "$W/back.xml" 1 &&
   same roundtrip "$W/sink1.expected" "$W/back/out.csv" "KafkaSink's records read back by a KafkaSource in the order of their CreateTime (from kcat), ties by partition"
 # kill -9 after checkpoint 2 and --restore: every row there, in order per partition, repeats allowed
 graph "$W/sinkk.xml" ksinkk FileSource "<param name=\"file\">$W/big.csv</param>" \
-  "$SLOW <operator name=\"out\" kind=\"KafkaSink\"><input stream=\"Slow\"/><param name=\"brokers\">$A</param><param name=\"topic\">sinkk</param><param name=\"key\">key</param></operator>"
+  "$SLOW <operator name=\"out\" kind=\"KafkaSink\"><input stream=\"Slow\"/><param name=\"brokers\">$A</param><param name=\"topic\">sinkk</param><param name=\"key\">key</param><param name=\"delivery\">at-least-once</param></operator>"
 d=$W/sink-kill
 mkdir -p "$d"
 "$B/sf-xform" -w 1 "$W/sinkk.xml" -o "$d/w1.xml" && "$B/sf-xform" -w 3 "$W/sinkk.xml" -o "$d/w3.xml"
@@ -523,13 +526,40 @@ graph "$W/sinkunk.xml" ksinkunk FileSource "$SINK_FILE" \
   "<operator name=\"out\" kind=\"KafkaSink\"><input stream=\"Rows\"/><param name=\"brokers\">$A</param><param name=\"topic\">nosuch</param></operator>"
 err_case sink-unknown "$W/sinkunk.xml" "sf-exec: error: operator 'out': topic 'nosuch' does not exist on the Kafka brokers '$A'"
 graph "$W/sinkeo.xml" ksinkeo FileSource "$SINK_FILE" \
-  "<operator name=\"out\" kind=\"KafkaSink\"><input stream=\"Rows\"/><param name=\"brokers\">$A</param><param name=\"topic\">sink1</param><param name=\"delivery\">exactly-once</param><param name=\"key\">nokey</param></operator>"
+  "<operator name=\"out\" kind=\"KafkaSink\"><input stream=\"Rows\"/><param name=\"brokers\">$A</param><param name=\"topic\">sink1</param><param name=\"delivery\">twice</param><param name=\"key\">nokey</param><param name=\"transactional_id\"></param></operator>"
 "$B/sf-xform" --check "$W/sinkeo.xml" >"$W/sinkeo.log" 2>&1
-if grep -q "parameter 'delivery' of operator 'out' must be 'at-least-once' (exactly-once is not implemented yet), got 'exactly-once'" "$W/sinkeo.log" &&
+if grep -q "parameter 'delivery' of operator 'out' must be 'exactly-once' or 'at-least-once', got 'twice'" "$W/sinkeo.log" &&
+  grep -q "parameter 'transactional_id' of operator 'out' must be a transactional id, not empty, got ''" "$W/sinkeo.log" &&
   grep -q "parameter 'key' of operator 'out' names 'nokey', which input schema 'Row' does not have" "$W/sinkeo.log"; then
-  sf_ok sink-param "sf-xform refuses delivery = exactly-once (not implemented) and a key that is no attribute"
+  sf_ok sink-param "sf-xform refuses delivery = twice, an empty transactional_id and a key that is no attribute"
 else
   sf_bad sink-param "sf-xform's messages differ" "$W/sinkeo.log"
+fi
+
+# ---- KafkaSink: exactly-once ----
+# eo_sink TOPIC [MORE PARAMS]: a KafkaSink of stream Slow keyed by key
+eo_sink() {
+  echo "<operator name=\"out\" kind=\"KafkaSink\"><input stream=\"Slow\"/><param name=\"brokers\">$A</param><param name=\"topic\">$1</param><param name=\"key\">key</param>${2:-}</operator>"
+}
+# without checkpoints, one transaction committed at the end
+graph "$W/eoend.xml" keoend FileSource "$SINK_FILE" "${SLOW/iterations\">3000/iterations\">1}$(eo_sink eoend '<param name="delivery">exactly-once</param>')"
+if run sink-eo-end "$W/eoend" "$W/eoend.xml" 2; then
+  kcat -b "$A" -C -t eoend -e -q -X isolation.level=read_committed -f '%p\t%k\t%s\n' >"$W/eoend/records" 2>/dev/null
+  if why=$(python3 "$W/check_sink.py" "$W/orders.csv" "$W/eoend/records" once 2>&1) && [[ -z $(quiet "$W/eoend/run.log") ]]; then
+    sf_ok sink-eo-end "delivery = exactly-once without checkpoints, width 2: $(wc -l <"$W/eoend/records") records committed at the end, each once, in order per partition"
+  else
+    sf_bad sink-eo-end "$why" "$W/eoend/run.log"
+  fi
+fi
+# with checkpoints (exactly-once is the default then), a transaction per checkpoint
+graph "$W/eockpt.xml" keockpt FileSource "<param name=\"file\">$W/big.csv</param>" "$SLOW $(eo_sink eockpt)"
+if run sink-eo-ckpt "$W/eockpt" "$W/eockpt.xml" 3 --checkpoint-dir ck --checkpoint-interval 0.02 --stats; then
+  kcat -b "$A" -C -t eockpt -e -q -X isolation.level=read_committed -f '%p\t%k\t%s\n' >"$W/eockpt/records" 2>/dev/null
+  if why=$(python3 "$W/check_sink.py" "$W/big.csv" "$W/eockpt/records" once 2>&1); then
+    sf_ok sink-eo-ckpt "checkpoints every 20 ms, width 3: $(wc -l <"$W/eockpt/records") records, each once, in order per partition"
+  else
+    sf_bad sink-eo-ckpt "$why" "$W/eockpt/run.log"
+  fi
 fi
 
 # ---- graphs/kafka/totals.xml, as README.md runs it (its topics renamed) ----

@@ -468,8 +468,10 @@ static void check_params(Graph *g, Op *op, Diag *d) {
     } else if (op->kind == KIND_KAFKASOURCE && !strcmp(n, "end")) {
       if (strcmp(p->text, "high-watermark") && strcmp(p->text, "never")) bad_value(d, op, p, "'high-watermark' or 'never'");
     } else if (op->kind == KIND_KAFKASINK && !strcmp(n, "delivery")) {
-      if (strcmp(p->text, "at-least-once"))
-        bad_value(d, op, p, "'at-least-once' (exactly-once is not implemented yet)");
+      if (strcmp(p->text, "exactly-once") && strcmp(p->text, "at-least-once"))
+        bad_value(d, op, p, "'exactly-once' or 'at-least-once'");
+    } else if (op->kind == KIND_KAFKASINK && !strcmp(n, "transactional_id")) {
+      if (!*p->text) bad_value(d, op, p, "a transactional id, not empty");
     } else if (op->kind == KIND_KAFKASINK && !strcmp(n, "key")) {
       if (in && schema_find_attr(in, p->text) < 0)
         diag_error(d, p->line, 0, "parameter 'key' of operator '%s' names '%s', which input schema '%s' does not have",
