@@ -57,6 +57,7 @@ typedef struct RunSlot {
 enum { LATENCY_SUB = 16, LATENCY_BUCKETS = 40 * LATENCY_SUB };
 typedef struct Latency {
   atomic_ullong count[LATENCY_BUCKETS]; /* tuples per bucket (one writer: the sink's thread) */
+  atomic_ullong sum_ns;                 /* their latencies, summed, in ns (the same writer) */
 } Latency;
 
 /* ---- clock.c: event time (sources' clocks and ticks, a fan-in's tick) ---- */

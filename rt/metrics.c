@@ -126,8 +126,8 @@ static void op_family(FILE *f, const Exec *x, int field, const char *name, const
 /* The sinks' latency (--stats stamps the tuples: without it there is none) as a histogram with a
  * bucket per power of two of microseconds from 16 us to 2^26 us (67 s): the buckets of stats.c's
  * Latency start exactly there (bucket (k - 3) * LATENCY_SUB is the first at or above 2^k us), so
- * each count is exact, not interpolated. The sum of the latencies is not kept (it would cost an
- * addition per tuple), so the family has no _sum. */
+ * each count is exact, not interpolated. The sum is stats.c's, in ns, added where the latency is
+ * measured; it is read after the buckets, so it may hold a tuple or two that _count does not yet. */
 static void latency_family(FILE *f, const Exec *x) {
   static const char name[] = "sf_sink_latency_seconds";
   bool any = false;
@@ -151,7 +151,10 @@ static void latency_family(FILE *f, const Exec *x) {
     fprintf(f, "%s_bucket", name);
     job_labels(f, x);
     op_labels(f, n);
-    fprintf(f, ",le=\"+Inf\"} %llu\n%s_count", cum, name);
+    fprintf(f, ",le=\"+Inf\"} %llu\n%s_sum", cum, name);
+    job_labels(f, x);
+    op_labels(f, n);
+    fprintf(f, "} %.9f\n%s_count", (double)atomic_load_explicit(&n->latency->sum_ns, memory_order_relaxed) / 1e9, name);
     job_labels(f, x);
     op_labels(f, n);
     fprintf(f, "} %llu\n", cum);

@@ -78,6 +78,7 @@ static void plan_nodes(Exec *x) {
     if (x->o->stats && op->noutputs == 0 && op->ninputs > 0) { /* a sink: latency from the sources */
       n->latency = arena_alloc(x->arena, sizeof *n->latency);
       for (int b = 0; b < LATENCY_BUCKETS; b++) atomic_init(&n->latency->count[b], 0);
+      atomic_init(&n->latency->sum_ns, 0);
     }
     n->prof = stats_prof_new(x);
   }

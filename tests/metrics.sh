@@ -9,6 +9,9 @@
 #               (a Beacon at a fixed rate through a region of Filters, beside a slow second Beacon),
 #               each accepted by `promtool check metrics` (the format, HELP and TYPE, names), and
 #               holding the families the run must have (operators, queues, latency, checkpoints);
+#   series:     the last of those scrapes has each family with its exact type, sample names and
+#               label names; the sink's latency histogram has _bucket, _sum and _count, its _count
+#               is its +Inf bucket and its mean (_sum / _count) lies within its non-empty buckets;
 #   exact:      over those scrapes every counter only grows and never exceeds its final value;
 #               some scrape saw the first Beacon part-way; once its branch has ended (the second
 #               Beacon keeps the job running) a scrape holds its final counts, which equal the
@@ -203,6 +206,61 @@ else
     bad=1
   fi
   ((bad)) || sf_ok promtool "$n scrapes while the job ran, each accepted by promtool check metrics, with the families of a parallel run"
+
+  # series: the last scrape's families have their exact types, sample names and label names
+  if python3 - "$last" >"$d/series.log" 2>&1 <<'EOF'
+import re, sys
+text = open(sys.argv[1]).read()
+types = dict(re.findall(r"^# TYPE (\S+) (\S+)$", text, re.M))
+samples = {}  # name -> [(labels dict, value)]
+for name, labels, value in re.findall(r"^([a-z_]+)\{(.*)\} (\S+)$", text, re.M):
+    samples.setdefault(name, []).append((dict(re.findall(r'([a-z_]+)="((?:[^"\\]|\\.)*)"', labels)), float(value)))
+OP = ["job", "host", "operator", "replica", "kind"]
+# family: (type, {sample name: label names})
+want = {
+    "sf_sink_latency_seconds": ("histogram", {"sf_sink_latency_seconds_bucket": OP + ["le"],
+                                              "sf_sink_latency_seconds_sum": OP,
+                                              "sf_sink_latency_seconds_count": OP}),
+}
+errors = []
+for fam, (typ, names) in want.items():
+    if types.get(fam) != typ:
+        errors.append("%s: TYPE %s, expected %s" % (fam, types.get(fam), typ))
+    for name, labels in names.items():
+        got = samples.get(name, [])
+        if not got:
+            errors.append("no sample %s" % name)
+        for l, _ in got:
+            if sorted(l) != sorted(labels):
+                errors.append("%s has labels %s, expected %s" % (name, sorted(l), sorted(labels)))
+                break
+# the sink's latency: _count is the +Inf bucket, and the mean (_sum / _count) lies between the
+# lower bound of the first bucket that holds a tuple and the upper bound of the last one
+def one(name, **want):
+    got = [v for l, v in samples.get(name, []) if all(l.get(k) == w for k, w in want.items())]
+    return got[0] if len(got) == 1 else None
+cnt, tot = one("sf_sink_latency_seconds_count", operator="out"), one("sf_sink_latency_seconds_sum", operator="out")
+buckets = sorted((float(l["le"]), v) for l, v in samples.get("sf_sink_latency_seconds_bucket", []) if l.get("operator") == "out")
+if cnt is None or tot is None or not buckets:
+    errors.append("no latency histogram of the sink 'out'")
+elif cnt <= 0 or buckets[-1] != (float("inf"), cnt):
+    errors.append("sink 'out': _count %g, +Inf bucket %s" % (cnt, buckets[-1]))
+else:
+    lo = max([0.0] + [le for le, v in buckets if v == 0])
+    hi = min(le for le, v in buckets if v == cnt)
+    mean = tot / cnt
+    if not lo <= mean <= hi:
+        errors.append("sink 'out': mean latency %g s outside its buckets [%g, %g]" % (mean, lo, hi))
+    print("sink 'out': %d latencies, mean %.6f s within [%g, %g]" % (cnt, mean, lo, hi))
+for e in errors:
+    print("error: " + e)
+sys.exit(1 if errors else 0)
+EOF
+  then
+    sf_ok series "$(grep -v '^error' "$d/series.log" | tr '\n' ';' | sed 's/;$//'); types and labels as documented"
+  else
+    sf_bad series "the families' types, names or labels are not the documented ones" "$d/series.log" "$last"
+  fi
 
   # exact: every counter grows, none exceeds its final value; the first Beacon seen part-way;
   # once its branch ended, the scrapes hold the computed counts and the --stats-json ones
