@@ -217,6 +217,14 @@ struct Group {
                                  pump's wait (atomic) */
   atomic_bool pump_over;      /* it delivered its end or failed: nothing more to pump (atomic) */
   PtrVec hosts;               /* Group*: the hosted groups this group's thread pumps (plan) */
+  /* --metrics, a Merge of several channels (order.c, "merge wait"): how long it held items it
+   * could not deliver because a channel had nothing for it yet. The totals have one writer at a
+   * time, the driver (of a hosted group, pump_mu's holder), and are read by scrapes. */
+  bool wait_timed;            /* (plan) */
+  int64_t wait_since;         /* CLOCK_MONOTONIC ns when the stall being timed began, 0: none (thread) */
+  bool *wait_on;              /* per slot: it had nothing at its head then (thread) */
+  atomic_ullong wait_ns;      /* the stalls, in all (atomic, relaxed) */
+  atomic_ullong *slot_wait_ns; /* per slot: the time of the stalls during which it had nothing (atomic, relaxed) */
 };
 
 /* The checkpoints' figures for --metrics (metrics.c reads them): ckpt.c writes them, and they

@@ -4,8 +4,9 @@
  * sink's latency buckets with atomic loads, a queue's fill under its consumer group's mutex (the
  * lock its producers and consumer take for every batch, held here for one load), the checkpoint
  * counters ckpt.c keeps in the executor (atomics), the messages and bytes remote.c counts per
- * cross-host edge (once per message, relaxed atomics). Nothing on the path of a tuple changes: without
- * --metrics nothing here runs; with it, the cost is that of the scrapes.
+ * cross-host edge (once per message, relaxed atomics), the stalls a Merge times with --metrics (order.c:
+ * two clock reads per stall, relaxed atomics). Nothing on the path of a tuple changes: without
+ * --metrics nothing here runs; with it, the cost is that of the scrapes and of the stalls' clock reads.
  *
  * The server starts once the plan is built (plan_build: the nodes, groups, queues and the
  * transport's edges exist and do not change) and stops before the transport stops (exec_run), so a
@@ -204,6 +205,42 @@ static void queue_families(FILE *f, const Exec *x) {
   }
 }
 
+/* A Merge's wait (order.c, "merge wait"): the time it held items it could not deliver because a
+ * channel had nothing for it yet, in all and per channel it waited for (a stall counts for every
+ * channel that had nothing during it), per Merge of several channels: a region's, and the shuffle
+ * Merges at the start of its channels. */
+static void merge_wait_families(FILE *f, const Exec *x) {
+  static const char *const names[2] = { "sf_region_merge_wait_seconds_total", "sf_region_merge_channel_wait_seconds_total" };
+  static const char *const helps[2] = {
+    "Seconds the region's Merge held items it could not deliver yet because a channel had delivered nothing (the skew).",
+    "Of those seconds, the ones during which this channel had delivered nothing (it was waited for).",
+  };
+  for (int pass = 0; pass < 2; pass++) {
+    bool any = false;
+    for (int gi = 0; gi < x->groups.n; gi++) {
+      Group *g = x->groups.items[gi];
+      if (!g->wait_timed) continue;
+      Node *n = g->entry;
+      for (int s = 0; s < (pass ? n->nslots : 1); s++) {
+        if (!any) family(f, names[pass], "counter", helps[pass]);
+        any = true;
+        fputs(names[pass], f);
+        job_labels(f, x);
+        op_labels(f, n);
+        fputs(",region=", f);
+        label_value(f, n->op->region ? n->op->region : "");
+        unsigned long long ns = atomic_load_explicit(pass ? &g->slot_wait_ns[s] : &g->wait_ns, memory_order_relaxed);
+        if (pass) {
+          const Stream *st = n->in[s] ? n->in[s]->stream : NULL;
+          int channel = st && st->producer && st->producer->channel >= 0 ? st->producer->channel : s;
+          fprintf(f, ",channel=\"%d\"", channel);
+        }
+        fprintf(f, "} %.6f\n", (double)ns / 1e9);
+      }
+    }
+  }
+}
+
 /* The edges to and from other hosts: messages and bytes (as encoded on the wire), per edge. */
 typedef struct EdgeScan {
   FILE *f;
@@ -305,6 +342,7 @@ static char *render(void *ctx, size_t *len) {
   tick_family(f, x);
   latency_family(f, x);
   queue_families(f, x);
+  merge_wait_families(f, x);
   edge_families(f, x);
   checkpoint_families(f, x);
   struct rusage ru;

@@ -137,6 +137,13 @@ static void plan_groups(Exec *x) {
       gr->driver = n->nslots == 1 ? DRIVE_SINGLE : DRIVE_SRC;
     }
     gr->by_src = gr->driver == DRIVE_SRC;
+    if (op->kind == KIND_MERGE && gr->driver != DRIVE_SINGLE && x->o->metrics) { /* its wait (order.c) */
+      gr->wait_timed = true;
+      gr->wait_on = arena_alloc(x->arena, sizeof(bool) * (size_t)n->nslots);
+      gr->slot_wait_ns = arena_alloc(x->arena, sizeof(atomic_ullong) * (size_t)n->nslots);
+      for (int s = 0; s < n->nslots; s++) atomic_init(&gr->slot_wait_ns[s], 0);
+      atomic_init(&gr->wait_ns, 0);
+    }
   }
   for (int i = 0; i < g->nops; i++) {
     Node *n = &x->nodes[i];

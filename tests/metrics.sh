@@ -17,6 +17,12 @@
 #               Beacon keeps the job running) a scrape holds its final counts, which equal the
 #               computed ones (N out of the Beacon, N/3 kept over the Filter's replicas, N/3 into
 #               the sink) and the --stats-json figures of the run;
+#   wait:       a keyed region (sf_jitter, partitioned by v = seq % 8) where key 3 sleeps 3 ms a
+#               tuple, beside the same region without the sleep, one job with a Merge thread per
+#               region (--merge-threads) and one with hosted Merges: in both, every scrape is accepted
+#               by promtool, each Merge's wait lies between its channels' largest and their sum, the
+#               skewed region waited at least a quarter of the key's sleep (375 x 3 ms) more than the
+#               even one, and one channel of it was waited for 90 % of its wait at least;
 #   prometheus: a real Prometheus server (scrape interval 1 s, storage in a scratch directory, on a
 #               free loopback port) scrapes the two executors of a job started with sf-launch
 #               --metrics-base, with the scrape configuration of docs/running.md; its HTTP API
@@ -221,6 +227,9 @@ want = {
     "sf_sink_latency_seconds": ("histogram", {"sf_sink_latency_seconds_bucket": OP + ["le"],
                                               "sf_sink_latency_seconds_sum": OP,
                                               "sf_sink_latency_seconds_count": OP}),
+    "sf_region_merge_wait_seconds_total": ("counter", {"sf_region_merge_wait_seconds_total": OP + ["region"]}),
+    "sf_region_merge_channel_wait_seconds_total": ("counter", {
+        "sf_region_merge_channel_wait_seconds_total": OP + ["region", "channel"]}),
 }
 errors = []
 for fam, (typ, names) in want.items():
@@ -334,6 +343,150 @@ EOF
   else
     sf_bad exact "the scraped counts are not the computed ones" "$d/exact.log"
   fi
+fi
+
+# ---- wait: a region's Merge waiting for a slow channel, with and without a thread of its own ----
+
+# two keyed regions side by side (sf_jitter of libsf_test_ops.so, partitioned by v = seq % 8, no
+# sleep but for key 3 in the skewed one: SLOW_US per tuple), and a third Beacon that keeps the job
+# running once both are done, so a scrape sees their final figures
+WN=3000 WRATE=2000 SLOW_US=3000
+d=$work/wait
+mkdir -p "$d"
+wait_region() { # NAME SLOW_LAST
+  cat <<EOF
+  <operator name="${1}_src" kind="Beacon">
+    <output stream="${1}_in" schema="T"/>
+    <param name="count">$WN</param>
+    <param name="rate">$WRATE</param>
+    <set attr="id">seq</set>
+    <set attr="v">seq % 8</set>
+  </operator>
+  <operator name="$1" kind="Custom">
+    <input stream="${1}_in"/>
+    <output stream="${1}_done" schema="T"/>
+    <library path="libsf_test_ops.so" symbol="sf_jitter"/>
+    <model state="partitioned" keys="v" selectivity="one" forwards="*"/>
+    <param name="maxus">0</param>$2
+  </operator>
+  <operator name="${1}_out" kind="FileSink">
+    <input stream="${1}_done"/>
+    <param name="file">$1.csv</param>
+  </operator>
+EOF
+}
+{
+  echo '<?xml version="1.0" encoding="UTF-8"?>'
+  echo '<graph xmlns="urn:streamfission:graph:1" name="metrics_wait">'
+  echo '  <schema name="T"><attr name="id" type="int"/><attr name="v" type="int"/></schema>'
+  wait_region even ""
+  wait_region skew "
+    <param name=\"slow_last\">3:$SLOW_US</param>"
+  cat <<EOF
+  <operator name="tail" kind="Beacon">
+    <output stream="tail_in" schema="T"/>
+    <param name="count">3</param>
+    <param name="rate">1</param>
+    <set attr="id">seq</set>
+    <set attr="v">0</set>
+  </operator>
+  <operator name="tail_out" kind="FileSink">
+    <input stream="tail_in"/>
+    <param name="file">tail.csv</param>
+  </operator>
+</graph>
+EOF
+} >"$d/seq.xml"
+"$B/sf-xform" -w 2 -o "$d/par.xml" "$d/seq.xml" >"$d/xform.log" 2>&1 ||
+  { echo "error: sf-xform failed:" >&2; cat "$d/xform.log" >&2; exit 1; }
+sf_next_ports 1 || exit 1
+WPORT=$P0
+for mode in hosted threads; do
+  opt=()
+  [[ $mode == threads ]] && opt=(--merge-threads)
+  mkdir -p "$d/$mode"
+  (cd "$d/$mode" && exec timeout -k 5 60 "$B/sf-exec" "${opt[@]}" --metrics "127.0.0.1:$WPORT" ../par.xml) \
+    >"$d/$mode/exec.log" 2>&1 &
+  wpid=$!
+  k=0
+  while kill -0 "$wpid" 2>/dev/null; do
+    if curl -sf -o "$d/$mode/$k.tmp" "http://127.0.0.1:$WPORT/metrics" 2>/dev/null; then
+      mv "$d/$mode/$k.tmp" "$d/$mode/$(printf '%04d' "$k").txt"
+      k=$((k + 1))
+    fi
+    sleep 0.2
+  done
+  wait "$wpid"
+  echo $? >"$d/$mode/status"
+  rm -f "$d/$mode/"*.tmp
+done
+if python3 - "$d" "$WN" "$SLOW_US" >"$d/wait.log" 2>&1 <<'EOF'
+import glob, re, subprocess, sys
+d, n, slow_us = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+# each region's Merge, from the parallel graph: the region of the replicas of 'even' and 'skew'
+par = open(d + "/par.xml").read()
+region = {origin: r for r, origin in re.findall(r'<operator name="(r\d+)\.merge" kind="Merge"[^>]*origin="(\w+)"', par)}
+sample = re.compile(r'^([a-z_]+)\{(.*)\} (\S+)$')
+label = re.compile(r'([a-z_]+)="((?:[^"\\]|\\.)*)"')
+errors, report = [], []
+for mode in ("hosted", "threads"):
+    if open("%s/%s/status" % (d, mode)).read().strip() != "0":
+        errors.append("%s: sf-exec failed" % mode)
+        continue
+    scrapes = sorted(glob.glob("%s/%s/*.txt" % (d, mode)))
+    for f in scrapes:
+        lint = subprocess.run(["promtool", "check", "metrics"], stdin=open(f), capture_output=True, text=True)
+        if lint.returncode != 0:
+            errors.append("%s: promtool refused %s: %s" % (mode, f, lint.stdout + lint.stderr))
+            break
+    # the last scrape in which both regions had delivered everything
+    final = None
+    for f in scrapes:
+        vals = []
+        for line in open(f):
+            m = sample.match(line.rstrip("\n"))
+            if m:
+                vals.append((m.group(1), dict(label.findall(m.group(2))), float(m.group(3))))
+        done = [v for name, l, v in vals if name == "sf_operator_tuples_in_total" and l["operator"] in ("even_out", "skew_out")]
+        if done == [n, n]:
+            final = vals
+    if final is None:
+        errors.append("%s: no scrape saw both regions complete (%d scrapes)" % (mode, len(scrapes)))
+        continue
+    fig = {}
+    for which in ("even", "skew"):
+        r = region.get(which)
+        total = [v for name, l, v in final if name == "sf_region_merge_wait_seconds_total" and l.get("region") == r]
+        chans = {l["channel"]: v for name, l, v in final
+                 if name == "sf_region_merge_channel_wait_seconds_total" and l.get("region") == r}
+        if len(total) != 1 or sorted(chans) != ["0", "1"]:
+            errors.append("%s: region %s (%s): wait samples %s, channels %s" % (mode, r, which, total, sorted(chans)))
+            continue
+        t = total[0]
+        # a stall counts for every channel that had nothing during it, and for one at least
+        if not max(chans.values()) - 1e-6 <= t <= sum(chans.values()) + 1e-6:
+            errors.append("%s: region %s: total %g outside [max, sum] of its channels %s" % (mode, r, t, chans))
+        fig[which] = (t, chans)
+        report.append("%s %s %s %.3f s (channels %s)" % (mode, which, r, t,
+                      " ".join("%s %.3f" % kv for kv in sorted(chans.items()))))
+    if len(fig) == 2:
+        (te, _), (ts, cs) = fig["even"], fig["skew"]
+        # key 3 (an eighth of the tuples) sleeps SLOW_US each: the skewed Merge waits for its channel
+        # at least a quarter of that more than the even one, and that channel is the one waited for
+        least = n / 8 * slow_us / 1e6 / 4
+        if ts - te < least:
+            errors.append("%s: the skewed region waited %.3f s, the even one %.3f s: expected %.3f s more" % (mode, ts, te, least))
+        if max(cs.values()) < 0.9 * ts:
+            errors.append("%s: no channel of the skewed region was waited for most of its wait: %s" % (mode, cs))
+print("; ".join(report))
+for e in errors:
+    print("error: " + e)
+sys.exit(1 if errors else 0)
+EOF
+then
+  sf_ok wait "$(head -n 1 "$d/wait.log"); every scrape accepted by promtool"
+else
+  sf_bad wait "the merge wait does not show the slow channel" "$d/wait.log" "$d/hosted/exec.log" "$d/threads/exec.log"
 fi
 
 # ---- prometheus: a real server scraping two executors of sf-launch ----
