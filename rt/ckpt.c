@@ -101,14 +101,16 @@ static int write_snapshot(Node *n, uint64_t id, uint64_t pos, uint64_t next_seq,
     exec_fail(x, "checkpoint %" PRIu64 ": cannot write '%s': %s", id, path, strerror(errno));
     rc = -1;
   }
-  if (rc == 0) atomic_fetch_add_explicit(&x->ck_metrics.bytes_total, b.n, memory_order_relaxed);
+  size_t bytes = b.n;
+  if (rc == 0) atomic_fetch_add_explicit(&x->ck_metrics.bytes_total, bytes, memory_order_relaxed);
   buf_release(&b);
   if (rc < 0) return -1;
 
   pthread_mutex_lock(&ck->mu);
   int slot = (int)(id % CK_SLOTS);
-  if (ck->counts[slot].id != id) ck->counts[slot].id = id, ck->counts[slot].done = 0;
+  if (ck->counts[slot].id != id) ck->counts[slot].id = id, ck->counts[slot].done = 0, ck->counts[slot].bytes = 0;
   bool all = ++ck->counts[slot].done == ck->nlocal;
+  ck->counts[slot].bytes += bytes;
   pthread_mutex_unlock(&ck->mu);
   if (!all) return 0;
   /* every snapshot of this executor is written: one sync makes them all durable (and the sinks'
@@ -150,16 +152,29 @@ static void store_max(atomic_ullong *a, uint64_t v) {
   }
 }
 
-/* Checkpoint id completed, seconds after its request (< 0: not known here): --metrics's figures. */
+/* The durations' buckets: from 5 ms (a checkpoint of a small state on one host) to a minute. */
+const double ck_duration_le[CK_DURATION_BUCKETS] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60 };
+
+/* Checkpoint id completed, seconds after its request (< 0: not known here): --metrics's figures.
+ * Its size here is what this executor's snapshots of it held (counts, while the slot is id's: it
+ * is until CK_SLOTS newer checkpoints began). Takes ck->mu: called holding no lock. */
 static void metrics_complete(Exec *x, uint64_t id, double seconds) {
   ExecCkptMetrics *m = &x->ck_metrics;
+  Ckpt *ck = x->ck;
   atomic_fetch_add(&m->completed, 1);
   store_max(&m->last_id, id);
+  pthread_mutex_lock(&ck->mu);
+  int slot = (int)(id % CK_SLOTS);
+  uint64_t bytes = ck->counts[slot].id == id ? ck->counts[slot].bytes : 0; /* (0: no snapshot here) */
+  pthread_mutex_unlock(&ck->mu);
+  if (atomic_load(&m->last_id) == id) atomic_store(&m->last_bytes, bytes);
   if (seconds < 0) return;
   uint64_t ns = (uint64_t)(seconds * 1e9);
+  int b = 0;
+  while (b < CK_DURATION_BUCKETS && seconds > ck_duration_le[b]) b++;
+  atomic_fetch_add(&m->by_le[b], 1);
   atomic_store(&m->last_ns, ns);
   atomic_fetch_add(&m->ns_total, ns);
-  atomic_fetch_add(&m->timed, 1);
 }
 
 /* The coordinator: every host's part of checkpoint id is done (seen by whichever thread heard the

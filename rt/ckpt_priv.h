@@ -47,6 +47,7 @@ typedef struct Ckpt {
   struct {
     uint64_t id;
     int done;
+    uint64_t bytes;         /* their snapshots' bytes (--metrics: sf_checkpoint_last_snapshot_bytes) */
   } counts[CK_SLOTS];       /* operators done per checkpoint (mu) */
   /* the control streams (ctl): on the coordinator, the checkpoint in progress (mu) */
   uint64_t ctl_req;         /* the latest requested (0: none yet) */

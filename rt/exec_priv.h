@@ -227,6 +227,10 @@ struct Group {
   atomic_ullong *slot_wait_ns; /* per slot: the time of the stalls during which it had nothing (atomic, relaxed) */
 };
 
+/* The upper bounds of the checkpoint durations' histogram for --metrics, in seconds (ckpt.c). */
+enum { CK_DURATION_BUCKETS = 12 };
+extern const double ck_duration_le[CK_DURATION_BUCKETS];
+
 /* The checkpoints' figures for --metrics (metrics.c reads them): ckpt.c writes them, and they
  * outlive its state (ckpt_finish), which a scrape never reads. */
 typedef struct ExecCkptMetrics {
@@ -235,9 +239,12 @@ typedef struct ExecCkptMetrics {
   atomic_ullong completed;   /* checkpoints seen complete since the start (atomic) */
   atomic_ullong last_id;     /* the newest complete one (atomic) */
   atomic_ullong bytes_total; /* bytes of the snapshots this executor wrote (atomic) */
-  atomic_ullong timed;       /* the coordinator: checkpoints timed from request to completion (atomic) */
-  atomic_ullong ns_total;    /* their durations, summed (atomic) */
+  atomic_ullong last_bytes;  /* of those, the ones in the newest complete checkpoint (atomic) */
+  atomic_ullong ns_total;    /* the coordinator: the checkpoints' durations from request to
+                                completion, summed (atomic) */
   atomic_ullong last_ns;     /* the newest one's (atomic) */
+  atomic_ullong by_le[CK_DURATION_BUCKETS + 1]; /* how many of them took at most ck_duration_le[b]
+                                                    s (the last: more), not cumulated (atomic) */
 } ExecCkptMetrics;
 
 struct Exec {

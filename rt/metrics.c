@@ -297,7 +297,7 @@ static void checkpoint_families(FILE *f, const Exec *x) {
   if (!x->o->checkpoint_dir) return;
   const ExecCkptMetrics *m = &x->ck_metrics;
   unsigned long long done = atomic_load(&m->completed), ns = atomic_load(&m->ns_total);
-  unsigned long long timed = atomic_load(&m->timed), last = atomic_load(&m->last_ns);
+  unsigned long long last = atomic_load(&m->last_ns);
   family(f, "sf_checkpoints_completed_total", "counter",
          "Checkpoints this executor saw complete (every host's part written) since it started.");
   fputs("sf_checkpoints_completed_total", f);
@@ -312,14 +312,27 @@ static void checkpoint_families(FILE *f, const Exec *x) {
   fputs("sf_checkpoint_snapshot_bytes_total", f);
   job_labels(f, x);
   fprintf(f, "} %llu\n", (unsigned long long)atomic_load(&m->bytes_total));
+  family(f, "sf_checkpoint_last_snapshot_bytes", "gauge",
+         "Bytes of operator snapshots this executor wrote into the newest complete checkpoint.");
+  fputs("sf_checkpoint_last_snapshot_bytes", f);
+  job_labels(f, x);
+  fprintf(f, "} %llu\n", (unsigned long long)atomic_load(&m->last_bytes));
   if (!atomic_load(&m->coordinator)) return; /* only the coordinator knows when a checkpoint was requested */
-  family(f, "sf_checkpoint_duration_seconds", "summary",
+  family(f, "sf_checkpoint_duration_seconds", "histogram",
          "Time from a checkpoint's request to its completion, on the executor that requests them.");
+  unsigned long long cum = 0;
+  for (int b = 0; b <= CK_DURATION_BUCKETS; b++) {
+    cum += atomic_load(&m->by_le[b]);
+    fputs("sf_checkpoint_duration_seconds_bucket", f);
+    job_labels(f, x);
+    if (b < CK_DURATION_BUCKETS) fprintf(f, ",le=\"%g\"} %llu\n", ck_duration_le[b], cum);
+    else fprintf(f, ",le=\"+Inf\"} %llu\n", cum);
+  }
   fputs("sf_checkpoint_duration_seconds_sum", f);
   job_labels(f, x);
   fprintf(f, "} %.6f\nsf_checkpoint_duration_seconds_count", (double)ns / 1e9);
   job_labels(f, x);
-  fprintf(f, "} %llu\n", timed);
+  fprintf(f, "} %llu\n", cum); /* (the +Inf bucket's, read after the sum) */
   family(f, "sf_checkpoint_last_duration_seconds", "gauge", "Time from the newest complete checkpoint's request to its completion.");
   fputs("sf_checkpoint_last_duration_seconds", f);
   job_labels(f, x);

@@ -23,6 +23,12 @@
 #               by promtool, each Merge's wait lies between its channels' largest and their sum, the
 #               skewed region waited at least a quarter of the key's sleep (375 x 3 ms) more than the
 #               even one, and one channel of it was waited for 90 % of its wait at least;
+#   ckpt:       the run's graph (its first Beacon only) with a checkpoint every 0.2 s, killed
+#               (SIGKILL) right after a scrape that saw checkpoint 3 complete:
+#               sf_checkpoint_last_snapshot_bytes equals the sizes of that checkpoint's .snap files
+#               left on disk; sf_checkpoint_duration_seconds is a
+#               histogram with cumulative buckets, +Inf = _count = sf_checkpoints_completed_total,
+#               and its mean and the last duration lie within the buckets that hold them;
 #   prometheus: a real Prometheus server (scrape interval 1 s, storage in a scratch directory, on a
 #               free loopback port) scrapes the two executors of a job started with sf-launch
 #               --metrics-base, with the scrape configuration of docs/running.md; its HTTP API
@@ -227,6 +233,11 @@ want = {
     "sf_sink_latency_seconds": ("histogram", {"sf_sink_latency_seconds_bucket": OP + ["le"],
                                               "sf_sink_latency_seconds_sum": OP,
                                               "sf_sink_latency_seconds_count": OP}),
+    "sf_checkpoint_duration_seconds": ("histogram", {"sf_checkpoint_duration_seconds_bucket": ["job", "host", "le"],
+                                                     "sf_checkpoint_duration_seconds_sum": ["job", "host"],
+                                                     "sf_checkpoint_duration_seconds_count": ["job", "host"]}),
+    "sf_checkpoint_last_snapshot_bytes": ("gauge", {"sf_checkpoint_last_snapshot_bytes": ["job", "host"]}),
+    "sf_checkpoint_snapshot_bytes_total": ("counter", {"sf_checkpoint_snapshot_bytes_total": ["job", "host"]}),
     "sf_region_merge_wait_seconds_total": ("counter", {"sf_region_merge_wait_seconds_total": OP + ["region"]}),
     "sf_region_merge_channel_wait_seconds_total": ("counter", {
         "sf_region_merge_channel_wait_seconds_total": OP + ["region", "channel"]}),
@@ -487,6 +498,85 @@ then
   sf_ok wait "$(head -n 1 "$d/wait.log"); every scrape accepted by promtool"
 else
   sf_bad wait "the merge wait does not show the slow channel" "$d/wait.log" "$d/hosted/exec.log" "$d/threads/exec.log"
+fi
+
+# ---- ckpt: the checkpoints' durations and the newest one's size, against its files ----
+
+# the run's graph without its second Beacon (a checkpoint completes once every source has passed
+# its position) and with a longer first one, a checkpoint every 0.2 s, killed (SIGKILL) at once
+# after a scrape that saw checkpoint 3 or later complete: its directory keeps the two newest ones
+d=$work/ckpt
+mkdir -p "$d"
+sed -e '/<operator name="slow" kind="Beacon">/,$d' -e 's|<param name="count">[0-9]*</param>|<param name="count">20000</param>|' \
+  "$work/run/seq.xml" >"$d/seq.xml"
+echo '</graph>' >>"$d/seq.xml"
+"$B/sf-xform" -w 2 -o "$d/par.xml" "$d/seq.xml" >"$d/xform.log" 2>&1 ||
+  { echo "error: sf-xform failed:" >&2; cat "$d/xform.log" >&2; exit 1; }
+sf_next_ports 1 || exit 1
+CPORT=$P0
+(cd "$d" && exec timeout -k 5 60 "$B/sf-exec" --metrics "127.0.0.1:$CPORT" --checkpoint-dir ck \
+  --checkpoint-interval 0.2 par.xml) >"$d/exec.log" 2>&1 &
+cpid=$!
+seen=0
+for ((k = 0; k < 100; k++)); do
+  if curl -sf -o "$d/m.txt" "http://127.0.0.1:$CPORT/metrics" 2>/dev/null &&
+     (($(awk '/^sf_checkpoint_last_completed\{/ { print $NF }' "$d/m.txt") >= 3)); then
+    kill -KILL "$cpid" 2>/dev/null
+    seen=1
+    break
+  fi
+  sleep 0.1
+done
+kill -KILL "$cpid" 2>/dev/null
+wait "$cpid" 2>/dev/null
+if ((!seen)); then
+  sf_bad ckpt "no scrape saw checkpoint 3 complete" "$d/exec.log" "$d/m.txt"
+elif python3 - "$d/m.txt" "$d/ck" >"$d/ckpt.log" 2>&1 <<'EOF'
+import os, re, subprocess, sys
+scrape, ck = sys.argv[1], sys.argv[2]
+text = open(scrape).read()
+def get(name, extra=""):
+    m = re.findall(r'^%s\{job="metrics_run",host=""%s\} (\S+)$' % (name, extra), text, re.M)
+    return float(m[0]) if len(m) == 1 else None
+errors = []
+lint = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+if lint.returncode != 0:
+    errors.append("promtool: " + lint.stdout + lint.stderr)
+if "# TYPE sf_checkpoint_duration_seconds histogram" not in text or "# TYPE sf_checkpoint_last_snapshot_bytes gauge" not in text:
+    errors.append("sf_checkpoint_duration_seconds is no histogram, or sf_checkpoint_last_snapshot_bytes no gauge")
+last = int(get("sf_checkpoint_last_completed"))
+size = get("sf_checkpoint_last_snapshot_bytes")
+files = os.path.join(ck, "ckpt-%d" % last)
+want = sum(os.path.getsize(os.path.join(files, f)) for f in os.listdir(files) if f.endswith(".snap"))
+if size != want:
+    errors.append("checkpoint %d: sf_checkpoint_last_snapshot_bytes %s, its .snap files hold %d bytes" % (last, size, want))
+# the histogram: cumulative buckets, +Inf = _count = every completion (one process times each one),
+# the mean within the buckets, the last duration in a bucket that holds one
+les = re.findall(r'^sf_checkpoint_duration_seconds_bucket\{job="metrics_run",host="",le="([^"]+)"\} (\S+)$', text, re.M)
+buckets = [(float(le), float(v)) for le, v in les]
+count, total = get("sf_checkpoint_duration_seconds_count"), get("sf_checkpoint_duration_seconds_sum")
+done, lastdur = get("sf_checkpoints_completed_total"), get("sf_checkpoint_last_duration_seconds")
+if [le for le, _ in buckets] != sorted(le for le, _ in buckets) or buckets[-1][0] != float("inf"):
+    errors.append("the buckets' bounds are not increasing up to +Inf: %s" % les)
+elif any(a[1] > b[1] for a, b in zip(buckets, buckets[1:])):
+    errors.append("the buckets are not cumulative: %s" % les)
+elif not buckets[-1][1] == count == done or count < 3:
+    errors.append("+Inf bucket %g, _count %s, completed %s: expected equal, at least 3" % (buckets[-1][1], count, done))
+else:
+    lo = max([0.0] + [le for le, v in buckets if v == 0])
+    hi = min(le for le, v in buckets if v == count)
+    if not lo <= total / count <= hi or not lo <= lastdur <= hi:
+        errors.append("mean %g or last %g outside the buckets that hold them [%g, %g]" % (total / count, lastdur, lo, hi))
+    print("checkpoint %d: %d bytes in its .snap files and in the gauge; %d durations, mean %.3f s, in [%g, %g]" %
+          (last, want, count, total / count, lo, hi))
+for e in errors:
+    print("error: " + e)
+sys.exit(1 if errors else 0)
+EOF
+then
+  sf_ok ckpt "$(head -n 1 "$d/ckpt.log")"
+else
+  sf_bad ckpt "the checkpoints' figures are not right" "$d/ckpt.log" "$d/m.txt"
 fi
 
 # ---- prometheus: a real server scraping two executors of sf-launch ----
