@@ -4,9 +4,10 @@
  * sink's latency buckets with atomic loads, a queue's fill under its consumer group's mutex (the
  * lock its producers and consumer take for every batch, held here for one load), the checkpoint
  * counters ckpt.c keeps in the executor (atomics), the messages and bytes remote.c counts per
- * cross-host edge (once per message, relaxed atomics), the stalls a Merge times with --metrics (order.c:
- * two clock reads per stall, relaxed atomics). Nothing on the path of a tuple changes: without
- * --metrics nothing here runs; with it, the cost is that of the scrapes and of the stalls' clock reads.
+ * cross-host edge (once per message, relaxed atomics), the stalls a Merge times with --metrics
+ * (order.c: two clock reads per stall, relaxed atomics); and /proc/self for the process_* metrics.
+ * Nothing on the path of a tuple changes: without --metrics nothing here runs; with it, the cost is
+ * that of the scrapes and of the stalls' clock reads.
  *
  * The server starts once the plan is built (plan_build: the nodes, groups, queues and the
  * transport's edges exist and do not change) and stops before the transport stops (exec_run), so a
@@ -14,9 +15,11 @@
 #include "exec_priv.h"
 #include "metrics_http.h"
 
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 /* A label value as the text format wants it: backslash, double quote and line feed escaped. */
 static void label_value(FILE *f, const char *s) {
@@ -339,6 +342,79 @@ static void checkpoint_families(FILE *f, const Exec *x) {
   fprintf(f, "} %.6f\n", (double)last / 1e9);
 }
 
+/* The process metrics of Prometheus's client libraries, from /proc/self (Linux), read per scrape:
+ * stat's utime and stime (clock ticks), starttime (ticks after boot, with /proc/stat's btime),
+ * vsize and rss (pages); the entries of /proc/self/fd but the one reading it; RLIMIT_NOFILE. A
+ * figure that cannot be read is left out. */
+static void process_families(FILE *f, const Exec *x) {
+  long tick = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+  unsigned long long utime = 0, stime = 0, start = 0, vsize = 0, rss = 0, btime = 0;
+  bool stat_ok = false, btime_ok = false;
+  FILE *p = fopen("/proc/self/stat", "re");
+  if (p) {
+    char buf[1024];
+    size_t n = fread(buf, 1, sizeof buf - 1, p);
+    buf[n] = 0;
+    /* after "pid (comm) ", whose comm may hold spaces and parentheses: from the last ')' on, the
+     * fields from the 3rd (state); utime and stime are the 14th and 15th, starttime the 22nd,
+     * vsize the 23rd, rss the 24th */
+    char *q = strrchr(buf, ')');
+    stat_ok = q && sscanf(q + 1,
+                          " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d %llu %llu %llu",
+                          &utime, &stime, &start, &vsize, &rss) == 5;
+    fclose(p);
+  }
+  if ((p = fopen("/proc/stat", "re"))) {
+    char line[256];
+    while (!btime_ok && fgets(line, sizeof line, p)) btime_ok = sscanf(line, "btime %llu", &btime) == 1;
+    fclose(p);
+  }
+  long fds = -1;
+  DIR *dir = opendir("/proc/self/fd");
+  if (dir) {
+    int self = dirfd(dir);
+    struct dirent *e;
+    fds = 0;
+    while ((e = readdir(dir)))
+      if (e->d_name[0] != '.' && atoi(e->d_name) != self) fds++;
+    closedir(dir);
+  }
+  struct rlimit lim;
+  bool lim_ok = getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY;
+  if (stat_ok && tick > 0) {
+    family(f, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.");
+    fputs("process_cpu_seconds_total", f);
+    job_labels(f, x);
+    fprintf(f, "} %.2f\n", (double)(utime + stime) / (double)tick);
+    if (btime_ok) {
+      family(f, "process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.");
+      fputs("process_start_time_seconds", f);
+      job_labels(f, x);
+      fprintf(f, "} %.2f\n", (double)btime + (double)start / (double)tick);
+    }
+    family(f, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
+    fputs("process_virtual_memory_bytes", f);
+    job_labels(f, x);
+    fprintf(f, "} %llu\n", vsize);
+    family(f, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+    fputs("process_resident_memory_bytes", f);
+    job_labels(f, x);
+    fprintf(f, "} %llu\n", rss * (unsigned long long)(page > 0 ? page : 4096));
+  }
+  if (fds >= 0) {
+    family(f, "process_open_fds", "gauge", "Number of open file descriptors.");
+    fputs("process_open_fds", f);
+    job_labels(f, x);
+    fprintf(f, "} %ld\n", fds);
+  }
+  if (lim_ok) {
+    family(f, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
+    fputs("process_max_fds", f);
+    job_labels(f, x);
+    fprintf(f, "} %llu\n", (unsigned long long)lim.rlim_cur);
+  }
+}
+
 static char *render(void *ctx, size_t *len) {
   Exec *x = ctx;
   char *text = NULL;
@@ -376,6 +452,7 @@ static char *render(void *ctx, size_t *len) {
   fputs("sf_executor_failed", f);
   job_labels(f, x);
   fprintf(f, "} %d\n", atomic_load(&x->failed) ? 1 : 0);
+  process_families(f, x);
   if (fclose(f) != 0) {
     free(text);
     return NULL;

@@ -29,6 +29,11 @@
 #               left on disk; sf_checkpoint_duration_seconds is a
 #               histogram with cumulative buckets, +Inf = _count = sf_checkpoints_completed_total,
 #               and its mean and the last duration lie within the buckets that hold them;
+#   process:    the process_* metrics of Prometheus's client libraries, while a job runs, each of
+#               3 scrapes bracketed by reads of /proc/PID (stat, fd, limits) in Python: the CPU
+#               seconds between the two reads, the start time (btime + starttime) equal, resident
+#               and virtual bytes within 10 % of them, open fds between them (one more: the scrape's
+#               connection), max fds the soft limit; promtool accepts each scrape;
 #   prometheus: a real Prometheus server (scrape interval 1 s, storage in a scratch directory, on a
 #               free loopback port) scrapes the two executors of a job started with sf-launch
 #               --metrics-base, with the scrape configuration of docs/running.md; its HTTP API
@@ -578,6 +583,72 @@ then
 else
   sf_bad ckpt "the checkpoints' figures are not right" "$d/ckpt.log" "$d/m.txt"
 fi
+
+# ---- process: the process_* metrics, against /proc/PID read around each scrape ----
+
+d=$work/process
+mkdir -p "$d"
+sf_next_ports 1 || exit 1
+PPORT=$P0
+(cd "$d" && exec "$B/sf-exec" --metrics "127.0.0.1:$PPORT" ../ckpt/par.xml) >"$d/exec.log" 2>&1 &
+proc_pid=$!
+up() { curl -sf -o /dev/null "http://127.0.0.1:$PPORT/metrics"; }
+wait_for 10 up
+if python3 - "$proc_pid" "$PPORT" >"$d/process.log" 2>&1 <<'EOF'
+import os, re, subprocess, sys, time, urllib.request
+pid, port = sys.argv[1], sys.argv[2]
+tick, page = os.sysconf("SC_CLK_TCK"), os.sysconf("SC_PAGE_SIZE")
+btime = int(re.search(r"^btime (\d+)$", open("/proc/stat").read(), re.M).group(1))
+def proc():
+    f = open("/proc/%s/stat" % pid).read()
+    v = f[f.rindex(")") + 2:].split()  # from the 3rd field on
+    return {"cpu": (int(v[11]) + int(v[12])) / tick, "start": btime + int(v[19]) / tick,
+            "vsize": int(v[20]), "rss": int(v[21]) * page, "fds": len(os.listdir("/proc/%s/fd" % pid))}
+limit = int(re.search(r"^Max open files\s+(\d+)", open("/proc/%s/limits" % pid).read(), re.M).group(1))
+errors, shown = [], ""
+for k in range(3):
+    a = proc()
+    text = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % port).read().decode()
+    b = proc()
+    lint = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+    if lint.returncode != 0:
+        errors.append("promtool: " + lint.stdout + lint.stderr)
+    m = {name: float(v) for name, v in re.findall(r'^(process_[a-z_]+)\{job="metrics_run",host=""\} (\S+)$', text, re.M)}
+    for name, typ in (("process_cpu_seconds_total", "counter"), ("process_start_time_seconds", "gauge"),
+                      ("process_resident_memory_bytes", "gauge"), ("process_virtual_memory_bytes", "gauge"),
+                      ("process_open_fds", "gauge"), ("process_max_fds", "gauge")):
+        if name not in m or "# TYPE %s %s\n" % (name, typ) not in text:
+            errors.append("no %s %s with labels job and host" % (typ, name))
+    if errors:
+        break
+    checks = [
+        ("CPU seconds", a["cpu"] - 0.005 <= m["process_cpu_seconds_total"] <= b["cpu"] + 0.005, a["cpu"], b["cpu"], m["process_cpu_seconds_total"]),
+        ("start time", abs(m["process_start_time_seconds"] - a["start"]) <= 0.005, a["start"], b["start"], m["process_start_time_seconds"]),
+        ("resident bytes", 0.9 * min(a["rss"], b["rss"]) <= m["process_resident_memory_bytes"] <= 1.1 * max(a["rss"], b["rss"]), a["rss"], b["rss"], m["process_resident_memory_bytes"]),
+        ("virtual bytes", 0.9 * min(a["vsize"], b["vsize"]) <= m["process_virtual_memory_bytes"] <= 1.1 * max(a["vsize"], b["vsize"]), a["vsize"], b["vsize"], m["process_virtual_memory_bytes"]),
+        # the scrape's own connection is open while it is rendered
+        ("open fds", min(a["fds"], b["fds"]) <= m["process_open_fds"] <= max(a["fds"], b["fds"]) + 1, a["fds"], b["fds"], m["process_open_fds"]),
+        ("max fds", m["process_max_fds"] == limit, limit, limit, m["process_max_fds"]),
+    ]
+    for what, ok, lo, hi, got in checks:
+        if not ok:
+            errors.append("scrape %d: %s %g, /proc says %g before and %g after" % (k, what, got, lo, hi))
+    shown = "cpu %.2f s, started %.2f, rss %d, vsize %d, fds %d of %d" % tuple(m[n] for n in (
+        "process_cpu_seconds_total", "process_start_time_seconds", "process_resident_memory_bytes",
+        "process_virtual_memory_bytes", "process_open_fds", "process_max_fds"))
+    time.sleep(0.3)
+print("last of 3 scrapes: " + shown)
+for e in errors:
+    print("error: " + e)
+sys.exit(1 if errors else 0)
+EOF
+then
+  sf_ok process "$(head -n 1 "$d/process.log"); each within what /proc/PID said just before and after"
+else
+  sf_bad process "the process metrics are not /proc's" "$d/process.log" "$d/exec.log"
+fi
+kill "$proc_pid" 2>/dev/null
+wait "$proc_pid" 2>/dev/null
 
 # ---- prometheus: a real server scraping two executors of sf-launch ----
 
