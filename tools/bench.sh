@@ -13,7 +13,7 @@
 # Standard error: the sections' reports.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-sections=(chain scaling merge memory distributed tbb nexmark paper slide number latency xform eval ckpt keys eventtime nexmark_builtin kafka)
+sections=(chain scaling merge memory distributed tbb nexmark paper slide number latency xform eval ckpt keys eventtime nexmark_builtin kafka metrics)
 
 usage() {
   cat <<'TXT'
