@@ -238,7 +238,7 @@ static void merge_wait_families(FILE *f, const Exec *x) {
           int channel = st && st->producer && st->producer->channel >= 0 ? st->producer->channel : s;
           fprintf(f, ",channel=\"%d\"", channel);
         }
-        fprintf(f, "} %.6f\n", (double)ns / 1e9);
+        fprintf(f, "} %.9f\n", (double)ns / 1e9); /* (exact: ns) */
       }
     }
   }
