@@ -10,7 +10,8 @@
 #               each accepted by `promtool check metrics` (the format, HELP and TYPE, names), and
 #               holding the families the run must have (operators, queues, latency, checkpoints);
 #   series:     the last of those scrapes has each family with its exact type, sample names and
-#               label names; the sink's latency histogram has _bucket, _sum and _count, its _count
+#               label names (the latency and checkpoint duration histograms, the checkpoint bytes,
+#               the Merge waits); the sink's latency histogram has _bucket, _sum and _count, its _count
 #               is its +Inf bucket and its mean (_sum / _count) lies within its non-empty buckets;
 #   exact:      over those scrapes every counter only grows and never exceeds its final value;
 #               some scrape saw the first Beacon part-way; once its branch has ended (the second
@@ -26,9 +27,9 @@
 #   ckpt:       the run's graph (its first Beacon only) with a checkpoint every 0.2 s, killed
 #               (SIGKILL) right after a scrape that saw checkpoint 3 complete:
 #               sf_checkpoint_last_snapshot_bytes equals the sizes of that checkpoint's .snap files
-#               left on disk; sf_checkpoint_duration_seconds is a
-#               histogram with cumulative buckets, +Inf = _count = sf_checkpoints_completed_total,
-#               and its mean and the last duration lie within the buckets that hold them;
+#               left on disk; sf_checkpoint_duration_seconds is a histogram with cumulative
+#               buckets, +Inf = _count = sf_checkpoints_completed_total, and its mean and the last
+#               duration lie within the buckets that hold them;
 #   process:    the process_* metrics of Prometheus's client libraries, while a job runs, each of
 #               3 scrapes bracketed by reads of /proc/PID (stat, fd, limits) in Python: the CPU
 #               seconds between the two reads, the start time (btime + starttime) equal, resident
@@ -40,6 +41,9 @@
 #               (/api/v1/query) returns sf_operator_tuples_out_total for host h0 and host h1, with
 #               the graph's name as job; with checkpoints every 0.3 s, sf_checkpoints_completed_total
 #               of both hosts and sf_checkpoint_duration_seconds of h0 only (the coordinator);
+#               PromQL's histogram_quantile over sf_checkpoint_duration_seconds_bucket gives h0's
+#               median checkpoint within the buckets, process_resident_memory_bytes and
+#               process_start_time_seconds both hosts' (over 1 MB; started within the last 2 min);
 #               sf-launch printed each executor's address once;
 #   http:       while a job runs, GET / and /live.json and HEAD /metrics answer 200 with their
 #               content types, another path 404, POST 405;
@@ -724,6 +728,38 @@ sys.exit(0 if names == {("sf_checkpoints_completed_total", "h0"), ("sf_checkpoin
     sf_ok checkpoints "through prometheus: $(cat "$d/ckpt.txt")"
   else
     sf_bad checkpoints "expected completions on h0 and h1 and durations on h0 only" "$d/ckpt.txt" "$d/ckpt.json"
+  fi
+  # PromQL over the histograms and the process metrics: the checkpoints' median duration on h0 (a
+  # number within the buckets), both executors' resident memory and start time
+  promql() {
+    local q k
+    : >"$d/promql.txt"
+    for k in 0 1 2; do
+      q=('histogram_quantile(0.5, sf_checkpoint_duration_seconds_bucket)' 'process_resident_memory_bytes'
+         'process_start_time_seconds')
+      curl -sf -G "http://127.0.0.1:$PROM/api/v1/query" --data-urlencode "query=${q[k]}" >"$d/promql$k.json" 2>/dev/null ||
+        return 1
+    done
+    python3 - "$d" "$(date +%s)" >"$d/promql.txt" <<'EOF'
+import json, math, sys
+d, now = sys.argv[1], float(sys.argv[2])
+res = [json.load(open("%s/promql%d.json" % (d, k)))["data"]["result"] for k in range(3)]
+val = [{s["metric"].get("host"): float(s["value"][1]) for s in r if s["metric"].get("job") == "metrics_prom"} for r in res]
+print("median checkpoint %s s on h0; resident %s; started %s s ago" % (
+    "%.3f" % val[0]["h0"] if "h0" in val[0] else "-",
+    ", ".join("%s %d MB" % (h, v / 1e6) for h, v in sorted(val[1].items())),
+    ", ".join("%s %.0f" % (h, now - v) for h, v in sorted(val[2].items()))))
+ok = (list(val[0]) == ["h0"] and 0.005 <= val[0]["h0"] <= 60 and sorted(val[1]) == ["h0", "h1"] and
+      all(v > 1e6 for v in val[1].values()) and sorted(val[2]) == ["h0", "h1"] and
+      all(0 <= now - v < 120 for v in val[2].values()))
+sys.exit(0 if ok else 1)
+EOF
+  }
+  if wait_for 10 promql; then
+    sf_ok promql "through prometheus: $(cat "$d/promql.txt")"
+  else
+    sf_bad promql "expected the median checkpoint duration of h0, the memory and start time of h0 and h1" \
+      "$d/promql.txt" "$d/promql0.json" "$d/promql1.json" "$d/promql2.json"
   fi
   lines=$(grep -c "metrics at http://127.0.0.1:" "$d/launch.log")
   a0="http://127.0.0.1:$MBASE" a1="http://127.0.0.1:$((MBASE + 1))"
