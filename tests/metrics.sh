@@ -792,7 +792,7 @@ if [[ -z $chromium ]]; then
 else
   sf_next_ports 2 || exit 1
   LPORT=$P0 DPORT=$P1
-  (cd "$d" && exec timeout -k 5 40 "$B/sf-exec" --metrics "127.0.0.1:$LPORT" par.xml) >"$d/exec.log" 2>&1 &
+  (cd "$d" && exec timeout -k 5 60 "$B/sf-exec" --metrics "127.0.0.1:$LPORT" par.xml) >"$d/exec.log" 2>&1 &
   live_pid=$!
   up() { curl -sf -o /dev/null "http://127.0.0.1:$LPORT/live.json"; }
   wait_for 10 up
@@ -828,8 +828,8 @@ else
     echo "$http" >"$d/http.txt"
     sf_bad http "expected '$want'" "$d/http.txt"
   fi
-  if ! wait_for 15 polled; then
-    sf_bad live "the page did not poll /live.json twice within 15 s" "$d/chromium.log" "$d/exec.log"
+  if ! wait_for 30 polled; then
+    sf_bad live "the page did not poll /live.json twice within 30 s" "$d/chromium.log" "$d/exec.log"
   else
     # each look retried (a busy machine: the browser or the server may be slow to answer once)
     look() { # N: /metrics then the page's state, into mN and pageN.json
