@@ -14,9 +14,10 @@
 # (default: seeds 1 to 15), each at width 2, 3 or 4 (2 + SEED % 3): `sf-randgraph --pin-hosts 3
 # SEED`, graphs with several sources and fan-ins whose serial operators are pinned to h0, h1 or h2
 # at random, so that the inputs of a fan-in and the streams around regions cross executors; made
-# with `--tables WORK/tables`, some hold Lookups (their tables there) and others start with a
-# Join (sf-randgraph's header): a seed's line says which, and from 10 seeds on a run without one
-# graph with a Join and one with a Lookup fails.
+# with `--tables WORK/tables`, some hold Lookups (their tables there), others start with a Join
+# and others with event-time windows (sf-randgraph's header): a seed's line says which, and from
+# 10 seeds on a run without one graph with a Join, one with a Lookup and one with event-time
+# windows fails.
 #
 # tests/distributed/runs_across_hosts.xml runs once more at width 2 with `sf-launch --batch 16`
 # (batches to other hosts of at most 16 items, where operators pass runs of 256 tuples), and at
@@ -210,7 +211,7 @@ if [[ $# -eq 0 ]]; then
   fi
 fi
 
-njoin=0 nlookup=0 nseeds=0
+njoin=0 nlookup=0 nwin=0 nseeds=0
 if [[ -n $seeds && -x $build/bin/sf-randgraph ]]; then
   for seed in $seeds; do
     work=$(sf_mktemp "sf-dist-seed$seed") || exit 1
@@ -225,14 +226,15 @@ if [[ -n $seeds && -x $build/bin/sf-randgraph ]]; then
     feats=""
     grep -q '<operator [^>]*kind="Join"' "$work/graph.xml" && feats+=" join" && njoin=$((njoin + 1))
     grep -q '<operator [^>]*kind="Lookup"' "$work/graph.xml" && feats+=" lookup" && nlookup=$((nlookup + 1))
+    sed -n 2p "$work/graph.xml" | grep -q 'features:.* windows' && feats+=" windows" && nwin=$((nwin + 1))
     [[ -n $feats ]] && echo "seed $seed: [${feats# }]"
     run_original "seed $seed original" "$work" "$work/graph.xml" || continue
     w=$((2 + seed % 3))
     xform_and_run "seed $seed width $w" "$work" "$work/graph.xml" "$w"
   done
-  echo "e2e_distributed: $nseeds random graphs, $njoin with a Join, $nlookup with a Lookup"
-  if ((nseeds >= 10 && (njoin == 0 || nlookup == 0))); then
-    fail "e2e_distributed: FAIL  $nseeds random graphs without one with a Join or without one with a Lookup"
+  echo "e2e_distributed: $nseeds random graphs, $njoin with a Join, $nlookup with a Lookup, $nwin with event-time windows"
+  if ((nseeds >= 10 && (njoin == 0 || nlookup == 0 || nwin == 0))); then
+    fail "e2e_distributed: FAIL  $nseeds random graphs without one with a Join, one with a Lookup or one with event-time windows"
   fi
 elif [[ -n $seeds ]]; then
   echo "(no $build/bin/sf-randgraph: random graphs skipped)"

@@ -17,8 +17,10 @@
 #
 # The graphs are made with `--tables SEED_DIR/tables`, so that some of them hold Lookups (their
 # tables written there); others start with a Join of two timed Beacons, and about a quarter call
-# string and time functions (sf-randgraph's header). Each seed's line says which ("[join]",
-# "[lookup]", "[functions]"); at the end the counts of graphs with each, and (from 20 seeds on) a
+# string and time functions, and others event-time windows (tumbling, hopping and session time
+# windows, stacked, sometimes after a fan-in by time; running Aggregates; count_distinct, arg_max,
+# arg_min; sf-randgraph's header). Each seed's line says which ("[join]", "[lookup]",
+# "[functions]", "[windows]"); at the end the counts of graphs with each, and (from 20 seeds on) a
 # run without one graph of each fails.
 #
 # Seeds in SF_TIGHT_SEEDS (default "17": it deadlocked so once) that are in the range also run at
@@ -66,6 +68,7 @@ run_seed() { # SEED
     grep -q '<operator [^>]*kind="Join"' "$dir/graph.xml" && feats+=" join"
     grep -q '<operator [^>]*kind="Lookup"' "$dir/graph.xml" && feats+=" lookup"
     sed -n 2p "$dir/graph.xml" | grep -q 'features:.* functions' && feats+=" functions"
+    sed -n 2p "$dir/graph.xml" | grep -q 'features:.* windows' && feats+=" windows"
     echo "$feats" >"$root/$seed.features"
     [[ -n $feats ]] && feats=" [${feats# }]"
     t0=$(sf_now)
@@ -140,11 +143,13 @@ failed=()
 njoin=0
 nlookup=0
 nfunc=0
+nwin=0
 for ((seed = first; seed <= last; seed++)); do
   cat "$root/$seed.log" 2>/dev/null
   [[ $(cat "$root/$seed.features" 2>/dev/null) == *join* ]] && njoin=$((njoin + 1))
   [[ $(cat "$root/$seed.features" 2>/dev/null) == *lookup* ]] && nlookup=$((nlookup + 1))
   [[ $(cat "$root/$seed.features" 2>/dev/null) == *functions* ]] && nfunc=$((nfunc + 1))
+  [[ $(cat "$root/$seed.features" 2>/dev/null) == *windows* ]] && nwin=$((nwin + 1))
   if [[ $(cat "$root/$seed.status" 2>/dev/null) == ok ]]; then
     passed=$((passed + 1))
   else
@@ -154,10 +159,10 @@ for ((seed = first; seed <= last; seed++)); do
 done
 [[ ${#failed[@]} -gt 0 ]] && sf_keep "$root"
 total=$(sf_elapsed "$t_start" "$(sf_now)")
-echo "e2e_random: seeds $first..$last: $njoin graphs with a Join, $nlookup with a Lookup, $nfunc calling string and time functions"
+echo "e2e_random: seeds $first..$last: $njoin graphs with a Join, $nlookup with a Lookup, $nfunc calling string and time functions, $nwin with event-time windows"
 features_ok=1
-if ((count >= 20 && (njoin == 0 || nlookup == 0 || nfunc == 0))); then
-  echo "e2e_random: FAIL  $count seeds ran without a graph with a Join, a Lookup or string and time functions"
+if ((count >= 20 && (njoin == 0 || nlookup == 0 || nfunc == 0 || nwin == 0))); then
+  echo "e2e_random: FAIL  $count seeds ran without a graph with a Join, a Lookup, string and time functions or event-time windows"
   features_ok=0
 fi
 echo "e2e_random: seeds $first..$last: $passed passed, ${#failed[@]} failed${failed:+ (seeds: ${failed[*]})}, ${total}s"

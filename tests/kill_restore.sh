@@ -45,9 +45,10 @@
 # restore matches them by where they sit), and how many restored correctly.
 #
 # Joins and Lookups: the graphs are made with `sf-randgraph --tables GRAPH_DIR/tables`, so some hold
-# Lookups, others a Join (sf-randgraph's header); graph G with G % 5 == 1 is one with a Join and
-# G % 5 == 3 one with a Lookup (the first of the seeds SEED*1000+G+K*1000000, K = 0, 1, ..., that
-# has one), so that every run of 3 graphs or more has both (else it fails). A Join serial when a
+# Lookups, others a Join or event-time windows (sf-randgraph's header); graph G with G % 5 == 1 is
+# one with a Join, G % 5 == 2 one with event-time windows and G % 5 == 3 one with a Lookup (the
+# first of the seeds SEED*1000+G+K*1000000, K = 0, 1, ..., that has one), so that every run of 3
+# graphs or more has all three (else it fails). A Join serial when a
 # checkpoint was taken cannot be restored replicated, nor the reverse (docs/language.md, "Merging
 # by time"): a restore may then say "checkpoint K in 'ck' cannot be used (Join 'NAME' was serial
 # when it was taken and is replicated now ...)" and take an older one, or start from the beginning,
@@ -118,6 +119,7 @@ prepare_graph() { # G
   prepared[$g]=0
   mkdir -p "$gd/ref/out" "$gd/tables"
   ((g % 5 == 1)) && want=Join
+  ((g % 5 == 2)) && want=windows
   ((g % 5 == 3)) && want=Lookup
   for ((k = 0; k < 100; k++)); do
     gseed=$((seed * 1000 + g + k * 1000000))
@@ -128,12 +130,14 @@ prepare_graph() { # G
       return
     fi
     [[ -z $want ]] && break
+    [[ $want == windows ]] && sed -n 2p "$gd/graph.xml" | grep -q 'features:.* windows' && break
     grep -q "<operator [^>]*kind=\"$want\"" "$gd/graph.xml" && break
   done
   GSEED=$gseed
   graph_seed[$g]=$gseed
   grep -q '<operator [^>]*kind="Join"' "$gd/graph.xml" && bump "graphs with a Join"
   grep -q '<operator [^>]*kind="Lookup"' "$gd/graph.xml" && bump "graphs with a Lookup"
+  sed -n 2p "$gd/graph.xml" | grep -q 'features:.* windows' && bump "graphs with event-time windows"
   # only the Beacons' count changes (a FlatMap's count is an expression, and stays)
   awk -v rows="$rows" '
     /<operator / { beacon = /kind="Beacon"/ }
@@ -607,7 +611,7 @@ echo "kill_restore: counts (seed $seed):"
 for k in "killed after checkpoint 1-2" "killed after checkpoint 3-5" "killed after checkpoint 6+" \
   "killed before any checkpoint" "killed after the commit" "killed twice" "on 3 executors" "finished before the kill" \
   "second kill too late" "restored narrower" "restored wider" "restored at the same width" \
-  "restored across a clash of Split or Merge names" "graphs with a Join" "graphs with a Lookup" \
+  "restored across a clash of Split or Merge names" "graphs with a Join" "graphs with a Lookup" "graphs with event-time windows" \
   "restored past a Join's checkpoint at another parallelism" "restored ok" failed; do
   printf '  %-62s %d\n' "$k" "${count[$k]:-0}"
 done
@@ -616,9 +620,11 @@ if [[ -z ${count[runs]:-} ]]; then
   echo "error: no run was done (SF_KILL_ONLY='$only' names none of runs 1 to $runs)" >&2
   exit 1
 fi
-# graphs 1 and 3 were chosen with a Join and a Lookup: a run over 3 graphs or more has both
-if [[ -z $only ]] && ((${#prepared[@]} >= 3)) && ((${count[graphs with a Join]:-0} == 0 || ${count[graphs with a Lookup]:-0} == 0)); then
-  echo "kill_restore: FAIL  ${#prepared[@]} graphs without a Join or without a Lookup among them"
+# graphs 1, 2 and 3 were chosen with a Join, event-time windows and a Lookup: a run over 3 graphs
+# or more has all three
+if [[ -z $only ]] && ((${#prepared[@]} >= 3)) && ((${count[graphs with a Join]:-0} == 0 ||
+  ${count[graphs with event-time windows]:-0} == 0 || ${count[graphs with a Lookup]:-0} == 0)); then
+  echo "kill_restore: FAIL  ${#prepared[@]} graphs without a Join, without event-time windows or without a Lookup among them"
   exit 1
 fi
 [[ $SF_FAILED == 0 ]]

@@ -54,7 +54,19 @@
  * String and time functions (lower, upper, replace, split_part, regex_extract, date_format, find,
  * year..second, contains, starts_with, ends_with, regex_match, `in`) are called in about 40 % of
  * the graphs' expressions, drawn from a sixth stream (a graph that draws none is the one it was).
- * The first comment of the graph says which of them it holds ("features: join lookup functions").
+ * Event-time windows, drawn from a seventh stream (a graph that draws none is the one it was): in
+ * about 45 % of the seeds without a Join, the main Beacon declares event time `ts` (seq * STEP,
+ * sometimes minus some disorder, up to 45 steps; sometimes with an explicit `tick`), sometimes fanned in by
+ * time (`order="time"`) with a second timed Beacon (maybe short or paced, so that it ends first
+ * or idles), then 0..2 operators that forward `ts`, and a time-window Aggregate: `tumbling time`,
+ * `hopping time` or `session time`, keyed or not, sometimes with `lateness`; its output sets `ts`
+ * to window_end(), so a second time window is sometimes stacked on it (keyed on `ts` now and
+ * then). Then a Functor drops `ts` (so that later fan-ins agree), or the stream keeps its event
+ * time and the chain gets no fan-ins. In these graphs the chain's other Aggregates are sometimes
+ * `running`, and every Aggregate may call count_distinct, arg_max and arg_min (time windows also
+ * window_start() and window_end()).
+ * The first comment of the graph says which of them it holds ("features: join lookup functions
+ * windows").
  *
  * The PRNG is splitmix64, seeded with SEED: the output depends on nothing else. */
 #include <stdarg.h>
@@ -72,6 +84,7 @@ static uint64_t shape_state; /* where fan-ins go and what feeds them, drawn apar
 static uint64_t pin_state;   /* which operators are pinned to a host (--pin-hosts only) */
 static uint64_t feat_state;  /* whether (and where) a graph has a Join or Lookups, drawn apart */
 static uint64_t fn_state;    /* whether (and where) expressions call string and time functions */
+static uint64_t win_state;   /* whether a graph has event-time windows, drawn apart */
 
 static uint64_t splitmix64(uint64_t *state) {
   uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
@@ -102,6 +115,14 @@ static bool fns;
 static int nfns; /* calls generated */
 static int fn_rnd(int n) { return n <= 1 ? 0 : (int)(splitmix64(&fn_state) % (uint64_t)n); }
 static bool fn_chance(int pct) { return fns && fn_rnd(100) < pct; }
+
+/* Event-time windows: decided once per graph from win_state; their operators then come from the
+ * main stream (only such graphs change). */
+static int win_rnd(int n) { return n <= 1 ? 0 : (int)(splitmix64(&win_state) % (uint64_t)n); }
+static bool win_chance(int pct) { return win_rnd(100) < pct; }
+static bool timewin;           /* this graph has event-time windows: Aggregates may be running, call the new functions */
+static bool agg_time;          /* the Aggregate being written has a time window: window_start()/window_end() allowed */
+static int ntimewins, nrunning;
 #define PICK_FEAT_STEP() (((const int[]){1, 2, 3, 5, 10})[feat_rnd(5)])
 #define PICK(arr) ((arr)[rnd((int)(sizeof(arr) / sizeof((arr)[0])))])
 
@@ -474,6 +495,7 @@ static int pin_hosts;       /* --pin-hosts N: serial operators may be pinned to 
 static int nsources = 1, nfanins;
 static const char *forced_keys; /* pick_keys returns this when set (a shuffle after a fan-in) */
 static size_t children_at; /* where the current operator's children start in body */
+static bool time_order_next; /* the next operator's input is a fan-in merged by time (order="time") */
 
 typedef struct Port {
   const char *stream;
@@ -503,7 +525,8 @@ static void op_begin(const char *name, const char *kind, const Port *in, const c
   fprintf(body, ">\n");
   fflush(body);
   children_at = body_len;
-  if (in) fprintf(body, "    <input stream=\"%s\"/>\n", in->stream);
+  if (in) fprintf(body, "    <input stream=\"%s\"%s/>\n", in->stream, time_order_next ? " order=\"time\"" : "");
+  time_order_next = false;
   if (out_stream) fprintf(body, "    <output stream=\"%s\" schema=\"%s\"/>\n", out_stream, schema_name(out_schema));
 }
 
@@ -748,8 +771,39 @@ static Port gen_filter(const Port *in) {
   return out;
 }
 
+/* One of the aggregate functions of event time of type t (count_distinct, arg_max, arg_min; in a
+ * time window also window_start() and window_end()). */
+static char *new_agg_expr(char t) {
+  switch (t) {
+  case 'i':
+    switch (rnd(agg_time ? 7 : 5)) {
+    case 0: return fmt("count_distinct(k2)");
+    case 1: return fmt("count_distinct(v %% 7) + count_distinct(b)");
+    case 2: return fmt("arg_max(v, d)");
+    case 3: return fmt("arg_min(k1, v)");
+    case 4: return fmt("arg_max(v, k2) - arg_min(v, b)");
+    case 5: return fmt("window_end() - window_start()");
+    default: return fmt("window_start() + count()");
+    }
+  case 'd':
+    switch (rnd(3)) {
+    case 0: return fmt("arg_max(d, v)");
+    case 1: return fmt("arg_min(d, k2)");
+    default: return fmt("double(count_distinct(d))");
+    }
+  case 's':
+    switch (rnd(3)) {
+    case 0: return fmt("arg_max(k2, v)");
+    case 1: return fmt("arg_min(k2, d)");
+    default: return fmt("str(count_distinct(k1))");
+    }
+  default: return chance(50) ? fmt("arg_max(b, d)") : fmt("count_distinct(b) > 1");
+  }
+}
+
 /* An aggregate expression of type t for a non-key output attribute `attr`. */
 static char *agg_expr(const char *attr, char t, const char *keys) {
+  if (timewin && chance(30)) return new_agg_expr(t);
   switch (t) {
   case 'i':
     switch (rnd(12)) {
@@ -817,7 +871,12 @@ static Port gen_aggregate(const Port *in) {
   if (chance(15)) schema_shuffle(&out.schema);
   op_begin(new_op_name("Aggregate"), "Aggregate", in, out.stream, &out.schema, true);
   static const int sizes[] = {1, 2, 3, 4, 5, 7, 10, 25};
-  param("window", fmt("%s %d", chance(55) ? "tumbling" : "sliding", PICK(sizes)));
+  if (timewin && chance(25)) {
+    nrunning++;
+    param("window", "running");
+  } else {
+    param("window", fmt("%s %d", chance(55) ? "tumbling" : "sliding", PICK(sizes)));
+  }
   if (keys) param("partitionBy", keys);
   for (int i = 0; i < out.schema.n; i++) {
     const char *a = out.schema.name[i];
@@ -890,7 +949,7 @@ static void gen_sink(const Port *in, const char *file) {
 /* What gen_source makes besides: with src_step > 0, an event time `ts` (seq * src_step, minus
  * rand(seq) % src_disorder when that is above 1); it reports how many distinct values its k1 and
  * k2 take (at most) and its count. */
-static int src_step, src_disorder;
+static int src_step, src_disorder, src_tick;
 static int src_k1n, src_k2n, src_count;
 
 /* A Beacon named `name` over the core schema (maybe with an extra attribute, maybe shuffled). */
@@ -919,6 +978,7 @@ static Port gen_source(const char *name) {
    * (at most 0.2 s), so the progress of an idle input decides what goes first */
   else if (nsources > 1 && count <= 2000 && chance(12)) param("rate", "10000");
   if (src_step > 0) param("time", "ts");
+  if (src_step > 0 && src_tick > 0) param("tick", fmt("%d", src_tick));
   src_count = count;
   for (int i = 0; i < src.schema.n; i++) {
     const char *a = src.schema.name[i];
@@ -1182,6 +1242,113 @@ static Port gen_join(Port left, int count_l, int step_l, int k1n_l, int k2n_l) {
   return out;
 }
 
+/* ---- event-time windows (drawn only when the window stream says so) ---- */
+
+/* A time-window Aggregate of `in` (timed by `ts`, whose times move in steps of about `unit`): a
+ * tumbling, hopping or session window sized from the unit, keyed or not (after another time
+ * window, sometimes on `ts`, its window ends), sometimes with lateness. Its output has the input's
+ * attributes (maybe an extra fewer or more) and sets `ts` to window_end() unless `ts` is a key, so
+ * another time window can follow. *next_unit: the step of its output's times. */
+static Port gen_time_aggregate(const Port *in, int unit, bool stacked, int *next_unit) {
+  ntimewins++;
+  Port out = {new_stream(), {0}};
+  const char *keys;
+  if (stacked && chance(40)) keys = chance(50) ? "ts" : "ts k1";
+  else keys = chance(85) ? pick_keys(10) : NULL;
+  out.schema = in->schema;
+  for (int i = 0; i < out.schema.n; i++)
+    if (!is_core(out.schema.name[i]) && strcmp(out.schema.name[i], "ts") && chance(40)) {
+      schema_remove(&out.schema, i);
+      break;
+    }
+  if (chance(30) && out.schema.n < MAX_ATTRS) {
+    char nm[8];
+    snprintf(nm, sizeof nm, "x%d", next_extra++);
+    schema_add(&out.schema, nm, chance(70) ? 'i' : 'd');
+  }
+  if (chance(15)) schema_shuffle(&out.schema);
+  op_begin(new_op_name("Aggregate"), "Aggregate", in, out.stream, &out.schema, true);
+  char *window;
+  switch (rnd(3)) {
+  case 0: {
+    int size = unit * PICK(((int[]){1, 2, 3, 5, 10, 40}));
+    window = fmt("tumbling time %d", size);
+    *next_unit = size;
+    break;
+  }
+  case 1: {
+    int slide = unit * PICK(((int[]){1, 2, 5, 10}));
+    window = fmt("hopping time %d %d", slide * PICK(((int[]){1, 2, 3, 4})), slide);
+    *next_unit = slide;
+    break;
+  }
+  default: {
+    int gap = unit * PICK(((int[]){1, 2, 3, 8, 30}));
+    window = fmt("session time %d", gap);
+    *next_unit = gap;
+    break;
+  }
+  }
+  param("window", window);
+  if (chance(40)) param("lateness", fmt("%d", PICK(((int[]){0, 1, unit, 3 * unit, 20 * unit}))));
+  if (keys) param("partitionBy", keys);
+  agg_time = true;
+  for (int i = 0; i < out.schema.n; i++) {
+    const char *a = out.schema.name[i];
+    char t = out.schema.type[i];
+    if (key_has(keys, a)) continue;
+    if (!strcmp(a, "ts")) set(a, "window_end()");
+    else if (schema_find(&in->schema, a) < 0) set(a, t == 'i' ? (chance(50) ? "window_start()" : "count()") : "avg(d)");
+    else set(a, agg_expr(a, t, keys));
+  }
+  agg_time = false;
+  op_end();
+  return out;
+}
+
+/* A stateless Functor that drops `ts` (and so the stream's event time), maybe setting v or d. */
+static Port gen_untime(const Port *in) {
+  Port out = {new_stream(), in->schema};
+  schema_remove(&out.schema, schema_find(&out.schema, "ts"));
+  op_begin(new_op_name("Functor"), "Functor", in, out.stream, &out.schema, true);
+  if (chance(50)) {
+    if (chance(50)) set("v", gen_typed('i', 2, &no_scope));
+    else set("d", "d * 2.0");
+  }
+  op_end();
+  return out;
+}
+
+/* The start of a graph with event-time windows: the main source `src` (timed, step `step`), maybe
+ * fanned in by time with a second timed Beacon, 0..2 operators forwarding `ts`, one or two time
+ * windows, maybe an operator between them; then `ts` dropped, or kept (and no fan-in after). */
+static Port gen_time_start(Port src, int step, int disorder, int tick, bool by_time, int pre) {
+  if (by_time) {
+    nsources++;
+    src_step = step;
+    src_disorder = disorder;
+    src_tick = tick;
+    Port o = gen_source(fmt("src%d", nsources));
+    src_step = src_disorder = src_tick = 0;
+    if (!schema_same(&o.schema, &src.schema)) o = gen_adapter(&o, &src.schema); /* forwards ts */
+    Port in = {chance(50) ? fmt("%s %s", src.stream, o.stream) : fmt("%s %s", o.stream, src.stream), src.schema};
+    time_order_next = true;
+    src = gen_prejoin_op(&in);
+  }
+  for (int k = 0; k < pre; k++) src = gen_prejoin_op(&src);
+  int unit;
+  src = gen_time_aggregate(&src, step, false, &unit);
+  if (chance(40)) {
+    if (chance(30)) src = gen_prejoin_op(&src);
+    int next;
+    src = gen_time_aggregate(&src, unit, true, &next);
+  }
+  if (schema_find(&src.schema, "ts") < 0) return src; /* a Functor on the way dropped it */
+  if (chance(65)) return gen_untime(&src);
+  nfanins = 3; /* the stream keeps its event time: no fan-in with a stream without it */
+  return src;
+}
+
 /* A Lookup of `in` in a new table DIR/lookupN.csv (written here), keyed on k1, k2 or both. */
 static Port gen_lookup(const Port *in) {
   int id = ++nlookups;
@@ -1375,6 +1542,8 @@ int main(int argc, char **argv) {
   fn_state = seed * UINT64_C(0x369dea0f31a53f85) + UINT64_C(0xda942042e4dd58b5);
   for (int k = 0; k < 4; k++) splitmix64(&fn_state);
   fns = fn_rnd(100) < 40;
+  win_state = seed * UINT64_C(0x27bb2ee687b0b0fd) + UINT64_C(0x94d049bb133111eb);
+  for (int k = 0; k < 4; k++) splitmix64(&win_state);
 
   body = open_memstream(&body_text, &body_len);
   if (!body) {
@@ -1389,9 +1558,21 @@ int main(int argc, char **argv) {
   int prejoin = feat_rnd(3);
   bool lookups = feat_chance(35);
   if (lookups && tables_dir) lookup_pct = 25;
+  /* drawn apart too: a graph without event-time windows is as it was before them */
+  timewin = !join && win_chance(45);
+  int wstep = ((const int[]){1, 2, 3, 5, 10})[win_rnd(5)];
+  /* disorder: none, a little, or up to 45 steps (so that windows without enough lateness drop late tuples) */
+  int wdisorder = !win_chance(55) ? 0 : win_chance(50) ? 2 + win_rnd(3 * wstep + 1) : wstep * (5 + win_rnd(41));
+  int wtick = win_chance(20) ? wstep * ((const int[]){1, 3, 7})[win_rnd(3)] : 0;
+  bool wby_time = win_chance(30);
+  int wpre = win_rnd(3);
   if (join) {
     src_step = step;
     src_disorder = disorder;
+  } else if (timewin) {
+    src_step = wstep;
+    src_disorder = wdisorder;
+    src_tick = wtick;
   }
   Port src = gen_source("src");
   if (join) {
@@ -1399,15 +1580,20 @@ int main(int argc, char **argv) {
     src_step = src_disorder = 0;
     for (int k = 0; k < prejoin; k++) src = gen_prejoin_op(&src);
     src = gen_join(src, count, step, k1n, k2n);
+  } else if (timewin) {
+    src_step = src_disorder = src_tick = 0;
+    src = gen_time_start(src, wstep, wdisorder, wtick, wby_time, wpre);
   }
 
   gen_chain(src, range(2, 7), "main");
   fclose(body);
 
   printf("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-  printf("<!-- sf-randgraph %llu %s%s%s%s%s%s%s%s -->\n", seed, outdir, *opts || tables_dir ? " options:" : "", opts,
-         tables_dir ? " tables " : "", tables_dir ? tables_dir : "", njoins || nlookups || nfns ? " features:" : "",
-         njoins && nlookups ? " join lookup" : njoins ? " join" : nlookups ? " lookup" : "", nfns ? " functions" : "");
+  printf("<!-- sf-randgraph %llu %s%s%s%s%s%s%s%s%s -->\n", seed, outdir, *opts || tables_dir ? " options:" : "", opts,
+         tables_dir ? " tables " : "", tables_dir ? tables_dir : "",
+         njoins || nlookups || nfns || ntimewins ? " features:" : "",
+         njoins && nlookups ? " join lookup" : njoins ? " join" : nlookups ? " lookup" : "", nfns ? " functions" : "",
+         ntimewins ? " windows" : "");
   printf("<graph xmlns=\"urn:streamfission:graph:1\" name=\"rand%llu\">\n", seed);
   for (int s = 0; s < nschemas; s++) {
     printf("  <schema name=\"S%d\">\n", s);
