@@ -28,6 +28,8 @@
 #              sequential run's windows, byte for byte, and the replicas' late counts add up
 #              to the sequential run's (the windows' state, clock and late tuples come back
 #              through key groups).
+#   stats-late: --stats of that window unpaced: 'late N' and 'tick final' in its summary line and
+#              the warning naming the first late tuple, as python3 works them out here;
 #   tick-emit, tick-emit-w2, tick-emit-w3: a Custom operator that emits at ticks
 #              (sf_tick_counts: per key, the tuples since the last tick, in no key order), keyed
 #              with punct="consumes": the ordering service puts what each tick makes it emit in
@@ -252,6 +254,38 @@ elif "$B/sf-exec" --checkpoint-dir ck --restore --stats-json win-r.json win3.xml
   fi
 else
   sf_bad window-restore "the restored windows differ" wrestore.log
+fi
+
+# stats-late: what --stats prints of a time window: its late tuples and its current tick in the
+# summary line, and the warning naming the first late tuple, as python3 works them out from the
+# rules (win.xml unpaced)
+sed 's|<param name="rate">3000</param>||' win.xml >win-fast.xml
+if ! command -v python3 >/dev/null; then
+  echo "stats-late     SKIP  python3 is missing"
+else
+  python3 - >stats-expect.txt <<'PY'
+# tumbling time 500, lateness 30, tick 100: a tuple is late when its window's end + 30 <= the
+# latest tick, the tick floor(clock / 100) * 100 sent before the tuple that reaches it
+late, first, clock = 0, None, None
+for seq in range(3000):
+    k, ts, v = seq % 7, seq * 7 - (300 if seq % 5 == 4 else 0), seq
+    clock = ts if clock is None else max(clock, ts)
+    tick = clock // 100 * 100
+    if (ts // 500 + 1) * 500 + 30 <= tick:
+        late += 1
+        first = first or f"(k={k}, ts={ts}, v={v})"
+print(f"sf-exec: warning: operator 'win': {late} late tuples dropped (event time behind the windows' end + lateness); the first: {first}")
+print(f"win late {late} tick final")
+PY
+  rm -f out/win.csv
+  "$B/sf-exec" --stats win-fast.xml 2>stats-late.log
+  got=$(grep "^sf-exec: warning: operator 'win'" stats-late.log)
+  got+=$'\n'$(sed -n 's/^  \(win\) .*  \(late [0-9]*\)  \(tick final\)$/\1 \2 \3/p' stats-late.log)
+  if [[ $got == "$(cat stats-expect.txt)" ]]; then
+    sf_ok stats-late "--stats: $(tail -n 1 stats-expect.txt), the warning names the first late tuple"
+  else
+    sf_bad stats-late "--stats does not say what python3 works out: $(tr '\n' '|' <stats-expect.txt)" stats-late.log
+  fi
 fi
 
 # tick-emit: a keyed Custom operator emitting at ticks, its emissions put in key order by the
