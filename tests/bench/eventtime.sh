@@ -7,9 +7,11 @@
 # rewritten by sf-xform -w 2, alternating (bench_alternate), the outputs byte-identical; and the
 # peak resident memory of each (--stats-json, one run each). Then the memory a keyed window keeps
 # per key: SF_BENCH_ET_KEYS (default 500000) keys each seen once by a `running` Aggregate and by a
-# `tumbling time` one whose windows all stay open until the end, peak memory less that of the
-# same graph with one key, divided by the keys; and with count_distinct over 10 distinct values
-# per key.
+# `tumbling time` one whose windows all stay open until the end (sum and count, also with each key
+# seen ten times: a window keeps no rows; then min and max, first and last, avg and count,
+# arg_max and arg_min: each pair of aggregate functions apart),
+# peak memory less that of the same graph with one key, divided by the keys; and with
+# count_distinct over 10 distinct values per key.
 # shellcheck source=tests/bench/lib.sh disable=SC2016 # bench_alternate evaluates its commands
 source "$(dirname "$0")/lib.sh" "$@"
 command -v python3 >/dev/null || bench_skip "python3 is missing (the bids come from tests/eventtime/gen.py)"
@@ -68,9 +70,14 @@ EOF
 
 echo "2. memory per key, $KEYS keys (peak resident memory less that of one key, over the keys)"
 sums='<set attr="a">sum(v)</set><set attr="b">count()</set>'
+minmax='<set attr="a">min(v)</set><set attr="b">max(v)</set>'
+firstlast='<set attr="a">first(v)</set><set attr="b">last(v)</set>'
+avg='<set attr="a">int(avg(v))</set><set attr="b">count()</set>'
+args='<set attr="a">arg_max(v, t)</set><set attr="b">arg_min(v, t)</set>'
 distinct='<set attr="a">count_distinct(v)</set><set attr="b">max(v)</set>'
-for c in "running:1:running:$sums" "tumbling:1:tumbling time 2000000000:$sums" \
-  "distinct:10:tumbling time 2000000000:$distinct"; do
+tw='tumbling time 2000000000'
+for c in "running:1:running:$sums" "tumbling:1:$tw:$sums" "tumbling10:10:$tw:$sums" "minmax:1:$tw:$minmax" "firstlast:1:$tw:$firstlast" \
+  "avg:1:$tw:$avg" "args:1:$tw:$args" "distinct:10:$tw:$distinct"; do
   IFS=: read -r name reps window sets <<<"$c"
   keys_graph "$KEYS" "$reps" "$window" "$sets" >"k$name.xml"
   keys_graph 1 "$reps" "$window" "$sets" >"k$name.1.xml"
