@@ -28,6 +28,10 @@
 #              sequential run's windows, byte for byte, and the replicas' late counts add up
 #              to the sequential run's (the windows' state, clock and late tuples come back
 #              through key groups).
+#   socket-time-w1, socket-time-w2: a SocketSource with `time` and `tick` (rows sent by sf-tcp,
+#              times going back beyond the lateness and jumping by several periods) into a keyed
+#              tumbling time window, sequentially and at width 2 (in a region, --explain says so):
+#              the windows and the late count equal what python3 works out here;
 #   stats-late: --stats of that window unpaced: 'late N' and 'tick final' in its summary line and
 #              the warning naming the first late tuple, as python3 works them out here;
 #   tick-emit, tick-emit-w2, tick-emit-w3: a Custom operator that emits at ticks
@@ -46,7 +50,7 @@ fi
 build=$(cd "$1" && pwd) || exit 2
 src=$(cd "$2" && pwd) || exit 2
 source "$src/tests/lib.sh"
-sf_need_bins "$build" sf-xform sf-exec || exit 1
+sf_need_bins "$build" sf-xform sf-exec sf-tcp || exit 1
 B=$build/bin
 trap sf_cleanup EXIT
 sf_mktemp work sf-ticks || exit 1
@@ -254,6 +258,87 @@ elif "$B/sf-exec" --checkpoint-dir ck --restore --stats-json win-r.json win3.xml
   fi
 else
   sf_bad window-restore "the restored windows differ" wrestore.log
+fi
+
+# socket-time: a SocketSource with `time` and `tick` (its clock hooks into the same emit as every
+# source's) into a keyed tumbling time window with lateness, sequentially and at width 2: the
+# windows and the late count python3 works out from the rules
+cat >sock-gen.py <<'PY'
+import sys
+# rows k,ts,v: times that go back now and then, by more than the lateness (late tuples), and a
+# jump of 4000 (empty windows; the clock moves by several periods at once)
+def rows():
+    for seq in range(2000):
+        yield seq % 5, seq * 7 - (300 if seq % 6 == 5 else 0) + (4000 if seq >= 1000 else 0), seq
+if sys.argv[1] == "input":
+    print("k,ts,v")
+    for k, ts, v in rows():
+        print(f"{k},{ts},{v}")
+else:  # tumbling time 500, lateness 30, tick 100
+    P, SIZE, L = 100, 500, 30
+    wins, clock, cur, late = {}, None, None, 0
+    out = ["k,wend,n,s"]
+    def tick(t):  # what tick t closes (None: the final tick), by window end then key
+        for end, k in sorted(w for w in wins if t is None or w[0] + L <= t):
+            n, s = wins.pop((end, k))
+            out.append(f"{k},{end},{n},{s}")
+    for k, ts, v in rows():
+        clock = ts if clock is None else max(clock, ts)
+        t = clock // P * P
+        if cur is None or t > cur:
+            cur = t
+            tick(t)
+        end = ts // SIZE * SIZE + SIZE
+        if end + L <= cur:
+            late += 1
+            continue
+        n, s = wins.get((end, k), (0, 0))
+        wins[(end, k)] = (n + 1, s + v)
+    tick(None)
+    print("\n".join(out))
+    print(late, file=sys.stderr)
+PY
+if ! command -v python3 >/dev/null; then
+  echo "socket-time    SKIP  python3 is missing"
+else
+  python3 sock-gen.py input >sock-in.csv
+  python3 sock-gen.py expect >sock-expect.csv 2>sock-late.txt
+  for w in 1 2; do
+    sf_next_ports 1 || exit 1
+    cat >"sock$w.xml" <<XML
+<?xml version="1.0" encoding="UTF-8"?>
+<graph xmlns="urn:streamfission:graph:1" name="ticks_socket">
+  <schema name="T"><attr name="k" type="int"/><attr name="ts" type="int"/><attr name="v" type="int"/></schema>
+  <schema name="W"><attr name="k" type="int"/><attr name="wend" type="int"/><attr name="n" type="int"/>
+    <attr name="s" type="int"/></schema>
+  <operator name="src" kind="SocketSource"><output stream="S" schema="T"/>
+    <param name="listen">127.0.0.1:$P0</param><param name="time">ts</param><param name="tick">100</param>
+  </operator>
+  <operator name="win" kind="Aggregate"><input stream="S"/><output stream="A" schema="W"/>
+    <param name="partitionBy">k</param><param name="window">tumbling time 500</param>
+    <param name="lateness">30</param>
+    <set attr="wend">window_end()</set><set attr="n">count()</set><set attr="s">sum(v)</set>
+  </operator>
+  <operator name="sink" kind="FileSink"><input stream="A"/><param name="file">out/sock.csv</param></operator>
+</graph>
+XML
+    "$B/sf-xform" -w "$w" --explain "sock$w.xml" >"sock-run$w.xml" 2>"sock$w.explain"
+    rm -f out/sock.csv
+    (exec timeout -k 5 30 "$B/sf-exec" --stats-json "sock$w.json" "sock-run$w.xml" 2>"sock$w.log") &
+    pid=$!
+    timeout 30 "$B/sf-tcp" send "127.0.0.1:$P0" <sock-in.csv 2>"sock-client$w.log"
+    wait "$pid"
+    st=$?
+    late=$(grep -o '"late": [0-9]*' "sock$w.json" 2>/dev/null | awk '{ s += $2 } END { print s + 0 }')
+    if [[ $w == 2 ]] && ! grep -q " win: parallel in region r1 (width 2, split hash on 'k', merge seqpulse)" sock2.explain; then
+      sf_bad "socket-time-w$w" "--explain does not put win in a hashed region of width 2" sock2.explain
+    elif [[ $st == 0 ]] && cmp -s sock-expect.csv out/sock.csv && [[ $late == "$(cat sock-late.txt)" ]]; then
+      sf_ok "socket-time-w$w" "$(($(wc -l <sock-expect.csv) - 1)) windows and $late late tuples as worked out"
+    else
+      sf_bad "socket-time-w$w" "exit $st, late $late (expected $(cat sock-late.txt)), or the windows differ" "sock$w.log"
+      diff sock-expect.csv out/sock.csv | head -n 10
+    fi
+  done
 fi
 
 # stats-late: what --stats prints of a time window: its late tuples and its current tick in the
