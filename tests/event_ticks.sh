@@ -19,6 +19,8 @@
 #              a tick before a tuple, then the input listed first; an input's final tick last),
 #              sequentially and at width 3;
 #   time-ckpt: with checkpoints (a cut recording the inputs between their barriers), the same bytes;
+#   time-idle: the same with input b paced (2000 a second: the fan-in waits on a live input that
+#              idles): the same bytes;
 #   restore:   width 2 with checkpoints, killed (SIGKILL) once a checkpoint is complete, then
 #              --restore at width 3 from a checkpoint ("restored checkpoint K"): the same bytes
 #              (the sources' clocks come back from the checkpoint, so the restored job emits the
@@ -177,6 +179,19 @@ if "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.01 timed.xml 2>time-
   sf_ok time-ckpt "with checkpoints (its cut records the inputs between their barriers): the same bytes"
 else
   sf_bad time-ckpt "the time-ordered fan-in with checkpoints differs or complained" time-ck.log
+fi
+
+# time-idle: the same with input b paced (2000 tuples a second), so that the fan-in waits for it
+# with nothing at its head time and again while a races ahead: the same bytes (the rule waits
+# for every input that has not ended, so its output does not depend on their speeds)
+awk '/<operator name="b" kind="Beacon">/ { print; print "    <param name=\"rate\">2000</param>"; next } { print }' \
+  timed.xml >timed-idle.xml
+rm -f out/ticks.csv
+if grep -q '<param name="rate">2000</param>' timed-idle.xml && "$B/sf-exec" timed-idle.xml 2>time-idle.log &&
+  cmp -s expect-time.csv out/ticks.csv; then
+  sf_ok time-idle "input b paced (it idles between its tuples): the same bytes"
+else
+  sf_bad time-idle "the time-ordered fan-in with a paced input differs" time-idle.log
 fi
 
 # kill_after_checkpoint GRAPH LOG SECONDS: runs GRAPH with a checkpoint every 50 ms into ck and
