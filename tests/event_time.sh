@@ -33,6 +33,8 @@ EXPLAIN_EXPECT=(
   hot_items:counts:parallel       # hopping time, keyed on auction
   hot_items:hottest:parallel      # tumbling time, keyed on wend: shuffled from counts' region
   highest_bid:highest:serial      # a time window without partitionBy: state unknown (rule 2)
+  highest_keyed:perAuction:parallel # the same in two keyed stages: tumbling time on auction,
+  highest_keyed:highest:parallel  # then on wend (the window's end): shuffled from perAuction's
   sessions:sessions:parallel      # session time, keyed on bidder
   bidder_windows:people:parallel  # a stateless Filter (ticks cross its region)
   bidder_windows:perBidder:parallel # tumbling time, keyed on bidder, in the Filter's region
@@ -51,6 +53,7 @@ EXPLAIN_EXPECT=(
 declare -A GEN_ARGS=(
   [hot_items]=""
   [highest_bid]=""
+  [highest_keyed]=""
   [sessions]=""
   [bidder_windows]=""
   [merged_sites]="--end 2400000 --calm-after 2100000"
@@ -62,6 +65,7 @@ declare -A GEN_ARGS=(
 declare -A MUST_BE_LATE=(
   [hot_items]="counts"
   [highest_bid]="highest"
+  [highest_keyed]="perAuction"
   [sessions]="sessions"
   [bidder_windows]="perBidder"
   [merged_sites]="perAuction"
@@ -83,7 +87,7 @@ declare -A GEN2_ARGS=(
 declare -A EXAMPLES=(
   [bidders]="graphs/bidders.xml graphs/data/bids.csv bidders_windows.csv"
 )
-QUERIES=(hot_items highest_bid sessions bidder_windows daily merged_sites bidders)
+QUERIES=(hot_items highest_bid highest_keyed sessions bidder_windows daily merged_sites bidders)
 WIDTHS=(2 4)
 
 if [[ $# -lt 2 ]]; then

@@ -3,8 +3,8 @@
 
     python3 oracle.py QUERY INPUT.csv OUTPUT.csv [--input2 CSV] [--late FILE] [--graph GRAPH.xml]
 
-QUERY is one of the graphs of this directory (hot_items, highest_bid, sessions, bidder_windows,
-daily, merged_sites: which reads a second input, --input2) or the example graphs/bidders.xml (bidders). The oracle reads INPUT.csv (the bids gen.py writes), pushes it through the query's
+QUERY is one of the graphs of this directory (hot_items, highest_bid, highest_keyed, sessions,
+bidder_windows, daily, merged_sites: which reads a second input, --input2) or the example graphs/bidders.xml (bidders). The oracle reads INPUT.csv (the bids gen.py writes), pushes it through the query's
 operators as a list of items in stream order, and writes what the query's FileSink would write to
 OUTPUT.csv. --late FILE writes the number of late tuples of every time-window Aggregate as JSON
 ({"operator": count}), which the test compares with sf-exec --stats-json. --graph checks that the
@@ -367,6 +367,11 @@ PARAMS = {
         "bids": {"time": "ts", "tick": "5000"},
         "highest": {"partitionBy": None, "window": "tumbling time 5000", "lateness": None},
     },
+    "highest_keyed": {
+        "bids": {"time": "ts", "tick": "5000"},
+        "perAuction": {"partitionBy": "auction", "window": "tumbling time 5000", "lateness": None},
+        "highest": {"partitionBy": "wend", "window": "tumbling time 5000", "lateness": None},
+    },
     "sessions": {
         "bids": {"time": "ts", "tick": "700"},
         "sessions": {"partitionBy": "bidder", "window": "session time 3000", "lateness": "2000"},
@@ -424,6 +429,27 @@ def q_highest_bid(rows, late):
                 "cheapest": arg_min(tuples, "auction", "price"), "bids": len(tuples)}
     items = window_agg(items, "highest", tumbling_windows(5000), "ts", [], 0, highest, late)
     return sink_csv(items, ["wstart", "wend", "auction", "bidder", "price", "cheapest", "bids"])
+
+
+def q_highest_keyed(rows, late):
+    """The highest bid of every 5 s in two keyed stages: per auction per window, then per window
+    (stacked on its end). Ties go to the auction emitted first, the smallest."""
+    items = source(rows, "ts", 5000)
+
+    def per_auction(first, tuples, ws, we):
+        return {"auction": first["auction"], "price": max(t["price"] for t in tuples),
+                "bidder": arg_max(tuples, "bidder", "price"), "bids": len(tuples), "wend": we}
+    items = window_agg(items, "perAuction", tumbling_windows(5000), "ts", ["auction"], 0,
+                       per_auction, late)
+
+    def highest(first, tuples, ws, we):
+        return {"wend": first["wend"], "auction": arg_max(tuples, "auction", "price"),
+                "bidder": arg_max(tuples, "bidder", "price"),
+                "price": max(t["price"] for t in tuples), "auctions": len(tuples),
+                "bids": sum(t["bids"] for t in tuples)}
+    items = window_agg(items, "highest", tumbling_windows(5000), "wend", ["wend"], 0, highest,
+                       late)
+    return sink_csv(items, ["wend", "auction", "bidder", "price", "auctions", "bids"])
 
 
 def q_sessions(rows, late):
@@ -514,6 +540,7 @@ def q_daily(rows, late):
 QUERIES = {
     "hot_items": q_hot_items,
     "highest_bid": q_highest_bid,
+    "highest_keyed": q_highest_keyed,
     "sessions": q_sessions,
     "bidder_windows": q_bidder_windows,
     "bidders": q_bidders,
