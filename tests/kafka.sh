@@ -9,6 +9,8 @@
 #   mock:      the cluster prints its bootstrap address; `kcat -L` lists 3 brokers and the topic's
 #              3 partitions; rows produced with `kcat -P -p 1` come back from `kcat -C` in partition
 #              1, and the tool's producer puts each row in its partition with its timestamp;
+#   record:    the cluster's --record file has a line per batch those producers appended, its
+#              offsets the ones kcat reads, without a transaction or producer id;
 #   order:     ROWS rows (keys, ints, timestamps with ties across partitions, fields with commas and
 #              quotes) in 3 partitions; KafkaSource (end = high-watermark) -> FileSink writes them
 #              exactly in the order the docs promise (the heads of the partitions merged by
@@ -70,7 +72,7 @@ export SF_RUN_TIMEOUT=${SF_RUN_TIMEOUT:-120}
 
 # ---- the cluster: stdin from a FIFO this script holds open (closing it ends the cluster) ----
 mkfifo "$W/mock.in"
-"$B/sf-kafka-mock" --unknown nosuch orders:3 big:3 rev:3 live:3 stream:3 bad:1 sink1:3 sink3:3 sinkk:3 eoend:3 eockpt:3 eokill:3 tp:3 exorders:3 extotals:3 <"$W/mock.in" >"$W/mock.addr" 2>"$W/mock.err" &
+"$B/sf-kafka-mock" --record "$W/mock.rec" --unknown nosuch orders:3 big:3 rev:3 live:3 stream:3 bad:1 sink1:3 sink3:3 sinkk:3 eoend:3 eockpt:3 eokill:3 tp:3 exorders:3 extotals:3 <"$W/mock.in" >"$W/mock.addr" 2>"$W/mock.err" &
 MOCK=$!
 exec {MOCKFD}>"$W/mock.in"
 for _ in $(seq 100); do [[ -s $W/mock.addr ]] && break; sleep 0.05; done
@@ -90,6 +92,16 @@ if grep -q '3 brokers:' <<<"$meta" && grep -q 'topic "orders" with 3 partitions'
     sf_ok mock "3 brokers at $A; kcat -P -p 1 and the tool's producer (partition, timestamp) read back by kcat -C"
   else
     sf_bad mock "kcat read back '$got' / '$ts'" "$W/kcat.err"
+  fi
+  # --record: a line per batch appended, its offsets those kcat reads, no transaction, no producer id
+  recd=$(awk '$1 == "produce" && $5 == "topic=live" {
+      split($6, p, "="); split($7, o, "="); split($8, n, "=")
+      if ($2 != "txn=-" || $3 != "pid=-1" || $9 != "transactional=0") print "bad: " $0
+      for (i = 0; i < n[2]; i++) print p[2], o[2] + i }' "$W/mock.rec" | sort)
+  if [[ $recd == "$(cut -d ' ' -f 1,2 <<<"$got")" ]]; then
+    sf_ok record "--record: a line per appended batch of kcat's and the tool's producers, their offsets those kcat reads"
+  else
+    sf_bad record "the record file's batches of 'live' give '$recd'" "$W/mock.rec"
   fi
 else
   sf_bad mock "kcat -L: $meta"

@@ -1,7 +1,7 @@
-/* kafka_mock.c: sf-kafka-mock, a Kafka cluster for the tests (tests/kafka.sh), and a producer that
- * sets each record's partition and timestamp, which kcat cannot.
+/* kafka_mock.c: sf-kafka-mock, a Kafka cluster for the tests (tests/kafka.sh), and a producer
+ * that sets each record's partition and timestamp, which kcat cannot.
  *
- *   sf-kafka-mock [--brokers N] [--unknown NAME]... TOPIC:PARTITIONS...
+ *   sf-kafka-mock [--brokers N] [--unknown NAME]... [--record FILE] TOPIC:PARTITIONS...
  *       starts librdkafka's mock cluster (rdkafka_mock.h: brokers speaking the Kafka protocol on
  *       loopback sockets, in this process) of N brokers (3), creates the topics, prints its
  *       bootstrap address (host:port,host:port,...) and a line end on standard output, and runs
@@ -12,6 +12,9 @@
  *       instead, as a real broker with auto.create.topics.enable=false does for a missing topic.
  *       Lines on standard input are commands: "down N" takes broker N (1 to the count) down (its
  *       connections closed, new ones refused), "up N" brings it back (answers on stderr).
+ *       --record FILE writes each batch its brokers append and each InitProducerId and EndTxn
+ *       they answer to FILE, a line per event (kafka_mock_wire.c, which watches their sockets,
+ *       has the format).
  *   sf-kafka-mock produce BROKERS TOPIC
  *       reads lines "PARTITION TIMESTAMP VALUE" from standard input (the value is the rest of the
  *       line after one blank, without its line end; TIMESTAMP in ms, -1: the producer's clock) and
@@ -22,6 +25,8 @@
  * Exit status 2: a usage error. */
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
+
+#include "kafka_mock_wire.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -39,7 +44,7 @@ static void on_signal(int sig) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: sf-kafka-mock [--brokers N] [--unknown NAME]... TOPIC:PARTITIONS...\n"
+  fprintf(stderr, "usage: sf-kafka-mock [--brokers N] [--unknown NAME]... [--record FILE] TOPIC:PARTITIONS...\n"
                   "       sf-kafka-mock produce BROKERS TOPIC   (stdin: PARTITION TIMESTAMP VALUE per line)\n");
   return 2;
 }
@@ -83,18 +88,25 @@ static int run_cluster(int argc, char **argv) {
   int brokers = 3, first = 1;
   const char *unknown[16];
   int nunknown = 0;
+  const char *record = NULL;
   while (first + 1 < argc && argv[first][0] == '-') {
     if (!strcmp(argv[first], "--brokers")) {
       brokers = atoi(argv[first + 1]);
       if (brokers < 1 || brokers > 16) return usage();
     } else if (!strcmp(argv[first], "--unknown") && nunknown < 16) {
       unknown[nunknown++] = argv[first + 1];
+    } else if (!strcmp(argv[first], "--record")) {
+      record = argv[first + 1];
     } else {
       return usage();
     }
     first += 2;
   }
   if (first >= argc) return usage();
+  if (wire_start(record) < 0) {
+    fprintf(stderr, "sf-kafka-mock: cannot write '%s': %s\n", record, strerror(errno));
+    return 1;
+  }
   const char *props[] = { "client.id", "sf-kafka-mock", "log_level", "3", NULL };
   rd_kafka_t *rk = client(RD_KAFKA_PRODUCER, props);
   if (!rk) return 1;
@@ -244,6 +256,7 @@ static int run_produce(const char *brokers, const char *topic) {
   if (rc == 0) fprintf(stderr, "sf-kafka-mock: produced %lld records to '%s'\n", produced, topic);
   return rc;
 }
+
 
 int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "produce")) return argc == 4 ? run_produce(argv[2], argv[3]) : usage();
