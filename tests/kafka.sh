@@ -52,6 +52,9 @@
 #   sink-eo-end: delivery = exactly-once without checkpoints: one transaction, committed at the
 #              end; a read_committed consumer gets each record once, in order per partition;
 #   sink-eo-ckpt: with checkpoints every 20 ms (exactly-once by default), the same;
+#   txn-client: `sf-kafka-mock txn` (a transactional producer driven from stdin) commits, flushes
+#              and aborts, answering each; the record file has its InitProducerId, batches and
+#              EndTxns in order;
 #   example:   graphs/kafka/totals.xml (its topics renamed) at width 2 writes the running totals the
 #              README shows;
 #   throughput: tuples/s through KafkaSource -> FileSink beside FileSource -> FileSink over the
@@ -72,7 +75,7 @@ export SF_RUN_TIMEOUT=${SF_RUN_TIMEOUT:-120}
 
 # ---- the cluster: stdin from a FIFO this script holds open (closing it ends the cluster) ----
 mkfifo "$W/mock.in"
-"$B/sf-kafka-mock" --record "$W/mock.rec" --unknown nosuch orders:3 big:3 rev:3 live:3 stream:3 bad:1 sink1:3 sink3:3 sinkk:3 eoend:3 eockpt:3 eokill:3 tp:3 exorders:3 extotals:3 <"$W/mock.in" >"$W/mock.addr" 2>"$W/mock.err" &
+"$B/sf-kafka-mock" --record "$W/mock.rec" --unknown nosuch txnc:3 orders:3 big:3 rev:3 live:3 stream:3 bad:1 sink1:3 sink3:3 sinkk:3 eoend:3 eockpt:3 eokill:3 tp:3 exorders:3 extotals:3 <"$W/mock.in" >"$W/mock.addr" 2>"$W/mock.err" &
 MOCK=$!
 exec {MOCKFD}>"$W/mock.in"
 for _ in $(seq 100); do [[ -s $W/mock.addr ]] && break; sleep 0.05; done
@@ -572,6 +575,68 @@ if run sink-eo-ckpt "$W/eockpt" "$W/eockpt.xml" 3 --checkpoint-dir ck --checkpoi
   else
     sf_bad sink-eo-ckpt "$why" "$W/eockpt/run.log"
   fi
+fi
+
+# ---- transactions: sf-kafka-mock txn, a transactional producer ----
+# txn_start NAME TXNID TOPIC: `sf-kafka-mock txn` in the background (60 s at most), its commands
+# from the FIFO $W/NAME.in (the other producers' FIFOs closed in it, or they would never see their
+# input end), its answers in $W/NAME.out; txn_do NAME LINE...: the lines to it, then waits (30 s at
+# most) for the answers to its flush, commit and abort lines; txn_end NAME: its input closed, its
+# exit status
+declare -A TXN_FD TXN_PID TXN_N
+txn_start() {
+  local fd
+  mkfifo "$W/$1.in"
+  : >"$W/$1.out" # the child opens it only once its FIFO has a writer
+  (
+    for fd in "${TXN_FD[@]}"; do exec {fd}>&-; done
+    exec timeout -k 5 60 "$B/sf-kafka-mock" txn "$A" "$3" "$2"
+  ) <"$W/$1.in" >"$W/$1.out" 2>"$W/$1.err" &
+  TXN_PID[$1]=$!
+  exec {fd}>"$W/$1.in"
+  TXN_FD[$1]=$fd
+  TXN_N[$1]=0
+}
+txn_do() {
+  local n=$1 l
+  shift
+  for l in "$@"; do
+    echo "$l" >&"${TXN_FD[$n]}"
+    case $l in flush | commit | abort) TXN_N[$n]=$((TXN_N[$n] + 1)) ;; esac
+  done
+  for _ in $(seq 600); do
+    (($(wc -l <"$W/$n.out") >= TXN_N[$n])) && return 0
+    kill -0 "${TXN_PID[$n]}" 2>/dev/null || return 1
+    sleep 0.05
+  done
+  return 1
+}
+txn_end() {
+  local fd=${TXN_FD[$1]}
+  exec {fd}>&-
+  wait "${TXN_PID[$1]}"
+}
+# txn-client: its answers, and the record file's events of its transactions (producer id aside)
+txn_start tc tc txnc
+txn_do tc 'rec 0 k1' 'rec 1 k2' commit 'rec 2 k3' flush abort
+txn_end tc
+st=$?
+recd=$(grep ' txn=tc ' "$W/mock.rec" | sed 's/ pid=[0-9]* / pid=P /')
+want='init txn=tc pid=P epoch=0 error=NO_ERROR
+produce txn=tc pid=P epoch=0 topic=txnc partition=0 offset=0 count=1 transactional=1
+produce txn=tc pid=P epoch=0 topic=txnc partition=1 offset=0 count=1 transactional=1
+end_txn txn=tc pid=P epoch=0 result=commit error=NO_ERROR
+produce txn=tc pid=P epoch=0 topic=txnc partition=2 offset=0 count=1 transactional=1
+end_txn txn=tc pid=P epoch=0 result=abort error=NO_ERROR'
+all=$(kcat -b "$A" -C -t txnc -e -q -X isolation.level=read_uncommitted -f '%p %o %s\n' 2>>"$W/kcat.err" | sort)
+if [[ $st != 0 || $(tr '\n' ' ' <"$W/tc.out") != "committed flushed aborted " ]]; then
+  sf_bad txn-client "sf-kafka-mock txn exited $st, answered: $(tr '\n' ' ' <"$W/tc.out")" "$W/tc.err"
+elif [[ $(sort <<<"$recd") != "$(sort <<<"$want")" || $(awk '{ print $1 }' <<<"$recd" | tr '\n' ' ') != "init produce produce end_txn produce end_txn " ]]; then
+  sf_bad txn-client "the record file's events differ" "$W/mock.rec"
+elif [[ $all != $'0 0 k1\n1 0 k2\n2 0 k3' ]]; then
+  sf_bad txn-client "read_uncommitted shows: $(tr '\n' ' ' <<<"$all")"
+else
+  sf_ok txn-client "sf-kafka-mock txn: commit, flush, abort answered; --record has its init, batches and EndTxns in order"
 fi
 
 # ---- graphs/kafka/totals.xml, as README.md runs it (its topics renamed) ----

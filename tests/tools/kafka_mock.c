@@ -1,5 +1,5 @@
-/* kafka_mock.c: sf-kafka-mock, a Kafka cluster for the tests (tests/kafka.sh), and a producer
- * that sets each record's partition and timestamp, which kcat cannot.
+/* kafka_mock.c: sf-kafka-mock, a Kafka cluster for the tests (tests/kafka.sh), a producer that
+ * sets each record's partition and timestamp, which kcat cannot, and a transactional producer.
  *
  *   sf-kafka-mock [--brokers N] [--unknown NAME]... [--record FILE] TOPIC:PARTITIONS...
  *       starts librdkafka's mock cluster (rdkafka_mock.h: brokers speaking the Kafka protocol on
@@ -21,6 +21,20 @@
  *       produces each as a record of TOPIC, in that partition, with that CreateTime timestamp and
  *       no key, in the order given (one partition's records keep their order: at most one request
  *       in flight); exits 0 once every record was acknowledged, 1 with a message otherwise.
+ *   sf-kafka-mock txn BROKERS TOPIC TXNID
+ *       a transactional producer (transactional.id TXNID: init_transactions, then a transaction
+ *       begun) reading commands from standard input, a line each:
+ *         rec PARTITION VALUE   a record of TOPIC in that partition (no key; the value is the
+ *                               rest of the line after one blank), in the open transaction
+ *         flush                 waits until every record so far is acknowledged; answers "flushed"
+ *         commit                commits the open transaction and begins the next; "committed"
+ *         abort                 aborts it and begins the next; "aborted"
+ *         crash                 waits until every record is acknowledged, then exits 0 at once
+ *                               (_exit) leaving the transaction open, as a SIGKILL would
+ *       answering on standard output (flushed at once); "rec" answers nothing. At the end of the
+ *       input the open transaction is aborted and it exits 0. A command that fails answers
+ *       "error NAME" (librdkafka's error name; the message on stderr) and it exits 1 (a fenced
+ *       producer: "error _FENCED").
  *
  * Exit status 2: a usage error. */
 #include <librdkafka/rdkafka.h>
@@ -32,6 +46,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +60,8 @@ static void on_signal(int sig) {
 
 static int usage(void) {
   fprintf(stderr, "usage: sf-kafka-mock [--brokers N] [--unknown NAME]... [--record FILE] TOPIC:PARTITIONS...\n"
-                  "       sf-kafka-mock produce BROKERS TOPIC   (stdin: PARTITION TIMESTAMP VALUE per line)\n");
+                  "       sf-kafka-mock produce BROKERS TOPIC   (stdin: PARTITION TIMESTAMP VALUE per line)\n"
+                  "       sf-kafka-mock txn BROKERS TOPIC TXNID (stdin: rec PARTITION VALUE, flush, commit, abort, crash)\n");
   return 2;
 }
 
@@ -257,9 +273,91 @@ static int run_produce(const char *brokers, const char *topic) {
   return rc;
 }
 
+/* A failed transactional call: its answer "error NAME" on stdout, the message on stderr. */
+static int txn_failed(const char *what, rd_kafka_error_t *e) {
+  printf("error %s\n", rd_kafka_error_name(e));
+  fflush(stdout);
+  fprintf(stderr, "sf-kafka-mock: %s: %s\n", what, rd_kafka_error_string(e));
+  rd_kafka_error_destroy(e);
+  return 1;
+}
+
+/* Waits until every record produced is acknowledged; 0, or 1 after the answer "error NAME". */
+static int txn_flush(rd_kafka_t *rk) {
+  rd_kafka_resp_err_t e = rd_kafka_flush(rk, 30000);
+  if (!e) return 0;
+  printf("error %s\n", rd_kafka_err2name(e));
+  fflush(stdout);
+  fprintf(stderr, "sf-kafka-mock: flush: %s\n", rd_kafka_err2str(e));
+  return 1;
+}
+
+static int run_txn(const char *brokers, const char *topic, const char *txnid) {
+  const char *props[] = { "bootstrap.servers", brokers, "transactional.id", txnid, "linger.ms", "5", "log_level", "3", NULL };
+  rd_kafka_t *rk = client(RD_KAFKA_PRODUCER, props);
+  if (!rk) return 1;
+  /* no delivery callback: a record that fails makes its transaction's commit fail */
+  rd_kafka_error_t *e = rd_kafka_init_transactions(rk, 30000);
+  if (e || (e = rd_kafka_begin_transaction(rk))) {
+    int rc = txn_failed("init_transactions", e);
+    rd_kafka_destroy(rk);
+    return rc;
+  }
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t len;
+  int rc = 0;
+  while (rc == 0 && (len = getline(&line, &cap, stdin)) >= 0) {
+    if (len > 0 && line[len - 1] == '\n') line[--len] = 0;
+    char *end;
+    if (!strncmp(line, "rec ", 4)) {
+      long part = strtol(line + 4, &end, 10);
+      if (end == line + 4 || *end != ' ' || part < 0 || part > INT32_MAX) {
+        fprintf(stderr, "sf-kafka-mock: expected 'rec PARTITION VALUE', got '%s'\n", line);
+        rc = 1;
+        break;
+      }
+      const char *value = end + 1;
+      rd_kafka_resp_err_t pe;
+      while ((pe = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION((int32_t)part),
+                                     RD_KAFKA_V_VALUE((void *)value, strlen(value)),
+                                     RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END)) == RD_KAFKA_RESP_ERR__QUEUE_FULL)
+        rd_kafka_poll(rk, 100);
+      if (pe) {
+        printf("error %s\n", rd_kafka_err2name(pe));
+        fprintf(stderr, "sf-kafka-mock: cannot produce: %s\n", rd_kafka_err2str(pe));
+        rc = 1;
+      }
+      rd_kafka_poll(rk, 0);
+    } else if (!strcmp(line, "flush")) {
+      if (!(rc = txn_flush(rk))) printf("flushed\n");
+    } else if (!strcmp(line, "commit") || !strcmp(line, "abort")) {
+      bool commit = line[0] == 'c';
+      e = commit ? rd_kafka_commit_transaction(rk, 30000) : rd_kafka_abort_transaction(rk, 30000);
+      if (e || (e = rd_kafka_begin_transaction(rk)))
+        rc = txn_failed(commit ? "commit_transaction" : "abort_transaction", e);
+      else
+        printf(commit ? "committed\n" : "aborted\n");
+    } else if (!strcmp(line, "crash")) {
+      if (!(rc = txn_flush(rk))) {
+        fflush(stdout);
+        _exit(0);
+      }
+    } else {
+      fprintf(stderr, "sf-kafka-mock: unknown command '%s' (rec PARTITION VALUE, flush, commit, abort, crash)\n", line);
+      rc = 1;
+    }
+    fflush(stdout);
+  }
+  free(line);
+  if (rc == 0 && (e = rd_kafka_abort_transaction(rk, 30000))) rc = txn_failed("abort_transaction", e);
+  rd_kafka_destroy(rk);
+  return rc;
+}
 
 int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "produce")) return argc == 4 ? run_produce(argv[2], argv[3]) : usage();
+  if (argc > 1 && !strcmp(argv[1], "txn")) return argc == 5 ? run_txn(argv[2], argv[3], argv[4]) : usage();
   if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) return usage();
   return run_cluster(argc, argv);
 }
