@@ -55,6 +55,19 @@
 #   txn-client: `sf-kafka-mock txn` (a transactional producer driven from stdin) commits, flushes
 #              and aborts, answering each; the record file has its InitProducerId, batches and
 #              EndTxns in order;
+#   txn-view:  `sf-kafka-mock txn` (a transactional producer) commits, aborts, commits after the
+#              abort and leaves a transaction open by a crash, interleaved in 3 partitions with
+#              records written without a transaction: `kcat -C -X isolation.level=read_committed`
+#              shows exactly the committed and non-transactional records in offset order, and the
+#              view tests/kafka/committed_view.py computes from the --record file and what
+#              read_uncommitted shows (all of them) is the same;
+#   txn-fence: a producer whose transactional id a second one initialised is fenced (its commit
+#              answered _FENCED, its open records never show); after a crash, a restarted
+#              producer of the same id: its predecessor's open records stay invisible (also to a
+#              read_committed consumer assigned at their offset), its own committed ones show;
+#              read_committed equals committed_view.py's view. What transactions do here is what
+#              sf-kafka-mock makes of the mock's traffic (tests/tools/kafka_mock_wire.c), not
+#              a real broker's;
 #   example:   graphs/kafka/totals.xml (its topics renamed) at width 2 writes the running totals the
 #              README shows;
 #   throughput: tuples/s through KafkaSource -> FileSink beside FileSource -> FileSink over the
@@ -75,7 +88,7 @@ export SF_RUN_TIMEOUT=${SF_RUN_TIMEOUT:-120}
 
 # ---- the cluster: stdin from a FIFO this script holds open (closing it ends the cluster) ----
 mkfifo "$W/mock.in"
-"$B/sf-kafka-mock" --record "$W/mock.rec" --unknown nosuch txnc:3 orders:3 big:3 rev:3 live:3 stream:3 bad:1 sink1:3 sink3:3 sinkk:3 eoend:3 eockpt:3 eokill:3 tp:3 exorders:3 extotals:3 <"$W/mock.in" >"$W/mock.addr" 2>"$W/mock.err" &
+"$B/sf-kafka-mock" --record "$W/mock.rec" --unknown nosuch txnc:3 txnv:3 txnf:3 orders:3 big:3 rev:3 live:3 stream:3 bad:1 sink1:3 sink3:3 sinkk:3 eoend:3 eockpt:3 eokill:3 tp:3 exorders:3 extotals:3 <"$W/mock.in" >"$W/mock.addr" 2>"$W/mock.err" &
 MOCK=$!
 exec {MOCKFD}>"$W/mock.in"
 for _ in $(seq 100); do [[ -s $W/mock.addr ]] && break; sleep 0.05; done
@@ -577,7 +590,7 @@ if run sink-eo-ckpt "$W/eockpt" "$W/eockpt.xml" 3 --checkpoint-dir ck --checkpoi
   fi
 fi
 
-# ---- transactions: sf-kafka-mock txn, a transactional producer ----
+# ---- transactions, as a real broker would show them (sf-kafka-mock's look at its sockets) ----
 # txn_start NAME TXNID TOPIC: `sf-kafka-mock txn` in the background (60 s at most), its commands
 # from the FIFO $W/NAME.in (the other producers' FIFOs closed in it, or they would never see their
 # input end), its answers in $W/NAME.out; txn_do NAME LINE...: the lines to it, then waits (30 s at
@@ -616,6 +629,26 @@ txn_end() {
   exec {fd}>&-
   wait "${TXN_PID[$1]}"
 }
+plain() { "$B/sf-kafka-mock" produce "$A" "$1" 2>/dev/null; } # stdin: PARTITION TIMESTAMP VALUE
+# view TOPIC ISOLATION: kcat's records of TOPIC, "PARTITION OFFSET VALUE", per partition in offset order
+view() { kcat -b "$A" -C -t "$1" -e -q -X isolation.level="$2" -f '%p %o %s\n' 2>>"$W/kcat.err" | sort -k1,1n -k2,2n; }
+# txn_check CASE TOPIC EXPECTED WHAT: read_committed shows exactly EXPECTED ("PARTITION VALUE" lines
+# in offset order), and equals committed_view.py's view computed from the record file and what
+# read_uncommitted shows
+txn_check() {
+  local c=$1 t=$2 want=$3 what=$4 all committed pyview
+  all=$(view "$t" read_uncommitted)
+  committed=$(view "$t" read_committed)
+  pyview=$(python3 "$S/tests/kafka/committed_view.py" "$W/mock.rec" "$t" <<<"$all" 2>&1)
+  if [[ $(cut -d ' ' -f 1,3 <<<"$committed") != "$want" ]]; then
+    sf_bad "$c" "read_committed shows: $(tr '\n' ' ' <<<"$committed")" "$W/mock.rec"
+  elif [[ $pyview != "$committed" ]]; then
+    sf_bad "$c" "committed_view.py: $(tr '\n' ' ' <<<"$pyview")" "$W/mock.rec"
+  else
+    sf_ok "$c" "$what; read_uncommitted shows all $(grep -c . <<<"$all"); read_committed = committed_view.py's view"
+  fi
+}
+
 # txn-client: its answers, and the record file's events of its transactions (producer id aside)
 txn_start tc tc txnc
 txn_do tc 'rec 0 k1' 'rec 1 k2' commit 'rec 2 k3' flush abort
@@ -637,6 +670,62 @@ elif [[ $all != $'0 0 k1\n1 0 k2\n2 0 k3' ]]; then
   sf_bad txn-client "read_uncommitted shows: $(tr '\n' ' ' <<<"$all")"
 else
   sf_ok txn-client "sf-kafka-mock txn: commit, flush, abort answered; --record has its init, batches and EndTxns in order"
+fi
+
+# txn-view: committed, aborted and open (crashed) transactions of one producer interleaved with
+# records written without a transaction, in 3 partitions; a commit after an abort shows
+printf '0 -1 p1\n1 -1 p2\n' | plain txnv
+txn_start ta tv txnv
+txn_do ta 'rec 0 a1' 'rec 1 a2' 'rec 2 a3' commit
+printf '0 -1 p3\n2 -1 p4\n' | plain txnv
+txn_do ta 'rec 0 a4' 'rec 1 a5' flush
+printf '0 -1 p5\n1 -1 p6\n' | plain txnv
+txn_do ta 'rec 0 a6' flush abort 'rec 0 a7' 'rec 2 a8' flush
+printf '2 -1 p7\n' | plain txnv
+txn_do ta commit 'rec 0 a9' 'rec 1 a10' crash
+txn_end ta
+st=$?
+printf '0 -1 p8\n1 -1 p9\n' | plain txnv
+if [[ $st != 0 || $(tr '\n' ' ' <"$W/ta.out") != "committed flushed flushed aborted flushed committed " ]]; then
+  sf_bad txn-view "sf-kafka-mock txn exited $st, answered: $(tr '\n' ' ' <"$W/ta.out")" "$W/ta.err"
+else
+  txn_check txn-view txnv $'0 p1\n0 a1\n0 p3\n0 p5\n0 a7\n0 p8\n1 p2\n1 a2\n1 p6\n1 p9\n2 a3\n2 p4\n2 a8\n2 p7' \
+    "2 committed transactions (one after an abort), 1 aborted, 1 left open by a crash, 9 records without one"
+fi
+
+# txn-fence: a producer whose transactional id another one initialised is fenced (its commit fails,
+# its open records never show); a producer restarted after a crash with the same transactional id:
+# its predecessor's open records stay invisible (also to a read_committed consumer assigned at
+# their offset, as a restored KafkaSink asks), its own committed ones show
+txn_start fa tf txnf
+txn_do fa 'rec 0 f1' 'rec 1 f2' flush
+txn_start fb tf txnf
+txn_do fb 'rec 0 g1' 'rec 2 g2' commit
+txn_do fa commit
+txn_end fa
+sta=$?
+txn_end fb
+stb=$?
+txn_start fc tr txnf
+txn_do fc 'rec 0 c1' commit 'rec 1 c2' 'rec 2 c3' crash
+txn_end fc
+stc=$?
+txn_start fd tr txnf
+txn_do fd 'rec 1 d1' commit
+txn_end fd
+std=$?
+fenced=$(grep -c '^end_txn txn=tf .* result=commit error=PRODUCER_FENCED$' "$W/mock.rec")
+off=$(view txnf read_uncommitted | awk '$3 == "c2" { print $2 }')
+after=$(kcat -b "$A" -C -t txnf -p 1 -o "${off:-0}" -e -q -X isolation.level=read_committed -f '%s\n' 2>>"$W/kcat.err")
+if [[ $sta != 1 || $(tr '\n' ' ' <"$W/fa.out") != "flushed error _FENCED " || $fenced != 1 ]]; then
+  sf_bad txn-fence "the fenced producer exited $sta, answered: $(tr '\n' ' ' <"$W/fa.out") ($fenced EndTxn answered PRODUCER_FENCED)" "$W/fa.err" "$W/mock.rec"
+elif [[ $stb$stc$std != 000 ]]; then
+  sf_bad txn-fence "the other producers exited $stb, $stc, $std" "$W/fb.err" "$W/fc.err" "$W/fd.err"
+elif [[ -z $off || $after != d1 ]]; then
+  sf_bad txn-fence "read_committed from offset ${off:-?} of partition 1 (the crashed producer's open record) shows: $(tr '\n' ' ' <<<"$after")"
+else
+  txn_check txn-fence txnf $'0 g1\n0 c1\n1 d1\n2 g2' \
+    "fenced: commit answered _FENCED (EndTxn PRODUCER_FENCED); after a crash the restarted producer's records alone show (from partition 1 offset $off: d1)"
 fi
 
 # ---- graphs/kafka/totals.xml, as README.md runs it (its topics renamed) ----

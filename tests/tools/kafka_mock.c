@@ -12,9 +12,16 @@
  *       instead, as a real broker with auto.create.topics.enable=false does for a missing topic.
  *       Lines on standard input are commands: "down N" takes broker N (1 to the count) down (its
  *       connections closed, new ones refused), "up N" brings it back (answers on stderr).
- *       --record FILE writes each batch its brokers append and each InitProducerId and EndTxn
- *       they answer to FILE, a line per event (kafka_mock_wire.c, which watches their sockets,
- *       has the format).
+ *       Transactions: the mock itself keeps none (its EndTxn only answers OK, its Fetch responses
+ *       list no aborted transaction and no control batch, a restarted producer gets a new
+ *       producer id and its predecessor is not fenced), so this tool watches its sockets
+ *       (kafka_mock_wire.c): read_committed consumers are told of every aborted transaction, and
+ *       of every open one as if aborted (a real broker would hold them before it until it ends),
+ *       and drop their records themselves; a producer whose transactional id was initialised
+ *       again is fenced (its EndTxn answered PRODUCER_FENCED, its open transaction aborted).
+ *       --record FILE writes each appended batch and each InitProducerId and EndTxn to FILE, a
+ *       line per event (the format is in kafka_mock_wire.c; tests/kafka/committed_view.py reads
+ *       it).
  *   sf-kafka-mock produce BROKERS TOPIC
  *       reads lines "PARTITION TIMESTAMP VALUE" from standard input (the value is the rest of the
  *       line after one blank, without its line end; TIMESTAMP in ms, -1: the producer's clock) and
@@ -293,7 +300,8 @@ static int txn_flush(rd_kafka_t *rk) {
 }
 
 static int run_txn(const char *brokers, const char *topic, const char *txnid) {
-  const char *props[] = { "bootstrap.servers", brokers, "transactional.id", txnid, "linger.ms", "5", "log_level", "3", NULL };
+  const char *props[] = { "bootstrap.servers", brokers, "transactional.id", txnid, "linger.ms", "5",
+                          "log_level", "3", NULL };
   rd_kafka_t *rk = client(RD_KAFKA_PRODUCER, props);
   if (!rk) return 1;
   /* no delivery callback: a record that fails makes its transaction's commit fail */
@@ -321,7 +329,8 @@ static int run_txn(const char *brokers, const char *topic, const char *txnid) {
       rd_kafka_resp_err_t pe;
       while ((pe = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION((int32_t)part),
                                      RD_KAFKA_V_VALUE((void *)value, strlen(value)),
-                                     RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END)) == RD_KAFKA_RESP_ERR__QUEUE_FULL)
+                                     RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END)) ==
+             RD_KAFKA_RESP_ERR__QUEUE_FULL)
         rd_kafka_poll(rk, 100);
       if (pe) {
         printf("error %s\n", rd_kafka_err2name(pe));

@@ -1,4 +1,4 @@
-/* kafka_mock_wire.c: what sf-kafka-mock's brokers say, watched and recorded (kafka_mock.c says
+/* kafka_mock_wire.c: what sf-kafka-mock's brokers say, watched and set right (kafka_mock.c says
  * what for; kafka_mock_wire.h is the interface).
  *
  * librdkafka's mock brokers run in a thread of this process and, in librdkafka 2.0.2, use exactly
@@ -13,9 +13,32 @@
  * What is read from the client goes to the mock unchanged. What the mock writes is held until a
  * frame is whole, then written whole (looping on poll while the socket is full), and the caller
  * is told every byte it passed was sent. Frames of the versions librdkafka 2.0.2 sends the mock
- * (ApiVersions: Produce v3-v7, EndTxn v0-v1, non-flexible; InitProducerId v0-v4, flexible from
- * v2) are parsed with bounds checks; anything else, or a frame that does not parse, passes
- * unchanged.
+ * (ApiVersions: Produce v3-v7, Fetch v4-v11, EndTxn v0-v1, all non-flexible; InitProducerId v0-v4,
+ * flexible from v2) are parsed with bounds checks; anything else, or a frame that does not parse,
+ * passes unchanged.
+ *
+ * The truth a real broker would hold: per producer id (a transactional id's, from InitProducerId
+ * and Produce), its transactions in turn, each with the offsets it has in each partition (from
+ * each Produce response's base offset), and its state: open; committed (EndTxn commit answered
+ * without error); aborted (EndTxn abort answered without error, or fenced: another InitProducerId
+ * for its transactional id came while it was open, as a real coordinator aborts it then). The
+ * mock answers a fenced producer's EndTxn without error; it is answered PRODUCER_FENCED instead,
+ * as a real broker would (the mock still appends what a fenced producer writes: those batches
+ * are taken for an aborted transaction).
+ *
+ * Fetch responses to read_committed requests (isolation_level 1) get, per partition, an
+ * AbortedTransactions entry (producer id, first offset in the partition) for every aborted or open
+ * transaction of a batch they return, and after an aborted transaction's last batch in the
+ * partition an ABORT control batch at that batch's last offset (the mock has no offset of its
+ * own to give the marker; the offset's records are dropped anyway). librdkafka's read_committed
+ * consumer skips a producer's transactional batches from the first listed offset on, until an
+ * ABORT marker of that producer moves it to the next listed one (rdkafka_msgset_reader.c), which
+ * is why the markers are needed when a producer commits after an abort. An OPEN transaction is
+ * shown as aborted: a real broker would instead hold read_committed consumers before its first
+ * offset (LastStableOffset) until it ends, and show its records if it commits, where here a
+ * consumer that read past them while it was open has skipped them for good; the mock's
+ * LastStableOffset (its high watermark) is left as it is. Read_uncommitted responses are not
+ * touched.
  *
  * --record FILE (wire_start) writes a line per event, flushed per line, strings %-escaped (bytes
  * outside '!'..'~', and '%', as %XX), "-" for none:
@@ -23,8 +46,11 @@
  *   produce txn=ID pid=P epoch=E topic=T partition=N offset=O count=C transactional=0|1
  *                                               a record batch appended (its Produce answered
  *                                               without error for its partition; O its base)
+ *   fenced txn=ID pid=P by=Q                    P's open transaction aborted: producer Q of ID
+ *                                               was initialised
  *   end_txn txn=ID pid=P epoch=E result=commit|abort error=NAME   an EndTxn answered
- * NAME is librdkafka's name of the Kafka error code (NO_ERROR, PRODUCER_FENCED, ...). */
+ * NAME is librdkafka's name of the Kafka error code the client was answered (NO_ERROR,
+ * PRODUCER_FENCED, ...). */
 #include "kafka_mock_wire.h"
 
 #include <librdkafka/rdkafka.h>
@@ -42,8 +68,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-enum { API_PRODUCE = 0, API_INIT_PID = 22, API_END_TXN = 26 };
-enum { ATTR_TRANSACTIONAL = 0x10, BATCH_HEADER = 61 };
+enum { API_PRODUCE = 0, API_FETCH = 1, API_INIT_PID = 22, API_END_TXN = 26 };
+enum { ATTR_TRANSACTIONAL = 0x10, ATTR_CONTROL = 0x20, BATCH_HEADER = 61, ERR_PRODUCER_FENCED = 90 };
 #define FRAME_MAX (256u << 20) /* a bigger size field is taken for garbage: the connection passes raw */
 #define MAX_FD 4096            /* descriptors from here on are never looked at */
 
@@ -64,6 +90,7 @@ struct pbatch {
 struct req {
   int32_t corr;
   int16_t api, ver;
+  int8_t isolation; /* Fetch */
   char *txnid;      /* Produce, InitProducerId, EndTxn (NULL: none) */
   int64_t pid;      /* EndTxn */
   int16_t epoch;    /* EndTxn */
@@ -80,9 +107,31 @@ struct conn {
   size_t nreqs;
 };
 
+struct range {
+  char *topic;
+  int32_t part;
+  int64_t first, last;
+};
+
+enum txn_state { TXN_OPEN, TXN_COMMITTED, TXN_ABORTED };
+
+struct txn {
+  int64_t pid;
+  enum txn_state state;
+  struct range *r; /* per partition it wrote: its first and last offset there */
+  size_t nr;
+};
+
+struct producer {
+  int64_t pid;
+  char *txnid;
+  bool fenced; /* a newer producer of txnid was initialised */
+  long cur;    /* its open transaction (an index of txns), -1: none */
+};
+
 /* Lock rule: the mock's broker threads call the wrappers; `lock` guards conns (and their
- * buffers and requests) and record, and the capacities kept beside them in the functions that
- * grow them. The wrappers hold it while they look at or change those, never while
+ * buffers and requests), producers, txns and record, and the capacities kept beside them in the
+ * functions that grow them. The wrappers hold it while they look at or change those, never while
  * they wait in a system call. `tracked[fd]` (fd is a connection of conns) is written under it and
  * read without it, the wrappers' fast way past every other descriptor; `started` is set once,
  * before the mock starts. */
@@ -91,6 +140,10 @@ static atomic_bool started;
 static atomic_bool tracked[MAX_FD];
 static struct conn *conns;
 static size_t nconns;
+static struct producer *producers;
+static size_t nproducers;
+static struct txn *txns;
+static size_t ntxns;
 static FILE *record;
 
 int wire_start(const char *record_path) {
@@ -121,6 +174,10 @@ static void put_be(struct buf *b, uint64_t v, int bytes) {
   uint8_t t[8];
   for (int i = 0; i < bytes; i++) t[i] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
   put(b, t, (size_t)bytes);
+}
+
+static void set_be(uint8_t *p, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; i++) p[i] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
 }
 
 static uint64_t get_be(const uint8_t *p, int bytes) {
@@ -202,34 +259,114 @@ static const char *err_name(int code) {
   return code ? rd_kafka_err2name((rd_kafka_resp_err_t)code) : "NO_ERROR";
 }
 
-/* ---- the events ---- */
+/* ---- the transactions ---- */
 
+static struct producer *producer_of(int64_t pid, const char *txnid) {
+  for (size_t i = 0; i < nproducers; i++)
+    if (producers[i].pid == pid) {
+      if (!producers[i].txnid && txnid) producers[i].txnid = strdup(txnid);
+      return &producers[i];
+    }
+  static size_t cap;
+  producers = grow(producers, &cap, nproducers + 1, sizeof *producers);
+  producers[nproducers] = (struct producer){ .pid = pid, .txnid = txnid ? strdup(txnid) : NULL, .cur = -1 };
+  return &producers[nproducers++];
+}
+
+/* An InitProducerId of txnid answered with pid: every transaction of txnid still open is
+ * aborted, and the other producers of txnid are fenced. */
 static void on_init(const char *txnid, int64_t pid, int16_t epoch, int err) {
-  if (!record) return;
-  fputs("init txn=", record);
-  rec_str(txnid);
-  fprintf(record, " pid=%lld epoch=%d error=%s\n", (long long)pid, epoch, err_name(err));
-  fflush(record);
+  if (record) {
+    fputs("init txn=", record);
+    rec_str(txnid);
+    fprintf(record, " pid=%lld epoch=%d error=%s\n", (long long)pid, epoch, err_name(err));
+    fflush(record);
+  }
+  if (err || !txnid) return;
+  for (size_t i = 0; i < nproducers; i++) {
+    struct producer *p = &producers[i];
+    if (!p->txnid || strcmp(p->txnid, txnid)) continue;
+    if (p->pid != pid) p->fenced = true;
+    if (p->cur < 0) continue;
+    txns[p->cur].state = TXN_ABORTED;
+    p->cur = -1;
+    if (record) {
+      fputs("fenced txn=", record);
+      rec_str(txnid);
+      fprintf(record, " pid=%lld by=%lld\n", (long long)p->pid, (long long)pid);
+      fflush(record);
+    }
+  }
+  struct producer *p = producer_of(pid, txnid);
+  p->fenced = false;
 }
 
+/* A batch appended at offset `base`: a transactional one joins its producer's open transaction
+ * (a new one if none is open; one of a fenced producer is aborted from the start). */
 static void on_appended(const struct pbatch *b, const char *txnid, int64_t base) {
-  if (!record) return;
-  fputs("produce txn=", record);
-  rec_str(txnid);
-  fprintf(record, " pid=%lld epoch=%d topic=", (long long)b->pid, b->epoch);
-  rec_str(b->topic);
-  fprintf(record, " partition=%d offset=%lld count=%d transactional=%d\n", b->part, (long long)base, b->count,
-          b->txnal);
-  fflush(record);
+  if (record) {
+    fputs("produce txn=", record);
+    rec_str(txnid);
+    fprintf(record, " pid=%lld epoch=%d topic=", (long long)b->pid, b->epoch);
+    rec_str(b->topic);
+    fprintf(record, " partition=%d offset=%lld count=%d transactional=%d\n", b->part, (long long)base, b->count,
+            b->txnal);
+    fflush(record);
+  }
+  if (!b->txnal) return;
+  struct producer *p = producer_of(b->pid, txnid);
+  if (p->cur < 0) {
+    static size_t cap;
+    txns = grow(txns, &cap, ntxns + 1, sizeof *txns);
+    txns[ntxns] = (struct txn){ .pid = b->pid, .state = p->fenced ? TXN_ABORTED : TXN_OPEN };
+    p->cur = (long)ntxns++;
+  }
+  struct txn *t = &txns[p->cur];
+  int64_t last = base + b->last_delta;
+  for (size_t i = 0; i < t->nr; i++)
+    if (t->r[i].part == b->part && !strcmp(t->r[i].topic, b->topic)) {
+      if (base < t->r[i].first) t->r[i].first = base;
+      if (last > t->r[i].last) t->r[i].last = last;
+      return;
+    }
+  t->r = realloc(t->r, (t->nr + 1) * sizeof *t->r);
+  if (!t->r) abort();
+  t->r[t->nr++] = (struct range){ strdup(b->topic), b->part, base, last };
 }
 
-static void on_end_txn(const struct req *q, int err) {
-  if (!record) return;
-  fputs("end_txn txn=", record);
-  rec_str(q->txnid);
-  fprintf(record, " pid=%lld epoch=%d result=%s error=%s\n", (long long)q->pid, q->epoch, q->commit ? "commit" : "abort",
-          err_name(err));
-  fflush(record);
+/* EndTxn answered err (0: as asked); returns the error to answer (PRODUCER_FENCED for a fenced
+ * producer, which the mock does not know). */
+static int on_end_txn(const struct req *q, int err) {
+  struct producer *p = producer_of(q->pid, q->txnid);
+  if (!err && p->fenced) err = ERR_PRODUCER_FENCED;
+  if (!err && p->cur >= 0) {
+    txns[p->cur].state = q->commit ? TXN_COMMITTED : TXN_ABORTED;
+    p->cur = -1;
+  }
+  if (record) {
+    fputs("end_txn txn=", record);
+    rec_str(q->txnid);
+    fprintf(record, " pid=%lld epoch=%d result=%s error=%s\n", (long long)q->pid, q->epoch,
+            q->commit ? "commit" : "abort", err_name(err));
+    fflush(record);
+  }
+  return err;
+}
+
+/* The transaction of producer pid's batch at `base` of topic/part, or NULL (not known yet: its
+ * Produce response is still to come, so it belongs to the producer's open transaction). */
+static struct txn *txn_at(int64_t pid, const char *topic, int32_t part, int64_t base, const struct range **r) {
+  for (size_t i = ntxns; i-- > 0;) {
+    if (txns[i].pid != pid) continue;
+    for (size_t j = 0; j < txns[i].nr; j++) {
+      const struct range *x = &txns[i].r[j];
+      if (x->part == part && base >= x->first && base <= x->last && !strcmp(x->topic, topic)) {
+        *r = x;
+        return &txns[i];
+      }
+    }
+  }
+  return NULL;
 }
 
 /* ---- requests ---- */
@@ -284,6 +421,12 @@ static void on_request(struct conn *c, const uint8_t *f, size_t n) {
   if (flexible) rd_tags(&r);
   if (q.api == API_PRODUCE && q.ver >= 3 && q.ver <= 7) {
     parse_produce(&r, &q);
+  } else if (q.api == API_FETCH && q.ver >= 4 && q.ver <= 11) {
+    rd_int(&r, 4);
+    rd_int(&r, 4);
+    rd_int(&r, 4);
+    rd_int(&r, 4);
+    q.isolation = (int8_t)rd_int(&r, 1);
   } else if (q.api == API_END_TXN && q.ver <= 1) {
     q.txnid = rd_str(&r, false);
     q.pid = rd_int(&r, 8);
@@ -291,7 +434,7 @@ static void on_request(struct conn *c, const uint8_t *f, size_t n) {
     q.commit = rd_int(&r, 1) != 0;
   } else if (q.api == API_INIT_PID && q.ver <= 4) {
     q.txnid = rd_str(&r, flexible);
-  } else if (q.api == API_PRODUCE || q.api == API_END_TXN || q.api == API_INIT_PID) {
+  } else if (q.api == API_PRODUCE || q.api == API_FETCH || q.api == API_END_TXN || q.api == API_INIT_PID) {
     fprintf(stderr, "sf-kafka-mock: warning: API %d version %d is not looked at\n", q.api, q.ver);
     return;
   } else {
@@ -308,8 +451,126 @@ static void on_request(struct conn *c, const uint8_t *f, size_t n) {
 
 /* ---- responses ---- */
 
-/* A response frame (after its size) of connection c: its request's effects, and the frame
- * appended to out. */
+static uint32_t crc32c(const uint8_t *p, size_t n) {
+  uint32_t c = ~0u;
+  while (n--) {
+    c ^= *p++;
+    for (int k = 0; k < 8; k++) c = c >> 1 ^ (0x82F63B78u & (0u - (c & 1)));
+  }
+  return ~c;
+}
+
+/* An ABORT control batch of pid/epoch at `offset` (one record: key version 0 type 0, value
+ * version 0 coordinator epoch 0), timestamps `ts`. */
+static void put_abort_marker(struct buf *b, int64_t offset, int32_t leader_epoch, int64_t ts, int64_t pid,
+                             int16_t epoch) {
+  static const uint8_t record[] = { 0x20, 0, 0, 0, 0x08, 0, 0, 0, 0, 0x0c, 0, 0, 0, 0, 0, 0, 0 };
+  size_t start = b->len;
+  put_be(b, (uint64_t)offset, 8);
+  put_be(b, BATCH_HEADER - 12 + sizeof record, 4);
+  put_be(b, (uint32_t)leader_epoch, 4);
+  put_be(b, 2, 1);
+  put_be(b, 0, 4); /* the CRC, below */
+  put_be(b, ATTR_TRANSACTIONAL | ATTR_CONTROL, 2);
+  put_be(b, 0, 4);
+  put_be(b, (uint64_t)ts, 8);
+  put_be(b, (uint64_t)ts, 8);
+  put_be(b, (uint64_t)pid, 8);
+  put_be(b, (uint16_t)epoch, 2);
+  put_be(b, 0xffffffffu, 4);
+  put_be(b, 1, 4);
+  put(b, record, sizeof record);
+  set_be(b->p + start + 17, crc32c(b->p + start + 21, b->len - start - 21), 4);
+}
+
+/* One partition's records (size bytes at p) of topic/part, for a read_committed consumer: the
+ * AbortedTransactions entries to add go to `aborted` (pid, first offset pairs, 16 bytes each) and
+ * the records, with ABORT markers, to `out`. Returns whether anything was added. */
+static bool fix_records(const char *topic, int32_t part, const uint8_t *p, size_t size, struct buf *aborted,
+                        struct buf *out) {
+  bool changed = false;
+  size_t at = 0;
+  while (at + BATCH_HEADER <= size) {
+    const uint8_t *h = p + at;
+    size_t len = 12 + (size_t)get_be(h + 8, 4);
+    if (len < BATCH_HEADER || len > size - at || h[16] != 2) break;
+    put(out, h, len);
+    at += len;
+    int attrs = (int)get_be(h + 21, 2);
+    if ((attrs & (ATTR_TRANSACTIONAL | ATTR_CONTROL)) != ATTR_TRANSACTIONAL) continue;
+    int64_t base = (int64_t)get_be(h, 8), pid = (int64_t)get_be(h + 43, 8);
+    int64_t last = base + (int32_t)get_be(h + 23, 4);
+    const struct range *x = NULL;
+    struct txn *t = txn_at(pid, topic, part, base, &x);
+    if (t && t->state == TXN_COMMITTED) continue;
+    int64_t first = t ? x->first : base;
+    bool listed = false;
+    for (size_t i = 0; i < aborted->len; i += 16)
+      listed |= (int64_t)get_be(aborted->p + i, 8) == pid && (int64_t)get_be(aborted->p + i + 8, 8) == first;
+    if (!listed) {
+      put_be(aborted, (uint64_t)pid, 8);
+      put_be(aborted, (uint64_t)first, 8);
+    }
+    changed = true;
+    if (t && t->state == TXN_ABORTED && last == x->last)
+      put_abort_marker(out, last, (int32_t)get_be(h + 12, 4), (int64_t)get_be(h + 35, 8), pid,
+                       (int16_t)get_be(h + 51, 2));
+  }
+  put(out, p + at, size - at); /* a batch cut short by the fetch's size limit, as it came */
+  return changed;
+}
+
+/* A Fetch v4-v11 response frame (after its size) to a read_committed request, rewritten into
+ * `w` (size included); false: nothing to change, or it does not parse. */
+static bool fix_fetch(const uint8_t *f, size_t n, int ver, struct buf *w) {
+  struct rd r = { f, n, 0, false };
+  put_be(w, 0, 4); /* the size, at the end */
+  size_t fixed = 4 + 4 + (ver >= 7 ? 2 + 4 : 0); /* correlation id, throttle_time_ms, error, session id */
+  const uint8_t *head = take(&r, fixed);
+  if (!head) return false;
+  put(w, head, fixed);
+  bool changed = false;
+  int64_t nt = rd_int(&r, 4);
+  put_be(w, (uint64_t)nt, 4);
+  for (; nt > 0 && !r.bad; nt--) {
+    size_t name_at = r.at;
+    char *topic = rd_str(&r, false);
+    if (!topic) return false;
+    put(w, f + name_at, r.at - name_at);
+    int64_t np = rd_int(&r, 4);
+    put_be(w, (uint64_t)np, 4);
+    for (; np > 0 && !r.bad; np--) {
+      /* partition, error, high watermark, last stable offset, log start offset */
+      size_t pfixed = 4 + 2 + 8 + 8 + (ver >= 5 ? 8 : 0);
+      const uint8_t *ph = take(&r, pfixed);
+      int64_t na = rd_int(&r, 4);
+      const uint8_t *old = take(&r, na > 0 ? (size_t)na * 16 : 0);
+      const uint8_t *replica = ver >= 11 ? take(&r, 4) : NULL;
+      int64_t size = rd_int(&r, 4);
+      const uint8_t *rec = size > 0 ? take(&r, (size_t)size) : NULL;
+      if (r.bad) break;
+      struct buf aborted = { 0 }, records = { 0 };
+      if (na > 0) put(&aborted, old, (size_t)na * 16);
+      if (rec && fix_records(topic, (int32_t)get_be(ph, 4), rec, (size_t)size, &aborted, &records)) changed = true;
+      put(w, ph, pfixed);
+      put_be(w, aborted.len ? aborted.len / 16 : (uint64_t)na, 4);
+      put(w, aborted.p, aborted.len);
+      if (replica) put(w, replica, 4);
+      put_be(w, rec ? records.len : (uint64_t)size, 4);
+      put(w, records.p, records.len);
+      free(aborted.p);
+      free(records.p);
+    }
+    free(topic);
+  }
+  if (r.bad || !changed) return false;
+  put(w, f + r.at, n - r.at); /* nothing, in these versions */
+  set_be(w->p, w->len - 4, 4);
+  return true;
+}
+
+/* A response frame (after its size) of connection c: its request's effects, and the frame to
+ * send (the frame itself, or rewritten) appended to out. */
 static void on_response(struct conn *c, const uint8_t *f, size_t n, struct buf *out) {
   size_t before = out->len;
   struct rd r = { f, n, 0, false };
@@ -339,7 +600,14 @@ static void on_response(struct conn *c, const uint8_t *f, size_t n, struct buf *
   } else if (q.api == API_END_TXN) {
     rd_int(&r, 4);
     int err = (int)rd_int(&r, 2);
-    if (!r.bad) on_end_txn(&q, err);
+    if (!r.bad) {
+      int answer = on_end_txn(&q, err);
+      if (answer != err) {
+        put_be(out, n, 4);
+        put(out, f, n);
+        set_be(out->p + before + 4 + 4 + 4, (uint16_t)answer, 2);
+      }
+    }
   } else if (q.api == API_INIT_PID) {
     if (q.ver >= 2) rd_tags(&r);
     rd_int(&r, 4);
@@ -347,6 +615,8 @@ static void on_response(struct conn *c, const uint8_t *f, size_t n, struct buf *
     int64_t pid = rd_int(&r, 8);
     int16_t epoch = (int16_t)rd_int(&r, 2);
     if (!r.bad) on_init(q.txnid, pid, epoch, err);
+  } else if (q.api == API_FETCH && q.isolation == 1) {
+    if (!fix_fetch(f, n, q.ver, out)) out->len = before;
   }
   req_free(&q);
 as_is:
