@@ -271,6 +271,9 @@ int rt_emit_item(OpInst *op, int port, const Item *item);
 int rt_fail(OpInst *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints "sf-exec: warning: operator 'NAME': message" to the job's log at once; the job goes on. */
 void rt_warn(OpInst *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints "sf-exec: operator 'NAME': message" to the job's log: what the operator did that a user
+ * wants to know (a restore's decision), not a warning. */
+void rt_note(OpInst *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A run-time fault of an expression: names the operator, what (e.g. "set 'vwap'"), the expression
  * text and the offending tuple. Returns -1. */
 int rt_eval_fail(OpInst *op, const char *what, const char *text, const Tuple *t, const char *err);

@@ -90,6 +90,16 @@ void rt_warn(OpInst *op, const char *fmt, ...) {
   fflush(op->exec->log);
 }
 
+void rt_note(OpInst *op, const char *fmt, ...) {
+  char msg[1536];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  fprintf(op->exec->log, "sf-exec: operator '%s': %s\n", op->op->name, msg);
+  fflush(op->exec->log);
+}
+
 int rt_eval_fail(OpInst *op, const char *what, const char *text, const Tuple *t, const char *err) {
   char tuple[512];
   tuple_describe(t, op->in_schema, tuple, sizeof tuple);

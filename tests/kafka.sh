@@ -51,7 +51,13 @@
 #              that is neither mode, an empty transactional_id and a key that is no attribute;
 #   sink-eo-end: delivery = exactly-once without checkpoints: one transaction, committed at the
 #              end; a read_committed consumer gets each record once, in order per partition;
-#   sink-eo-ckpt: with checkpoints every 20 ms (exactly-once by default), the same;
+#   sink-eo-ckpt: with checkpoints every 20 ms (exactly-once by default), the same, in several
+#              transactions (committed views: committed_view, from the mock's record);
+#   sink-eo-stall: killed while the commit of checkpoint 1's transaction hangs (EndTxn failing
+#              for a while): the restore from checkpoint 1 says that transaction was not committed
+#              and writes it again; the committed view holds every row once;
+#   sink-eo-kill: SIGKILLs at random moments, each run restored at another width, until one
+#              completes: the committed view holds every row once, in order per partition;
 #   txn-client: `sf-kafka-mock txn` (a transactional producer driven from stdin) commits, flushes
 #              and aborts, answering each; the record file has its InitProducerId, batches and
 #              EndTxns in order;
@@ -88,10 +94,10 @@ export SF_RUN_TIMEOUT=${SF_RUN_TIMEOUT:-120}
 
 # ---- the cluster: stdin from a FIFO this script holds open (closing it ends the cluster) ----
 mkfifo "$W/mock.in"
-"$B/sf-kafka-mock" --record "$W/mock.rec" --unknown nosuch txnc:3 txnv:3 txnf:3 orders:3 big:3 rev:3 live:3 stream:3 bad:1 sink1:3 sink3:3 sinkk:3 eoend:3 eockpt:3 eokill:3 tp:3 exorders:3 extotals:3 <"$W/mock.in" >"$W/mock.addr" 2>"$W/mock.err" &
+"$B/sf-kafka-mock" --record "$W/mock.rec" --unknown nosuch txnc:3 txnv:3 txnf:3 orders:3 big:3 rev:3 live:3 stream:3 bad:1 sink1:3 sink3:3 sinkk:3 eoend:3 eockpt:3 eokill:3 eostall:3 tp:3 exorders:3 extotals:3 <"$W/mock.in" >"$W/mock.addr" 2>"$W/mock.err" &
 MOCK=$!
 exec {MOCKFD}>"$W/mock.in"
-for _ in $(seq 100); do [[ -s $W/mock.addr ]] && break; sleep 0.05; done
+for _ in $(seq 400); do [[ -s $W/mock.addr ]] && break; sleep 0.05; done # (a loaded machine: seconds)
 A=$(head -n 1 "$W/mock.addr")
 if [[ ! $A =~ ^127\.0\.0\.1:[0-9]+(,127\.0\.0\.1:[0-9]+){2}$ ]]; then
   sf_bad mock "sf-kafka-mock printed '$A', not 3 loopback brokers" "$W/mock.err"
@@ -501,6 +507,29 @@ if missing: sys.exit('%d rows missing, the first %r' % (len(missing), missing[0]
 print(dups)
 EOF
 consume() { kcat -b "$A" -C -t "$1" -e -q -f '%p\t%k\t%s\n'; }
+# commits TOPIC: how many transactions that wrote TOPIC committed (the mock's record)
+commits() {
+  awk -v t="topic=$1" '$1 == "produce" && $0 ~ " " t " " && / transactional=1/ { split($3, p, "="); pid[p[2]] = 1 }
+    $1 == "end_txn" && / result=commit error=NO_ERROR/ { split($3, p, "="); if (p[2] in pid) n++ }
+    END { print n + 0 }' "$W/mock.rec"
+}
+# committed_view TOPIC: what a read_committed consumer of a real broker gets, as consume prints it,
+# per partition in offset order: computed by tests/kafka/committed_view.py from what the mock's
+# brokers recorded (--record) and every record they hold (read_uncommitted); fails (after a
+# message) unless kcat reading read_committed gets the same
+committed_view() {
+  local all py rc
+  all=$(kcat -b "$A" -C -t "$1" -e -q -X isolation.level=read_uncommitted -f '%p %o %p\t%k\t%s\n' 2>/dev/null |
+    sort -k1,1n -k2,2n)
+  py=$(python3 "$S/tests/kafka/committed_view.py" "$W/mock.rec" "$1" <<<"$all") || return 1
+  rc=$(kcat -b "$A" -C -t "$1" -e -q -X isolation.level=read_committed -f '%p %o %p\t%k\t%s\n' 2>/dev/null |
+    sort -k1,1n -k2,2n)
+  if [[ $py != "$rc" ]]; then
+    echo "committed_view: read_committed differs from committed_view.py's view of topic $1" >&2
+    return 1
+  fi
+  [[ -z $py ]] || cut -d ' ' -f 3- <<<"$py"
+}
 SINK_FILE="<param name=\"file\">$W/orders.csv</param>"
 for w in 1 3; do
   graph "$W/sink$w.xml" ksink$w FileSource "$SINK_FILE" \
@@ -572,21 +601,23 @@ eo_sink() {
 # without checkpoints, one transaction committed at the end
 graph "$W/eoend.xml" keoend FileSource "$SINK_FILE" "${SLOW/iterations\">3000/iterations\">1}$(eo_sink eoend '<param name="delivery">exactly-once</param>')"
 if run sink-eo-end "$W/eoend" "$W/eoend.xml" 2; then
-  kcat -b "$A" -C -t eoend -e -q -X isolation.level=read_committed -f '%p\t%k\t%s\n' >"$W/eoend/records" 2>/dev/null
-  if why=$(python3 "$W/check_sink.py" "$W/orders.csv" "$W/eoend/records" once 2>&1) && [[ -z $(quiet "$W/eoend/run.log") ]]; then
-    sf_ok sink-eo-end "delivery = exactly-once without checkpoints, width 2: $(wc -l <"$W/eoend/records") records committed at the end, each once, in order per partition"
+  committed_view eoend >"$W/eoend/records" 2>"$W/eoend/view.err"
+  n=$(commits eoend)
+  if why=$(python3 "$W/check_sink.py" "$W/orders.csv" "$W/eoend/records" once 2>&1) && [[ -z $(quiet "$W/eoend/run.log") && $n == 1 ]]; then
+    sf_ok sink-eo-end "delivery = exactly-once without checkpoints, width 2: $(wc -l <"$W/eoend/records") records committed at the end in one transaction, each once, in order per partition"
   else
-    sf_bad sink-eo-end "$why" "$W/eoend/run.log"
+    sf_bad sink-eo-end "${why:-$n transactions committed, not 1}" "$W/eoend/run.log" "$W/eoend/view.err"
   fi
 fi
 # with checkpoints (exactly-once is the default then), a transaction per checkpoint
 graph "$W/eockpt.xml" keockpt FileSource "<param name=\"file\">$W/big.csv</param>" "$SLOW $(eo_sink eockpt)"
 if run sink-eo-ckpt "$W/eockpt" "$W/eockpt.xml" 3 --checkpoint-dir ck --checkpoint-interval 0.02 --stats; then
-  kcat -b "$A" -C -t eockpt -e -q -X isolation.level=read_committed -f '%p\t%k\t%s\n' >"$W/eockpt/records" 2>/dev/null
-  if why=$(python3 "$W/check_sink.py" "$W/big.csv" "$W/eockpt/records" once 2>&1); then
-    sf_ok sink-eo-ckpt "checkpoints every 20 ms, width 3: $(wc -l <"$W/eockpt/records") records, each once, in order per partition"
+  committed_view eockpt >"$W/eockpt/records" 2>"$W/eockpt/view.err"
+  n=$(commits eockpt)
+  if why=$(python3 "$W/check_sink.py" "$W/big.csv" "$W/eockpt/records" once 2>&1) && [[ $n -ge 2 ]]; then
+    sf_ok sink-eo-ckpt "checkpoints every 20 ms, width 3: $(wc -l <"$W/eockpt/records") records in $n transactions, each once, in order per partition"
   else
-    sf_bad sink-eo-ckpt "$why" "$W/eockpt/run.log"
+    sf_bad sink-eo-ckpt "${why:-$n transactions committed}" "$W/eockpt/run.log" "$W/eockpt/view.err"
   fi
 fi
 
@@ -726,6 +757,73 @@ elif [[ -z $off || $after != d1 ]]; then
 else
   txn_check txn-fence txnf $'0 g1\n0 c1\n1 d1\n2 g2' \
     "fenced: commit answered _FENCED (EndTxn PRODUCER_FENCED); after a crash the restarted producer's records alone show (from partition 1 offset $off: d1)"
+fi
+
+# a kill while the commit of checkpoint 1's transaction hangs (the mock fails EndTxn for a while,
+# so the sink cannot reach checkpoint 2's barrier): the restore from checkpoint 1 finds that
+# transaction not committed and writes its records again
+graph "$W/eostall.xml" keostall FileSource "<param name=\"file\">$W/big.csv</param>" "${SLOW/3000/10000}$(eo_sink eostall)"
+d=$W/eostall
+mkdir -p "$d"
+"$B/sf-xform" -w 1 "$W/eostall.xml" -o "$d/w1.xml" && "$B/sf-xform" -w 3 "$W/eostall.xml" -o "$d/w3.xml"
+echo "stall-endtxn 40" >&"$MOCKFD"
+(cd "$d" && exec "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.05 w1.xml) >"$d/run1.log" 2>&1 &
+pid=$!
+for _ in $(seq 2000); do [[ -f $d/ck/ckpt-1/MANIFEST ]] && break; kill -0 $pid 2>/dev/null || break; sleep 0.005; done
+sleep 1
+kill -KILL $pid 2>/dev/null
+wait $pid 2>/dev/null
+killed=$?
+(cd "$d" && timeout -k 5 "$SF_RUN_TIMEOUT" "$B/sf-exec" --checkpoint-dir ck --restore w3.xml) >"$d/run.log" 2>&1
+st=$?
+note=$(grep -o "^sf-exec: operator 'out': the transaction open at checkpoint 1 was not committed: its [0-9]* records are written again$" "$d/run.log")
+view_ok=1
+committed_view eostall >"$d/records" 2>"$d/view.err" || view_ok=0
+if [[ $killed != 137 ]]; then
+  sf_bad sink-eo-stall "the job ended ($killed) before the kill" "$d/run1.log"
+elif [[ $st != 0 || -z $note ]] || ! grep -q "^sf-exec: restored checkpoint 1 from 'ck'$" "$d/run.log"; then
+  sf_bad sink-eo-stall "--restore exited $st, without restoring checkpoint 1 or saying its transaction is written again" "$d/run.log"
+elif [[ $view_ok != 1 ]]; then
+  sf_bad sink-eo-stall "no committed view" "$d/view.err"
+elif why=$(python3 "$W/check_sink.py" "$W/big.csv" "$d/records" once 2>&1); then
+  sf_ok sink-eo-stall "killed while checkpoint 1's commit hung, restored at width 3: ${note#*: }; $(wc -l <"$d/records") committed records, each once, in order per partition"
+else
+  sf_bad sink-eo-stall "$why" "$d/run.log"
+fi
+
+# SIGKILL at random moments, each run --restore'd at another width, until one completes: a
+# read_committed consumer gets every record once, in order per partition (the committed view)
+graph "$W/eokill.xml" keokill FileSource "<param name=\"file\">$W/big.csv</param>" "${SLOW/3000/10000}$(eo_sink eokill)"
+d=$W/eokill
+mkdir -p "$d"
+for w in 1 2 3; do "$B/sf-xform" -w $w "$W/eokill.xml" -o "$d/w$w.xml"; done
+RANDOM=${SF_KAFKA_SEED:-$(date +%Y%m%d)}
+widths=(1 3 2 1 3) kills=0 restored=() notes=0
+for i in "${!widths[@]}"; do
+  [[ $i == 0 ]] && opt=() || opt=(--restore)
+  (cd "$d" && exec "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.05 "${opt[@]}" "w${widths[i]}.xml") >"$d/run$i.log" 2>&1 &
+  pid=$!
+  sleep "0.$((RANDOM % 7 + 2))"
+  kill -KILL $pid 2>/dev/null && kills=$((kills + 1))
+  wait $pid 2>/dev/null
+  r=$(grep -o "restored checkpoint [0-9]*" "$d/run$i.log") && restored+=("${r#restored }")
+done
+(cd "$d" && timeout -k 5 "$SF_RUN_TIMEOUT" "$B/sf-exec" --checkpoint-dir ck --restore w2.xml) >"$d/run.log" 2>&1
+st=$?
+notes=$(cat "$d"/run*.log | grep -c "^sf-exec: operator 'out': the transaction open at checkpoint [0-9]* was ")
+view_ok=1
+committed_view eokill >"$d/records" 2>"$d/view.err" || view_ok=0
+ntxn=$(commits eokill)
+if [[ $st != 0 ]]; then
+  sf_bad sink-eo-kill "the last --restore exited $st" "$d/run.log"
+elif [[ $kills -lt 3 ]]; then
+  sf_bad sink-eo-kill "only $kills of the runs were killed (the job is too short)" "$d/run0.log"
+elif [[ $view_ok != 1 ]]; then
+  sf_bad sink-eo-kill "no committed view" "$d/view.err"
+elif why=$(python3 "$W/check_sink.py" "$W/big.csv" "$d/records" once 2>&1); then
+  sf_ok sink-eo-kill "$kills SIGKILLs at random, restores at widths 3 2 1 3 2 (from ${restored[*]:-no checkpoint}): $(wc -l <"$d/records") committed records, each once, in order per partition ($ntxn transactions committed); $notes restores asked the brokers about an open transaction"
+else
+  sf_bad sink-eo-kill "$why" "$d/run.log"
 fi
 
 # ---- graphs/kafka/totals.xml, as README.md runs it (its topics renamed) ----

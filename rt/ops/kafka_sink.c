@@ -310,8 +310,9 @@ static int kafka_sink_snapshot(OpInst *op, Buf *out) {
 }
 
 /* Reads a state put_state wrote and takes its records back: those of the transaction that was
- * open, unless the brokers committed it, and those after. which says what it is, for messages. */
-static int take_state(OpInst *op, KafkaSink *s, SnapIn *in, const char *which) {
+ * open, unless the brokers committed it, and those after. which says what it is and txn which
+ * transaction that was, for messages. */
+static int take_state(OpInst *op, KafkaSink *s, SnapIn *in, const char *which, const char *txn) {
   if (!s->held_on) {
     if (in->n == 0) return 0;
     return rt_fail(op, "%s was taken with delivery = exactly-once, and the sink is at-least-once now", which);
@@ -353,6 +354,9 @@ static int take_state(OpInst *op, KafkaSink *s, SnapIn *in, const char *which) {
   } else if (nopen > 0) {
     return rt_fail(op, "%s has records in a transaction, and not where one landed", which);
   }
+  if (nopen > 0)
+    rt_note(op, "%s was %scommitted: its %llu records are %swritten again", txn, written ? "" : "not ",
+            (unsigned long long)nopen, written ? "not " : "");
   size_t from = written ? skip_to : 0;
   uint64_t count = nheld - (written ? nopen : 0);
   buf_append(&s->held, (const char *)bytes + from, bytesn - from);
@@ -362,9 +366,11 @@ static int take_state(OpInst *op, KafkaSink *s, SnapIn *in, const char *which) {
 
 static int kafka_sink_restore(OpInst *op, SnapIn *in) {
   KafkaSink *s = op->state;
-  char which[64];
-  snprintf(which, sizeof which, "its snapshot in checkpoint %llu", (unsigned long long)rt_checkpoint_taking(op));
-  if (take_state(op, s, in, which) < 0) return -1;
+  char which[64], txn[64];
+  unsigned long long id = (unsigned long long)rt_checkpoint_taking(op);
+  snprintf(which, sizeof which, "its snapshot in checkpoint %llu", id);
+  snprintf(txn, sizeof txn, "the transaction open at checkpoint %llu", id);
+  if (take_state(op, s, in, which, txn) < 0) return -1;
   return s->held_on ? write_held(op, s) : 0; /* into the first transaction */
 }
 
@@ -382,7 +388,7 @@ static int kafka_sink_commit(OpInst *op) {
 /* The job had completed here and may not have committed: what the brokers do not have goes now. */
 static int kafka_sink_recommit(OpInst *op, SnapIn *in) {
   KafkaSink *s = op->state;
-  if (take_state(op, s, in, "its commit record") < 0) return -1;
+  if (take_state(op, s, in, "its commit record", "the job's last transaction") < 0) return -1;
   if (s->held_on && (write_held(op, s) < 0 || drain(op, s) < 0 || commit(op, s) < 0)) return -1;
   s->committed = true;
   return 0;

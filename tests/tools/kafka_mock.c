@@ -11,7 +11,9 @@
  *       request names; --unknown NAME makes its brokers answer UNKNOWN_TOPIC_OR_PART for NAME
  *       instead, as a real broker with auto.create.topics.enable=false does for a missing topic.
  *       Lines on standard input are commands: "down N" takes broker N (1 to the count) down (its
- *       connections closed, new ones refused), "up N" brings it back (answers on stderr).
+ *       connections closed, new ones refused), "up N" brings it back, "stall-endtxn N" makes the
+ *       next N EndTxn requests fail with COORDINATOR_LOAD_IN_PROGRESS, which a producer retries
+ *       (about every 100 ms), so that a commit hangs for a while (answers on stderr).
  *       Transactions: the mock itself keeps none (its EndTxn only answers OK, its Fetch responses
  *       list no aborted transaction and no control batch, a restarted producer gets a new
  *       producer id and its predecessor is not fenced), so this tool watches its sockets
@@ -91,13 +93,26 @@ static rd_kafka_t *client(rd_kafka_type_t type, const char *const *props) {
   return rk;
 }
 
+enum { API_END_TXN = 26 }; /* the Kafka protocol's EndTxn */
+
 /* A line of stdin: "down N" or "up N" takes broker N (1, 2, ...) down (its connections closed,
- * new ones refused) or up again; the answer ("sf-kafka-mock: broker N down") goes to stderr. */
+ * new ones refused) or up again; "stall-endtxn N" fails the next N EndTxn requests with a
+ * retriable error. The answer ("sf-kafka-mock: broker N down") goes to stderr. */
 static void command(rd_kafka_mock_cluster_t *mc, const char *line) {
   int id;
-  char word[8];
-  if (sscanf(line, "%7s %d", word, &id) != 2 || (strcmp(word, "down") && strcmp(word, "up"))) {
-    fprintf(stderr, "sf-kafka-mock: unknown command '%s' (down N, up N)\n", line);
+  char word[16];
+  if (sscanf(line, "%15s %d", word, &id) != 2 ||
+      (strcmp(word, "down") && strcmp(word, "up") && strcmp(word, "stall-endtxn")) || id < 0 || id > 100000) {
+    fprintf(stderr, "sf-kafka-mock: unknown command '%s' (down N, up N, stall-endtxn N)\n", line);
+    return;
+  }
+  if (!strcmp(word, "stall-endtxn")) {
+    rd_kafka_resp_err_t *errs = calloc((size_t)id + 1, sizeof *errs);
+    if (!errs) return;
+    for (int i = 0; i < id; i++) errs[i] = RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS;
+    rd_kafka_mock_push_request_errors_array(mc, API_END_TXN, (size_t)id, errs);
+    free(errs);
+    fprintf(stderr, "sf-kafka-mock: the next %d EndTxn requests fail\n", id);
     return;
   }
   rd_kafka_resp_err_t e = !strcmp(word, "down") ? rd_kafka_mock_broker_set_down(mc, id) : rd_kafka_mock_broker_set_up(mc, id);
