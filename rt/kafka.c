@@ -90,6 +90,12 @@ static int read_metadata(KafkaReader *k, int timeout_ms, char *err, size_t cap) 
       rd_kafka_metadata_destroy(md);
       return -1;
     }
+    if (te == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED) {
+      snprintf(err, cap, "the Kafka brokers '%s' do not authorize this client for topic '%s' (an ACL or the "
+                         "client's credentials)", k->brokers, k->topic);
+      rd_kafka_metadata_destroy(md);
+      return -1;
+    }
     if (te) {
       snprintf(err, cap, "topic '%s' on '%s': %s", k->topic, k->brokers, rd_kafka_err2str(te));
       rd_kafka_metadata_destroy(md);

@@ -47,6 +47,7 @@
 #   sink-restore: an at-least-once KafkaSink job killed with SIGKILL after checkpoint 2 and restored at width 3:
 #              every row in the topic, in order per partition once repeats are dropped (at-least-
 #              once: the repeats are counted), and the sink's at-least-once warning;
+#   deny-source, deny-sink: a topic the brokers do not authorize: the exact message;
 #   sink-unknown, sink-param: an unknown topic's exact message; sf-xform refuses a delivery
 #              that is neither mode, an empty transactional_id and a key that is no attribute;
 #   sink-eo-end: delivery = exactly-once without checkpoints: one transaction, committed at the
@@ -94,7 +95,7 @@ export SF_RUN_TIMEOUT=${SF_RUN_TIMEOUT:-120}
 
 # ---- the cluster: stdin from a FIFO this script holds open (closing it ends the cluster) ----
 mkfifo "$W/mock.in"
-"$B/sf-kafka-mock" --record "$W/mock.rec" --unknown nosuch txnc:3 txnv:3 txnf:3 orders:3 big:3 rev:3 live:3 stream:3 bad:1 sink1:3 sink3:3 sinkk:3 eoend:3 eockpt:3 eokill:3 eostall:3 tp:3 exorders:3 extotals:3 <"$W/mock.in" >"$W/mock.addr" 2>"$W/mock.err" &
+"$B/sf-kafka-mock" --record "$W/mock.rec" --unknown nosuch --deny secret txnc:3 txnv:3 txnf:3 orders:3 big:3 rev:3 live:3 stream:3 bad:1 sink1:3 sink3:3 sinkk:3 eoend:3 eockpt:3 eokill:3 eostall:3 tp:3 exorders:3 extotals:3 <"$W/mock.in" >"$W/mock.addr" 2>"$W/mock.err" &
 MOCK=$!
 exec {MOCKFD}>"$W/mock.in"
 for _ in $(seq 400); do [[ -s $W/mock.addr ]] && break; sleep 0.05; done # (a loaded machine: seconds)
@@ -582,6 +583,12 @@ fi
 graph "$W/sinkunk.xml" ksinkunk FileSource "$SINK_FILE" \
   "<operator name=\"out\" kind=\"KafkaSink\"><input stream=\"Rows\"/><param name=\"brokers\">$A</param><param name=\"topic\">nosuch</param></operator>"
 err_case sink-unknown "$W/sinkunk.xml" "sf-exec: error: operator 'out': topic 'nosuch' does not exist on the Kafka brokers '$A'"
+# a topic the brokers do not authorize this client for, read and written
+graph "$W/deny-src.xml" kdenys KafkaSource "$(kafka_params secret "$HW")"
+err_case deny-source "$W/deny-src.xml" "sf-exec: error: operator 'src': the Kafka brokers '$A' do not authorize this client for topic 'secret' (an ACL or the client's credentials)"
+graph "$W/deny-sink.xml" kdenyk FileSource "$SINK_FILE" \
+  "<operator name=\"out\" kind=\"KafkaSink\"><input stream=\"Rows\"/><param name=\"brokers\">$A</param><param name=\"topic\">secret</param></operator>"
+err_case deny-sink "$W/deny-sink.xml" "sf-exec: error: operator 'out': the Kafka brokers '$A' do not authorize this client for topic 'secret' (an ACL or the client's credentials)"
 graph "$W/sinkeo.xml" ksinkeo FileSource "$SINK_FILE" \
   "<operator name=\"out\" kind=\"KafkaSink\"><input stream=\"Rows\"/><param name=\"brokers\">$A</param><param name=\"topic\">sink1</param><param name=\"delivery\">twice</param><param name=\"key\">nokey</param><param name=\"transactional_id\"></param></operator>"
 "$B/sf-xform" --check "$W/sinkeo.xml" >"$W/sinkeo.log" 2>&1

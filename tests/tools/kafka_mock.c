@@ -1,7 +1,8 @@
 /* kafka_mock.c: sf-kafka-mock, a Kafka cluster for the tests (tests/kafka.sh), a producer that
  * sets each record's partition and timestamp, which kcat cannot, and a transactional producer.
  *
- *   sf-kafka-mock [--brokers N] [--unknown NAME]... [--record FILE] TOPIC:PARTITIONS...
+ *   sf-kafka-mock [--brokers N] [--unknown NAME]... [--deny NAME]... [--record FILE]
+ *                 TOPIC:PARTITIONS...
  *       starts librdkafka's mock cluster (rdkafka_mock.h: brokers speaking the Kafka protocol on
  *       loopback sockets, in this process) of N brokers (3), creates the topics, prints its
  *       bootstrap address (host:port,host:port,...) and a line end on standard output, and runs
@@ -10,10 +11,12 @@
  *       client cannot ask a broker not to create a topic it names, and it creates every topic a
  *       request names; --unknown NAME makes its brokers answer UNKNOWN_TOPIC_OR_PART for NAME
  *       instead, as a real broker with auto.create.topics.enable=false does for a missing topic.
- *       Lines on standard input are commands: "down N" takes broker N (1 to the count) down (its
- *       connections closed, new ones refused), "up N" brings it back, "stall-endtxn N" makes the
- *       next N EndTxn requests fail with COORDINATOR_LOAD_IN_PROGRESS, which a producer retries
- *       (about every 100 ms), so that a commit hangs for a while (answers on stderr).
+ *       --deny NAME makes them answer TOPIC_AUTHORIZATION_FAILED for NAME, as a broker whose ACLs
+ *       do not let the client use it. Lines on standard input are commands: "down N" takes
+ *       broker N (1 to the count) down (its connections closed, new ones refused), "up N" brings
+ *       it back, "stall-endtxn N" makes the next N EndTxn requests fail with
+ *       COORDINATOR_LOAD_IN_PROGRESS, which a producer retries (about every 100 ms), so that a
+ *       commit hangs for a while (answers on stderr).
  *       Transactions: the mock itself keeps none (its EndTxn only answers OK, its Fetch responses
  *       list no aborted transaction and no control batch, a restarted producer gets a new
  *       producer id and its predecessor is not fenced), so this tool watches its sockets
@@ -68,7 +71,8 @@ static void on_signal(int sig) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: sf-kafka-mock [--brokers N] [--unknown NAME]... [--record FILE] TOPIC:PARTITIONS...\n"
+  fprintf(stderr, "usage: sf-kafka-mock [--brokers N] [--unknown NAME]... [--deny NAME]... [--record FILE]\n"
+                  "                     TOPIC:PARTITIONS...\n"
                   "       sf-kafka-mock produce BROKERS TOPIC   (stdin: PARTITION TIMESTAMP VALUE per line)\n"
                   "       sf-kafka-mock txn BROKERS TOPIC TXNID (stdin: rec PARTITION VALUE, flush, commit, abort, crash)\n");
   return 2;
@@ -124,8 +128,8 @@ static void command(rd_kafka_mock_cluster_t *mc, const char *line) {
 
 static int run_cluster(int argc, char **argv) {
   int brokers = 3, first = 1;
-  const char *unknown[16];
-  int nunknown = 0;
+  const char *unknown[16], *deny[16];
+  int nunknown = 0, ndeny = 0;
   const char *record = NULL;
   while (first + 1 < argc && argv[first][0] == '-') {
     if (!strcmp(argv[first], "--brokers")) {
@@ -133,6 +137,8 @@ static int run_cluster(int argc, char **argv) {
       if (brokers < 1 || brokers > 16) return usage();
     } else if (!strcmp(argv[first], "--unknown") && nunknown < 16) {
       unknown[nunknown++] = argv[first + 1];
+    } else if (!strcmp(argv[first], "--deny") && ndeny < 16) {
+      deny[ndeny++] = argv[first + 1];
     } else if (!strcmp(argv[first], "--record")) {
       record = argv[first + 1];
     } else {
@@ -178,6 +184,7 @@ static int run_cluster(int argc, char **argv) {
     }
   }
   for (int i = 0; i < nunknown; i++) rd_kafka_mock_topic_set_error(mc, unknown[i], RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART);
+  for (int i = 0; i < ndeny; i++) rd_kafka_mock_topic_set_error(mc, deny[i], RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED);
   struct sigaction sa = { .sa_handler = on_signal };
   sigemptyset(&sa.sa_mask);
   sigaction(SIGTERM, &sa, NULL);
