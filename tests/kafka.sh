@@ -39,6 +39,12 @@
 #              drains it (exit 0, every row out);
 #   unknown-topic, unreachable, bad-record, skip, bad-param: exact messages naming the operator
 #              (librdkafka's own log lines come through the executor's log as warnings naming it);
+#   json-order, json-keyed: the orders topic's rows as JSON objects (members shuffled, members the
+#              schema lacks, blanks) with format = json: byte for byte the csv topic's output, and
+#              through the keyed graph at width 3 the FileSource graph's;
+#   json-bad-N, json-skip: a record at offset N that does not parse (a wrong type, a member
+#              missing or null, an array, invalid JSON, an int beyond int64, a second value): the
+#              exact error; with onerror = skip the exact warning and the good rows;
 #   sink-wN:   FileSource -> Functor -> KafkaSink (key = key) sequentially and at width 3: read
 #              back with kcat, each record's key is its row's, each key in one partition, and each
 #              partition holds the rows of its keys in order, once;
@@ -75,6 +81,14 @@
 #              read_committed equals committed_view.py's view. What transactions do here is what
 #              sf-kafka-mock makes of the mock's traffic (tests/tools/kafka_mock_wire.c), not
 #              a real broker's;
+#   sink-json: KafkaSink format = json, key = key: Python's json reads each value as an object of
+#              the schema's attributes in order, each the row of its key, as sink-w1 checks;
+#   sink-json-values: doubles of random bits and the special ones, ints to the limits, strings of
+#              control characters, quotes and UTF-8, written as JSON beside a FileSink's CSV of the
+#              same tuples: Python's json reads the input's values back, the numbers with the CSV
+#              writer's text but for the documented exceptions (NaN, infinities, -0, integers of
+#              2^63 and more); json-roundtrip: those records read by a KafkaSource (format = json)
+#              give the FileSink's bytes;
 #   example:   graphs/kafka/totals.xml (its topics renamed) at width 2 writes the running totals the
 #              README shows;
 #   throughput: tuples/s through KafkaSource -> FileSink beside FileSource -> FileSink over the
@@ -95,7 +109,7 @@ export SF_RUN_TIMEOUT=${SF_RUN_TIMEOUT:-120}
 
 # ---- the cluster: stdin from a FIFO this script holds open (closing it ends the cluster) ----
 mkfifo "$W/mock.in"
-"$B/sf-kafka-mock" --record "$W/mock.rec" --unknown nosuch --deny secret txnc:3 txnv:3 txnf:3 orders:3 big:3 rev:3 live:3 stream:3 bad:1 sink1:3 sink3:3 sinkk:3 eoend:3 eockpt:3 eokill:3 eostall:3 tp:3 exorders:3 extotals:3 <"$W/mock.in" >"$W/mock.addr" 2>"$W/mock.err" &
+"$B/sf-kafka-mock" --record "$W/mock.rec" --unknown nosuch --deny secret txnc:3 txnv:3 txnf:3 orders:3 big:3 rev:3 live:3 stream:3 bad:1 sink1:3 sink3:3 sinkk:3 eoend:3 eockpt:3 eokill:3 eostall:3 tp:3 exorders:3 extotals:3 jorders:3 jbad:1 jsink:3 jdbl:1 <"$W/mock.in" >"$W/mock.addr" 2>"$W/mock.err" &
 MOCK=$!
 exec {MOCKFD}>"$W/mock.in"
 for _ in $(seq 400); do [[ -s $W/mock.addr ]] && break; sleep 0.05; done # (a loaded machine: seconds)
@@ -466,6 +480,65 @@ if run skip "$W/skip" "$W/skip.xml" 1; then
     sf_bad skip "output or warning differs" "$W/skip/run.log" "$W/skip/out.csv"
   fi
 fi
+# ---- format = json: the orders topic as JSON objects, through the same graphs ----
+# json_rows.py ROWS: ROWS's lines (PARTITION TIMESTAMP CSV-ROW) with each row as a JSON object of
+# key, n, ts, its members in a random order, now and then with members the schema does not have
+# and blanks around the tokens
+cat >"$W/json_rows.py" <<'EOF'
+import csv, io, json, random, sys
+rnd = random.Random(7)
+for line in open(sys.argv[1]):
+    p, stamp, value = line.rstrip('\n').split(' ', 2)
+    key, n, ts = next(csv.reader(io.StringIO(value)))
+    members = [('key', key), ('n', int(n)), ('ts', int(ts))]
+    if rnd.random() < 0.2: members.append(('extra', [1, {'a': None, 'n': 'x'}]))
+    if rnd.random() < 0.1: members.append(('N', 1.5))
+    rnd.shuffle(members)
+    sep = (', ', ': ') if rnd.random() < 0.3 else (',', ':')
+    print(p, stamp, json.dumps(dict(members), separators=sep, ensure_ascii=rnd.random() < 0.5))
+EOF
+python3 "$W/json_rows.py" "$W/orders.rows" >"$W/jorders.rows" &&
+  "$B/sf-kafka-mock" produce "$A" jorders <"$W/jorders.rows" 2>"$W/produce-jorders.log" || sf_bad json-produce "jorders" "$W/produce-jorders.log"
+JSON='<param name="format">json</param>'
+graph "$W/json-order.xml" kjorder KafkaSource "$(kafka_params jorders "$HW$JSON")"
+run json-order "$W/json-order" "$W/json-order.xml" 1 &&
+  same json-order "$W/order/out.csv" "$W/json-order/out.csv" "format = json: the 3000 rows as JSON objects (members shuffled, extra ones) = the csv topic's output, byte for byte"
+graph "$W/json-keyed.xml" kkeyed KafkaSource "$(kafka_params jorders "$HW$JSON")" "$KEYED"
+run json-keyed "$W/json-keyed" "$W/json-keyed.xml" 3 &&
+  same json-keyed "$W/keyed-ref/out.csv" "$W/json-keyed/out.csv" "format = json through Aggregate (partitionBy key) at width 3 = the csv FileSource graph"
+# records that do not parse: each one's exact message (onerror = stop, start at its offset), then
+# onerror = skip over them all
+cat >"$W/jbad.rows" <<'EOF'
+0 1 {"key":"a","n":1,"ts":1}
+0 2 {"key":"b","n":"2","ts":2}
+0 3 {"key":"c","n":3}
+0 4 [1,2,3]
+0 5 {"key":"d","n":4,"ts":4,}
+0 6 {"key":null,"n":5,"ts":5}
+0 7 {"key":"e","n":6,"ts":6,"more":true}
+0 8 {"key":"f","n":7.5,"ts":7}
+0 9 {"key":"g","n":9223372036854775808,"ts":8}
+0 10 {"key":"h","n":8,"ts":8} {}
+0 11 {"key":"i\u00e9","n":9,"ts":9}
+EOF
+"$B/sf-kafka-mock" produce "$A" jbad <"$W/jbad.rows" 2>/dev/null
+jbad_why=('' "member 'n': \"2\" is not an int" "member 'ts' is missing" "the record's value is an array, not a JSON object"
+  "the record's value is not valid JSON (unexpected character at byte offset 24)" "member 'key' is null" ''
+  "member 'n': 7.5 is not an int" "member 'n' is an integer beyond the range of an int"
+  "the record's value is not valid JSON (unexpected character at byte offset 25)")
+for o in 1 2 3 4 5 7 8 9; do
+  graph "$W/jbad$o.xml" kjbad KafkaSource "$(kafka_params jbad "$HW$JSON<param name=\"start\">offsets 0:$o</param>")"
+  err_case json-bad-$o "$W/jbad$o.xml" "sf-exec: error: operator 'src': topic 'jbad' partition 0 offset $o: error: ${jbad_why[$o]}"
+done
+graph "$W/jskip.xml" kjskip KafkaSource "$(kafka_params jbad "$HW$JSON<param name=\"onerror\">skip</param>")"
+if run json-skip "$W/json-skip" "$W/jskip.xml" 1; then
+  want="sf-exec: warning: operator 'src': skipped 8 malformed records of topic 'jbad' (the first: partition 0 offset 1: member 'n': \"2\" is not an int)"
+  if [[ $(quiet "$W/json-skip/run.log") == "$want" && $(cat "$W/json-skip/out.csv") == $'key,n,ts\na,1,1\ne,6,6\ni\xc3\xa9,9,9' ]]; then
+    sf_ok json-skip "format = json, onerror = skip: 8 records dropped, the exact warning, the others out (a member the schema lacks ignored, \\u00e9 as UTF-8)"
+  else
+    sf_bad json-skip "output or warning differs" "$W/json-skip/run.log" "$W/json-skip/out.csv"
+  fi
+fi
 graph "$W/badparam.xml" kbadparam KafkaSource "$(kafka_params orders "<param name=\"end\">eventually</param><param name=\"start\">offsets 1-5</param>")"
 "$B/sf-xform" --check "$W/badparam.xml" >"$W/badparam.log" 2>&1
 if grep -q "parameter 'end' of operator 'src' must be 'high-watermark' or 'never', got 'eventually'" "$W/badparam.log" &&
@@ -831,6 +904,121 @@ elif why=$(python3 "$W/check_sink.py" "$W/big.csv" "$d/records" once 2>&1); then
   sf_ok sink-eo-kill "$kills SIGKILLs at random, restores at widths 3 2 1 3 2 (from ${restored[*]:-no checkpoint}): $(wc -l <"$d/records") committed records, each once, in order per partition ($ntxn transactions committed); $notes restores asked the brokers about an open transaction"
 else
   sf_bad sink-eo-kill "$why" "$d/run.log"
+fi
+
+# ---- KafkaSink format = json ----
+# the orders as JSON objects, keyed: each value an object of key, n, ts in that order (Python's
+# parser), as the row it stands for (CSV again for check_sink.py)
+cat >"$W/json_to_csv.py" <<'EOF'
+import csv, io, json, sys
+out = csv.writer(sys.stdout, lineterminator='\n')
+for line in open(sys.argv[1], encoding='utf-8').read().split('\n'):
+    if not line: continue
+    p, k, v = line.split('\t', 2)
+    members = json.loads(v, object_pairs_hook=list)
+    names = [m[0] for m in members]
+    if names != ['key', 'n', 'ts']: sys.exit('record %r: members %r' % (v, names))
+    key, n, ts = (m[1] for m in members)
+    if type(key) is not str or type(n) is not int or type(ts) is not int: sys.exit('record %r: types' % v)
+    row = io.StringIO()
+    csv.writer(row, lineterminator='').writerow([key, n, ts])
+    print('%s\t%s\t%s' % (p, k, row.getvalue()))
+EOF
+graph "$W/jsink.xml" kjsink FileSource "$SINK_FILE" \
+  "<operator name=\"out\" kind=\"KafkaSink\"><input stream=\"Rows\"/><param name=\"brokers\">$A</param><param name=\"topic\">jsink</param><param name=\"key\">key</param>$JSON</operator>"
+if run sink-json "$W/sink-json" "$W/jsink.xml" 1; then
+  consume jsink >"$W/sink-json/records" 2>"$W/sink-json/kcat.err"
+  if why=$(python3 "$W/json_to_csv.py" "$W/sink-json/records" 2>&1 >"$W/sink-json/rows") &&
+    why=$(python3 "$W/check_sink.py" "$W/orders.csv" "$W/sink-json/rows" once 2>&1); then
+    sf_ok sink-json "format = json, key = key: 3000 objects of key, n, ts in schema order (Python's json), each the row of its key, in order per partition, once"
+  else
+    sf_bad sink-json "$why" "$W/sink-json/run.log"
+  fi
+fi
+# numbers and strings: doubles of random bits and the special ones, ints to the limits, strings
+# of control characters, quotes, backslashes and UTF-8; the sink's JSON beside a FileSink's CSV of
+# the same tuples: Python's parser reads every value back as the input's, the numbers with the
+# CSV writer's text (but for the documented exceptions); and read back by a KafkaSource
+# (format = json), the FileSink's bytes again
+cat >"$W/mix.py" <<'EOF'
+import csv, random, struct, sys
+rnd = random.Random(11)
+chars = ['a', 'Z', ' ', ',', '"', '\\', '/', '\t', '\n', '\r', '\x01', '\x1f', '\x7f', '\u00e9', '\u20ac', '\U0001f600', '\u2028']
+special = [0.0, -0.0, 1e20, -1e19, 2.0**63, -2.0**63, 2.0**64, 1e21, 123456789012345678901.0, 5e-324, 1e-7, 0.1,
+           float('nan'), float('inf'), float('-inf'), 9007199254740993.0, 2.0**63 - 1024]
+out = csv.writer(sys.stdout, lineterminator='\n', quoting=csv.QUOTE_ALL)  # a lone CR quoted too
+out.writerow(['s', 'd', 'i', 'b'])
+for k in range(2000):
+    if k < len(special): d = special[k]
+    else:
+        d = struct.unpack('<d', struct.pack('<Q', rnd.getrandbits(64)))[0]
+        if d != d or d in (float('inf'), float('-inf')): d = rnd.random()
+        if k % 5 == 0: d = float(rnd.randrange(-2**70, 2**70) >> rnd.randrange(71))
+    i = rnd.choice([-2**63, 2**63 - 1, 0, rnd.randrange(-2**63, 2**63)])
+    s = ''.join(rnd.choice(chars) for _ in range(rnd.randrange(12)))
+    out.writerow([s, repr(d) if d == d and abs(d) != float('inf') else {'nan': 'nan', 'inf': 'inf', '-inf': '-inf'}[repr(d)], i, rnd.choice(['true', 'false'])])
+EOF
+cat >"$W/check_mix.py" <<'EOF'
+import csv, json, struct, sys
+inp = list(csv.reader(open(sys.argv[1], encoding='utf-8', newline='')))[1:]
+csvout = list(csv.reader(open(sys.argv[2], encoding='utf-8', newline='')))[1:]
+recs = [l for l in open(sys.argv[3], encoding='utf-8', newline='').read().split('\n') if l]
+if not (len(inp) == len(csvout) == len(recs)): sys.exit('%d input rows, %d CSV rows, %d records' % (len(inp), len(csvout), len(recs)))
+bits = lambda x: struct.pack('<d', x)
+def json_text_of(t):  # the CSV writer's text t of a double, as the docs say the JSON sink writes it
+    special = {'nan': '"NaN"', 'inf': '"Infinity"', '-inf': '"-Infinity"', '-0': '-0.0'}
+    if t in special: return special[t]
+    if '.' in t or 'e' in t or abs(int(t)) < 2**63: return t
+    sign, digits = ('-', t[1:]) if t[0] == '-' else ('', t)
+    kept = digits.rstrip('0')
+    return sign + kept[0] + ('.' + kept[1:] if len(kept) > 1 else '') + 'e+%d' % (len(digits) - 1)
+raw = lambda x: ('raw', x)
+for n, (src, row, rec) in enumerate(zip(inp, csvout, recs)):
+    members = json.loads(rec, object_pairs_hook=list, parse_float=raw, parse_int=raw)
+    if [m[0] for m in members] != ['s', 'd', 'i', 'b']: sys.exit('record %d: members %r' % (n, members))
+    s, d, i, b = (m[1] for m in members)
+    dtext = d[1] if type(d) is tuple else json.dumps(d)
+    if dtext != json_text_of(row[1]): sys.exit('record %d: double %r, CSV %r' % (n, dtext, row[1]))
+    value = json.loads(rec)
+    dv = {'NaN': float('nan'), 'Infinity': float('inf'), '-Infinity': float('-inf')}.get(value['d'], value['d'])
+    if bits(float(dv)) != bits(float(src[1])) and src[1] != 'nan': sys.exit('record %d: %r is not %r' % (n, dv, src[1]))
+    if type(i) is not tuple or i[1] != row[2] or value['i'] != int(src[2]): sys.exit('record %d: int %r, CSV %r' % (n, i, row[2]))
+    if s != src[0] or s != row[0]: sys.exit('record %d: string %r, input %r' % (n, s, src[0]))
+    if b is not (src[3] == 'true'): sys.exit('record %d: bool %r' % (n, b))
+print(len(recs))
+EOF
+python3 "$W/mix.py" >"$W/mix.csv"
+mix_graph() { # FILE NAME SOURCE BODY
+  cat >"$1" <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<graph xmlns="urn:streamfission:graph:1" name="$2">
+  <schema name="Mix">
+    <attr name="s" type="string"/>
+    <attr name="d" type="double"/>
+    <attr name="i" type="int"/>
+    <attr name="b" type="bool"/>
+  </schema>
+  $3
+  $4
+</graph>
+EOF
+}
+mix_graph "$W/jmix.xml" kjmix \
+  "<operator name=\"src\" kind=\"FileSource\"><output stream=\"Rows\" schema=\"Mix\"/><param name=\"file\">$W/mix.csv</param></operator>" \
+  "<operator name=\"csv\" kind=\"FileSink\"><input stream=\"Rows\"/><param name=\"file\">out.csv</param></operator>
+   <operator name=\"out\" kind=\"KafkaSink\"><input stream=\"Rows\"/><param name=\"brokers\">$A</param><param name=\"topic\">jdbl</param>$JSON</operator>"
+if run sink-json-values "$W/sink-json-values" "$W/jmix.xml" 1; then
+  kcat -b "$A" -C -t jdbl -e -q -f '%s\n' >"$W/sink-json-values/records" 2>/dev/null
+  if why=$(python3 "$W/check_mix.py" "$W/mix.csv" "$W/sink-json-values/out.csv" "$W/sink-json-values/records" 2>&1); then
+    sf_ok sink-json-values "format = json: $why objects (random doubles, ints to the limits, control characters, UTF-8) read by Python's json as the input, numbers as the CSV writer's text but for the documented exceptions"
+  else
+    sf_bad sink-json-values "$why" "$W/sink-json-values/run.log"
+  fi
+  mix_graph "$W/jmix-back.xml" kjmixback \
+    "<operator name=\"src\" kind=\"KafkaSource\"><output stream=\"Rows\" schema=\"Mix\"/>$(kafka_params jdbl "$HW$JSON")</operator>" \
+    "<operator name=\"csv\" kind=\"FileSink\"><input stream=\"Rows\"/><param name=\"file\">out.csv</param></operator>"
+  run json-roundtrip "$W/json-roundtrip" "$W/jmix-back.xml" 1 &&
+    same json-roundtrip "$W/sink-json-values/out.csv" "$W/json-roundtrip/out.csv" "the sink's JSON read by a KafkaSource (format = json): the tuples again, the CSV bytes of the sink's input"
 fi
 
 # ---- graphs/kafka/totals.xml, as README.md runs it (its topics renamed) ----

@@ -7,7 +7,8 @@ build=${SF_BUILD:-$top/build}
 
 # clang and its runtime libraries: the sanitizer build of tools/test.sh and the fuzz targets;
 # libmicrohttpd-dev: sf-exec --metrics (its HTTP server); librdkafka-dev: KafkaSource and KafkaSink
-# (rt/kafka.c) and sf-kafka-mock
+# (rt/kafka.c) and sf-kafka-mock; libjson-c-dev: sf-xform --profile and their format = json
+# (rt/json_row.c)
 packages=(build-essential cmake pkg-config libxml2-dev libxml2-utils libprotobuf-c-dev protobuf-c-compiler
           libgrpc-dev zlib1g-dev libjson-c-dev check libsubunit-dev graphviz iproute2 procps openssl clang libclang-rt-14-dev time libpcre2-dev
           libmicrohttpd-dev librdkafka-dev)

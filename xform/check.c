@@ -444,6 +444,8 @@ static void check_params(Graph *g, Op *op, Diag *d) {
       char *end;
       double r = strtod(p->text, &end);
       if (*end || !(r > 0) || r > 1e12) bad_value(d, op, p, "a positive number of tuples per second");
+    } else if (!strcmp(n, "format") && (op->kind == KIND_KAFKASOURCE || op->kind == KIND_KAFKASINK)) {
+      if (strcmp(p->text, "csv") && strcmp(p->text, "json")) bad_value(d, op, p, "'csv' or 'json'");
     } else if (!strcmp(n, "format") && !spec->any_params) {
       if (strcmp(p->text, "csv")) bad_value(d, op, p, "'csv'");
     } else if (!strcmp(n, "file") && !spec->any_params) {

@@ -1,6 +1,7 @@
 /* kafka_sink.c: the KafkaSink kind, writing each input tuple as one record of a Kafka topic
  * through kafka.h (no librdkafka here): its value the tuple's CSV row without a header and without
- * a line end (csv.h), its key the text of the `key` attribute's value (none without `key`), in
+ * a line end (csv.h), or with `format` = `json` one JSON object of its attributes (json_row.h),
+ * its key the text of the `key` attribute's value (none without `key`), in
  * arrival order (docs/language.md, "KafkaSink").
  *
  * delivery = at-least-once: the final punctuation waits until the brokers acknowledged every
@@ -53,6 +54,7 @@
  * key, bytes value (as they are held in memory). An at-least-once sink's snapshot is empty. */
 #include "ckptdir.h"
 #include "csv.h"
+#include "json_row.h"
 #include "kafka.h"
 #include "rt.h"
 
@@ -76,6 +78,7 @@ typedef struct KafkaSink {
   bool committed;     /* --restore after this executor's commit record: the output is final */
   int timeout_ms;     /* reaching the brokers */
   int key_slot;       /* the `key` attribute (-1: no key) */
+  bool json;          /* `format` = `json` */
   Buf row;            /* the value being written */
   Buf key;            /* the key being written */
   /* held_on: the records from the last commit on, in snapshot encoding; c <= p <= n count records
@@ -118,7 +121,9 @@ static int setup(OpInst *op, KafkaSink *s) {
   if (!s->brokers || !*s->brokers) return rt_fail(op, "KafkaSink needs parameter 'brokers'");
   if (!s->topic || !*s->topic) return rt_fail(op, "KafkaSink needs parameter 'topic'");
   if (!op->in_schema) return rt_fail(op, "KafkaSink has no input schema");
-  if (format && strcmp(format, "csv")) return rt_fail(op, "unknown format '%s' (the only format is 'csv')", format);
+  if (format && strcmp(format, "csv") && strcmp(format, "json"))
+    return rt_fail(op, "unknown format '%s' (the formats are 'csv' and 'json')", format);
+  s->json = format && !strcmp(format, "json");
   if (delivery && strcmp(delivery, "at-least-once") && strcmp(delivery, "exactly-once"))
     return rt_fail(op, "parameter 'delivery' must be 'exactly-once' or 'at-least-once', got '%s'", delivery);
   bool exactly = delivery ? !strcmp(delivery, "exactly-once") : o->checkpoint_dir != NULL;
@@ -226,6 +231,25 @@ static int advance(OpInst *op, KafkaSink *s) {
 
 /* ---- the kind ---- */
 
+/* The record of t: its value into s->row, its key (with `key`) into s->key. */
+static void encode(KafkaSink *s, OpInst *op, const Tuple *t) {
+  s->row.n = 0;
+  if (s->json) {
+    json_row_put(&s->row, op->in_schema, t->v, t->n);
+  } else {
+    csv_put_row(&s->row, t->v, t->n);
+    s->row.n--; /* the line end */
+  }
+  s->key.n = 0;
+  if (s->key_slot >= 0) {
+    const Value *v = &t->v[s->key_slot];
+    if (v->type == TYPE_STRING)
+      buf_append(&s->key, v->s.p, v->s.n);
+    else
+      csv_put_value(&s->key, v);
+  }
+}
+
 static int kafka_sink_process(OpInst *op, int port, Tuple *t) {
   (void)port;
   KafkaSink *s = op->state;
@@ -233,23 +257,9 @@ static int kafka_sink_process(OpInst *op, int port, Tuple *t) {
     tuple_unref(t);
     return 0;
   }
-  s->row.n = 0;
-  csv_put_row(&s->row, t->v, t->n);
-  s->row.n--; /* the line end */
-  const void *key = NULL;
-  size_t keylen = 0;
-  if (s->key_slot >= 0) {
-    const Value *v = &t->v[s->key_slot];
-    if (v->type == TYPE_STRING) {
-      key = v->s.n ? v->s.p : ""; /* an empty key, not none */
-      keylen = v->s.n;
-    } else {
-      s->key.n = 0;
-      csv_put_value(&s->key, v);
-      key = s->key.p;
-      keylen = s->key.n;
-    }
-  }
+  encode(s, op, t);
+  const void *key = s->key_slot < 0 ? NULL : s->key.n ? s->key.p : ""; /* an empty key, not none */
+  size_t keylen = s->key.n;
   int rc;
   if (!s->held_on) {
     rc = write_record(op, s, key, keylen, s->row.p, s->row.n);
@@ -257,7 +267,7 @@ static int kafka_sink_process(OpInst *op, int port, Tuple *t) {
     held_put(s, key, keylen, s->row.p, s->row.n);
     if (!s->frozen) rc = write_held(op, s); /* else it waits for the next one */
   }
-  tuple_unref(t); /* (the key may be its string) */
+  tuple_unref(t);
   return rc;
 }
 

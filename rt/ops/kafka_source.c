@@ -1,6 +1,7 @@
 /* kafka_source.c: the KafkaSource kind, a source reading the records of one Kafka topic through
  * kafka.h (no librdkafka here), each record's value one CSV row without a header (csv.h), in the
- * schema's attribute order (docs/language.md, "KafkaSource").
+ * schema's attribute order, or with `format` = `json` one JSON object whose members are the
+ * attributes by name (json_row.h) (docs/language.md, "KafkaSource").
  *
  * Order. The partitions read are merged as a time-ordered fan-in: each partition has a head (its
  * next record, parsed), and the source emits the head of smallest time, ties by partition number;
@@ -21,6 +22,7 @@
  * when their partition needs a head; the partition's offset moves past them then, so a restore
  * neither counts them twice nor loses them. */
 #include "csv.h"
+#include "json_row.h"
 #include "kafka.h"
 #include "rows.h"
 
@@ -60,8 +62,9 @@ typedef struct KafkaSource {
   uint64_t count;        /* `count` (0: no limit) */
   bool skip;             /* `onerror` = `skip` */
   int time_slot;         /* the `time` attribute (-1: the record timestamp orders) */
-  CsvReader r;           /* parses one record's value */
+  CsvReader r;           /* parses one record's value (`format` = `csv`) */
   bool reader;           /* r is initialized */
+  JsonRowReader *json;   /* parses one record's value (`format` = `json`; NULL: csv) */
   const char *cur;       /* the value r reads, and what is left of it */
   size_t cur_len;
   Value *vals;
@@ -181,7 +184,8 @@ static int setup(OpInst *op, KafkaSource *s) {
   if (!s->topic || !*s->topic) return rt_fail(op, "KafkaSource needs parameter 'topic'");
   if (!op->out_schema) return rt_fail(op, "KafkaSource has no output schema");
   const char *format = rt_param(op, "format"), *end = rt_param(op, "end"), *count = rt_param(op, "count");
-  if (format && strcmp(format, "csv")) return rt_fail(op, "unknown format '%s' (the only format is 'csv')", format);
+  if (format && strcmp(format, "csv") && strcmp(format, "json"))
+    return rt_fail(op, "unknown format '%s' (the formats are 'csv' and 'json')", format);
   if (end && strcmp(end, "high-watermark") && strcmp(end, "never"))
     return rt_fail(op, "parameter 'end' must be 'high-watermark' or 'never', got '%s'", end);
   s->live = !end || !strcmp(end, "never");
@@ -194,8 +198,12 @@ static int setup(OpInst *op, KafkaSource *s) {
   s->time_slot = time ? schema_find_attr(op->out_schema, time) : -1;
   s->nvals = op->out_schema->nattrs;
   s->vals = sf_xmalloc(sizeof *s->vals * ((size_t)s->nvals + 1));
-  csv_reader_init_fn(&s->r, read_value, s);
-  s->reader = true;
+  if (format && !strcmp(format, "json")) {
+    s->json = json_row_reader_new(op->out_schema);
+  } else {
+    csv_reader_init_fn(&s->r, read_value, s);
+    s->reader = true;
+  }
   int timeout = rt_options(op)->connect_timeout_ms > 0 ? rt_options(op)->connect_timeout_ms : DEFAULT_TIMEOUT_MS;
   char err[512];
   s->k = kafka_open(s->brokers, s->topic, timeout, on_log, op, err, sizeof err);
@@ -221,10 +229,14 @@ static void skipped(OpInst *op, KafkaSource *s, const KafkaRecord *r, const char
   atomic_fetch_add_explicit(&op->n_skipped, 1, memory_order_relaxed);
 }
 
-/* The record as a tuple: its value one CSV row of the schema's attributes in order. NULL with what
- * is wrong in why. */
+/* The record as a tuple: its value one CSV row of the schema's attributes in order, or one JSON
+ * object of them. NULL with what is wrong in why. */
 static Tuple *parse(OpInst *op, KafkaSource *s, const KafkaRecord *rec, char *why, size_t cap) {
   const Schema *sc = op->out_schema;
+  if (s->json)
+    return json_row_read(s->json, rec->value ? rec->value : "", rec->value ? rec->len : 0, s->vals, why, cap) < 0
+               ? NULL
+               : tuple_new(s->vals, s->nvals);
   s->cur = rec->value ? rec->value : "";
   s->cur_len = rec->value ? rec->len : 0;
   csv_reader_seek(&s->r, 0, 1);
@@ -424,6 +436,7 @@ static void kafka_source_close(OpInst *op, bool ok) {
   }
   kafka_close(s->k);
   if (s->reader) csv_reader_release(&s->r);
+  json_row_reader_free(s->json);
   free(s->parts);
   free(s->vals);
   free(s);
