@@ -53,9 +53,14 @@
 #   sink-restore: an at-least-once KafkaSink job killed with SIGKILL after checkpoint 2 and restored at width 3:
 #              every row in the topic, in order per partition once repeats are dropped (at-least-
 #              once: the repeats are counted), and the sink's at-least-once warning;
+#   sink-key-expr: key = key + ":" + str(ts): each record's key is what Python computes from its
+#              row, in the partition of its murmur2 hash (Java's partitioner, computed here), each
+#              partition the rows of its keys in order, once; sink-key-fault: a key expression
+#              dividing by zero on a tuple fails the job with the exact message naming it;
 #   deny-source, deny-sink: a topic the brokers do not authorize: the exact message;
 #   sink-unknown, sink-param: an unknown topic's exact message; sf-xform refuses a delivery
-#              that is neither mode, an empty transactional_id and a key that is no attribute;
+#              that is neither mode, an empty transactional_id and a key expression naming no
+#              attribute (exact file:line:column diagnostic);
 #   sink-eo-end: delivery = exactly-once without checkpoints: one transaction, committed at the
 #              end; a read_committed consumer gets each record once, in order per partition;
 #   sink-eo-ckpt: with checkpoints every 20 ms (exactly-once by default), the same, in several
@@ -109,7 +114,7 @@ export SF_RUN_TIMEOUT=${SF_RUN_TIMEOUT:-120}
 
 # ---- the cluster: stdin from a FIFO this script holds open (closing it ends the cluster) ----
 mkfifo "$W/mock.in"
-"$B/sf-kafka-mock" --record "$W/mock.rec" --unknown nosuch --deny secret txnc:3 txnv:3 txnf:3 orders:3 big:3 rev:3 live:3 stream:3 bad:1 sink1:3 sink3:3 sinkk:3 eoend:3 eockpt:3 eokill:3 eostall:3 tp:3 exorders:3 extotals:3 jorders:3 jbad:1 jsink:3 jdbl:1 <"$W/mock.in" >"$W/mock.addr" 2>"$W/mock.err" &
+"$B/sf-kafka-mock" --record "$W/mock.rec" --unknown nosuch --deny secret txnc:3 txnv:3 txnf:3 orders:3 big:3 rev:3 live:3 stream:3 bad:1 sink1:3 sink3:3 sinkk:3 eoend:3 eockpt:3 eokill:3 eostall:3 tp:3 exorders:3 extotals:3 jorders:3 jbad:1 jsink:3 jdbl:1 sinkx:3 <"$W/mock.in" >"$W/mock.addr" 2>"$W/mock.err" &
 MOCK=$!
 exec {MOCKFD}>"$W/mock.in"
 for _ in $(seq 400); do [[ -s $W/mock.addr ]] && break; sleep 0.05; done # (a loaded machine: seconds)
@@ -653,6 +658,58 @@ else
     sf_bad sink-restore "$dups" "$d/run.log"
   fi
 fi
+# key = an expression: each record's key is key + ":" + str(ts) of its row, computed here; its
+# partition the one Java's partitioner gives it (murmur2, positive, modulo 3); each partition the
+# rows of its keys in order, once
+cat >"$W/check_keys.py" <<'EOF'
+import csv, io, sys
+def murmur2(data):  # Kafka's Utils.murmur2
+    m, n = 0x5bd1e995, len(data)
+    h = (0x9747b28c ^ n) & 0xffffffff
+    for i in range(0, n - n % 4, 4):
+        k = int.from_bytes(data[i:i + 4], 'little')
+        k = (k * m) & 0xffffffff
+        k ^= k >> 24
+        k = (k * m) & 0xffffffff
+        h = ((h * m) & 0xffffffff) ^ k
+    tail = data[n - n % 4:]
+    if len(tail) == 3: h ^= tail[2] << 16
+    if len(tail) >= 2: h ^= tail[1] << 8
+    if tail:
+        h ^= tail[0]
+        h = (h * m) & 0xffffffff
+    h ^= h >> 13
+    h = (h * m) & 0xffffffff
+    return h ^ (h >> 15)
+rows = [line for line in open(sys.argv[1]).read().split('\n')[1:] if line]
+key_of = lambda row: (lambda f: f[0] + ':' + f[2])(next(csv.reader(io.StringIO(row))))
+got = {}
+for line in open(sys.argv[2]).read().split('\n'):
+    if not line: continue
+    p, k, v = line.split('\t', 2)
+    if k != key_of(v): sys.exit('record %r has key %r, not %r' % (v, k, key_of(v)))
+    if int(p) != (murmur2(k.encode()) & 0x7fffffff) % 3: sys.exit('key %r in partition %s' % (k, p))
+    got.setdefault(int(p), []).append(v)
+for p in range(3):
+    want = [r for r in rows if (murmur2(key_of(r).encode()) & 0x7fffffff) % 3 == p]
+    if got.get(p, []) != want: sys.exit('partition %d: %d records, %d expected' % (p, len(got.get(p, [])), len(want)))
+print(len({key_of(r) for r in rows}))
+EOF
+graph "$W/sinkx.xml" ksinkx FileSource "$SINK_FILE" \
+  "<operator name=\"out\" kind=\"KafkaSink\"><input stream=\"Rows\"/><param name=\"brokers\">$A</param><param name=\"topic\">sinkx</param><param name=\"key\">key + \":\" + str(ts)</param></operator>"
+if run sink-key-expr "$W/sink-key-expr" "$W/sinkx.xml" 1; then
+  consume sinkx >"$W/sink-key-expr/records" 2>/dev/null
+  if why=$(python3 "$W/check_keys.py" "$W/orders.csv" "$W/sink-key-expr/records" 2>&1); then
+    sf_ok sink-key-expr "key = key + \":\" + str(ts): 3000 records, $why keys as computed here, each in the partition of its murmur2 hash, in order, once"
+  else
+    sf_bad sink-key-expr "$why" "$W/sink-key-expr/run.log"
+  fi
+fi
+# key = an expression that faults on a tuple: the job fails naming the sink, the key and the tuple
+IFS=, read -r fkey fn fts < <(grep -m 1 -E '^k[0-9],' "$W/orders.csv") # a key without commas nor quotes
+graph "$W/sinkxf.xml" ksinkxf FileSource "$SINK_FILE" \
+  "<operator name=\"out\" kind=\"KafkaSink\"><input stream=\"Rows\"/><param name=\"brokers\">$A</param><param name=\"topic\">sinkx</param><param name=\"key\">str(1 / (n - $fn))</param></operator>"
+err_case sink-key-fault "$W/sinkxf.xml" "sf-exec: error: operator 'out': key: division by zero in 'str(1 / (n - $fn))' on tuple (key=\"$fkey\", n=$fn, ts=$fts)"
 graph "$W/sinkunk.xml" ksinkunk FileSource "$SINK_FILE" \
   "<operator name=\"out\" kind=\"KafkaSink\"><input stream=\"Rows\"/><param name=\"brokers\">$A</param><param name=\"topic\">nosuch</param></operator>"
 err_case sink-unknown "$W/sinkunk.xml" "sf-exec: error: operator 'out': topic 'nosuch' does not exist on the Kafka brokers '$A'"
@@ -663,12 +720,17 @@ graph "$W/deny-sink.xml" kdenyk FileSource "$SINK_FILE" \
   "<operator name=\"out\" kind=\"KafkaSink\"><input stream=\"Rows\"/><param name=\"brokers\">$A</param><param name=\"topic\">secret</param></operator>"
 err_case deny-sink "$W/deny-sink.xml" "sf-exec: error: operator 'out': the Kafka brokers '$A' do not authorize this client for topic 'secret' (an ACL or the client's credentials)"
 graph "$W/sinkeo.xml" ksinkeo FileSource "$SINK_FILE" \
-  "<operator name=\"out\" kind=\"KafkaSink\"><input stream=\"Rows\"/><param name=\"brokers\">$A</param><param name=\"topic\">sink1</param><param name=\"delivery\">twice</param><param name=\"key\">nokey</param><param name=\"transactional_id\"></param></operator>"
+  "<operator name=\"out\" kind=\"KafkaSink\"><input stream=\"Rows\"/><param name=\"brokers\">$A</param><param name=\"topic\">sink1</param><param name=\"delivery\">twice</param><param name=\"transactional_id\"></param></operator>"
 "$B/sf-xform" --check "$W/sinkeo.xml" >"$W/sinkeo.log" 2>&1
+graph "$W/sinkkey.xml" ksinkkey FileSource "$SINK_FILE" \
+  "<operator name=\"out\" kind=\"KafkaSink\"><input stream=\"Rows\"/><param name=\"brokers\">$A</param><param name=\"topic\">sink1</param><param name=\"key\">nokey</param></operator>"
+"$B/sf-xform" --check "$W/sinkkey.xml" >>"$W/sinkeo.log" 2>&1
+keyline=$(sed -n 17p "$W/sinkkey.xml")
+keyline=${keyline%%nokey*} # the key's column: after the brokers' address
 if grep -q "parameter 'delivery' of operator 'out' must be 'exactly-once' or 'at-least-once', got 'twice'" "$W/sinkeo.log" &&
   grep -q "parameter 'transactional_id' of operator 'out' must be a transactional id, not empty, got ''" "$W/sinkeo.log" &&
-  grep -q "parameter 'key' of operator 'out' names 'nokey', which input schema 'Row' does not have" "$W/sinkeo.log"; then
-  sf_ok sink-param "sf-xform refuses delivery = twice, an empty transactional_id and a key that is no attribute"
+  grep -qxF "$W/sinkkey.xml:17:$((${#keyline} + 1)): error: unknown name 'nokey'" "$W/sinkeo.log"; then
+  sf_ok sink-param "sf-xform refuses delivery = twice, an empty transactional_id and a key expression naming no attribute (at its line:column)"
 else
   sf_bad sink-param "sf-xform's messages differ" "$W/sinkeo.log"
 fi

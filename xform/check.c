@@ -474,10 +474,6 @@ static void check_params(Graph *g, Op *op, Diag *d) {
         bad_value(d, op, p, "'exactly-once' or 'at-least-once'");
     } else if (op->kind == KIND_KAFKASINK && !strcmp(n, "transactional_id")) {
       if (!*p->text) bad_value(d, op, p, "a transactional id, not empty");
-    } else if (op->kind == KIND_KAFKASINK && !strcmp(n, "key")) {
-      if (in && schema_find_attr(in, p->text) < 0)
-        diag_error(d, p->line, 0, "parameter 'key' of operator '%s' names '%s', which input schema '%s' does not have",
-                   op->name, p->text, in->name);
     } else if (op->kind == KIND_KAFKASOURCE && !strcmp(n, "count")) {
       check_count(d, op, p);
     } else if (op->kind == KIND_KAFKASOURCE && !strcmp(n, "start")) {
@@ -1032,6 +1028,11 @@ static void check_expressions(Graph *g, Op *op, Diag *d) {
     ExprScope sides = { .nsides = 2, .side_name = {"left", "right"}, .side = {left, right} };
     check_lets(g, op, d, &sides, NULL);
     check_join(g, op, d, &sides);
+    break;
+  }
+  case KIND_KAFKASINK: { /* `key`: an expression of any type over the input, its str() the key */
+    const Param *k = op_find_param(op, "key");
+    if (k) op->key_expr = parse_checked(g, d, k->text, k->line, &k->origin, &scope, TYPE_NONE, "parameter 'key'", op);
     break;
   }
   case KIND_LOOKUP: {

@@ -550,6 +550,7 @@ struct Op {
   int lib_line;         /* where <library> was written */
   Expr *where;          /* parsed `where` param (Functor, Filter) */
   Expr *count_expr;     /* parsed `count` param (FlatMap) */
+  Expr *key_expr;       /* parsed `key` param (KafkaSink) */
   const char *why_serial;/* transformer: why it was not parallelized (NULL: it was, or not asked) */
   int index;            /* position in graph->ops */
   int topo;             /* position in topological order (check) */

@@ -1,7 +1,7 @@
 /* kafka_sink.c: the KafkaSink kind, writing each input tuple as one record of a Kafka topic
  * through kafka.h (no librdkafka here): its value the tuple's CSV row without a header and without
  * a line end (csv.h), or with `format` = `json` one JSON object of its attributes (json_row.h),
- * its key the text of the `key` attribute's value (none without `key`), in
+ * its key the text of the `key` expression's value, as str() gives it (none without `key`), in
  * arrival order (docs/language.md, "KafkaSink").
  *
  * delivery = at-least-once: the final punctuation waits until the brokers acknowledged every
@@ -56,7 +56,7 @@
 #include "csv.h"
 #include "json_row.h"
 #include "kafka.h"
-#include "rt.h"
+#include "keyed.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -77,7 +77,8 @@ typedef struct KafkaSink {
   bool held_on;       /* exactly-once with checkpoints: records are held until committed */
   bool committed;     /* --restore after this executor's commit record: the output is final */
   int timeout_ms;     /* reaching the brokers */
-  int key_slot;       /* the `key` attribute (-1: no key) */
+  Arena *arena;       /* the compiled key */
+  Code *key_code;     /* `key`, compiled (NULL: no key) */
   bool json;          /* `format` = `json` */
   Buf row;            /* the value being written */
   Buf key;            /* the key being written */
@@ -131,9 +132,11 @@ static int setup(OpInst *op, KafkaSink *s) {
   if (exactly) s->txn_id = txn_id ? strdup(txn_id) : default_txn_id(op);
   s->held_on = exactly && o->checkpoint_dir;
   s->committed = rt_restore_committed(op);
-  s->key_slot = key ? schema_find_attr(op->in_schema, key) : -1;
-  if (key && s->key_slot < 0)
-    return rt_fail(op, "parameter 'key' names '%s', which input schema '%s' does not have", key, op->in_schema->name);
+  if (key && !op->op->key_expr) return rt_fail(op, "KafkaSink has no checked 'key'");
+  if (key) {
+    s->arena = arena_new();
+    s->key_code = code_compile(op->op->key_expr, s->arena);
+  }
   s->timeout_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : DEFAULT_TIMEOUT_MS;
   char err[512];
   s->k = kafka_writer_open(s->brokers, s->topic, s->txn_id, s->timeout_ms, on_log, op, err, sizeof err);
@@ -231,8 +234,9 @@ static int advance(OpInst *op, KafkaSink *s) {
 
 /* ---- the kind ---- */
 
-/* The record of t: its value into s->row, its key (with `key`) into s->key. */
-static void encode(KafkaSink *s, OpInst *op, const Tuple *t) {
+/* The record of t: its value into s->row, its key (with `key`) into s->key. 0, or -1 after a
+ * fault of the key expression (reported). */
+static int encode(KafkaSink *s, OpInst *op, const Tuple *t) {
   s->row.n = 0;
   if (s->json) {
     json_row_put(&s->row, op->in_schema, t->v, t->n);
@@ -241,13 +245,16 @@ static void encode(KafkaSink *s, OpInst *op, const Tuple *t) {
     s->row.n--; /* the line end */
   }
   s->key.n = 0;
-  if (s->key_slot >= 0) {
-    const Value *v = &t->v[s->key_slot];
-    if (v->type == TYPE_STRING)
-      buf_append(&s->key, v->s.p, v->s.n);
+  if (s->key_code) {
+    EvalEnv env = {.attrs = t->v, .scratch = op->scratch};
+    Value v;
+    if (keyed_eval(op, s->key_code, &env, &v, "key", NULL, NULL, t) < 0) return -1;
+    if (v.type == TYPE_STRING)
+      buf_append(&s->key, v.s.p, v.s.n);
     else
-      csv_put_value(&s->key, v);
+      value_format(&v, &s->key); /* str()'s text */
   }
+  return 0;
 }
 
 static int kafka_sink_process(OpInst *op, int port, Tuple *t) {
@@ -257,8 +264,11 @@ static int kafka_sink_process(OpInst *op, int port, Tuple *t) {
     tuple_unref(t);
     return 0;
   }
-  encode(s, op, t);
-  const void *key = s->key_slot < 0 ? NULL : s->key.n ? s->key.p : ""; /* an empty key, not none */
+  if (encode(s, op, t) < 0) {
+    tuple_unref(t);
+    return -1;
+  }
+  const void *key = !s->key_code ? NULL : s->key.n ? s->key.p : ""; /* an empty key, not none */
   size_t keylen = s->key.n;
   int rc;
   if (!s->held_on) {
@@ -417,6 +427,7 @@ static void kafka_sink_close(OpInst *op, bool ok) {
   KafkaSink *s = op->state;
   if (!s) return;
   kafka_writer_close(s->k); /* aborts a transaction left open */
+  if (s->arena) arena_free(s->arena);
   buf_release(&s->row);
   buf_release(&s->key);
   buf_release(&s->held);
