@@ -37,6 +37,10 @@
 #              whose snapshot is cut short;
 #   live:      `end` = `never` reads what is there, then rows produced while it runs, until SIGTERM
 #              drains it (exit 0, every row out);
+#   live-idle: `end` = `never` over 3 partitions, partition 1 empty (idle): the 300 rows of the
+#              others come out merged by timestamp (order.py), then rows produced into one of them
+#              alone, then the other, then a row with the oldest timestamp into partition 1, last,
+#              each batch waited for on standard output (the old rule waited for partition 1);
 #   unknown-topic, unreachable, bad-record, skip, bad-param: exact messages naming the operator
 #              (librdkafka's own log lines come through the executor's log as warnings naming it);
 #   json-order, json-keyed: the orders topic's rows as JSON objects (members shuffled, members the
@@ -114,7 +118,7 @@ export SF_RUN_TIMEOUT=${SF_RUN_TIMEOUT:-120}
 
 # ---- the cluster: stdin from a FIFO this script holds open (closing it ends the cluster) ----
 mkfifo "$W/mock.in"
-"$B/sf-kafka-mock" --record "$W/mock.rec" --unknown nosuch --deny secret txnc:3 txnv:3 txnf:3 orders:3 big:3 rev:3 live:3 stream:3 bad:1 sink1:3 sink3:3 sinkk:3 eoend:3 eockpt:3 eokill:3 eostall:3 tp:3 exorders:3 extotals:3 jorders:3 jbad:1 jsink:3 jdbl:1 sinkx:3 <"$W/mock.in" >"$W/mock.addr" 2>"$W/mock.err" &
+"$B/sf-kafka-mock" --record "$W/mock.rec" --unknown nosuch --deny secret txnc:3 txnv:3 txnf:3 orders:3 big:3 rev:3 live:3 stream:3 bad:1 sink1:3 sink3:3 sinkk:3 eoend:3 eockpt:3 eokill:3 eostall:3 tp:3 exorders:3 extotals:3 jorders:3 jbad:1 jsink:3 jdbl:1 sinkx:3 idle:3 <"$W/mock.in" >"$W/mock.addr" 2>"$W/mock.err" &
 MOCK=$!
 exec {MOCKFD}>"$W/mock.in"
 for _ in $(seq 400); do [[ -s $W/mock.addr ]] && break; sleep 0.05; done # (a loaded machine: seconds)
@@ -440,6 +444,65 @@ elif [[ $st == 0 ]]; then
   sf_bad live "output: $(tr '\n' ' ' <"$d/out.csv" 2>/dev/null)" "$d/run.log"
 else
   sf_bad live "exit $st" "$d/run.log"
+fi
+
+# ---- live-idle: end = never, partition 1 of 3 stays empty while rows flow in the others ----
+# A: 300 rows in partitions 0 and 2 (timestamps with ties across them) before the job starts; the
+# job must emit them all, merged (partition 1, idle, holds nothing back), then B (20 rows into
+# partition 2 alone), then C (20 rows into partition 0), each waited for; then D, one row into
+# partition 1 with an older timestamp than all: it comes last, after what was emitted before it
+# arrived. SIGTERM drains: exit 0, and the output is A merged (order.py), B, C, D.
+cat >"$W/idle.py" <<'EOF'
+import random, sys
+rnd = random.Random(5)
+clock = {0: 0, 2: 0}
+with open(sys.argv[1], 'w') as a:
+    for i in range(300):
+        p = rnd.choice([0, 2])
+        clock[p] += rnd.choice([0, 1, 2])
+        a.write('%d %d a%d,%d,%d\n' % (p, 1000 + clock[p], p, i, 1000 + clock[p]))
+for name, p, base in (('B', 2, 5000), ('C', 0, 6000)):
+    with open(sys.argv[2] + name, 'w') as f:
+        for i in range(20): f.write('%d %d %s%d,%d,%d\n' % (p, base + i, name, p, i, base + i))
+EOF
+python3 "$W/idle.py" "$W/idleA.rows" "$W/idle" && "$B/sf-kafka-mock" produce "$A" idle <"$W/idleA.rows" 2>/dev/null
+python3 "$W/order.py" "$W/idleA.rows" stamp "0 2" >"$W/idle.expected"
+for x in B C; do cut -d' ' -f3 "$W/idle$x" >>"$W/idle.expected"; done
+echo "D1,0,1" >>"$W/idle.expected"
+d=$W/live-idle
+mkdir -p "$d"
+# (FileSink writes a regular file only at its end, standard output as rows come)
+graph "$W/idle.xml" kidle KafkaSource "$(kafka_params idle)" \
+  '<operator name="out" kind="FileSink"><input stream="Rows"/><param name="file">-</param></operator>'
+"$B/sf-xform" -w 1 "$W/idle.xml" -o "$d/x.xml"
+(cd "$d" && exec timeout -k 5 "$SF_RUN_TIMEOUT" "$B/sf-exec" x.xml) >"$d/out.csv" 2>"$d/run.log" &
+pid=$!
+out_rows() { wc -l <"$d/out.csv"; } # the header and the rows written so far
+until_rows() { # N: waits (10 s at most) until N rows are out
+  for _ in $(seq 400); do (($(out_rows) >= $1 + 1)) && return 0; sleep 0.025; done
+  return 1
+}
+idle_ok=until_rows
+if until_rows 300; then
+  "$B/sf-kafka-mock" produce "$A" idle <"$W/idleB" 2>/dev/null
+  if until_rows 320; then
+    "$B/sf-kafka-mock" produce "$A" idle <"$W/idleC" 2>/dev/null
+    if until_rows 340; then
+      echo "1 1 D1,0,1" | "$B/sf-kafka-mock" produce "$A" idle 2>/dev/null
+      until_rows 341 || idle_ok="D (partition 1)"
+    else idle_ok="C (partition 0)"; fi
+  else idle_ok="B (partition 2)"; fi
+else idle_ok="A (partitions 0 and 2)"; fi
+sleep 0.2
+kill -TERM $pid
+wait $pid
+st=$?
+if [[ $idle_ok != until_rows ]]; then
+  sf_bad live-idle "the rows $idle_ok did not come out within 10 s ($(($(out_rows) - 1)) rows out)" "$d/run.log"
+elif [[ $st != 0 ]]; then
+  sf_bad live-idle "exit $st after SIGTERM" "$d/run.log"
+else
+  same live-idle "$W/idle.expected" "$d/out.csv" "end = never, partition 1 empty: 300 rows of partitions 0 and 2 merged, then rows into 2 alone, into 0 alone, and a late one into 1 (last), each out as it came; SIGTERM drained"
 fi
 
 # ---- errors ----

@@ -7,8 +7,12 @@
  * next record, parsed), and the source emits the head of smallest time, ties by partition number;
  * a partition's records keep their offset order. The time is the `time` attribute's value when
  * the source declares event time, else the record's timestamp. A partition with no head yet is
- * waited for (a live partition with nothing new holds the others back: they are not read past it).
- * So two runs over the same records emit the same stream, at any width downstream.
+ * waited for, unless it is live (`end` = `never`) and idle: the broker's latest answer to its
+ * fetches put its high watermark (its end) at the offset it was read to, so it held no record the
+ * source has not read; an idle partition does not hold the others back. So two runs over the
+ * same records emit the same stream, at any width downstream, and a live source too over the
+ * records the topic holds when it reads them; a record produced into an idle partition later
+ * comes after what was emitted before it was fetched.
  *
  * End. `end` = `high-watermark`: each partition is read up to the high watermark it had when the
  * job started (open), then the source ends; `never` (the default): it reads on until the job is
@@ -46,6 +50,7 @@ typedef struct Part {
   int64_t lo, hi;        /* its watermarks at the start */
   bool started;          /* kafka_start was called */
   bool done;             /* read to its end */
+  int64_t eof;           /* live: the offset the broker last reported its end at (-1: none) */
   KafkaRecord buf[FETCH]; /* fetched, not yet a head */
   int nbuf, at;
   Tuple *head;           /* its next record as a tuple (NULL: none yet) */
@@ -173,7 +178,10 @@ static int choose_offsets(OpInst *op, KafkaSource *s, int timeout_ms) {
     p->next = off;
     q += n;
   }
-  for (int i = 0; i < s->nparts; i++) s->parts[i].fetched = s->parts[i].next;
+  for (int i = 0; i < s->nparts; i++) {
+    s->parts[i].fetched = s->parts[i].next;
+    s->parts[i].eof = -1;
+  }
   return 0;
 }
 
@@ -278,8 +286,10 @@ static Tuple *parse(OpInst *op, KafkaSource *s, const KafkaRecord *rec, char *wh
 }
 
 /* Gives p a head unless it is done: 1 with one, 0 when p is done, -1 on a failure or a stop, 2
- * when the job drains. A live partition is waited for. */
-static int fill(OpInst *op, KafkaSource *s, Part *p) {
+ * when the job drains. With wait_ms < 0 a live partition is waited for; else at most one fetch
+ * waits at most wait_ms, and 3 says p has no head yet (for a live partition, p->eof says whether
+ * the broker reported its end meanwhile). */
+static int fill(OpInst *op, KafkaSource *s, Part *p, int wait_ms) {
   char err[512];
   while (!p->head) {
     if (p->at < p->nbuf) {
@@ -322,8 +332,9 @@ static int fill(OpInst *op, KafkaSource *s, Part *p) {
       if (rt_stopping(op)) return -1;
       if (rt_draining(op)) return 2;
       int64_t end_offset;
-      int got = kafka_fetch(s->k, p->id, WAIT_MS, p->buf, FETCH, &end_offset, err, sizeof err);
+      int got = kafka_fetch(s->k, p->id, wait_ms < 0 ? WAIT_MS : wait_ms, p->buf, FETCH, &end_offset, err, sizeof err);
       if (got < 0) return rt_fail(op, "%s", err);
+      if (end_offset > p->eof) p->eof = end_offset; /* after the records fetched with it */
       if (got > 0) {
         p->nbuf = got;
         p->fetched = p->buf[got - 1].offset + 1;
@@ -334,14 +345,66 @@ static int fill(OpInst *op, KafkaSource *s, Part *p) {
         p->done = true;
         return 0;
       }
+      if (wait_ms >= 0) return 3;
       rt_idle(op); /* nothing yet: hand on what was emitted */
     }
   }
   return 1;
 }
 
+/* Whether live partition p, which has no head (fill found no record fetched), is idle: the
+ * broker's latest fetch answer reported its end (its high watermark) at or past the offset it was
+ * read to (past it: offsets that hold no record, such as transaction markers). kafka_fetch hands
+ * on every record of an answer before the end it reports, and librdkafka keeps fetching, so this
+ * needs no round trip to the broker (asking for the watermarks would take one per tuple). */
+static bool idle(const Part *p) {
+  return p->eof >= 0 && p->eof >= p->fetched;
+}
+
+/* `end` = `never`: the heads merged as kafka_source_run does, but a partition without a head does
+ * not hold the others back while it is idle. When nothing can go, waits for one partition without
+ * a head at a time (in turn), WAIT_MS at most. */
+static int run_live(OpInst *op, KafkaSource *s) {
+  int turn = 0;
+  for (;;) {
+    if (s->count && s->next_src >= s->count) return 0;
+    if (rt_halting(op)) return 0; /* drained: the stream ends here; stopped: the executor knows */
+    Part *min = NULL;
+    for (int i = 0; i < s->nparts; i++) {
+      Part *p = &s->parts[i];
+      int rc = p->head ? 1 : fill(op, s, p, 0);
+      if (rc < 0) return -1;
+      if (rc == 2) return 0; /* drained: the stream ends here */
+      if (rc == 1 && (!min || p->head_time < min->head_time)) min = p; /* ties: the lower partition */
+    }
+    Part *wait = NULL;
+    for (int i = 0; min && i < s->nparts && !wait; i++)
+      if (!s->parts[i].head && !idle(&s->parts[i])) wait = &s->parts[i]; /* records to come */
+    if (min && !wait) {
+      Tuple *t = min->head;
+      min->head = NULL;
+      min->next = min->head_offset; /* a snapshot in rt_emit: as if this record were not read */
+      op->cur_seq = op->cur_src = s->next_src;
+      if (rt_emit(op, 0, t) < 0) return -1;
+      s->next_src++;
+      min->next = min->head_offset + 1;
+      continue;
+    }
+    for (int k = 0; !wait && k < s->nparts; k++) { /* every head there, or none: wait for the next */
+      Part *p = &s->parts[(turn + k) % s->nparts];
+      if (!p->head) wait = p;
+    }
+    turn++;
+    rt_idle(op); /* hand on what was emitted */
+    int rc = wait ? fill(op, s, wait, WAIT_MS) : 3;
+    if (rc < 0) return -1;
+    if (rc == 2) return 0;
+  }
+}
+
 static int kafka_source_run(OpInst *op) {
   KafkaSource *s = op->state;
+  if (s->live) return run_live(op, s);
   for (;;) {
     if (s->count && s->next_src >= s->count) return 0;
     if (rt_halting(op)) return 0; /* drained: the stream ends here; stopped: the executor knows */
@@ -349,7 +412,7 @@ static int kafka_source_run(OpInst *op) {
     for (int i = 0; i < s->nparts; i++) {
       Part *p = &s->parts[i];
       if (p->done) continue;
-      int rc = fill(op, s, p);
+      int rc = fill(op, s, p, -1);
       if (rc < 0) return -1;
       if (rc == 2) return 0; /* drained: the stream ends here */
       if (rc == 0) continue;
