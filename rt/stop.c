@@ -80,24 +80,26 @@ int rt_fail(OpInst *op, const char *fmt, ...) {
   return -1;
 }
 
-void rt_warn(OpInst *op, const char *fmt, ...) {
+/* "sf-exec: KIND operator 'NAME': message" on the job's log, at once, in one call (one line). */
+static void say(OpInst *op, const char *kind, const char *fmt, va_list ap) {
   char msg[1536];
-  va_list ap;
-  va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  fprintf(op->exec->log, "sf-exec: warning: operator '%s': %s\n", op->op->name, msg); /* one call: one line */
+  fprintf(op->exec->log, "sf-exec: %soperator '%s': %s\n", kind, op->op->name, msg);
   fflush(op->exec->log);
 }
 
-void rt_note(OpInst *op, const char *fmt, ...) {
-  char msg[1536];
+void rt_warn(OpInst *op, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  say(op, "warning: ", fmt, ap);
   va_end(ap);
-  fprintf(op->exec->log, "sf-exec: operator '%s': %s\n", op->op->name, msg);
-  fflush(op->exec->log);
+}
+
+void rt_note(OpInst *op, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  say(op, "", fmt, ap);
+  va_end(ap);
 }
 
 int rt_eval_fail(OpInst *op, const char *what, const char *text, const Tuple *t, const char *err) {
