@@ -523,16 +523,24 @@ echo '</graph>' >>"$d/seq.xml"
   { echo "error: sf-xform failed:" >&2; cat "$d/xform.log" >&2; exit 1; }
 sf_next_ports 1 || exit 1
 CPORT=$P0
-(cd "$d" && exec timeout -k 5 60 "$B/sf-exec" --metrics "127.0.0.1:$CPORT" --checkpoint-dir ck \
+# (no timeout(1) between: the signals below are for sf-exec itself; the loop bounds the run)
+(cd "$d" && exec "$B/sf-exec" --metrics "127.0.0.1:$CPORT" --checkpoint-dir ck \
   --checkpoint-interval 0.2 par.xml) >"$d/exec.log" 2>&1 &
 cpid=$!
 seen=0
 for ((k = 0; k < 100; k++)); do
+  # the scrape's newest checkpoint must still be on disk when the job stops: two newer ones
+  # completing in between would have removed it (a slow, sanitized run), so it stops the job,
+  # looks, and lets it go on when that happened
   if curl -sf -o "$d/m.txt" "http://127.0.0.1:$CPORT/metrics" 2>/dev/null &&
-     (($(awk '/^sf_checkpoint_last_completed\{/ { print $NF }' "$d/m.txt") >= 3)); then
-    kill -KILL "$cpid" 2>/dev/null
-    seen=1
-    break
+     last=$(awk '/^sf_checkpoint_last_completed\{/ { print $NF }' "$d/m.txt") && ((last >= 3)); then
+    kill -STOP "$cpid" 2>/dev/null
+    if [[ -f $d/ck/ckpt-$last/MANIFEST ]]; then
+      kill -KILL "$cpid" 2>/dev/null
+      seen=1
+      break
+    fi
+    kill -CONT "$cpid" 2>/dev/null
   fi
   sleep 0.1
 done
