@@ -405,7 +405,7 @@ EOF
   cat <<EOF
   <operator name="tail" kind="Beacon">
     <output stream="tail_in" schema="T"/>
-    <param name="count">3</param>
+    <param name="count">6</param>
     <param name="rate">1</param>
     <set attr="id">seq</set>
     <set attr="v">0</set>
