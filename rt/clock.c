@@ -5,7 +5,8 @@
  *    a multiple of the period P it had not reached is preceded by a tick ⌊clock / P⌋·P (rounded
  *    toward −infinity): the first tuple always is. The final tick (TICK_FINAL, +infinity) precedes
  *    the source's final punctuation. The clock hooks into rt_emit and rt_emit_run, so every source
- *    kind gets it without code of its own; a run is cut where a tick falls inside it.
+ *    kind gets it without code of its own; a run is cut where a tick falls inside it. A tuple at
+ *    time INT64_MAX fails the job: that time is the final tick's.
  *  - Ticks only rise: an operator drops a tick not above its current one before its kind sees it
  *    (a peer on another host cannot make one go back either).
  *  - A fan-in fed by a source with event time keeps each input's latest tick; its own tick is the
@@ -78,6 +79,17 @@ static int emit_tick(Node *n, int64_t t) {
   return 0;
 }
 
+/* A tuple at time INT64_MAX cannot be told from the end of the stream (its tick, with a period
+ * dividing INT64_MAX, would be TICK_FINAL, and every window would take it for late): the source
+ * refuses it, whatever its kind or `onerror` (the row parsed; its time is out of range). */
+static int refuse_end_time(Node *n, const Tuple *t) {
+  char tuple[512];
+  tuple_describe(t, n->inst.out_schema, tuple, sizeof tuple);
+  return rt_fail(&n->inst, "tuple %s: time '%s' = %lld stands for the end of the stream; the largest "
+                 "time a tuple may have is %lld", tuple, n->inst.out_schema->attrs[n->clock->slot].name,
+                 (long long)INT64_MAX, (long long)(INT64_MAX - 1));
+}
+
 /* The tick due before a tuple of time t, or TICK_NONE. */
 static inline int64_t due(const Clock *c, int64_t t) {
   int64_t k = tick_of(t, c->period);
@@ -86,6 +98,7 @@ static inline int64_t due(const Clock *c, int64_t t) {
 
 int clock_source_tuple(Node *n, const Tuple *t) {
   Clock *c = n->clock;
+  if (__builtin_expect(t->v[c->slot].i == INT64_MAX, 0)) return refuse_end_time(n, t);
   int64_t k = due(c, t->v[c->slot].i);
   if (k == TICK_NONE) return 0;
   c->last = k;
@@ -97,6 +110,12 @@ int clock_source_run(Node *n, int port, Item *items, int k) {
   Clock *c = n->clock;
   int from = 0;
   for (int i = 0; i < k; i++) {
+    if (__builtin_expect(items[i].t->v[c->slot].i == INT64_MAX, 0)) { /* the tuples before it go first */
+      int rc = i > from ? emit_run_items(&n->inst, port, items + from, i - from) : 0;
+      if (rc == 0) refuse_end_time(n, items[i].t);
+      for (int j = i; j < k; j++) tuple_unref(items[j].t);
+      return -1;
+    }
     int64_t tk = due(c, items[i].t->v[c->slot].i);
     if (tk == TICK_NONE) continue;
     if (i > from && emit_run_items(&n->inst, port, items + from, i - from) < 0) {

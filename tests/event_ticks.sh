@@ -36,6 +36,9 @@
 #              the windows and the late count equal what python3 works out here;
 #   stats-late: --stats of that window unpaced: 'late N' and 'tick final' in its summary line and
 #              the warning naming the first late tuple, as python3 works them out here;
+#   max-time, max-time-file: a tuple at time INT64_MAX (a Beacon's; a FileSource's with onerror =
+#              skip) fails the job with the exact message naming the source and the tuple, and no
+#              output; max-time-1: at INT64_MAX - 1 the windows and late count python3 works out;
 #   tick-emit, tick-emit-w2, tick-emit-w3: a Custom operator that emits at ticks
 #              (sf_tick_counts: per key, the tuples since the last tick, in no key order), keyed
 #              with punct="consumes": the ordering service puts what each tick makes it emit in
@@ -450,6 +453,81 @@ PY
       diff tc-expect.csv out/tc.csv | head -n 10
     fi
   done
+fi
+
+# max-time, max-time-file: a tuple at time INT64_MAX, whose tick (period 1 divides it) would be
+# the final tick's, fails the job naming the source and the tuple (a Beacon; a FileSource with
+# onerror = skip, whose row parsed), and the sink writes nothing; max-time-1: at INT64_MAX - 1
+# the job runs, its windows and late count as python3 works them out here.
+maxgraph() { # FILE SOURCE-XML TS: times 0, 1, TS, 3, tick 1, into tumbling time 10
+  cat >"$1" <<XML
+<?xml version="1.0" encoding="UTF-8"?>
+<graph xmlns="urn:streamfission:graph:1" name="maxtime">
+  <schema name="T"><attr name="ts" type="int"/></schema>
+  <schema name="W"><attr name="n" type="int"/><attr name="start" type="int"/></schema>
+  <operator name="src" kind="$2"><output stream="S" schema="T"/>
+    <param name="time">ts</param><param name="tick">1</param>$3
+  </operator>
+  <operator name="win" kind="Aggregate"><input stream="S"/><output stream="O" schema="W"/>
+    <param name="window">tumbling time 10</param>
+    <set attr="n">count()</set><set attr="start">window_start()</set>
+  </operator>
+  <operator name="sink" kind="FileSink"><input stream="O"/><param name="file">out/max.csv</param></operator>
+</graph>
+XML
+}
+beacon_max() { echo "<param name=\"count\">4</param><set attr=\"ts\">seq == 2 ? $1 : seq</set>"; }
+MAXMSG="sf-exec: error: operator 'src': tuple (ts=9223372036854775807): time 'ts' = 9223372036854775807 stands for the end of the stream; the largest time a tuple may have is 9223372036854775806"
+maxgraph max.xml Beacon "$(beacon_max 9223372036854775807)"
+printf 'ts\n0\n1\n9223372036854775807\n3\n' >max-in.csv
+maxgraph max-file.xml FileSource '<param name="file">max-in.csv</param><param name="onerror">skip</param>'
+for c in max max-file; do
+  rm -f out/max.csv
+  "$B/sf-exec" "$c.xml" 2>"$c.log"
+  st=$?
+  if [[ $st -eq 1 && $(cat "$c.log") == "$MAXMSG" && ! -e out/max.csv ]]; then
+    sf_ok "${c/max/max-time}" "refused with the exact message naming src and the tuple, no output"
+  else
+    sf_bad "${c/max/max-time}" "exit $st, or not exactly the refusal, or an output was written" "$c.log"
+  fi
+done
+if ! command -v python3 >/dev/null; then
+  echo "max-time-1     SKIP  python3 is missing"
+else
+  python3 - >max1-expect.txt <<'PY'
+# The rules: the tick floor(clock / 1) * 1 before each tuple that raises the clock; a window
+# [k*10, k*10 + 10) closes at the first tick >= its end; a tuple whose window closed is late; the
+# final tick emits what is left (by window start).
+TIMES = [0, 1, 2**63 - 2, 3]
+wins, clock, late, out = {}, None, 0, ["n,start"]
+def close(t):
+    for start in sorted(wins):
+        if t is None or start + 10 <= t:
+            out.append(f"{wins.pop(start)},{start}")
+for ts in TIMES:
+    if clock is None or ts > clock:
+        clock = ts
+        close(clock)
+    start = ts // 10 * 10
+    if start + 10 <= clock:
+        late += 1
+        continue
+    wins[start] = wins.get(start, 0) + 1
+close(None)
+print("\n".join(out))
+print(f"late {late}")
+PY
+  maxgraph max1.xml Beacon "$(beacon_max 9223372036854775806)"
+  rm -f out/max.csv
+  "$B/sf-exec" --stats max1.xml 2>max1.log
+  st=$?
+  { cat out/max.csv; sed -n 's/^  win .*  \(late [0-9]*\)  tick final$/\1/p' max1.log; } >max1-got.txt 2>/dev/null
+  if [[ $st -eq 0 ]] && cmp -s max1-expect.txt max1-got.txt; then
+    sf_ok max-time-1 "time INT64_MAX - 1 runs: $(tr '\n' ' ' <max1-expect.txt)as worked out"
+  else
+    sf_bad max-time-1 "exit $st, or not what python3 works out: $(tr '\n' '|' <max1-expect.txt)" max1.log
+    diff max1-expect.txt max1-got.txt | head -n 10
+  fi
 fi
 
 echo "event_ticks: $SF_PASSED passed, $SF_FAILED failed"

@@ -341,6 +341,34 @@ START_TEST(test_times_near_int64_max_period_7) {
 }
 END_TEST
 
+/* A tuple at INT64_MAX is refused (its tick with P = 1, or any P dividing INT64_MAX, would be the
+ * final tick's), as a tuple or in a run, whatever the period; the tuples before it in a run go
+ * first. The fault names the tuple and the time attribute. */
+#define END_REFUSED "a fail: tuple (ts=9223372036854775807): time 'ts' = 9223372036854775807 stands for " \
+                    "the end of the stream; the largest time a tuple may have is 9223372036854775806\n"
+
+START_TEST(test_time_int64_max_refused) {
+  plan(1);
+  Node *a = node("a");
+  tuple_at(a, 0, 0);
+  tuple_at(a, INT64_MAX, 1);
+  ck_assert_str_eq(take(), "a tick 0 @0\na tuple 0\n" END_REFUSED);
+  ck_assert_int_eq(cur_tick(a), 0);
+}
+END_TEST
+
+START_TEST(test_time_int64_max_refused_in_run) {
+  plan(10); /* 10 does not divide INT64_MAX: refused all the same */
+  Node *a = node("a");
+  const int64_t ts[] = {5, 6, 12, INT64_MAX, 7};
+  ck_assert_int_eq(run_of(a, ts, 5), -1);
+  ck_assert_str_eq(take(), "a tick 0 @0\na run 5 6\na tick 10 @2\na run 12\n" END_REFUSED);
+  const int64_t first[] = {INT64_MAX, 13};
+  ck_assert_int_eq(run_of(a, first, 2), -1);
+  ck_assert_str_eq(take(), END_REFUSED);
+}
+END_TEST
+
 /* ---- a fan-in's tick ---- */
 
 START_TEST(test_fanin_tick) {
@@ -443,6 +471,8 @@ static Suite *clock_suite(void) {
   UNIT_ADD(s, test_period_int64_max, NULL, unplan);
   UNIT_ADD(s, test_times_near_int64_max, NULL, unplan);
   UNIT_ADD(s, test_times_near_int64_max_period_7, NULL, unplan);
+  UNIT_ADD(s, test_time_int64_max_refused, NULL, unplan);
+  UNIT_ADD(s, test_time_int64_max_refused_in_run, NULL, unplan);
   UNIT_ADD(s, test_fanin_tick, NULL, unplan);
   UNIT_ADD(s, test_fanin_input_ends_first, NULL, unplan);
   UNIT_ADD(s, test_ticks_only_rise, NULL, unplan);
