@@ -361,6 +361,18 @@ static bool idle(const Part *p) {
   return p->eof >= 0 && p->eof >= p->fetched;
 }
 
+/* Emits partition p's head, the next tuple of the merge, and moves p past it. 0, or -1 as rt_emit. */
+static int emit_head(OpInst *op, KafkaSource *s, Part *p) {
+  Tuple *t = p->head;
+  p->head = NULL;
+  p->next = p->head_offset; /* a snapshot in rt_emit: as if this record were not read */
+  op->cur_seq = op->cur_src = s->next_src;
+  if (rt_emit(op, 0, t) < 0) return -1;
+  s->next_src++;
+  p->next = p->head_offset + 1;
+  return 0;
+}
+
 /* `end` = `never`: the heads merged as kafka_source_run does, but a partition without a head does
  * not hold the others back while it is idle. When nothing can go, waits for one partition without
  * a head at a time (in turn), WAIT_MS at most. */
@@ -381,13 +393,7 @@ static int run_live(OpInst *op, KafkaSource *s) {
     for (int i = 0; min && i < s->nparts && !wait; i++)
       if (!s->parts[i].head && !idle(&s->parts[i])) wait = &s->parts[i]; /* records to come */
     if (min && !wait) {
-      Tuple *t = min->head;
-      min->head = NULL;
-      min->next = min->head_offset; /* a snapshot in rt_emit: as if this record were not read */
-      op->cur_seq = op->cur_src = s->next_src;
-      if (rt_emit(op, 0, t) < 0) return -1;
-      s->next_src++;
-      min->next = min->head_offset + 1;
+      if (emit_head(op, s, min) < 0) return -1;
       continue;
     }
     for (int k = 0; !wait && k < s->nparts; k++) { /* every head there, or none: wait for the next */
@@ -419,13 +425,7 @@ static int kafka_source_run(OpInst *op) {
       if (!min || p->head_time < min->head_time) min = p; /* ties: the lower partition, listed first */
     }
     if (!min) return 0;
-    Tuple *t = min->head;
-    min->head = NULL;
-    min->next = min->head_offset; /* a snapshot in rt_emit: as if this record were not read */
-    op->cur_seq = op->cur_src = s->next_src;
-    if (rt_emit(op, 0, t) < 0) return -1;
-    s->next_src++;
-    min->next = min->head_offset + 1;
+    if (emit_head(op, s, min) < 0) return -1;
   }
 }
 
