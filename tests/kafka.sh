@@ -72,6 +72,8 @@
 #   sink-eo-stall: killed while the commit of checkpoint 1's transaction hangs (EndTxn failing
 #              for a while): the restore from checkpoint 1 says that transaction was not committed
 #              and writes it again; the committed view holds every row once;
+#   sink-eo-fence: a second job with the same transactional_id fences the first, whose next
+#              commit fails with the exact message; every row is in the committed view;
 #   sink-eo-kill: SIGKILLs at random moments, each run restored at another width, until one
 #              completes: the committed view holds every row once, in order per partition;
 #   txn-client: `sf-kafka-mock txn` (a transactional producer driven from stdin) commits, flushes
@@ -118,7 +120,7 @@ export SF_RUN_TIMEOUT=${SF_RUN_TIMEOUT:-120}
 
 # ---- the cluster: stdin from a FIFO this script holds open (closing it ends the cluster) ----
 mkfifo "$W/mock.in"
-"$B/sf-kafka-mock" --record "$W/mock.rec" --unknown nosuch --deny secret txnc:3 txnv:3 txnf:3 orders:3 big:3 rev:3 live:3 stream:3 bad:1 sink1:3 sink3:3 sinkk:3 eoend:3 eockpt:3 eokill:3 eostall:3 tp:3 exorders:3 extotals:3 jorders:3 jbad:1 jsink:3 jdbl:1 sinkx:3 idle:3 <"$W/mock.in" >"$W/mock.addr" 2>"$W/mock.err" &
+"$B/sf-kafka-mock" --record "$W/mock.rec" --unknown nosuch --deny secret txnc:3 txnv:3 txnf:3 orders:3 big:3 rev:3 live:3 stream:3 bad:1 sink1:3 sink3:3 sinkk:3 eoend:3 eockpt:3 eokill:3 eostall:3 eofence:3 tp:3 exorders:3 extotals:3 jorders:3 jbad:1 jsink:3 jdbl:1 sinkx:3 idle:3 <"$W/mock.in" >"$W/mock.addr" 2>"$W/mock.err" &
 MOCK=$!
 exec {MOCKFD}>"$W/mock.in"
 for _ in $(seq 400); do [[ -s $W/mock.addr ]] && break; sleep 0.05; done # (a loaded machine: seconds)
@@ -994,6 +996,33 @@ elif why=$(python3 "$W/check_sink.py" "$W/big.csv" "$d/records" once 2>&1); then
   sf_ok sink-eo-stall "killed while checkpoint 1's commit hung, restored at width 3: ${note#*: }; $(wc -l <"$d/records") committed records, each once, in order per partition"
 else
   sf_bad sink-eo-stall "$why" "$d/run.log"
+fi
+
+# two jobs with one transactional_id: the second's start fences the first, whose next commit fails
+# naming the id; the second's records are committed, the first's open transaction is not
+graph "$W/eofence.xml" keofence FileSource "<param name=\"file\">$W/big.csv</param>" \
+  "${SLOW/3000/10000}$(eo_sink eofence '<param name="transactional_id">sf-test-fence</param>')"
+d=$W/eofence
+mkdir -p "$d/a" "$d/b"
+"$B/sf-xform" "$W/eofence.xml" -o "$d/x.xml"
+(cd "$d/a" && exec timeout -k 5 "$SF_RUN_TIMEOUT" "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.05 ../x.xml) >"$d/a/run.log" 2>&1 &
+pid=$!
+for _ in $(seq 2000); do [[ -f $d/a/ck/ckpt-2/MANIFEST ]] && break; kill -0 $pid 2>/dev/null || break; sleep 0.005; done
+(cd "$d/b" && timeout -k 5 "$SF_RUN_TIMEOUT" "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.05 ../x.xml) >"$d/b/run.log" 2>&1
+stb=$?
+wait $pid
+sta=$?
+fenced="sf-exec: error: operator 'out': cannot commit a transaction on '$A': another producer with transactional id 'sf-test-fence' started since (another run of this job?)"
+view_ok=1
+committed_view eofence >"$d/records" 2>"$d/view.err" || view_ok=0
+if [[ $sta != 1 || $stb != 0 ]] || ! grep -q "^$fenced" "$d/a/run.log"; then
+  sf_bad sink-eo-fence "the first job exited $sta (expected 1, fenced), the second $stb" "$d/a/run.log" "$d/b/run.log"
+elif [[ $view_ok != 1 ]]; then
+  sf_bad sink-eo-fence "no committed view" "$d/view.err"
+elif why=$(python3 "$W/check_sink.py" "$W/big.csv" "$d/records" dups 2>&1); then
+  sf_ok sink-eo-fence "a second job with the same transactional_id fenced the first (its commit failed, naming the id); the committed view holds every row, $why of them twice (the first job's commits before the fence)"
+else
+  sf_bad sink-eo-fence "$why" "$d/b/run.log"
 fi
 
 # SIGKILL at random moments, each run --restore'd at another width, until one completes: a
