@@ -418,17 +418,14 @@ KafkaWriter *kafka_writer_open(const char *brokers, const char *topic, const cha
   return k;
 }
 
-int kafka_txn_begin(KafkaWriter *k, char *err, size_t cap) {
+/* Begins a transaction unless one is open. 0, or -1 with err. */
+static int txn_begin(KafkaWriter *k, char *err, size_t cap) {
   if (k->in_txn) return 0;
   rd_kafka_error_t *e = rd_kafka_begin_transaction(k->rk);
   if (e) return txn_error(k, "begin a transaction", e, err, cap);
   k->in_txn = true;
   k->last_offset = -1;
   return 0;
-}
-
-bool kafka_txn_open(const KafkaWriter *k) {
-  return k->in_txn;
 }
 
 int kafka_txn_commit(KafkaWriter *k, int timeout_ms, char *err, size_t cap) {
@@ -452,7 +449,7 @@ bool kafka_writer_last(const KafkaWriter *k, int32_t *partition, int64_t *offset
 
 int kafka_write(KafkaWriter *k, const void *key, size_t keylen, const void *value, size_t len, char *err, size_t cap) {
   if (k->failed) return delivery_error(k, err, cap);
-  if (k->txn_id && !k->in_txn && kafka_txn_begin(k, err, cap) < 0) return -1;
+  if (k->txn_id && txn_begin(k, err, cap) < 0) return -1;
   if (rd_kafka_produce(k->rkt, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY, (void *)value, len, key, key ? keylen : 0,
                        NULL) == 0) {
     rd_kafka_poll(k->rk, 0);

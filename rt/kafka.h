@@ -79,14 +79,11 @@ typedef struct KafkaWriter KafkaWriter;
  * transaction may stay open 15 minutes before the brokers abort it. */
 KafkaWriter *kafka_writer_open(const char *brokers, const char *topic, const char *txn_id, int timeout_ms,
                                KafkaLogFn *log, void *log_ctx, char *err, size_t cap);
-/* Transactional writers: kafka_txn_begin begins a transaction (0 when one is open already: writing
- * begins one too), kafka_txn_commit delivers what it holds and commits it, waiting at most
- * timeout_ms (0 when none is open), kafka_txn_open says whether one is. 0, or -1 with err (fenced:
- * another producer of the id started; the writer can only be closed then). Closing a writer aborts
- * the transaction it has open. */
-int kafka_txn_begin(KafkaWriter *k, char *err, size_t cap);
+/* Transactional writers: kafka_txn_commit delivers what the open transaction holds and commits it,
+ * waiting at most timeout_ms (0 when none is open: kafka_write begins one). 0, or -1 with err
+ * (fenced: another producer of the id started; the writer can only be closed then). Closing a
+ * writer aborts the transaction it has open. */
 int kafka_txn_commit(KafkaWriter *k, int timeout_ms, char *err, size_t cap);
-bool kafka_txn_open(const KafkaWriter *k);
 /* The partition and offset of the latest record acknowledged since the transaction began (since
  * the writer opened without one): false when none was. */
 bool kafka_writer_last(const KafkaWriter *k, int32_t *partition, int64_t *offset);

@@ -58,7 +58,6 @@
 #include "kafka.h"
 #include "keyed.h"
 
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
