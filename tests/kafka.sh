@@ -239,6 +239,15 @@ kafka_params() { # TOPIC [MORE PARAM LINES]
   echo "<param name=\"brokers\">$A</param><param name=\"topic\">$1</param>${2:-}"
 }
 HW='<param name="end">high-watermark</param>'
+# wait_ckpt MANIFEST PID: waits (10 s at most) until that checkpoint's MANIFEST exists, or PID ended
+wait_ckpt() {
+  for _ in $(seq 2000); do
+    [[ -f $1 ]] && return 0
+    kill -0 "$2" 2>/dev/null || return 1
+    sleep 0.005
+  done
+  return 1
+}
 KEYED='<operator name="agg" kind="Aggregate"><input stream="Rows"/><output stream="Sums" schema="Sum"/>
   <param name="partitionBy">key</param><param name="window">sliding 3</param>
   <set attr="total">sum(n)</set><set attr="last">max(ts)</set></operator>
@@ -375,7 +384,7 @@ if run restore-ref "$W/big-ref" "$W/big.xml" 1; then
   "$B/sf-xform" -w 1 "$W/big.xml" -o "$d/w1.xml" && "$B/sf-xform" -w 3 "$W/big.xml" -o "$d/w3.xml"
   (cd "$d" && exec "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.05 w1.xml) >"$d/run1.log" 2>&1 & # killed below
   pid=$!
-  for _ in $(seq 2000); do [[ -f $d/ck/ckpt-2/MANIFEST ]] && break; kill -0 $pid 2>/dev/null || break; sleep 0.005; done
+  wait_ckpt "$d/ck/ckpt-2/MANIFEST" $pid
   kill -KILL $pid 2>/dev/null
   wait $pid 2>/dev/null
   killed=$?
@@ -399,7 +408,7 @@ mkdir -p "$d"
 "$B/sf-xform" -w 1 "$W/big.xml" -o "$d/w1.xml"
 (cd "$d" && exec "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.05 w1.xml) >"$d/run1.log" 2>&1 & # killed below
 pid=$!
-for _ in $(seq 2000); do [[ -f $d/ck/ckpt-1/MANIFEST ]] && break; kill -0 $pid 2>/dev/null || break; sleep 0.005; done
+wait_ckpt "$d/ck/ckpt-1/MANIFEST" $pid
 kill -KILL $pid 2>/dev/null
 wait $pid 2>/dev/null
 killed=$?
@@ -703,7 +712,7 @@ mkdir -p "$d"
 "$B/sf-xform" -w 1 "$W/sinkk.xml" -o "$d/w1.xml" && "$B/sf-xform" -w 3 "$W/sinkk.xml" -o "$d/w3.xml"
 (cd "$d" && exec "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.05 --stats w1.xml) >"$d/run1.log" 2>&1 & # killed below
 pid=$!
-for _ in $(seq 2000); do [[ -f $d/ck/ckpt-2/MANIFEST ]] && break; kill -0 $pid 2>/dev/null || break; sleep 0.005; done
+wait_ckpt "$d/ck/ckpt-2/MANIFEST" $pid
 sleep 0.03 # records acknowledged after the checkpoint: written again by the restore
 kill -KILL $pid 2>/dev/null
 wait $pid 2>/dev/null
@@ -976,7 +985,7 @@ mkdir -p "$d"
 echo "stall-endtxn 40" >&"$MOCKFD"
 (cd "$d" && exec "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.05 w1.xml) >"$d/run1.log" 2>&1 &
 pid=$!
-for _ in $(seq 2000); do [[ -f $d/ck/ckpt-1/MANIFEST ]] && break; kill -0 $pid 2>/dev/null || break; sleep 0.005; done
+wait_ckpt "$d/ck/ckpt-1/MANIFEST" $pid
 sleep 1
 kill -KILL $pid 2>/dev/null
 wait $pid 2>/dev/null
@@ -1007,7 +1016,7 @@ mkdir -p "$d/a" "$d/b"
 "$B/sf-xform" "$W/eofence.xml" -o "$d/x.xml"
 (cd "$d/a" && exec timeout -k 5 "$SF_RUN_TIMEOUT" "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.05 ../x.xml) >"$d/a/run.log" 2>&1 &
 pid=$!
-for _ in $(seq 2000); do [[ -f $d/a/ck/ckpt-2/MANIFEST ]] && break; kill -0 $pid 2>/dev/null || break; sleep 0.005; done
+wait_ckpt "$d/a/ck/ckpt-2/MANIFEST" $pid
 (cd "$d/b" && timeout -k 5 "$SF_RUN_TIMEOUT" "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.05 ../x.xml) >"$d/b/run.log" 2>&1
 stb=$?
 wait $pid
