@@ -29,9 +29,9 @@
 # One line per case: OK or FAIL with timings; a failure shows what differs or the launcher's log
 # and keeps the work directory (its path is printed). Exits 1 if anything failed.
 #
-# Ports: a random base per run (20000 + RANDOM % 30000, or SF_PORT_BASE), three fresh ports per case,
-# each checked free with ss, so parallel ctest runs do not collide; a run that fails because a port
-# was taken between the check and the bind is retried once with other ports.
+# Ports: a random base per run below the ephemeral range (lib.sh, or SF_PORT_BASE), three fresh
+# ports per case, each checked free with ss, so parallel ctest runs do not collide; a run that fails
+# because a port was taken between the check and the bind is retried once with other ports.
 #
 # Environment: SF_WIDTHS (default "1 2 3 4"), SF_DIST_SEEDS (default "1 2 ... 15"; "" for none),
 # SF_RUN_TIMEOUT (seconds per run, default 120), SF_KEEP=1 keeps every work directory.

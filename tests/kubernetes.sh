@@ -158,8 +158,19 @@ if [[ -s $work/cmds.sh ]]; then
       eval "exec timeout -k 5 60 $args") >"$work/$h.log" 2>&1 &
     pids+=($!)
   done <"$work/cmds.sh"
-  st=0
-  for p in "${pids[@]}"; do wait "$p" || st=$?; done
+  # The pods wait up to their --connect-timeout (300 s) for a peer: when one of them fails (a port
+  # taken, say), stop the others at once rather than after the 60 s timeout, and show the logs.
+  st=0 left=${#pids[@]}
+  while ((left > 0)); do
+    wait -n "${pids[@]}" 2>/dev/null
+    s=$?
+    ((s == 127)) && break # none left
+    left=$((left - 1))
+    if [[ $s != 0 && $st == 0 ]]; then
+      st=$s
+      kill "${pids[@]}" 2>/dev/null
+    fi
+  done
   if [[ $st != 0 ]]; then
     sf_bad run "the pods' commands failed (exit $st)" "$work/h0.log" "$work/h1.log" "$work/h2.log"
   elif ! cmp -s "$work/seq/out/vwap_bars.csv" "$work/data/work/out/vwap_bars.csv"; then

@@ -191,23 +191,28 @@ sf_ok() { # CASE WHAT
 sf_bad() { # CASE WHAT [LOG...]
   local c=$1 what=$2 f
   shift 2
-  printf '%-*s FAIL  %s (work dir %s)\n' "${SF_CASE_WIDTH:-14}" "$c" "$what" "$SF_WORK"
+  local w=${SF_WORK:-${SF_TMPDIRS[0]:-}}
+  printf '%-*s FAIL  %s (work dir %s)\n' "${SF_CASE_WIDTH:-14}" "$c" "$what" "$w"
   for f in "$@"; do
     [[ -f $f ]] || continue
     echo "    $(basename "$f"):"
     sed 's/^/    | /' "$f" | head -n 15
   done
-  sf_keep "$SF_WORK"
+  [[ -n $w ]] && sf_keep "$w"
   SF_FAILED=$((SF_FAILED + 1))
 }
 
-# Loopback ports for executors: each script takes fresh ones from a random base (20000 + RANDOM %
-# 30000, or $SF_PORT_BASE), so parallel ctest runs do not collide.
-# sf_port_free PORT: nothing listens on TCP port PORT (ss).
-sf_port_free() { ! ss -Htln "sport = :$1" 2>/dev/null | grep -q .; }
-# sf_next_ports N: sets P0 ... P(N-1) to the next N consecutive ports that nothing listens on (after
-# 64000 it goes on from 20000); returns 1 with a message when 100 tries found none.
-SF_NEXT_PORT=${SF_PORT_BASE:-$((20000 + RANDOM % 30000))}
+# Loopback ports for executors: each script takes fresh ones from a random base (or $SF_PORT_BASE),
+# so parallel ctest runs do not collide. The ports lie below the kernel's ephemeral range, so that
+# another test's outgoing connection cannot take one between the check and the executor's bind.
+# sf_port_free PORT: no TCP socket, listening or not, has PORT as its local port (ss).
+sf_port_free() { ! ss -Htan "sport = :$1" 2>/dev/null | grep -q .; }
+# sf_next_ports N: sets P0 ... P(N-1) to the next N consecutive free ports (after the top of the
+# range it goes on from its bottom); returns 1 with a message when 100 tries found none.
+SF_PORT_LO=10000
+SF_PORT_HI=$(($(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768) - 100))
+((SF_PORT_HI < 20000)) && SF_PORT_HI=64000
+SF_NEXT_PORT=${SF_PORT_BASE:-$((SF_PORT_LO + RANDOM % (SF_PORT_HI - SF_PORT_LO)))}
 sf_next_ports() { # N
   local n=$1 tries=0 i free
   while :; do
@@ -217,7 +222,7 @@ sf_next_ports() { # N
       sf_port_free $((SF_NEXT_PORT + i)) || free=0
     done
     SF_NEXT_PORT=$((SF_NEXT_PORT + n))
-    ((SF_NEXT_PORT > 64000)) && SF_NEXT_PORT=20000
+    ((SF_NEXT_PORT > SF_PORT_HI)) && SF_NEXT_PORT=$SF_PORT_LO
     ((free)) && return 0
     ((++tries > 100)) && { echo "error: no free ports found" >&2; return 1; }
   done
