@@ -415,6 +415,8 @@ killed=$?
 if [[ $killed != 137 ]]; then
   sf_bad restore-bad "the job ended ($killed) before checkpoint 1 was complete" "$d/run1.log"
 else
+  # a later checkpoint may have completed between the poll and the kill: as if killed right after 1
+  for c in "$d"/ck/ckpt-*; do [[ ${c##*/ckpt-} -gt 1 ]] && rm -rf "$c"; done
   cp -a "$d/ck" "$d/ck-cut"
   # the snapshot: u64 partitions, then per partition i64 number, next offset, end: partition 0's
   # next offset is the u64 at byte 16
