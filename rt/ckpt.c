@@ -8,7 +8,8 @@
  * the position is the same for every source, an operator joining several sources (a fan-in ordered
  * by position) sees its inputs cut at one place. A source that had already passed P(K) when it
  * heard of the request puts no barrier: a fan-in then drops the others' barrier K and the
- * checkpoint never completes (the next one will).
+ * checkpoint never completes (the next one will). An input that has ended counts as aligned, and
+ * the operators that finished write finished snapshots ("operators that finished", below).
  *
  * The coordinator picks P(K) a little ahead of the furthest source (the margin grows when a
  * checkpoint does not complete in time): in one process the executor itself; between hosts the
@@ -55,6 +56,7 @@
 /* ---- writing a checkpoint ---- */
 
 static void ctl_part_done(Exec *x, uint64_t id);
+static int publish_finished(Exec *x, uint64_t id, uint64_t pos);
 
 /* Every part of checkpoint id is done: the manifest lists the snapshots, written last. */
 static void try_manifest(Exec *x, uint64_t id, uint64_t pos) {
@@ -82,15 +84,18 @@ static int take_state(Node *n, uint64_t id, Buf *state, size_t *clock_len) {
   return 0;
 }
 
-/* Writes n's snapshot file for checkpoint id at position pos with the driver counters given, and
+/* Writes n's snapshot file for checkpoint id at position pos with the driver counters given (a
+ * finished one when finished: state is then empty), and
  * when it was the executor's last one for id, the host's done file (and the manifest when every
  * host's is there). 0, or -1 with the failure recorded. */
-static int write_snapshot(Node *n, uint64_t id, uint64_t pos, uint64_t next_seq, uint64_t taken, const Buf *state) {
+static int write_snapshot(Node *n, uint64_t id, uint64_t pos, uint64_t next_seq, uint64_t taken, const Buf *state,
+                          bool finished) {
   Exec *x = n->inst.exec;
   Ckpt *ck = x->ck;
   Buf b;
   buf_init(&b);
-  CkptSnapHead head = { .id = id, .graph = ck->graph, .name = n->op->name, .fingerprint = ckptdir_op_fingerprint(n->op) };
+  CkptSnapHead head = { .id = id, .graph = ck->graph, .name = n->op->name, .fingerprint = ckptdir_op_fingerprint(n->op),
+                        .finished = finished };
   ckptdir_snap_encode(&b, &head, next_seq, taken, pos, state->p, state->n);
 
   char path[PATH_MAX], file[300];
@@ -245,7 +250,8 @@ static int on_control(void *ctx, const char *from, const WireCtl *m, char *why, 
       return -1;
     }
     ck->ctl_heard = m->ckpt;
-    if (ck->sources.n) ckpt_publish(ck, m->ckpt, m->pos);
+    ckpt_publish(ck, m->ckpt, m->pos);
+    publish_finished(x, m->ckpt, m->pos); /* (a failure is the job's: exec_fail) */
     return 0;
   case WIRE_CKPT_COMPLETE:
     if (m->ckpt > ck->ctl_heard) {
@@ -260,18 +266,83 @@ static int on_control(void *ctx, const char *from, const WireCtl *m, char *why, 
   return -1;
 }
 
+/* ---- operators that finished ----
+ * An operator whose input ended before a checkpoint's position has nothing of it left to take in:
+ * its part of the checkpoint is that it finished. Once it has, it writes a finished snapshot
+ * (CkptSnapHead.finished, with an empty state) of the checkpoint pending then, unless it took that
+ * one's barrier, and of every one requested later; a restore brings it back finished: it does not
+ * run, and emits nothing but its end (restore_node in ckpt_restore.c, flow.c). Downstream, a fan-in
+ * counts an input at its end as aligned (order.c). So a job that merges a short input with a long
+ * one goes on taking checkpoints after the short one ended. A sink is the exception: what it does
+ * at its end (a FileSink's file, renamed at the job's commit; a KafkaSink's last transaction) is
+ * not an empty state, so once a sink has finished while local sources still run no checkpoint is
+ * requested any more, which sf-exec says; what it wrote is committed at the end of the job.
+ *
+ * Which writes n's part of a checkpoint is decided under ck->mu (claim): the barrier's snapshot on
+ * n's thread, or the finished one on n's thread when it finishes or on the thread that publishes a
+ * request (publish_finished) after it has. */
+
+/* Whether n's part of checkpoint id is still to be written (and n has finished, if_finished); when
+ * so it is claimed. Takes ck->mu. */
+static bool claim(Ckpt *ck, Node *n, uint64_t id, bool if_finished) {
+  pthread_mutex_lock(&ck->mu);
+  bool mine = id > n->ck_written && (!if_finished || n->ck_finished);
+  if (mine) n->ck_written = id;
+  pthread_mutex_unlock(&ck->mu);
+  return mine;
+}
+
+static int write_finished(Node *n, uint64_t id, uint64_t pos) {
+  Buf none;
+  buf_init(&none);
+  return write_snapshot(n, id, pos, 0, 0, &none, true);
+}
+
+/* Request id (at pos) was published here: every local operator that has finished writes its part.
+ * 0, or -1 with the failure recorded. */
+static int publish_finished(Exec *x, uint64_t id, uint64_t pos) {
+  Ckpt *ck = x->ck;
+  for (int i = 0; i < x->nnodes; i++) {
+    Node *n = &x->nodes[i];
+    if (n->local && claim(ck, n, id, true) && write_finished(n, id, pos) < 0) return -1;
+  }
+  return 0;
+}
+
+int ckpt_finished(Node *n) {
+  Exec *x = n->inst.exec;
+  Ckpt *ck = x->ck;
+  if (!ck) return 0;
+  if (n->op->noutputs == 0) { /* a sink */
+    if (atomic_load(&ck->sources_live) > 0 && !atomic_exchange(&ck->sink_ended, true))
+      rt_note(&n->inst, "the sink finished while other sources still run: no checkpoint is taken from now on "
+              "(what it wrote is committed at the end of the job)");
+    atomic_store(&ck->sink_ended, true);
+    return 0;
+  }
+  pthread_mutex_lock(&ck->mu);
+  n->ck_finished = true;
+  pthread_mutex_unlock(&ck->mu);
+  /* the request pending now (publish_finished sees ck_finished for any later one) */
+  uint64_t id = atomic_load_explicit(&ck->req, memory_order_acquire);
+  if (id <= ck->restored || !claim(ck, n, id, false)) return 0; /* (the restored one: every operator has its part) */
+  return write_finished(n, id, atomic_load_explicit(&ck->req_pos[id % CK_SLOTS], memory_order_relaxed));
+}
+
 int ckpt_snapshot(Node *n, Item barrier) {
   Exec *x = n->inst.exec;
   if (!x->ck) return 0;
   Group *g = n->group;
   if (g && g->entry == n && g->driver == DRIVE_TIME) return 0; /* its driver took it (ckpt_time_cut) */
+  if (!claim(x->ck, n, barrier.ckpt, false)) return 0; /* (cannot be: it has not finished) */
   Buf state;
   buf_init(&state);
   size_t clock_len;
   int rc = take_state(n, barrier.ckpt, &state, &clock_len);
   bool driver = g && g->entry == n && g->driver != DRIVE_SINGLE;
   if (rc == 0)
-    rc = write_snapshot(n, barrier.ckpt, barrier.ckpt_pos, driver ? g->next_seq : 0, driver ? g->taken : 0, &state);
+    rc = write_snapshot(n, barrier.ckpt, barrier.ckpt_pos, driver ? g->next_seq : 0, driver ? g->taken : 0, &state,
+                        false);
   buf_release(&state);
   return rc;
 }
@@ -290,7 +361,9 @@ int ckpt_time_write(Node *n, const Buf *log) {
   buf_append(&state, g->tck_state.p, g->tck_clock_len);
   snap_bytes(&state, log->p, log->n);
   buf_append(&state, g->tck_state.p + g->tck_clock_len, g->tck_state.n - g->tck_clock_len);
-  int rc = write_snapshot(n, g->tck_barrier.ckpt, g->tck_barrier.ckpt_pos, g->tck_pos, g->taken, &state);
+  int rc = claim(n->inst.exec->ck, n, g->tck_barrier.ckpt, false)
+             ? write_snapshot(n, g->tck_barrier.ckpt, g->tck_barrier.ckpt_pos, g->tck_pos, g->taken, &state, false)
+             : 0;
   buf_release(&state);
   return rc;
 }
@@ -323,11 +396,12 @@ void ckpt_publish(Ckpt *ck, uint64_t id, uint64_t pos) {
   atomic_store_explicit(&ck->req, id, memory_order_release);
 }
 
-/* How far the furthest local source has got. */
+/* How far the furthest local source still running has got. */
 static uint64_t furthest(Ckpt *ck) {
   uint64_t max = 0;
   for (int i = 0; i < ck->sources.n; i++) {
     Node *n = ck->sources.items[i];
+    if (atomic_load_explicit(&n->ck_ended, memory_order_relaxed)) continue; /* it places no barrier */
     uint64_t p = atomic_load_explicit(&n->ck_pos, memory_order_relaxed);
     if (p > max) max = p;
   }
@@ -365,7 +439,7 @@ void ckpt_tick(Exec *x) {
     store_max(&ck->done, ck->complete);
     if (!ck->ctl) metrics_complete(x, ck->complete, now - ck->req_time); /* (ctl: ctl_complete counted it) */
   }
-  if (atomic_load(&ck->source_ended) || now < ck->next_at) return;
+  if (atomic_load(&ck->sources_live) == 0 || atomic_load(&ck->sink_ended) || now < ck->next_at) return;
   double timeout = ck->interval * 5 > 2 ? ck->interval * 5 : 2;
   if (ck->last_req > ck->complete) {
     if (now - ck->req_time < timeout) return; /* the last one is still on its way */
@@ -384,6 +458,7 @@ void ckpt_tick(Exec *x) {
   }
   ckpt_publish(ck, id, pos);
   if (ck->ctl) remote_ctl_send(x->remote, NULL, &(WireCtl){ .kind = WIRE_CKPT_REQUEST, .ckpt = id, .pos = pos });
+  publish_finished(x, id, pos); /* (a failure is the job's: exec_fail) */
   ck->last_req = id;
   ck->req_time = now;
   ck->next_at = now + ck->interval;
@@ -513,6 +588,7 @@ int ckpt_prepare(Exec *x) {
     ck->nlocal++;
     if (n->nslots == 0) ptrvec_push(x->arena, &ck->sources, n);
   }
+  atomic_store(&ck->sources_live, ck->sources.n);
   ck->coordinator = !ck->distributed || (first_source_host && !strcmp(first_source_host, ck->host));
   atomic_store(&x->ck_metrics.coordinator, ck->coordinator);
   ck->self = -1;
@@ -607,8 +683,11 @@ int ckpt_start(Exec *x) {
   return rc;
 }
 
-void ckpt_source_ended(Exec *x) {
-  if (x->ck) atomic_store(&x->ck->source_ended, true);
+void ckpt_source_ended(Node *n) {
+  Ckpt *ck = n->inst.exec->ck;
+  if (!ck) return;
+  atomic_store(&n->ck_ended, true);
+  atomic_fetch_sub(&ck->sources_live, 1);
 }
 
 void ckpt_finish(Exec *x, bool ok) {

@@ -41,7 +41,8 @@ typedef struct Ckpt {
   int nlocal;               /* local operators: each writes a snapshot per checkpoint (plan) */
   atomic_ullong req;        /* the latest requested checkpoint (atomic, release after req_pos) */
   atomic_ullong req_pos[CK_SLOTS]; /* position of request K at K % CK_SLOTS (atomic) */
-  atomic_bool source_ended; /* a local source ended: no more checkpoints (atomic) */
+  atomic_int sources_live;  /* local sources whose run has not returned (atomic) */
+  atomic_bool sink_ended;   /* a local sink finished: no more checkpoints (atomic) */
   atomic_ullong done;       /* the newest checkpoint known complete (atomic; sinks read it) */
   pthread_mutex_t mu;       /* the counts, and the coordinator's record of the hosts done */
   struct {

@@ -208,7 +208,7 @@ static const Op *assigning_split(const Op *op) {
 static bool counters_agree(Exec *x, const Loaded *l, const Node *n, char *why, size_t cap) {
   const Group *g = n->group;
   if (!g || g->entry != n || g->driver == DRIVE_SINGLE || g->driver == DRIVE_SRC || g->driver == DRIVE_TIME ||
-      l->snaps[n->op->index].n == 0)
+      l->snaps[n->op->index].n == 0 || l->snaps[n->op->index].s[0].finished)
     return true;
   const CkptSnap *m = &l->snaps[n->op->index].s[0];
   const Op *split = assigning_split(n->op);
@@ -299,6 +299,19 @@ static int restore_node(Exec *x, Node *n, NodeSnaps *ns, uint64_t id, char *why,
   Ckpt *ck = x->ck;
   CkptSnap *first = &ns->s[0];
   Group *g = n->group;
+  int finished = 0;
+  for (int k = 0; k < ns->n; k++) finished += ns->s[k].finished;
+  if (finished) { /* it had finished: it does not run again (ckpt.c, "operators that finished") */
+    if (finished < ns->n)
+      return snprintf(why, cap, "operator '%s': the snapshots of its replicas disagree on whether it had finished",
+                      n->op->name), 0;
+    if (n->op->noutputs == 0)
+      return snprintf(why, cap, "operator '%s': a sink's snapshot says it had finished, which sf-exec never writes",
+                      n->op->name), 0;
+    n->restored_finished = true;
+    n->ck_taking = n->ck_seen = id;
+    return 1;
+  }
   if (g && g->entry == n && g->driver == DRIVE_TIME) g->out_pos = first->next_seq; /* (ckpt_time_write) */
   if (g && g->entry == n && g->driver != DRIVE_SINGLE && g->driver != DRIVE_TIME) {
     g->next_seq = first->next_seq;
@@ -344,6 +357,7 @@ static int restore_node(Exec *x, Node *n, NodeSnaps *ns, uint64_t id, char *why,
 static int reset_node(Exec *x, Node *n) {
   if (n->inst.impl->close) n->inst.impl->close(&n->inst, false);
   n->inst.state = NULL;
+  n->restored_finished = false;
   n->ck_seen = n->ck_prev = 0;
   atomic_store(&n->ck_pos, 0);
   clock_reset(n);

@@ -10,7 +10,8 @@
  *                             it (u32); the payload is the ordered driver's
  *                             counters (u64 next seq, u64 tuples taken; zeros for others), the
  *                             barrier's position (u64), then the kind's own snapshot (u64 length +
- *                             bytes, rt.h's OpKindImpl.snapshot)
+ *                             bytes, rt.h's OpKindImpl.snapshot); an operator that had finished
+ *                             has an empty one followed by u64 1 (SNAP_FINISHED)
  *   DIR/ckpt-K/host-H.done    every operator of host H ("all" in one process) wrote its file
  *   DIR/ckpt-K/MANIFEST       written last, by the coordinator once every host is done: "sf-checkpoint
  *                             2", "id K", "graph IDENTITY NAME" (16 hex digits, the graph's name),
@@ -44,6 +45,7 @@
 
 static const char MAGIC[8] = "SFCKPT2\n";
 static const char MAGIC_ANY[6] = "SFCKPT"; /* a snapshot of any version (removable as sf's) */
+enum { SNAP_FINISHED = 1 }; /* the mark after a finished operator's (empty) state */
 
 const char *ckptdir_strerror(int e) {
   if (e == CKPTDIR_NOT_REGULAR) return "not a regular file";
@@ -530,6 +532,7 @@ void ckptdir_snap_encode(Buf *b, const CkptSnapHead *head, uint64_t next_seq, ui
   snap_u64(&payload, taken);
   snap_u64(&payload, pos);
   snap_bytes(&payload, state ? state : "", nstate);
+  if (head->finished) snap_u64(&payload, SNAP_FINISHED); /* (absent otherwise: the bytes of before) */
   snap_bytes(b, payload.p, payload.n);
   buf_release(&payload);
   uint32_t crc = (uint32_t)crc32(0L, (const Bytef *)b->p + start, (uInt)(b->n - start));
@@ -566,6 +569,8 @@ bool ckptdir_snap_load(const char *dir, uint64_t id, const char *name, const cha
   s->pos = snap_get_u64(&p);
   size_t slen;
   const unsigned char *st = snap_get_bytes(&p, &slen);
+  s->finished = !p.bad && p.off < p.n; /* a finished operator's mark, after its empty state */
+  if (s->finished && (snap_get_u64(&p) != SNAP_FINISHED || slen != 0)) p.bad = true;
   if (!snap_done(&p)) return snprintf(why, cap, "'%s' is malformed", file), false;
   s->state = (SnapIn){ .p = st, .n = slen };
   return true;

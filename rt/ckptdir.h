@@ -83,6 +83,9 @@ typedef struct CkptSnapHead {
   uint64_t graph;       /* the graph's identity (ckptdir_graph_identity) */
   const char *name;     /* the operator */
   uint64_t fingerprint; /* its definition (ckptdir_op_fingerprint) */
+  bool finished;        /* the operator had finished (its input ended, its end handled) before the
+                           checkpoint's position: a restore brings it back finished, and the kind's
+                           state is empty */
 } CkptSnapHead;
 
 /* A snapshot file's contents, decoded. */
@@ -91,6 +94,7 @@ typedef struct CkptSnap {
   size_t n;
   uint64_t graph, fingerprint;   /* what it belongs to (CkptSnapHead) */
   uint64_t next_seq, taken, pos; /* the ordered driver's counters, the barrier's position */
+  bool finished;                 /* CkptSnapHead's */
   SnapIn state;                  /* the kind's own snapshot */
 } CkptSnap;
 

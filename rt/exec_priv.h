@@ -151,6 +151,12 @@ struct Node {
   uint64_t ck_seen;     /* the last checkpoint request it has dealt with (thread) */
   uint64_t ck_prev;     /* src of its previous tuple + 1 (0: none yet) (thread) */
   uint64_t ck_taking;   /* the checkpoint its snapshot is being taken for, or restored from (thread) */
+  atomic_bool ck_ended; /* a source whose run returned (atomic: the coordinator reads it) */
+  /* checkpoints, every operator (ckpt.c, "Operators that finished") */
+  uint64_t ck_written;  /* the newest checkpoint it wrote or claimed its snapshot of (ck->mu) */
+  bool ck_finished;     /* it finished: its part of later checkpoints is a finished snapshot (ck->mu) */
+  bool restored_finished; /* --restore: it had finished at the checkpoint: it does not run again and
+                             emits only its end (set before the threads start; then its thread's) */
   /* event time (clock.c) */
   struct Clock *clock;  /* a source declaring `time`: its clock (plan; thread) */
   int64_t *slot_tick;   /* a fan-in below a source with event time: each input's latest tick (plan;
@@ -172,6 +178,8 @@ struct Group {
   uint64_t *floor;            /* per slot: key (seq or src) of the last item taken: later ones are not
                                  smaller (thread) */
   bool *floor_known;          /* per slot: an item was taken (thread) */
+  uint64_t *slot_ckpt;        /* fan-in (DRIVE_SRC): per slot, the newest checkpoint whose barrier it
+                                 had (thread) */
   bool by_src;                /* ordered by src (fan-in) rather than seq (plan) */
   uint64_t next_seq;          /* DRIVE_SEQ: next expected seq (thread) */
   uint64_t out_src;           /* seqpulse channel merge: src of the last tuple delivered (thread) */
@@ -306,8 +314,13 @@ void ckpt_finish(Exec *x, bool ok);
  * checkpoint's position, its snapshot is taken and the barrier goes down its outputs first.
  * n's thread. 0, or -1 when the job is failing. */
 int ckpt_source_emit(Node *n);
-/* A local source ended its stream: no checkpoint is requested any more (one could not complete). */
-void ckpt_source_ended(Exec *x);
+/* Source n's run returned: it is no longer one the coordinator places positions ahead of, and once
+ * every local source has ended no checkpoint is requested any more. */
+void ckpt_source_ended(Node *n);
+/* n finished (its end handled and forwarded): its part of the checkpoint pending now, if it has
+ * none, and of every later one is a finished snapshot; a sink's end stops the checkpoints instead.
+ * n's thread, holding no lock. 0, or -1 with the failure recorded. */
+int ckpt_finished(Node *n);
 /* A barrier reached n (aligned on all its inputs): n's part of the checkpoint is written. n's
  * thread, holding no lock. 0, or -1 with the failure recorded. */
 int ckpt_snapshot(Node *n, Item barrier);

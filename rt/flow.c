@@ -542,6 +542,13 @@ static int forward_all(Node *n, const Item *it) {
 
 /* ---- delivering an item to an operator ---- */
 
+/* A tuple reached n, which the checkpoint restored says had finished, so its inputs had too: the
+ * checkpoint cannot be one sf-exec wrote. */
+static int restored_finished_input(Node *n) {
+  return rt_fail(&n->inst, "the checkpoint restored says it had finished, yet a tuple reached it: the checkpoint "
+                 "directory was changed");
+}
+
 /* node_deliver's work, with fatal.c's slot naming n. */
 static int deliver(Node *n, int slot, const Item *it) {
   OpInst *op = &n->inst;
@@ -555,6 +562,7 @@ static int deliver(Node *n, int slot, const Item *it) {
   op->cur_born = it->kind == ITEM_TICK ? 0 : it->born;
   switch (it->kind) {
   case ITEM_TUPLE: {
+    if (n->restored_finished) return restored_finished_input(n);
     count_one(&op->n_in);
     if (n->latency && it->born) latency_record(n->latency, it->born);
     int rc = impl->process(op, port, it->t);
@@ -568,6 +576,7 @@ static int deliver(Node *n, int slot, const Item *it) {
     if (impl->window) return impl->window(op, port);
     return forward_all(n, it);
   case ITEM_KEYED: { /* a tuple to every kind but Split and Merge, which keep its place (cur_key) */
+    if (n->restored_finished) return restored_finished_input(n);
     count_one(&op->n_in);
     op->cur_born = 0;
     op->cur_key = it->key;
@@ -590,10 +599,13 @@ static int deliver(Node *n, int slot, const Item *it) {
     return forward_all(n, it);
   case ITEM_FINAL:
     if (--n->finals_left > 0) return 0;
-    if (n->clock && clock_source_end(n) < 0) return -1; /* the final tick goes first */
-    if (impl->final && impl->final(op) < 0) return -1;
+    if (!n->restored_finished) { /* (restored finished: its end was handled before the checkpoint) */
+      if (n->clock && clock_source_end(n) < 0) return -1; /* the final tick goes first */
+      if (impl->final && impl->final(op) < 0) return -1;
+    }
     n->finished = true;
-    return forward_all(n, it);
+    if (forward_all(n, it) < 0) return -1;
+    return ckpt_finished(n);
   }
   return 0;
 }

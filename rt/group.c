@@ -97,9 +97,9 @@ static void *group_main(void *arg) {
   if (g->source) {
     Node *n = g->source;
     const char *was = fatal_enter(n->label);
-    rc = n->inst.impl->run(&n->inst);
+    rc = n->restored_finished ? 0 : n->inst.impl->run(&n->inst); /* (restored finished: only its end) */
     fatal_leave(was);
-    ckpt_source_ended(x);
+    ckpt_source_ended(n);
     if (rc == 0 && !exec_stopping(x)) {
       n->finals_left = 1;
       rc = node_deliver(n, 0, &(Item){ .kind = ITEM_FINAL, .seq = n->inst.cur_seq, .src = n->inst.cur_src });

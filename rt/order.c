@@ -203,14 +203,21 @@ static Step step_seq(Group *g, Item *out) {
  * sent it down all of them). A fan-in's inputs come from different sources, each of which put the
  * barrier before the first tuple of the checkpoint's position; a source that had already passed
  * that position did not, and an input whose head is past the barrier (a later tuple, a later
- * barrier, its end) will never deliver it: the checkpoint cannot complete, and the barrier is
- * dropped wherever it waits (ckpt.c finds the checkpoint incomplete). */
+ * barrier) will never deliver it: the checkpoint cannot complete, and the barrier is dropped
+ * wherever it waits (ckpt.c finds the checkpoint incomplete). An input at its end whose barrier
+ * never came sent everything before its sender's part of the checkpoint: that sender finished
+ * without taking the barrier, so its part is a finished snapshot (ckpt.c, "operators that
+ * finished"), and the input counts as aligned, its end staying at its head. One whose barrier came
+ * and was dropped here does not: what followed it was taken in. (Positions cannot tell the two
+ * apart: a time-ordered fan-in above renumbers its stream, so an input's items after its barrier
+ * can come before another input's barrier.) */
 static Step align_barrier(Group *g, const Item *bh, Item *out) {
   int W = g->entry->nslots;
   bool missed = false;
   for (int s = 0; s < W; s++) {
     Item *h = head(g, s);
     if (h->kind == ITEM_BARRIER && h->ckpt == bh->ckpt) continue;
+    if (h->kind == ITEM_FINAL && g->by_src && g->slot_ckpt[s] < bh->ckpt) continue;
     if (h->kind == ITEM_PULSE || h->kind == ITEM_PROGRESS) {
       pop(g, s);
       return STEP_AGAIN;
@@ -219,17 +226,16 @@ static Step align_barrier(Group *g, const Item *bh, Item *out) {
       return broken_promise(g, "merge '%s': checkpoint barrier at %llu missing on a channel", bh->seq);
     missed = true;
   }
-  if (missed) {
-    uint64_t id = bh->ckpt;
-    for (int s = 0; s < W; s++) {
-      Item *h = head(g, s);
-      if (h->kind == ITEM_BARRIER && h->ckpt == id) pop(g, s);
+  uint64_t id = bh->ckpt;
+  if (!missed) *out = *bh;
+  for (int s = 0; s < W; s++) {
+    Item *h = head(g, s);
+    if (h->kind == ITEM_BARRIER && h->ckpt == id) {
+      g->slot_ckpt[s] = id;
+      pop(g, s);
     }
-    return STEP_AGAIN;
   }
-  *out = *bh;
-  for (int s = 0; s < W; s++) pop(g, s);
-  return STEP_DELIVER;
+  return missed ? STEP_AGAIN : STEP_DELIVER;
 }
 
 /* seqpulse (by seq) and fan-in (by src, DRIVE_SRC): the smallest head, once every slot has one, or
@@ -352,8 +358,11 @@ static int64_t time_key(const Group *g, int s, const Item *h) {
  * them again) and after the entry's snapshot. Once every input's barrier came, the record goes into
  * the entry's snapshot (ckpt_time_write), and a restore puts each input's recorded items in front
  * of what its source sends again (order_time_restore): the same items at each head as at the cut,
- * so the merge goes on in the same order. An input that ends before its barrier, or a newer
- * checkpoint's barrier first, means the checkpoint cannot complete: what was recorded is dropped. */
+ * so the merge goes on in the same order. An input at its end (or at its final tick, with its end
+ * behind it) is past the cut like one whose barrier came: what sent it finished and sends nothing
+ * again (ckpt.c, "operators that finished").
+ * A newer checkpoint's barrier first means the checkpoint cannot complete: what was recorded is
+ * dropped. */
 
 /* Records item it, taken from slot s, when a checkpoint is in progress and s's barrier has not come:
  * its kind, then a tuple's values or a tick's time. */
@@ -374,6 +383,54 @@ static void tck_drop(Group *g) {
   g->tck_id = 0;
 }
 
+/* Slot s is past the cut of the checkpoint in progress: its barrier came, or its end (what sent it
+ * finished: ckpt.c, "operators that finished"; it has nothing more to record). Once every slot is,
+ * the record goes into the entry's snapshot. 0, or -1 after a failure. */
+static int tck_slot_done(Group *g, int s) {
+  int W = g->entry->nslots;
+  g->tck_seen[s] = true;
+  for (int k = 0; k < W; k++)
+    if (!g->tck_seen[k]) return 0;
+  Buf log; /* every input's record: their number, then per input its items' number and the items */
+  buf_init(&log);
+  snap_u64(&log, (uint64_t)W);
+  for (int k = 0; k < W; k++) {
+    snap_u64(&log, g->tck_nlog[k]);
+    buf_append(&log, g->tck_log[k].p, g->tck_log[k].n);
+  }
+  int rc = ckpt_time_write(g->entry, &log);
+  buf_release(&log);
+  tck_drop(g);
+  return rc;
+}
+
+/* The item after slot s's head (there is one), or NULL when it has not come yet. A batch in the
+ * queue stays where it is until this thread takes it. */
+static const Item *after_head(Group *g, int s) {
+  Batch *b = g->cur[s];
+  if (b->next + 1 < b->n) return &b->items[b->next + 1];
+  Queue *q = g->entry->in[s]->q;
+  const Item *it = NULL;
+  if (!g->order_locked) pthread_mutex_lock(&g->mu);
+  if (q->count > 0 && q->ring[q->head]->next < q->ring[q->head]->n) it = &q->ring[q->head]->items[q->ring[q->head]->next];
+  if (!g->order_locked) pthread_mutex_unlock(&g->mu);
+  return it;
+}
+
+/* Whether slot s, its head h, is at its end while a checkpoint is being cut and s's barrier has
+ * not come: its end, or its final tick with its end after it (the final tick waits at the head
+ * until every input reaches it, which is when the merge ends). The final tick is recorded now, for
+ * it will be taken after the cut and its sender does not send it again. */
+static bool tck_at_end(Group *g, int s, const Item *h) {
+  if (!g->tck_id || g->tck_seen[s]) return false;
+  if (h->kind == ITEM_FINAL) return true;
+  if (h->kind != ITEM_TICK || h->tick != TICK_FINAL) return false;
+  const Item *next = after_head(g, s);
+  if (!next || next->kind != ITEM_FINAL) return false;
+  tck_record(g, s, h);
+  return true;
+}
+
 /* Barrier *h at slot s's head. STEP_DELIVER with the barrier in *out when it is the first of its
  * checkpoint (the cut), STEP_AGAIN when it was taken otherwise, STEP_FAIL after a failure. */
 static Step time_barrier(Group *g, int s, Item *out) {
@@ -381,22 +438,7 @@ static Step time_barrier(Group *g, int s, Item *out) {
   int W = g->entry->nslots;
   pop(g, s);
   if (!g->exec->ck || b.ckpt < g->tck_id || (b.ckpt <= g->tck_last && b.ckpt != g->tck_id)) return STEP_AGAIN;
-  if (b.ckpt == g->tck_id) {
-    g->tck_seen[s] = true;
-    for (int k = 0; k < W; k++)
-      if (!g->tck_seen[k]) return STEP_AGAIN;
-    Buf log; /* every input's record: their number, then per input its items' number and the items */
-    buf_init(&log);
-    snap_u64(&log, (uint64_t)W);
-    for (int k = 0; k < W; k++) {
-      snap_u64(&log, g->tck_nlog[k]);
-      buf_append(&log, g->tck_log[k].p, g->tck_log[k].n);
-    }
-    int rc = ckpt_time_write(g->entry, &log);
-    buf_release(&log);
-    tck_drop(g);
-    return rc < 0 ? STEP_FAIL : STEP_AGAIN;
-  }
+  if (b.ckpt == g->tck_id) return tck_slot_done(g, s) < 0 ? STEP_FAIL : STEP_AGAIN;
   /* the first barrier of a newer checkpoint (one in progress cannot complete then) */
   if (!g->tck_seen) {
     Arena *a = g->exec->arena;
@@ -407,10 +449,11 @@ static Step time_barrier(Group *g, int s, Item *out) {
     buf_init(&g->tck_state);
   }
   for (int k = 0; k < W; k++) {
-    g->tck_seen[k] = k == s;
+    g->tck_seen[k] = false;
     buf_reset(&g->tck_log[k]);
     g->tck_nlog[k] = 0;
   }
+  g->tck_seen[s] = true;
   g->tck_id = g->tck_last = b.ckpt;
   /* its place in the merged stream: after every item delivered, before every later one (the
    * checkpoint's position stays in ckpt_pos, for the snapshots). With P(K) as its src it would
@@ -423,7 +466,7 @@ static Step time_barrier(Group *g, int s, Item *out) {
     snprintf(g->fail, sizeof g->fail, "operator '%s': its snapshot failed", g->entry->op->name);
     return STEP_FAIL;
   }
-  *out = b;
+  *out = b; /* (an input at its end is past the cut: step_time counts it) */
   return STEP_DELIVER;
 }
 
@@ -446,6 +489,7 @@ static Step step_time(Group *g, Item *out) {
       return STEP_AGAIN;
     }
     if (h->kind == ITEM_BARRIER) return time_barrier(g, s, out);
+    if (tck_at_end(g, s, h)) return tck_slot_done(g, s) < 0 ? STEP_FAIL : STEP_AGAIN; /* past the cut */
     if (h->kind == ITEM_WINDOW) {
       *out = *h;
       tck_record(g, s, h);
@@ -453,10 +497,7 @@ static Step step_time(Group *g, Item *out) {
       out->seq = out->src = g->out_pos;
       return STEP_DELIVER;
     }
-    if (h->kind == ITEM_FINAL) {
-      if (g->tck_id && !g->tck_seen[s]) tck_drop(g); /* it ended before its barrier */
-      continue;
-    }
+    if (h->kind == ITEM_FINAL) continue;
     int64_t k = time_key(g, s, h);
     if (!bh || k < bk || (k == bk && h->kind == ITEM_TICK && bh->kind != ITEM_TICK)) {
       best = s;

@@ -112,6 +112,7 @@ static void plan_groups(Exec *x) {
     gr->cur = arena_alloc(x->arena, sizeof(Batch *) * (size_t)(n->nslots + 1));
     gr->floor = arena_alloc(x->arena, sizeof(uint64_t) * (size_t)(n->nslots + 1));
     gr->floor_known = arena_alloc(x->arena, sizeof(bool) * (size_t)(n->nslots + 1));
+    gr->slot_ckpt = arena_alloc(x->arena, sizeof(uint64_t) * (size_t)(n->nslots + 1));
     if (op->kind == KIND_MERGE) {
       const char *order = op_param(op, "order");
       gr->driver = n->nslots == 1 ? DRIVE_SINGLE

@@ -84,6 +84,47 @@ START_TEST(test_paths) {
 }
 END_TEST
 
+/* an operator that had finished: an empty state and the mark, read back as finished; the mark
+ * after a state that is not empty is refused (sf-exec never writes one) */
+START_TEST(test_finished_snapshot) {
+  make("ckpt-5");
+  Buf b;
+  buf_init(&b);
+  CkptSnapHead head = { .id = 5, .graph = 0x1234, .name = "src", .fingerprint = 0x99, .finished = true };
+  ckptdir_snap_encode(&b, &head, 0, 0, 40, "", 0);
+  char path[PATH_MAX];
+  ck_assert_int_eq(ckptdir_path(path, sizeof path, dir, 5, "src.snap"), 0);
+  ck_assert_int_eq(ckptdir_write_file(path, b.p, b.n, false), 0);
+  buf_reset(&b);
+  head.name = "bad";
+  ckptdir_snap_encode(&b, &head, 0, 0, 40, "xy", 2);
+  ck_assert_int_eq(ckptdir_path(path, sizeof path, dir, 5, "bad.snap"), 0);
+  ck_assert_int_eq(ckptdir_write_file(path, b.p, b.n, false), 0);
+  buf_release(&b);
+  write_snap(5, "agg", 40, "st");
+  ck_assert_int_eq(ckptdir_write_manifest(dir, 5, 40, 0x1234, "t"), 0);
+  char why[512] = "";
+  char *manifest = ckptdir_read_manifest(dir, 5, why, sizeof why);
+  ck_assert_msg(manifest != NULL, "%s", why);
+  CkptSnap s = { 0 };
+  ck_assert_msg(ckptdir_snap_load(dir, 5, "src", manifest, &s, why, sizeof why), "%s", why);
+  ck_assert(s.finished);
+  ck_assert_uint_eq(s.state.n, 0);
+  ck_assert_uint_eq(s.pos, 40);
+  free(s.bytes);
+  memset(&s, 0, sizeof s);
+  ck_assert_msg(ckptdir_snap_load(dir, 5, "agg", manifest, &s, why, sizeof why), "%s", why);
+  ck_assert(!s.finished);
+  ck_assert_uint_eq(s.state.n, 2);
+  free(s.bytes);
+  memset(&s, 0, sizeof s);
+  ck_assert(!ckptdir_snap_load(dir, 5, "bad", manifest, &s, why, sizeof why));
+  ck_assert_str_eq(why, "'bad.snap' is malformed");
+  free(s.bytes);
+  free(manifest);
+}
+END_TEST
+
 /* only ckpt-N (N without a leading zero) counts, newest first */
 START_TEST(test_list) {
   make("ckpt-3");
@@ -408,6 +449,7 @@ int main(void) {
   UNIT_ADD(s, test_paths, setup, teardown);
   UNIT_ADD(s, test_list, setup, teardown);
   UNIT_ADD(s, test_snapshot_files, setup, teardown);
+  UNIT_ADD(s, test_finished_snapshot, setup, teardown);
   UNIT_ADD(s, test_manifest_missing_or_malformed, setup, teardown);
   UNIT_ADD(s, test_remove, setup, teardown);
   UNIT_ADD(s, test_remove_only_sfs, setup, teardown);
