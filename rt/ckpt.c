@@ -253,6 +253,21 @@ static int on_control(void *ctx, const char *from, const WireCtl *m, char *why, 
     ckpt_publish(ck, m->ckpt, m->pos);
     publish_finished(x, m->ckpt, m->pos); /* (a failure is the job's: exec_fail) */
     return 0;
+  case WIRE_CKPT_SOURCES:
+    for (int h = 0; h < ck->nhosts; h++) {
+      if (strcmp(ck->hosts[h], from) != 0) continue;
+      if (m->running > (uint32_t)ck->host_sources[h]) {
+        snprintf(why, cap, "a report of %u sources running, and it has %d", m->running, ck->host_sources[h]);
+        return -1;
+      }
+      pthread_mutex_lock(&ck->mu);
+      ck->host_running[h] = (int)m->running;
+      ck->host_pos[h] = m->pos;
+      pthread_mutex_unlock(&ck->mu);
+      return 0;
+    }
+    snprintf(why, cap, "a report of sources from a host without a part in the checkpoints");
+    return -1;
   case WIRE_CKPT_COMPLETE:
     if (m->ckpt > ck->ctl_heard) {
       snprintf(why, cap, "the completion of checkpoint %" PRIu64 ", which was not requested", m->ckpt);
@@ -408,6 +423,35 @@ static uint64_t furthest(Ckpt *ck) {
   return max;
 }
 
+/* The coordinator between hosts: how many of the other hosts' sources still run, and in *max how
+ * far the furthest of them has got (their reports). Takes ck->mu. */
+static int others_running(Ckpt *ck, uint64_t *max) {
+  int n = 0;
+  *max = 0;
+  pthread_mutex_lock(&ck->mu);
+  for (int h = 0; ck->ctl && h < ck->nhosts; h++) {
+    if (h == ck->self || ck->host_running[h] == 0) continue;
+    n += ck->host_running[h];
+    if (ck->host_pos[h] > *max) *max = ck->host_pos[h];
+  }
+  pthread_mutex_unlock(&ck->mu);
+  return n;
+}
+
+/* An executor other than the coordinator, between hosts: tells it how many of its sources still
+ * run and how far the furthest has got, on every tick (20 ms) when either changed: once its own
+ * sources have ended, the coordinator places positions ahead of these, by as much as they moved
+ * in a tick (a few dozen bytes a tick). Main thread. */
+static void report_sources(Exec *x) {
+  Ckpt *ck = x->ck;
+  int running = atomic_load(&ck->sources_live);
+  uint64_t pos = furthest(ck);
+  if (running == ck->sent_running && pos == ck->sent_pos) return;
+  remote_ctl_send(x->remote, NULL, &(WireCtl){ .kind = WIRE_CKPT_SOURCES, .pos = pos, .running = (uint32_t)running });
+  ck->sent_running = running;
+  ck->sent_pos = pos;
+}
+
 /* Removes checkpoint id, saying why not when it holds what sf-exec did not write. */
 static void remove_warn(Exec *x, uint64_t id) {
   char why[PATH_MAX + 200];
@@ -417,10 +461,15 @@ static void remove_warn(Exec *x, uint64_t id) {
 
 void ckpt_tick(Exec *x) {
   Ckpt *ck = x->ck;
+  if (ck && ck->ctl && !ck->coordinator && ck->sources.n) report_sources(x);
   if (!ck || !ck->coordinator) return; /* (between hosts the others hear of it: on_control) */
   double now = stats_seconds(x);
   char path[PATH_MAX];
-  uint64_t max = furthest(ck);
+  uint64_t others;
+  int others_live = others_running(ck, &others);
+  bool own_live = atomic_load(&ck->sources_live) > 0;
+  /* ahead of its own sources while one runs (the others' reports lag), else of the others' */
+  uint64_t max = own_live ? furthest(ck) : others;
   uint64_t step = max > ck->last_max ? max - ck->last_max : 0; /* tuples per tick (20 ms) */
   ck->last_max = max;
   bool last_done = ck->last_req > ck->complete &&
@@ -439,7 +488,7 @@ void ckpt_tick(Exec *x) {
     store_max(&ck->done, ck->complete);
     if (!ck->ctl) metrics_complete(x, ck->complete, now - ck->req_time); /* (ctl: ctl_complete counted it) */
   }
-  if (atomic_load(&ck->sources_live) == 0 || atomic_load(&ck->sink_ended) || now < ck->next_at) return;
+  if ((!own_live && others_live == 0) || atomic_load(&ck->sink_ended) || now < ck->next_at) return;
   double timeout = ck->interval * 5 > 2 ? ck->interval * 5 : 2;
   if (ck->last_req > ck->complete) {
     if (now - ck->req_time < timeout) return; /* the last one is still on its way */
@@ -599,6 +648,15 @@ int ckpt_prepare(Exec *x) {
   if (ck->ctl) {
     char err[600];
     ck->ctl_seen = arena_alloc(x->arena, sizeof(bool) * (size_t)ck->nhosts);
+    ck->host_sources = arena_alloc(x->arena, sizeof(int) * (size_t)ck->nhosts);
+    ck->host_running = arena_alloc(x->arena, sizeof(int) * (size_t)ck->nhosts);
+    ck->host_pos = arena_alloc(x->arena, sizeof(uint64_t) * (size_t)ck->nhosts);
+    for (int i = 0; i < x->nnodes; i++) {
+      if (x->nodes[i].op->ninputs != 0) continue;
+      for (int h = 0; h < ck->nhosts; h++)
+        if (!strcmp(ck->hosts[h], op_host(g, x->nodes[i].op))) ck->host_sources[h]++, ck->host_running[h]++;
+    }
+    ck->sent_running = ck->sources.n; /* what the coordinator counts on before any report */
     if (!x->remote) {
       exec_fail(x, "internal error: no transport for the checkpoints' control streams");
       return -1;

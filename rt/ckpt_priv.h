@@ -58,6 +58,14 @@ typedef struct Ckpt {
   int ctl_ndone;            /* how many are */
   atomic_ullong ctl_complete; /* the newest checkpoint whose MANIFEST the coordinator wrote (atomic) */
   uint64_t ctl_heard;       /* elsewhere: the latest request heard (the control stream's thread) */
+  /* the coordinator between hosts: per host of hosts, how many of its sources still run and how far
+   * the furthest has got, from the plan and then its reports (WIRE_CKPT_SOURCES) (mu) */
+  int *host_sources;        /* how many it has (plan) */
+  int *host_running;
+  uint64_t *host_pos;
+  /* elsewhere: the last report sent (main thread) */
+  int sent_running;
+  uint64_t sent_pos;
   /* the main thread's */
   uint64_t last_req;        /* the last checkpoint requested (or heard of) */
   double req_time;          /* when */

@@ -410,10 +410,13 @@ static void *ctl_sender_main(void *arg) {
 
 /* Whether a control message of this kind may come to this side. */
 static const char *ctl_unexpected(const Remote *r, WireCtlKind kind) {
-  if (r->ctl_coordinator && kind != WIRE_CKPT_DONE)
+  bool to_coordinator = kind == WIRE_CKPT_DONE || kind == WIRE_CKPT_SOURCES;
+  if (r->ctl_coordinator && !to_coordinator)
     return kind == WIRE_CKPT_REQUEST ? "a checkpoint request, which only the coordinator sends"
                                      : "a checkpoint's completion, which only the coordinator sends";
-  if (!r->ctl_coordinator && kind == WIRE_CKPT_DONE) return "a checkpoint's done report, which only the coordinator hears";
+  if (!r->ctl_coordinator && to_coordinator)
+    return kind == WIRE_CKPT_DONE ? "a checkpoint's done report, which only the coordinator hears"
+                                  : "a report of sources, which only the coordinator hears";
   return NULL;
 }
 

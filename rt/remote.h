@@ -59,7 +59,8 @@ RemoteTx *remote_open(Remote *r, const char *id, const char *peer, const Schema 
  * other to finish. */
 
 /* A control message that passed the wire's checks and the direction's (the coordinator hears only
- * WIRE_CKPT_DONE, the others only WIRE_CKPT_REQUEST and WIRE_CKPT_COMPLETE), from host `from`, on a
+ * WIRE_CKPT_DONE and WIRE_CKPT_SOURCES, the others only WIRE_CKPT_REQUEST and WIRE_CKPT_COMPLETE),
+ * from host `from`, on a
  * control stream's thread. Returns 0, or -1 with why set when it breaks the protocol (the stream is
  * then aborted and the job fails naming the peer). */
 typedef int (*RemoteCtlFn)(void *ctx, const char *from, const WireCtl *m, char *why, size_t cap);

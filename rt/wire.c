@@ -349,6 +349,7 @@ static const char *ctl_kind_name(int kind) {
   case SF__CONTROL_KIND__CKPT_REQUEST: return "request";
   case SF__CONTROL_KIND__CKPT_DONE: return "done";
   case SF__CONTROL_KIND__CKPT_COMPLETE: return "complete";
+  case SF__CONTROL_KIND__CKPT_SOURCES: return "sources report";
   default: return "?";
   }
 }
@@ -358,6 +359,7 @@ void wire_ctl_encode(const WireCtl *m, Buf *out) {
   c.kind = (Sf__ControlKind)m->kind;
   c.checkpoint = m->ckpt;
   c.position = m->pos;
+  c.running = m->running;
   size_t n = sf__control__get_packed_size(&c);
   sf_assert(n <= WIRE_CTL_MAX);
   uint8_t tmp[WIRE_CTL_MAX];
@@ -378,9 +380,18 @@ int wire_ctl_decode(const void *buf, size_t len, WireCtl *m, char *err, size_t e
     return -1;
   }
   int kind = (int)c->kind;
-  if (kind < SF__CONTROL_KIND__CKPT_REQUEST || kind > SF__CONTROL_KIND__CKPT_COMPLETE) {
+  if (kind < SF__CONTROL_KIND__CKPT_REQUEST || kind > SF__CONTROL_KIND__CKPT_SOURCES) {
     snprintf(err, errlen, "malformed control message: unknown kind %d", kind);
     return -1;
+  }
+  if (kind == SF__CONTROL_KIND__CKPT_SOURCES) {
+    if (c->checkpoint) {
+      snprintf(err, errlen, "malformed control message: a sources report with checkpoint %llu",
+               (unsigned long long)c->checkpoint);
+      return -1;
+    }
+    *m = (WireCtl){ .kind = WIRE_CKPT_SOURCES, .pos = c->position, .running = c->running };
+    return 0;
   }
   if (c->checkpoint == 0) {
     snprintf(err, errlen, "malformed control message: %s of checkpoint 0", ctl_kind_name(kind));
@@ -389,6 +400,11 @@ int wire_ctl_decode(const void *buf, size_t len, WireCtl *m, char *err, size_t e
   if (c->position && kind != SF__CONTROL_KIND__CKPT_REQUEST) {
     snprintf(err, errlen, "malformed control message: %s of checkpoint %llu with a position", ctl_kind_name(kind),
              (unsigned long long)c->checkpoint);
+    return -1;
+  }
+  if (c->running) {
+    snprintf(err, errlen, "malformed control message: %s of checkpoint %llu with a count of sources",
+             ctl_kind_name(kind), (unsigned long long)c->checkpoint);
     return -1;
   }
   *m = (WireCtl){ .kind = (WireCtlKind)kind, .ckpt = c->checkpoint, .pos = c->position };

@@ -32,6 +32,10 @@
 #                every 1000, its times end at 995), merged by position with the Beacon, then a
 #                running sum per key; the merged stream goes to a file too: sums emitted again
 #                after the restore would show there. Killed at 2, restored at 2 and 3;
+#   hosts        pos_fanin.xml on two executors, the file (and so the checkpoints' coordinator) on
+#                one, the Beacon on the other (sf-launch --restart 1); the Beacon's executor killed
+#                once two checkpoints cut after the file's end are complete: the restart restores
+#                one of them, and the output is the sequential run's (hosts_case, below);
 #   sink-ended   two pipelines that never meet, the file into one FileSink and the Beacon into
 #                another: both outputs right whatever checkpoint the restore takes (a sink that
 #                had finished before the checkpoint). Killed at 3, restored at 3 and 2; the
@@ -42,7 +46,7 @@ src=${2:?usage: ckpt_ended.sh BUILD_DIR SOURCE_DIR}
 build=$(cd "$build" && pwd)
 src=$(cd "$src" && pwd)
 source "$src/tests/lib.sh"
-sf_need_bins "$build" sf-xform sf-exec || exit 1
+sf_need_bins "$build" sf-xform sf-exec sf-launch || exit 1
 B=$build/bin
 if ! command -v python3 >/dev/null; then
   echo "ckpt_ended: skipped: python3, which computes the expected outputs, is missing"
@@ -251,7 +255,62 @@ run_case() {
   done
 }
 
+# hosts: pos_fanin.xml at width 2 on two executors (sf-launch --restart 1, loopback), the file,
+# and so the checkpoints' coordinator (the first host with a source), on h0, the Beacon on h1. Once
+# the file is read the coordinator has no source running and places the positions ahead of h1's,
+# which h1 reports. Two checkpoints at P >= N_SHORT complete, h1 is killed: sf-launch restarts
+# both from the newest, which is cut after the file ended, and out.csv is the sequential run's.
+hosts_case() {
+  local c=hosts d=$work/hosts st k pos vpid lpid t0 after=0 id p
+  local -A seen=()
+  mkdir -p "$d"
+  sf_next_ports 2 || return
+  sed -e 's/<operator name="long" kind="Beacon">/<operator name="long" kind="Beacon" host="h1">/' \
+    -e 's/<operator name="\(short\|keep\|perkey\|out\)" kind="\([A-Za-z]*\)">/<operator name="\1" kind="\2" host="h0">/' \
+    "$G/pos_fanin.xml" >"$d/hosted.xml"
+  if ! "$B/sf-xform" -w 2 --hosts "h0=127.0.0.1:$P0,h1=127.0.0.1:$P1" "$d/hosted.xml" -o "$d/par.xml" \
+    2>"$d/xform.log"; then
+    sf_bad "$c" "sf-xform -w 2 --hosts failed" "$d/xform.log"
+    return
+  fi
+  cp "$work/expect/short_id.csv" "$d/short.csv"
+  (cd "$d" && exec setsid timeout -k 5 60 "$B/sf-launch" --exec "$B/sf-exec" --insecure-plaintext \
+    --checkpoint-dir ck --checkpoint-interval "$INTERVAL" --restart 1 par.xml) >"$d/launch.log" 2>&1 &
+  lpid=$!
+  SF_GROUPS+=("$lpid")
+  t0=${EPOCHREALTIME/./}
+  while kill -0 "$lpid" 2>/dev/null && ((after < WANT_AFTER && ${EPOCHREALTIME/./} - t0 < FALLBACK_US)); do
+    while read -r id p; do
+      [[ -n $id && -z ${seen[$id]:-} ]] || continue
+      seen[$id]=$p
+      ((p >= N_SHORT)) && after=$((after + 1))
+    done < <(manifests "$d")
+    sleep 0.01
+  done
+  vpid=$(pgrep -f -- "sf-exec --host h1 .*par.xml" | while read -r p; do
+    [[ $(readlink "/proc/$p/cwd") == "$d" ]] && echo "$p"; done | head -n 1)
+  [[ -n $vpid ]] && kill -KILL "$vpid" 2>/dev/null
+  wait "$lpid"
+  st=$?
+  k=$(sed -n "s/^\[h1\] sf-exec: restored checkpoint \([0-9]*\) from '.*'$/\1/p" "$d/launch.log" | head -n 1)
+  pos=${seen[$k]:-}
+  if ((after < WANT_AFTER)); then
+    sf_bad "$c" "$after checkpoints completed at a position >= $N_SHORT on two executors before the kill, expected $WANT_AFTER (seen: ${!seen[*]})" "$d/launch.log"
+  elif [[ -z $vpid ]]; then
+    sf_bad "$c" "the executor of h1 was gone before the kill" "$d/launch.log"
+  elif [[ $st != 0 ]] || ! grep -q "^sf-launch: restart 1 of 1: host 'h1' failed (killed by SIGKILL)" "$d/launch.log"; then
+    sf_bad "$c" "sf-launch exit status $st, or no restart naming h1" "$d/launch.log"
+  elif [[ -z $k || -z $pos ]] || ((pos < N_SHORT)); then
+    sf_bad "$c" "the restart restored checkpoint ${k:-none} (position ${pos:-unknown}), expected one cut after the file ended" "$d/launch.log"
+  elif ! cmp -s "$work/pos_fanin/ref/out.csv" "$d/out.csv"; then
+    sf_bad "$c" "out.csv differs from the sequential run's" "$d/launch.log"
+  else
+    sf_ok "$c" "two executors, the coordinator's source ended: checkpoints went on ($after at positions >= $N_SHORT), h1 killed, restarted from checkpoint $k (position $pos): out.csv the sequential run's"
+  fi
+}
+
 run_case pos-fanin pos_fanin 1 2 3 out.csv
+hosts_case
 run_case time-fanin time_fanin 1 3 2 out.csv
 run_case final-emits final_emits 1 2 3 merged.csv out.csv
 run_case sink-ended sink_ended 0 3 2 short_out.csv long_out.csv

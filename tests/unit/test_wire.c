@@ -489,6 +489,8 @@ START_TEST(test_ctl_roundtrip) {
     {.kind = WIRE_CKPT_REQUEST, .ckpt = UINT64_MAX, .pos = UINT64_MAX},
     {.kind = WIRE_CKPT_DONE, .ckpt = 3},
     {.kind = WIRE_CKPT_COMPLETE, .ckpt = UINT64_MAX},
+    {.kind = WIRE_CKPT_SOURCES, .pos = 0, .running = 0},
+    {.kind = WIRE_CKPT_SOURCES, .pos = UINT64_MAX, .running = UINT32_MAX},
   };
   for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
     Buf b;
@@ -501,13 +503,15 @@ START_TEST(test_ctl_roundtrip) {
     ck_assert_int_eq(out.kind, in[i].kind);
     ck_assert_uint_eq(out.ckpt, in[i].ckpt);
     ck_assert_uint_eq(out.pos, in[i].pos);
+    ck_assert_uint_eq(out.running, in[i].running);
     buf_release(&b);
   }
 }
 END_TEST
 
 /* What a hostile or broken peer could send on a control stream is refused with a reason, never
- * taken for a message: no kind, an unknown kind, checkpoint 0, a position on a report, a batch,
+ * taken for a message: no kind, an unknown kind, checkpoint 0, a position on a report, a count of
+ * sources on other than a sources report, a checkpoint on one, a batch,
  * bytes that are not protobuf, a message too long to be one. Unknown fields are skipped. */
 START_TEST(test_ctl_malformed) {
   static const struct {
@@ -523,6 +527,9 @@ START_TEST(test_ctl_malformed) {
     {"\x08\x02\x10\x00", 4, "malformed control message: done of checkpoint 0"},
     {"\x08\x02\x10\x03\x18\x01", 6, "malformed control message: done of checkpoint 3 with a position"},
     {"\x08\x03\x10\x03\x18\x01", 6, "malformed control message: complete of checkpoint 3 with a position"},
+    {"\x08\x02\x10\x03\x20\x01", 6, "malformed control message: done of checkpoint 3 with a count of sources"},
+    {"\x08\x01\x10\x03\x20\x02", 6, "malformed control message: request of checkpoint 3 with a count of sources"},
+    {"\x08\x04\x10\x01\x20\x01", 6, "malformed control message: a sources report with checkpoint 1"},
     {"\xff\xff\xff\xff", 4, "malformed control message (4 bytes that are not a protobuf Control)"},
     {"\x08\x01\x10", 3, "malformed control message (3 bytes that are not a protobuf Control)"},
     {"\x0a\x01" "e", 3, "malformed control message (3 bytes that are not a protobuf Control)"},
