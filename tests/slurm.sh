@@ -230,6 +230,10 @@ else
   # no secret on any command line: the job's token (from an executor's environment) and a key
   token=$(tr '\0' '\n' <"/proc/$(exec_pids "$d" h0 | head -n 1)/environ" 2>/dev/null | sed -n 's/^SF_TOKEN=//p')
   [[ -n $token ]] || why=${why:-"h0's executor has no SF_TOKEN in its environment"}
+  # h1 is killed now, before the scan of every command line (seconds under load, and the job lasts
+  # 5 s): the scan then covers the restarted executors too
+  killed=$(exec_pids "$d" h1 | head -n 1)
+  kill -KILL "$killed"
   (umask 077 && printf '%s\nPRIVATE KEY\n' "$token" >"$d/secrets.pat") # not on grep's own command line
   for c in /proc/[0-9]*/cmdline; do
     [[ -z $why ]] || break
@@ -243,8 +247,6 @@ else
   else
     sf_ok tasks "three executors, tasks 0-2 of step $job.$step (squeue: one step, sf-exec), on $(nproc) CPUs; no secret on a command line"
   fi
-  killed=$(exec_pids "$d" h1 | head -n 1)
-  kill -KILL "$killed"
   wait_exit "$PID" 45
   want="sf-launch: restart 1 of 2: host 'h1' failed (killed by SIGKILL); restarting every executor from the latest complete checkpoint"
   restored=$(grep -c "^\[h[012]\] sf-exec: restored checkpoint [0-9]* from '$d/ck'$" "$d/launch.log")
