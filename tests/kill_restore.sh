@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # tests/kill_restore.sh BUILD_DIR SOURCE_DIR: kill -9 and --restore over random graphs and widths.
 #
-# Each run takes a random graph (`sf-randgraph GSEED`, its Beacon made SF_KILL_ROWS tuples long so
-# that a kill lands mid-stream), rewrites it with `sf-xform -w W1`, runs it with sf-exec (one
-# process) with --checkpoint-dir and a short --checkpoint-interval, kills it with SIGKILL at a random
-# moment, then runs `sf-exec --restore` on the graph rewritten at width W2 (W1 and W2 drawn apart
-# from 1..4: narrower, wider or the same) to the end. The restore must exit 0, say exactly which
+# Each run takes a random graph (`sf-randgraph GSEED`, its Beacons made SF_KILL_ROWS tuples long, a
+# paced one at most two seconds' worth, so that a kill lands mid-stream), rewrites it with
+# `sf-xform -w W1`, runs it with sf-exec (one process) with --checkpoint-dir and a short
+# --checkpoint-interval, kills it with SIGKILL at a random moment, then runs `sf-exec --restore`
+# on the graph rewritten at width W2 (W1 and W2 drawn apart from 1..4: narrower, wider or the
+# same) to the end. The restore must exit 0, say exactly which
 # checkpoint it took (the newest complete one when the job was killed: "sf-exec: restored checkpoint
 # K from 'ck'", or "sf-exec: no complete checkpoint in 'ck': starting from the beginning"), write
 # every output file byte for byte as the sequential run of the graph (computed once per graph,
@@ -138,10 +139,21 @@ prepare_graph() { # G
   grep -q '<operator [^>]*kind="Join"' "$gd/graph.xml" && bump "graphs with a Join"
   grep -q '<operator [^>]*kind="Lookup"' "$gd/graph.xml" && bump "graphs with a Lookup"
   sed -n 2p "$gd/graph.xml" | grep -q 'features:.* windows' && bump "graphs with event-time windows"
-  # only the Beacons' count changes (a FlatMap's count is an expression, and stays)
+  # only the Beacons' count changes (a FlatMap's count is an expression, and stays); a paced one
+  # (rate R) gets at most 2 R, two seconds: at 10000 a second, 200000 rows made every run of its
+  # graph last 20 s, and the script 8 minutes
   awk -v rows="$rows" '
-    /<operator / { beacon = /kind="Beacon"/ }
-    beacon && /<param name="count">/ { sub(/>[0-9]+</, ">" rows "<") }
+    /<operator / { beacon = /kind="Beacon"/; n = 0; rate = 0 }
+    beacon {
+      line[++n] = $0
+      if (match($0, /<param name="rate">[0-9]+</)) { r = substr($0, RSTART, RLENGTH); gsub(/[^0-9]/, "", r); rate = r + 0 }
+      if (/<\/operator>/) {
+        c = rows; if (rate > 0 && 2 * rate < c) c = 2 * rate
+        for (i = 1; i <= n; i++) { if (line[i] ~ /<param name="count">/) sub(/>[0-9]+</, ">" c "<", line[i]); print line[i] }
+        beacon = 0
+      }
+      next
+    }
     { print }' "$gd/graph.xml" >"$gd/seq.xml"
   t0=$(sf_now)
   if ! (cd "$gd/ref" && timeout -k 5 300 "$B/sf-exec" ../seq.xml) >"$gd/ref.log" 2>&1; then
