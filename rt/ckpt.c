@@ -329,10 +329,9 @@ int ckpt_finished(Node *n) {
   Ckpt *ck = x->ck;
   if (!ck) return 0;
   if (n->op->noutputs == 0) { /* a sink */
-    if (atomic_load(&ck->sources_live) > 0 && !atomic_exchange(&ck->sink_ended, true))
+    if (!atomic_exchange(&ck->sink_ended, true) && atomic_load(&ck->sources_live) > 0) /* (said once) */
       rt_note(&n->inst, "the sink finished while other sources still run: no checkpoint is taken from now on "
               "(what it wrote is committed at the end of the job)");
-    atomic_store(&ck->sink_ended, true);
     return 0;
   }
   pthread_mutex_lock(&ck->mu);
