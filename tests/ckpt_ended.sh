@@ -290,6 +290,8 @@ hosts_case() {
   vpid=$(pgrep -f -- "sf-exec --host h1 .*par.xml" | while read -r p; do
     [[ $(readlink "/proc/$p/cwd") == "$d" ]] && echo "$p"; done | head -n 1)
   [[ -n $vpid ]] && kill -KILL "$vpid" 2>/dev/null
+  # what completed between the last poll and the kill counts too (the restart may restore it)
+  while read -r id p; do [[ -n $id && -z ${seen[$id]:-} ]] && seen[$id]=$p; done < <(manifests "$d")
   wait "$lpid"
   st=$?
   k=$(sed -n "s/^\[h1\] sf-exec: restored checkpoint \([0-9]*\) from '.*'$/\1/p" "$d/launch.log" | head -n 1)
