@@ -8,8 +8,9 @@
 #      SF_ASAN_WIDTHS), sf-xform's
 #      exit paths and the replay of every fuzz target's corpus (ctest -L 'unit|e2e|fuzz' and
 #      script.xform_exits). Tests that assert memory figures skip themselves there.
-# It prints how long each step took and ends with one line "tests: N passed, N failed" over both
-# passes. Exit status 0 only when both passed.
+# It prints how long each step took, then, when something failed, the FAIL lines of the script
+# tests again (so that the tail of the log names them), and ends with one line
+# "tests: N passed, N failed" over both passes. Exit status 0 only when both passed.
 # Extra arguments go to the normal pass's ctest and skip the sanitizer pass, e.g.
 #     tools/test.sh -R unit.test_expr
 # SF_SANITIZER_PASS=0 skips the sanitizer pass too.
@@ -57,5 +58,11 @@ while read -r nfailed total; do
   passed=$((passed + total - nfailed))
   failed=$((failed + nfailed))
 done < <(sed -n 's/^[0-9]*% tests passed, \([0-9]*\) tests* failed out of \([0-9]*\)$/\1 \2/p' "$log")
+# the failing cases last, so that a log cut to its tail still shows what failed and how to repeat it
+if ((rc != 0)); then
+  echo "test: what failed:"
+  grep -E '\*\*\*(Failed|Timeout|Exception)|Not Run' "$log" || true
+  grep -A 8 ' FAIL  ' "$log" | cut -c1-400 | head -n 150 || true
+fi
 echo "tests: $passed passed, $failed failed"
 exit $rc
