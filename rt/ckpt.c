@@ -624,13 +624,15 @@ int ckpt_prepare(Exec *x) {
   ck->distributed = o->host != NULL;
   ck->host = o->host ? o->host : "all";
   ck->hosts = arena_alloc(x->arena, sizeof(char *) * (size_t)(g->nops + 1));
+  ck->host_sinks = arena_alloc(x->arena, sizeof(bool) * (size_t)(g->nops + 1));
   const char *first_source_host = NULL;
   for (int i = 0; i < x->nnodes; i++) {
     Node *n = &x->nodes[i];
     const char *h = ck->distributed ? op_host(g, n->op) : "all";
-    bool seen = false;
-    for (int j = 0; j < ck->nhosts && !seen; j++) seen = !strcmp(ck->hosts[j], h);
-    if (!seen) ck->hosts[ck->nhosts++] = h;
+    int j = 0;
+    while (j < ck->nhosts && strcmp(ck->hosts[j], h) != 0) j++;
+    if (j == ck->nhosts) ck->hosts[ck->nhosts++] = h, ck->host_sinks[j] = false;
+    if (n->inst.impl->commit_record) ck->host_sinks[j] = true;
     if (n->op->ninputs == 0 && !first_source_host) first_source_host = h;
     if (!n->local) continue;
     ck->nlocal++;

@@ -32,6 +32,7 @@ typedef struct Ckpt {
   const char *host;         /* this executor's part: its host, or "all" in one process (plan) */
   const char **hosts;       /* every part a checkpoint needs (plan) */
   int nhosts;               /* (plan) */
+  bool *host_sinks;         /* host i holds an operator that commits (a sink) (plan) */
   bool coordinator;         /* picks the positions (plan) */
   bool distributed;         /* one host's part of a job (--host) (plan) */
   bool ctl;                 /* several hosts: requests, reports and completions go over the control

@@ -9,8 +9,8 @@
  * restored. The checks run before any operator opens (ckpt_prepare); the operators get their
  * snapshots after (ckpt_start). An executor whose commit record is there (DIR/host-H.commit,
  * ckptdir.h) restores none of its operators with a recommit: they finish their commit from the
- * record instead (ckpt_recommit_all), and with every host's record there nothing is restored at
- * all. Main thread only. */
+ * record instead (ckpt_recommit_all), and with the record of every host that holds a sink there
+ * nothing is restored at all. Main thread only. */
 #include "ckpt_priv.h"
 
 #include <errno.h>
@@ -439,10 +439,13 @@ int ckpt_restore_chosen(Exec *x) {
 /* ---- commit records ---- */
 
 /* --restore: the commit records of this job's hosts (ckptdir.h). Sets committed (this host's is
- * there) and job_done (every host's). 0, or -1 with the failure recorded (a damaged one). */
+ * there) and job_done: the record of every host that holds a sink is there (a host commits once
+ * all its inputs ended, so those sinks' outputs are final whatever the other hosts did; which
+ * hosts hold the rest depends on the width, theirs does not), or every host's when no operator
+ * commits. 0, or -1 with the failure recorded (a damaged one). */
 int ckpt_read_commits(Exec *x) {
   Ckpt *ck = x->ck;
-  int found = 0;
+  int found = 0, sinks = 0, sinks_found = 0;
   for (int i = 0; i < ck->nhosts; i++) {
     char why[PATH_MAX + 100];
     uint64_t graph;
@@ -454,8 +457,10 @@ int ckpt_read_commits(Exec *x) {
       exec_fail(x, "cannot use the checkpoint directory '%s': %s (nothing restored or removed)", ck->dir, why);
       return -1;
     }
+    sinks += ck->host_sinks[i];
     if (rc == 0) continue;
     found++;
+    sinks_found += ck->host_sinks[i];
     if (!strcmp(ck->hosts[i], ck->host)) {
       ck->committed = true;
       ck->commit_bytes = bytes;
@@ -464,7 +469,7 @@ int ckpt_read_commits(Exec *x) {
       free(bytes);
     }
   }
-  ck->job_done = found == ck->nhosts;
+  ck->job_done = sinks > 0 ? sinks_found == sinks : found == ck->nhosts;
   return 0;
 }
 

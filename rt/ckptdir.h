@@ -132,7 +132,8 @@ void ckptdir_names_free(char **names);
  * length, bytes), the body (u64 length, bytes: what each operator needs to finish its commit),
  * CRC-32 of everything before (u32). Written (synced, and DIR synced) before any sink renames a
  * file, removed after every checkpoint: a --restore that finds it finishes the commit instead of
- * restoring that host's sinks; the job is complete when every host's is there. */
+ * restoring that host's sinks; the job is complete when that of every host holding a sink is
+ * there. */
 
 /* Writes DIR/host-H.commit with body (n bytes) for the graph whose identity is graph, durably
  * (the file and DIR synced). 0, or -1 (errno). */

@@ -34,10 +34,11 @@
 # host 'h1' failed: killed by SIGKILL"), and `sf-launch --restore` at W2 must complete with every
 # executor saying what it restored, as above, and the same outputs.
 # A kill after the job decided to commit (its commit record ck/host-all.commit written, before
-# its sinks renamed their files, or while it removed its checkpoints; on three executors, every
-# executor's ck/host-hN.commit) must be restored with exactly "sf-exec: the job in 'ck' had
-# completed (every sink committed its output): nothing to restore" (once per executor). On three
-# executors some may have committed before the victim was killed: they restore as the others do.
+# its sinks renamed their files, or while it removed its checkpoints; on three executors, the
+# ck/host-hN.commit of every executor holding a sink) must be restored with exactly "sf-exec: the
+# job in 'ck' had completed (every sink committed its output): nothing to restore" (once per
+# executor). On three executors some may have committed before the victim was killed without
+# that: they restore as the others do.
 # A run whose job ended before the kill is checked as a plain run (its outputs, nothing left) and
 # counted apart. The counts at the end: how many were killed after a complete checkpoint (by the
 # checkpoint's number), before any, after the commit (below), twice, finished before the kill, the
@@ -439,10 +440,14 @@ outputs_ok() {
 }
 
 # decided DIR: the job had decided to commit (its commit record is there: on three executors,
-# every executor's)
+# that of every executor holding a sink in DIR/par-w$W1.xml; the hosts of the sinks do not change
+# with the width, and the others' records do not matter)
 decided() {
   if ((DIST)); then
-    [[ -f $1/ck/host-h0.commit && -f $1/ck/host-h1.commit && -f $1/ck/host-h2.commit ]]
+    local h
+    for h in $(sed -n 's/.*<operator [^>]*kind="[A-Za-z]*Sink" host="\([^"]*\)".*/\1/p' "$1/par-w$W1.xml" | sort -u); do
+      [[ -f $1/ck/host-$h.commit ]] || return 1
+    done
   else
     [[ -f $1/ck/host-all.commit ]]
   fi

@@ -11,6 +11,8 @@
 #                the checkpoints go there (not under --workdir), exit 0, the output is the
 #                sequential run's, and no ckpt-N or REQUEST is left in the directory, while
 #                another tool's ckpt-backup/important.db and ckpt-list.txt there stay;
+#   committed:   a job that left h0's commit record (h0 holds the sinks) but not h1's: the
+#                restore says on both that the job had completed, runs nothing, changes nothing;
 #   restart:     --restart 2, h1's executor killed (SIGKILL) once checkpoint 3 is complete: exactly
 #                "sf-launch: restart 1 of 2: host 'h1' failed (killed by SIGKILL); restarting every
 #                executor from the latest complete checkpoint", then "sf-launch: restart 1 of 2:
@@ -227,6 +229,42 @@ elif ! diffs=$(sf_compare_dirs "$work/ref/out" "$d/out"); then
   sf_bad complete "output differs from the sequential run's" "$d/diff.log"
 else
   sf_ok complete "relative --checkpoint-dir in sf-launch's directory; exit 0, output identical, checkpoints removed, other files kept"
+fi
+
+# ---- committed: the executor holding the sinks committed, the other one did not ----
+# A job whose cleanup fails (a foreign ckpt-999999 planted while it runs) leaves every host's
+# commit record; with h1's removed (as if h1 had died before writing it: it holds no sink), the
+# job is still complete, since h0's sinks committed once all their inputs had ended. The restore
+# must say so on both executors, run nothing and change no output. (Before the rule looked at the
+# sinks' hosts only, it re-ran the job from the beginning here, while the same state restored at
+# a width that gave h1 no operator said it had completed.)
+d=$work/committed
+make_case "$d"
+start_launch "$d" "$d/launch.log" --checkpoint-dir ck --checkpoint-interval 0.2
+wait_for 20 has_ckpt "$d/ck" && mkdir "$d/ck/ckpt-999999" && echo other >"$d/ck/ckpt-999999/other.bin"
+wait_exit "$PID" 60
+want="sf-launch: warning: the checkpoints in '$d/ck' were not removed"
+if [[ $ST != 0 || $(sf_lines "$d/launch.log") != "$want" ]]; then
+  sf_bad committed "the run: exit $ST, expected 0 and only '$want'" "$d/launch.log"
+elif [[ ! -f $d/ck/host-h0.commit || ! -f $d/ck/host-h1.commit ]]; then
+  sf_bad committed "the run left no commit record of h0 or of h1: $(ls "$d/ck" | tr '\n' ' ')" "$d/launch.log"
+else
+  cp -r "$d/out" "$d/out-run"
+  rm -r "$d/ck/ckpt-999999" "$d/ck/host-h1.commit"
+  start_launch "$d" "$d/restore.log" --restore --checkpoint-dir ck --checkpoint-interval 0.2
+  wait_exit "$PID" 60
+  done_line="sf-exec: the job in '$d/ck' had completed (every sink committed its output): nothing to restore"
+  got=$(sort "$d/restore.log")
+  if [[ $ST != 0 || $got != "$(printf '[h0] %s\n[h1] %s' "$done_line" "$done_line")" ]]; then
+    sf_bad committed "the restore: exit $ST, expected 0 and only '$done_line' from h0 and from h1" "$d/restore.log"
+  elif ! diffs=$(sf_compare_dirs "$d/out-run" "$d/out"); then
+    echo "$diffs" >"$d/diff.log"
+    sf_bad committed "the restore changed the output" "$d/diff.log"
+  elif [[ -n $(ls -A "$d/ck") ]]; then
+    sf_bad committed "the restore left in ck: $(ls -A "$d/ck" | tr '\n' ' ')" "$d/restore.log"
+  else
+    sf_ok committed "h0 (the sinks) committed, h1 did not: the restore says the job had completed, output unchanged"
+  fi
 fi
 
 # ---- restart: h1 killed once, restarted from the latest complete checkpoint; restart-tls: the same
