@@ -199,7 +199,8 @@ static Step step_seq(Group *g, Item *out) {
 }
 
 /* A checkpoint barrier is the smallest head of a seqpulse merge or a fan-in, and every input has a
- * head: it leaves once every input has it at its head. In a region every channel has it (one Split
+ * head (a fan-in: or some input's head shows it missed, below): it leaves once every input has it
+ * at its head. In a region every channel has it (one Split
  * sent it down all of them). A fan-in's inputs come from different sources, each of which put the
  * barrier before the first tuple of the checkpoint's position; a source that had already passed
  * that position did not, and an input whose head is past the barrier (a later tuple, a later
@@ -213,9 +214,13 @@ static Step step_seq(Group *g, Item *out) {
  * can come before another input's barrier.) */
 static Step align_barrier(Group *g, const Item *bh, Item *out) {
   int W = g->entry->nslots;
-  bool missed = false;
+  bool missed = false, absent = false;
   for (int s = 0; s < W; s++) {
     Item *h = head(g, s);
+    if (!h) { /* (a fan-in only: step_smallest) */
+      absent = true;
+      continue;
+    }
     if (h->kind == ITEM_BARRIER && h->ckpt == bh->ckpt) continue;
     if (h->kind == ITEM_FINAL && g->by_src && g->slot_ckpt[s] < bh->ckpt) continue;
     if (h->kind == ITEM_PULSE || h->kind == ITEM_PROGRESS) {
@@ -226,11 +231,12 @@ static Step align_barrier(Group *g, const Item *bh, Item *out) {
       return broken_promise(g, "merge '%s': checkpoint barrier at %llu missing on a channel", bh->seq);
     missed = true;
   }
+  if (absent && !missed) return STEP_WAIT;
   uint64_t id = bh->ckpt;
   if (!missed) *out = *bh;
   for (int s = 0; s < W; s++) {
     Item *h = head(g, s);
-    if (h->kind == ITEM_BARRIER && h->ckpt == id) {
+    if (h && h->kind == ITEM_BARRIER && h->ckpt == id) {
       g->slot_ckpt[s] = id;
       pop(g, s);
     }
@@ -261,6 +267,11 @@ static Step step_smallest(Group *g, Item *out) {
   }
   if (!bh) return STEP_WAIT;
   if (missing) {
+    /* a fan-in's barrier with an input that has nothing yet: when another input shows the
+     * checkpoint missed, it is dropped now. Waiting for the empty one could be for ever: its
+     * producer may also feed an input held behind this barrier, and be waiting for room there
+     * (a barrier dropped upstream, at a fan-in both come from, reaches neither) */
+    if (bh->kind == ITEM_BARRIER && by_src) return align_barrier(g, bh, out);
     if (bh->kind == ITEM_FINAL || bh->kind == ITEM_WINDOW || bh->kind == ITEM_TICK || bh->kind == ITEM_BARRIER)
       return STEP_WAIT;
     uint64_t key = by_src ? bh->src : bh->seq;
