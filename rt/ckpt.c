@@ -458,6 +458,23 @@ static void remove_warn(Exec *x, uint64_t id) {
     fprintf(x->log, "sf-exec: warning: checkpoint %" PRIu64 " not removed: %s\n", id, why);
 }
 
+uint64_t ckpt_pace(CkptPace *p, bool own, uint64_t max, bool *settling) {
+  /* the most max moved at one of the last 4 ticks: the others' reports come at their own ticks,
+   * so one of ours may see none and the next two. On the tick the coordinator's own sources
+   * ended, max changes from theirs to the others': that difference is no step (a far lead, or
+   * none behind a lagging report), and no position is placed until 3 ticks have a true one. The
+   * first tick, whose max is all the sources read since the start, is such a change too. */
+  if (own != p->own) p->ticks = 0, memset(p->steps, 0, sizeof p->steps);
+  else p->steps[p->ticks++ % 4] = max > p->last ? max - p->last : 0;
+  uint64_t step = 0;
+  for (int i = 0; i < 4; i++)
+    if (p->steps[i] > step) step = p->steps[i];
+  *settling = p->ticks < 3;
+  p->last = max;
+  p->own = own;
+  return step;
+}
+
 void ckpt_tick(Exec *x) {
   Ckpt *ck = x->ck;
   if (ck && ck->ctl && !ck->coordinator && ck->sources.n) report_sources(x);
@@ -469,8 +486,8 @@ void ckpt_tick(Exec *x) {
   bool own_live = atomic_load(&ck->sources_live) > 0;
   /* ahead of its own sources while one runs (the others' reports lag), else of the others' */
   uint64_t max = own_live ? furthest(ck) : others;
-  uint64_t step = max > ck->last_max ? max - ck->last_max : 0; /* tuples per tick (20 ms) */
-  ck->last_max = max;
+  bool settling;
+  uint64_t step = ckpt_pace(&ck->pace, own_live, max, &settling); /* tuples per tick (20 ms) */
   bool last_done = ck->last_req > ck->complete &&
                    (ck->ctl ? atomic_load(&ck->ctl_complete) >= ck->last_req
                             : ck_path(path, sizeof path, ck, ck->last_req, "MANIFEST") == 0 && ckptdir_exists(path));
@@ -487,7 +504,7 @@ void ckpt_tick(Exec *x) {
     store_max(&ck->done, ck->complete);
     if (!ck->ctl) metrics_complete(x, ck->complete, now - ck->req_time); /* (ctl: ctl_complete counted it) */
   }
-  if ((!own_live && others_live == 0) || atomic_load(&ck->sink_ended) || now < ck->next_at) return;
+  if ((!own_live && others_live == 0) || atomic_load(&ck->sink_ended) || now < ck->next_at || settling) return;
   double timeout = ck->interval * 5 > 2 ? ck->interval * 5 : 2;
   if (ck->last_req > ck->complete) {
     if (now - ck->req_time < timeout) return; /* the last one is still on its way */
@@ -639,6 +656,7 @@ int ckpt_prepare(Exec *x) {
     if (n->nslots == 0) ptrvec_push(x->arena, &ck->sources, n);
   }
   atomic_store(&ck->sources_live, ck->sources.n);
+  ck->pace.own = ck->sources.n == 0; /* the first tick starts the steps afresh (ckpt_pace) */
   ck->coordinator = !ck->distributed || (first_source_host && !strcmp(first_source_host, ck->host));
   atomic_store(&x->ck_metrics.coordinator, ck->coordinator);
   ck->self = -1;

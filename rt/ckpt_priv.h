@@ -26,6 +26,15 @@ typedef struct Loaded {
   char **names;
 } Loaded;
 
+/* How far the positions the coordinator places checkpoints ahead of (its furthest source while
+ * one runs, else the furthest the other hosts report) move per tick (ckpt_pace). */
+typedef struct CkptPace {
+  uint64_t last;     /* that position at the previous tick */
+  bool own;          /* it was this executor's sources' (else the others' reports) */
+  uint64_t steps[4]; /* how far it moved at each of the last 4 ticks (a ring, by ticks) */
+  unsigned ticks;    /* ticks since it changed from the one to the other */
+} CkptPace;
+
 typedef struct Ckpt {
   char dir[PATH_MAX];       /* the checkpoint directory (plan) */
   double interval;          /* seconds between checkpoints (plan) */
@@ -73,7 +82,7 @@ typedef struct Ckpt {
   double next_at;           /* when the next one is due */
   uint64_t complete;        /* the newest complete checkpoint */
   uint64_t margin;          /* how far ahead of the furthest source a position is put */
-  uint64_t last_max;        /* the furthest source at the previous tick */
+  CkptPace pace;            /* how fast the furthest source moves (ckpt_pace; main thread) */
   uint64_t restored;        /* the checkpoint the job started from (0: none) */
   uint64_t graph;           /* the graph's identity (ckptdir_graph_identity) (plan) */
   int lock_fd;              /* holds DIR/LOCK while the job runs (-1: not locked) (main thread) */
@@ -110,11 +119,15 @@ int ckpt_choose(Exec *x, const uint64_t *ids, int n, int from, Loaded *l);
  * failure recorded. */
 int ckpt_restore_chosen(Exec *x);
 /* --restore: the commit records of this job's hosts (ckptdir.h). Sets committed (this host's is
- * there, kept in commit_bytes) and job_done (every host's). 0, or -1 with the failure recorded (a
- * damaged one). Before any operator opens. */
+ * there, kept in commit_bytes) and job_done (that of every host holding a sink). 0, or -1 with the
+ * failure recorded (a damaged one). Before any operator opens. */
 int ckpt_read_commits(Exec *x);
 /* This host's operators with recommit finish their commit from its record (ckpt_read_commits), after
  * they opened. 0, or -1 with the failure recorded. */
 int ckpt_recommit_all(Exec *x);
+/* One tick (20 ms) of the coordinator: max is where the positions are placed ahead of, own whether
+ * it is its own sources' (else the other hosts' reports). Returns how far max moves in a tick, and
+ * sets *settling while that is not known yet (no position may be placed then). */
+uint64_t ckpt_pace(CkptPace *p, bool own, uint64_t max, bool *settling);
 
 #endif

@@ -322,7 +322,7 @@ static int restore_node(Exec *x, Node *n, NodeSnaps *ns, uint64_t id, char *why,
     n->ck_seen = id;
     n->ck_prev = first->pos;
     atomic_store(&n->ck_pos, first->pos);
-    ck->last_max = first->pos;
+    ck->pace.last = first->pos;
   }
   n->ck_taking = id; /* rt_checkpoint_taking: the checkpoint being restored */
   for (int k = 0; k < ns->n; k++) {
