@@ -343,6 +343,11 @@ int ckpt_finished(Node *n) {
   return write_finished(n, id, atomic_load_explicit(&ck->req_pos[id % CK_SLOTS], memory_order_relaxed));
 }
 
+void ckpt_missed(Node *n, uint64_t id) {
+  Ckpt *ck = n->inst.exec->ck;
+  if (ck) claim(ck, n, id, false); /* (its part "written": none will be) */
+}
+
 int ckpt_snapshot(Node *n, Item barrier) {
   Exec *x = n->inst.exec;
   if (!x->ck) return 0;

@@ -321,6 +321,10 @@ void ckpt_source_ended(Node *n);
  * none, and of every later one is a finished snapshot; a sink's end stops the checkpoints instead.
  * n's thread, holding no lock. 0, or -1 with the failure recorded. */
 int ckpt_finished(Node *n);
+/* n's driver dropped barrier id (a fan-in that found it missed, or a time-ordered one that began a
+ * newer checkpoint): n took in items past that checkpoint's cut, so it writes no part of it, not
+ * even a finished one when it finishes later. n's thread, holding no lock. */
+void ckpt_missed(Node *n, uint64_t id);
 /* A barrier reached n (aligned on all its inputs): n's part of the checkpoint is written. n's
  * thread, holding no lock. 0, or -1 with the failure recorded. */
 int ckpt_snapshot(Node *n, Item barrier);

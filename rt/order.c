@@ -234,6 +234,7 @@ static Step align_barrier(Group *g, const Item *bh, Item *out) {
   if (absent && !missed) return STEP_WAIT;
   uint64_t id = bh->ckpt;
   if (!missed) *out = *bh;
+  else ckpt_missed(g->entry, id); /* (what it takes in next is past the cut) */
   for (int s = 0; s < W; s++) {
     Item *h = head(g, s);
     if (h && h->kind == ITEM_BARRIER && h->ckpt == id) {
@@ -451,6 +452,7 @@ static Step time_barrier(Group *g, int s, Item *out) {
   if (!g->exec->ck || b.ckpt < g->tck_id || (b.ckpt <= g->tck_last && b.ckpt != g->tck_id)) return STEP_AGAIN;
   if (b.ckpt == g->tck_id) return tck_slot_done(g, s) < 0 ? STEP_FAIL : STEP_AGAIN;
   /* the first barrier of a newer checkpoint (one in progress cannot complete then) */
+  if (g->tck_id) ckpt_missed(g->entry, g->tck_id);
   if (!g->tck_seen) {
     Arena *a = g->exec->arena;
     g->tck_seen = arena_alloc(a, sizeof(bool) * (size_t)W);

@@ -51,6 +51,11 @@
 #               time-ordered fan-in, and one fed twice by it, once through a Filter that passes
 #               nothing) runs with checkpoints every 0.02 s, sequential and at width 2, to the end
 #               (it hung before) with the output of a run without checkpoints.
+#   missed-end: a fan-in that dropped checkpoint 1's barrier and finished while it was still the
+#               one requested (tests/recovery/missed_end.xml) writes no part of it: killed once a
+#               checkpoint is complete, the restore from it completes with the output of a run
+#               without checkpoints (before, checkpoint 1 completed with the fan-in "finished", and
+#               the restore failed when a tuple reached it).
 #   no-dir:     --restore without --checkpoint-dir is a usage error.
 #
 # SF_RECOVERY_RUNS (default 24; 8 under sanitizers) and SF_RECOVERY_DIST_RUNS (default 20; 3) set how
@@ -713,6 +718,39 @@ else
       sf_ok "$c" "$g.xml: fan-ins that drop barriers, checkpoints every 0.02 s: completed, the output of a run without"
     fi
   done
+fi
+
+# missed-end: an operator that dropped a barrier and then finished writes no part of that
+# checkpoint (tests/recovery/missed_end.xml): killed once a checkpoint is complete, the restore
+# from it completes with the output of a run without checkpoints
+c=missed-end
+d=$work/$c
+mkdir -p "$d/ref" "$d/run"
+cp "$src/tests/recovery/missed_end.xml" "$d/"
+if ! (cd "$d/ref" && timeout -k 5 60 "$B/sf-exec" ../missed_end.xml) >"$d/ref.log" 2>&1; then
+  sf_bad "$c" "the run without checkpoints failed" "$d/ref.log"
+else
+  (cd "$d/run" && exec "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 1 ../missed_end.xml) >"$d/run.log" 2>&1 &
+  pid=$!
+  for ((i = 0; i < 12000; i++)); do # (60 s at most)
+    kill -0 "$pid" 2>/dev/null && ! compgen -G "$d/run/ck/ckpt-*/MANIFEST" >/dev/null || break
+    sleep 0.005
+  done
+  kill -KILL "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  k=$(cd "$d/run/ck" 2>/dev/null && ls -d ckpt-*/MANIFEST 2>/dev/null | head -n 1 | sed 's|ckpt-\([0-9]*\)/MANIFEST|\1|')
+  (cd "$d/run" && timeout -k 5 60 "$B/sf-exec" --restore --checkpoint-dir ck --checkpoint-interval 1 ../missed_end.xml) \
+    >"$d/restore.log" 2>&1
+  ST=$?
+  if [[ -z $k ]]; then
+    sf_bad "$c" "the job ended before any checkpoint was complete" "$d/run.log"
+  elif [[ $ST != 0 || $(cat "$d/restore.log") != "sf-exec: restored checkpoint $k from 'ck'" ]]; then
+    sf_bad "$c" "killed after checkpoint $k: the restore exited $ST, expected 0 and only 'sf-exec: restored checkpoint $k from 'ck''" "$d/restore.log"
+  elif ! cmp -s "$d/ref/out.csv" "$d/run/out.csv"; then
+    sf_bad "$c" "killed after checkpoint $k and restored: out.csv differs from the run without checkpoints" "$d/restore.log"
+  else
+    sf_ok "$c" "a fan-in that dropped checkpoint 1's barrier finished first: killed after checkpoint $k, restored, the output of a run without"
+  fi
 fi
 
 # no-dir: usage
