@@ -61,13 +61,6 @@ static bool load_node(const Ckpt *ck, uint64_t id, const Node *n, const char *ma
     if (!same_origin(*p, base)) continue;
     const char *br = strchr(*p + strlen(base), '[');
     int old = br ? atoi(br + 1) : 0, width_then = br ? then : 1;
-    if (op->kind == KIND_JOIN && replica != (br != NULL)) {
-      /* a serial Join merges its sides by time itself, and its snapshot holds what it recorded of
-       * them; replicated, the region's Split does: the two cannot stand for each other */
-      snprintf(why, cap, "Join '%s' was %s when it was taken and is %s now (restore it at a width where it is %s)",
-               base, br ? "replicated" : "serial", replica ? "replicated" : "serial", br ? "replicated" : "serial");
-      return false;
-    }
     bool needed = !replica;
     for (int g = 0; g < SF_KEY_GROUPS && !needed; g++)
       needed = sf_key_channel((uint64_t)g, now) == op->channel && sf_key_channel((uint64_t)g, width_then) == old;
@@ -76,6 +69,29 @@ static bool load_node(const Ckpt *ck, uint64_t id, const Node *n, const char *ma
   if (ns->n == 0) {
     snprintf(why, cap, "it holds no snapshot of operator '%s': it was taken for another graph", n->op->name);
     return false;
+  }
+  return true;
+}
+
+/* Whether every Join of the graph is serial now where it was serial in the checkpoint whose
+ * snapshots are `names`, and replicated where it was replicated: a serial Join merges its sides by
+ * time itself, and its snapshot holds what it recorded of them; replicated, the region's Split
+ * does: the two cannot stand for each other. Every host decides it for every Join, its own or not,
+ * so that all of them choose the same checkpoint. Else false with why. */
+static bool joins_fit(const Graph *g, char **names, char *why, size_t cap) {
+  for (int i = 0; i < g->nops; i++) {
+    const Op *op = g->ops[i];
+    if (op->kind != KIND_JOIN) continue;
+    bool replica = op->origin && op->channel >= 0;
+    const char *base = replica ? op->origin : op->name;
+    for (char **p = names; *p; p++) {
+      if (!same_origin(*p, base)) continue;
+      bool then = strchr(*p + strlen(base), '[') != NULL;
+      if (then == replica) continue;
+      snprintf(why, cap, "Join '%s' was %s when it was taken and is %s now (restore it at a width where it is %s)",
+               base, then ? "replicated" : "serial", replica ? "replicated" : "serial", then ? "replicated" : "serial");
+      return false;
+    }
   }
   return true;
 }
@@ -265,6 +281,7 @@ static int check_ckpt(Exec *x, uint64_t id, Loaded *l, char *why, size_t cap) {
   int nnames;
   l->names = ckptdir_manifest_names(l->manifest, &nnames);
   l->snaps = calloc((size_t)x->nnodes + 1, sizeof *l->snaps);
+  if (!joins_fit(x->g, l->names, why, cap)) rc = 0;
   for (int i = 0; i < x->nnodes && rc == 1; i++)
     if (x->nodes[i].local && !load_node(ck, id, &x->nodes[i], l->manifest, l->names, &l->snaps[i], why, cap)) rc = 0;
   if (rc == 1) rc = load_generated(x, l, why, cap);

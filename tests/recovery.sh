@@ -56,6 +56,10 @@
 #               checkpoint is complete, the restore from it completes with the output of a run
 #               without checkpoints (before, checkpoint 1 completed with the fan-in "finished", and
 #               the restore failed when a tuple reached it).
+#   join-hosts: a checkpoint taken on h0 and h1 with a Join replicated, restored at -w 1 where the
+#               Join is serial on h0 (tests/recovery/join_hosts.xml): both executors refuse it and
+#               start from the beginning, with the sequential output (before, h1 restored its source
+#               from it while h0 started afresh: a wrong output and exit 0).
 #   no-dir:     --restore without --checkpoint-dir is a usage error.
 #
 # SF_RECOVERY_RUNS (default 24; 8 under sanitizers) and SF_RECOVERY_DIST_RUNS (default 20; 3) set how
@@ -750,6 +754,51 @@ else
     sf_bad "$c" "killed after checkpoint $k and restored: out.csv differs from the run without checkpoints" "$d/restore.log"
   else
     sf_ok "$c" "a fan-in that dropped checkpoint 1's barrier finished first: killed after checkpoint $k, restored, the output of a run without"
+  fi
+fi
+
+# join-hosts: a checkpoint taken with a Join replicated over h0 and h1, restored at -w 1 where it is
+# serial on h0 (tests/recovery/join_hosts.xml, its left source pinned to h1): both executors refuse
+# it and start from the beginning, with the output of the sequential run
+c=join-hosts
+d=$work/$c
+mkdir -p "$d/ref/out" "$d/run/out"
+cp "$src/tests/recovery/join_hosts.xml" "$d/"
+sf_next_ports 2 || exit 1
+hosts="h0=127.0.0.1:$P0,h1=127.0.0.1:$P1"
+if ! "$B/sf-xform" -w 2 --hosts "$hosts" "$d/join_hosts.xml" -o "$d/run/w2.xml" 2>"$d/xform.log" ||
+  ! "$B/sf-xform" -w 1 --hosts "$hosts" "$d/join_hosts.xml" -o "$d/run/w1.xml" 2>>"$d/xform.log"; then
+  sf_bad "$c" "sf-xform failed" "$d/xform.log"
+elif ! (cd "$d/ref" && timeout -k 5 60 "$B/sf-exec" ../join_hosts.xml) >"$d/ref.log" 2>&1; then
+  sf_bad "$c" "the sequential run failed" "$d/ref.log"
+else
+  (cd "$d/run" && exec setsid timeout -k 5 60 bash "$src/tools/sf-launch" --exec "$B/sf-exec" --insecure-plaintext \
+    --checkpoint-dir ck --checkpoint-interval 0.2 w2.xml) >"$d/launch.log" 2>&1 &
+  lpid=$!
+  SF_GROUPS+=("$lpid")
+  for ((i = 0; i < 6000; i++)); do # (30 s at most)
+    kill -0 "$lpid" 2>/dev/null && [[ ! -f $d/run/ck/ckpt-1/MANIFEST ]] || break
+    sleep 0.005
+  done
+  vpid=$(pgrep -f -- "sf-exec --host h1 .*w2.xml" | while read -r p; do
+    [[ $(readlink "/proc/$p/cwd") == "$d/run" ]] && echo "$p"; done | head -n 1)
+  [[ -n $vpid ]] && kill -KILL "$vpid" 2>/dev/null
+  wait "$lpid"
+  ST=$?
+  (cd "$d/run" && timeout -k 5 60 bash "$src/tools/sf-launch" --exec "$B/sf-exec" --insecure-plaintext --restore \
+    --checkpoint-dir ck --checkpoint-interval 0.2 w1.xml) >"$d/restore.log" 2>&1
+  RST=$?
+  refused="sf-exec: warning: checkpoint 1 in '$d/run/ck' cannot be used (Join 'j' was replicated when it was taken and is serial now (restore it at a width where it is replicated)); trying an older one"
+  afresh="sf-exec: no complete checkpoint in '$d/run/ck': starting from the beginning"
+  want=$(for h in h0 h1; do echo "[$h] $refused"; echo "[$h] $afresh"; done)
+  if [[ -z $vpid || $ST != 1 ]]; then
+    sf_bad "$c" "the run at -w 2 was not killed after checkpoint 1 (sf-launch exited $ST)" "$d/launch.log"
+  elif [[ $RST != 0 || $(sort "$d/restore.log") != "$(sort <<<"$want")" ]]; then
+    sf_bad "$c" "the restore at -w 1: exit $RST, expected 0 and on h0 and h1 exactly: $refused / $afresh" "$d/restore.log"
+  elif ! cmp -s "$d/ref/out/pairs.csv" "$d/run/out/pairs.csv"; then
+    sf_bad "$c" "the restore at -w 1: out/pairs.csv differs from the sequential run's" "$d/restore.log"
+  else
+    sf_ok "$c" "a replicated Join's checkpoint restored at -w 1 on two executors: both refuse it, start afresh, output right"
   fi
 fi
 
