@@ -197,6 +197,9 @@ struct Group {
   size_t tck_clock_len;       /* how many of tck_state's bytes are the ticks (clock_snapshot) */
   uint64_t tck_pos;           /* out_pos at the cut */
   Item tck_barrier;           /* the first barrier */
+  uint64_t ck_missed;         /* a checkpoint whose barrier the driver dropped, for ckpt_missed, which
+                                 takes ck->mu: called at the top of order_advance's loop, where no mu
+                                 is held (a step may run under mu) (thread) */
   int rr_next;                /* DRIVE_RR: next channel (thread) */
   uint64_t taken;             /* ordered drivers: tuples taken so far (a checkpoint keeps it: a
                                  round-robin merge restored at another width starts at taken % W) (thread) */

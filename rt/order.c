@@ -234,7 +234,7 @@ static Step align_barrier(Group *g, const Item *bh, Item *out) {
   if (absent && !missed) return STEP_WAIT;
   uint64_t id = bh->ckpt;
   if (!missed) *out = *bh;
-  else ckpt_missed(g->entry, id); /* (what it takes in next is past the cut) */
+  else g->ck_missed = id; /* (what it takes in next is past the cut: ckpt_missed) */
   for (int s = 0; s < W; s++) {
     Item *h = head(g, s);
     if (h && h->kind == ITEM_BARRIER && h->ckpt == id) {
@@ -452,7 +452,7 @@ static Step time_barrier(Group *g, int s, Item *out) {
   if (!g->exec->ck || b.ckpt < g->tck_id || (b.ckpt <= g->tck_last && b.ckpt != g->tck_id)) return STEP_AGAIN;
   if (b.ckpt == g->tck_id) return tck_slot_done(g, s) < 0 ? STEP_FAIL : STEP_AGAIN;
   /* the first barrier of a newer checkpoint (one in progress cannot complete then) */
-  if (g->tck_id) ckpt_missed(g->entry, g->tck_id);
+  if (g->tck_id) g->ck_missed = g->tck_id; /* (ckpt_missed) */
   if (!g->tck_seen) {
     Arena *a = g->exec->arena;
     g->tck_seen = arena_alloc(a, sizeof(bool) * (size_t)W);
@@ -708,6 +708,10 @@ int order_advance(Group *g, bool wait) {
   if (g->wait_since) wait_close(g, mono_ns()); /* a hosted Merge's pump: it looks again */
   for (;;) {
     Item it;
+    if (g->ck_missed) { /* before anything more is delivered, the end above all (ckpt_finished) */
+      ckpt_missed(n, g->ck_missed);
+      g->ck_missed = 0;
+    }
     if (runs && g->driver == DRIVE_RR && nrun < RUN_MAX) {
       int k = rr_take(g, run + nrun, RUN_MAX - nrun);
       if (k > 0) {
