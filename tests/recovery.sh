@@ -790,11 +790,18 @@ else
   RST=$?
   refused="sf-exec: warning: checkpoint 1 in '$d/run/ck' cannot be used (Join 'j' was replicated when it was taken and is serial now (restore it at a width where it is replicated)); trying an older one"
   afresh="sf-exec: no complete checkpoint in '$d/run/ck': starting from the beginning"
-  want=$(for h in h0 h1; do echo "[$h] $refused"; echo "[$h] $afresh"; done)
+  # each executor refuses checkpoint 1 and starts afresh; one that reads the directory after the
+  # coordinator (h1, its Beacon's host) started afresh and removed the checkpoints finds none
+  lines_ok=1
+  for h in h0 h1; do
+    got=$(grep -F "[$h] " "$d/restore.log")
+    [[ $got == "[$h] $refused"$'\n'"[$h] $afresh" || $got == "[$h] $afresh" ]] || lines_ok=0
+  done
+  [[ $(grep -c . "$d/restore.log") == $(grep -c '^\[h[01]\] ' "$d/restore.log") ]] || lines_ok=0
   if [[ -z $vpid || $ST != 1 ]]; then
     sf_bad "$c" "the run at -w 2 was not killed after checkpoint 1 (sf-launch exited $ST)" "$d/launch.log"
-  elif [[ $RST != 0 || $(sort "$d/restore.log") != "$(sort <<<"$want")" ]]; then
-    sf_bad "$c" "the restore at -w 1: exit $RST, expected 0 and on h0 and h1 exactly: $refused / $afresh" "$d/restore.log"
+  elif [[ $RST != 0 || $lines_ok == 0 ]]; then
+    sf_bad "$c" "the restore at -w 1: exit $RST, expected 0 and on h0 and h1 exactly: $refused / $afresh (or, the checkpoints removed first by the coordinator's fresh start, only the second)" "$d/restore.log"
   elif ! cmp -s "$d/ref/out/pairs.csv" "$d/run/out/pairs.csv"; then
     sf_bad "$c" "the restore at -w 1: out/pairs.csv differs from the sequential run's" "$d/restore.log"
   else
