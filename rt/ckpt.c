@@ -653,7 +653,7 @@ int ckpt_prepare(Exec *x) {
     const char *h = ck->distributed ? op_host(g, n->op) : "all";
     int j = 0;
     while (j < ck->nhosts && strcmp(ck->hosts[j], h) != 0) j++;
-    if (j == ck->nhosts) ck->hosts[ck->nhosts++] = h, ck->host_sinks[j] = false;
+    if (j == ck->nhosts) ck->hosts[ck->nhosts++] = h;
     if (n->inst.impl->commit_record) ck->host_sinks[j] = true;
     if (n->op->ninputs == 0 && !first_source_host) first_source_host = h;
     if (!n->local) continue;

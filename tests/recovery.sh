@@ -587,9 +587,9 @@ fi
 
 # Runs GRAPH (relative to DIR) in DIR with checkpoints every 0.05 s into DIR/ck, SIGKILLs it once a
 # checkpoint is complete (or it ended), and sets k to the newest complete checkpoint ("" if none).
-kill_after_checkpoint() { # DIR GRAPH
+kill_after_checkpoint() { # DIR GRAPH [INTERVAL (default 0.05)]
   local d=$1 graph=$2 pid newest=""
-  (cd "$d" && exec "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 0.05 "$graph") >"$d/run.log" 2>&1 &
+  (cd "$d" && exec "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval "${3:-0.05}" "$graph") >"$d/run.log" 2>&1 &
   pid=$!
   while [[ -z $newest ]] && kill -0 "$pid" 2>/dev/null; do
     newest=$(cd "$d" && compgen -G "ck/ckpt-*/MANIFEST" | head -n 1)
@@ -734,20 +734,12 @@ cp "$src/tests/recovery/missed_end.xml" "$d/"
 if ! (cd "$d/ref" && timeout -k 5 60 "$B/sf-exec" ../missed_end.xml) >"$d/ref.log" 2>&1; then
   sf_bad "$c" "the run without checkpoints failed" "$d/ref.log"
 else
-  (cd "$d/run" && exec "$B/sf-exec" --checkpoint-dir ck --checkpoint-interval 1 ../missed_end.xml) >"$d/run.log" 2>&1 &
-  pid=$!
-  for ((i = 0; i < 12000; i++)); do # (60 s at most)
-    kill -0 "$pid" 2>/dev/null && ! compgen -G "$d/run/ck/ckpt-*/MANIFEST" >/dev/null || break
-    sleep 0.005
-  done
-  kill -KILL "$pid" 2>/dev/null
-  wait "$pid" 2>/dev/null
-  k=$(cd "$d/run/ck" 2>/dev/null && ls -d ckpt-*/MANIFEST 2>/dev/null | head -n 1 | sed 's|ckpt-\([0-9]*\)/MANIFEST|\1|')
+  kill_after_checkpoint "$d/run" ../missed_end.xml 1
   (cd "$d/run" && timeout -k 5 60 "$B/sf-exec" --restore --checkpoint-dir ck --checkpoint-interval 1 ../missed_end.xml) \
     >"$d/restore.log" 2>&1
   ST=$?
   if [[ -z $k ]]; then
-    sf_bad "$c" "the job ended before any checkpoint was complete" "$d/run.log"
+    sf_bad "$c" "the job ended before any checkpoint was complete" "$d/run/run.log"
   elif [[ $ST != 0 || $(cat "$d/restore.log") != "sf-exec: restored checkpoint $k from 'ck'" ]]; then
     sf_bad "$c" "killed after checkpoint $k: the restore exited $ST, expected 0 and only 'sf-exec: restored checkpoint $k from 'ck''" "$d/restore.log"
   elif ! cmp -s "$d/ref/out.csv" "$d/run/out.csv"; then
